@@ -1,0 +1,124 @@
+import { z } from "zod";
+
+/** Service names and their default loopback gRPC ports. */
+export const SERVICES = {
+  verification: 50051,
+  proof: 50052,
+  session: 50053,
+  domain: 50054,
+  webhook: 50055,
+} as const;
+export type ServiceName = keyof typeof SERVICES;
+
+const bool = z
+  .enum(["true", "false", "1", "0"])
+  .transform((v) => v === "true" || v === "1");
+const port = z.coerce.number().int().min(0).max(65535);
+const optionalUrl = z.string().url().optional();
+
+const base = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  PORT: port.default(3000),
+  HOST: z.string().default("0.0.0.0"),
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  DATA_DIR: z.string().min(1).default("./data"),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// URL").optional(),
+  KAFKA_BROKERS: z.string().optional(),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  GRPC_HOST: z.string().default("127.0.0.1"),
+  ADMIN_PORT: port.default(3001),
+  ADMIN_TOKEN: z.string().min(24, "must be at least 24 characters").optional(),
+  PROOF_ISSUER: z.string().min(1).optional(),
+  PROOF_KEY_ENCRYPTION_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64-encoded")
+    .optional(),
+  PROOF_KEY_BITS: z.coerce.number().int().refine((n) => [2048, 3072, 4096].includes(n), "must be 2048, 3072 or 4096").default(2048),
+  CHALLENGE_HMAC_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(100),
+  API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
+  SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  BOOTSTRAP_DEV_TENANT: bool.default(true),
+  ALLOW_PRIVATE_TARGETS: bool.default(false),
+  // providers (a channel whose provider is unset is unavailable for live keys)
+  TELEGRAM_BOT_USERNAME: z.string().regex(/^[A-Za-z0-9_]{5,32}$/, "must be a bot username without @").optional(),
+  WHATSAPP_PHONE_NUMBER: z.string().regex(/^\+?[1-9]\d{6,14}$/, "must be an E.164 number").optional(),
+  SMS_PHONE_NUMBER: z.string().regex(/^\+?[1-9]\d{6,14}$/, "must be an E.164 number").optional(),
+  SMTP_URL: z.string().regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL").optional(),
+  SMTP_FROM: z.string().optional(),
+  OAUTH_GITHUB_CLIENT_ID: z.string().optional(),
+  OAUTH_GOOGLE_CLIENT_ID: z.string().optional(),
+  OAUTH_FACEBOOK_CLIENT_ID: z.string().optional(),
+  OAUTH_X_CLIENT_ID: z.string().optional(),
+  OAUTH_LINKEDIN_CLIENT_ID: z.string().optional(),
+  OAUTH_INSTAGRAM_CLIENT_ID: z.string().optional(),
+  OAUTH_YOUTUBE_CLIENT_ID: z.string().optional(),
+  OAUTH_TIKTOK_CLIENT_ID: z.string().optional(),
+  OAUTH_COINBASE_CLIENT_ID: z.string().optional(),
+  OAUTH_KRAKEN_CLIENT_ID: z.string().optional(),
+  DNS_PROVIDER_API: z.string().optional(),
+});
+
+/** Per service: <NAME>_GRPC_PORT (listen), <NAME>_URL (callers' address), <NAME>_DATABASE_URL. */
+const perService = z.object(
+  Object.fromEntries(
+    Object.keys(SERVICES).flatMap((s) => {
+      const up = s.toUpperCase();
+      return [
+        [`${up}_GRPC_PORT`, port.optional()],
+        [`${up}_URL`, optionalUrl],
+        [`${up}_DATABASE_URL`, z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional()],
+      ];
+    }),
+  ) as Record<string, z.ZodOptional<z.ZodType>>,
+);
+const schema = base.extend(perService.shape);
+
+type Base = z.infer<typeof base>;
+export type Config = Base & {
+  publicBaseUrl: string;
+  issuer: string;
+  servicePort(name: ServiceName): number;
+  serviceUrl(name: ServiceName): string;
+  databaseUrl(name: ServiceName | "gateway"): string | undefined;
+};
+
+export class ConfigError extends Error {}
+
+/** Parses and validates the environment once. Throws ConfigError with a one-line message naming the variable. */
+export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const r = schema.safeParse(cleaned);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const name = String(issue.path[0] ?? "environment");
+    throw new ConfigError(`invalid configuration: ${name} ${issue.message.replace(/^Invalid input: /, "")}`);
+  }
+  const c = r.data as Base & Record<string, unknown>;
+  const publicBaseUrl = (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, "");
+  const servicePort = (name: ServiceName) => (c[`${name.toUpperCase()}_GRPC_PORT`] as number | undefined) ?? SERVICES[name];
+  return {
+    ...c,
+    publicBaseUrl,
+    issuer: c.PROOF_ISSUER ?? publicBaseUrl,
+    servicePort,
+    serviceUrl: (name) => (c[`${name.toUpperCase()}_URL`] as string | undefined) ?? `http://127.0.0.1:${servicePort(name)}`,
+    databaseUrl: (name) => (c[`${name.toUpperCase()}_DATABASE_URL`] as string | undefined) ?? c.DATABASE_URL,
+  };
+}
+
+/** For entry points: parse, or print one line and exit 1. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  try {
+    return parseConfig(env);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`);
+      process.exit(1);
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,117 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import pg from "pg";
+import { PGlite } from "@electric-sql/pglite";
+
+export interface QueryResult<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+/** Anything that runs SQL: the database itself or an open transaction. */
+export interface Queryable {
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<T>>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: "pg" | "pglite";
+  /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
+  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /** Runs a script of several statements (migrations). */
+  exec(sql: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+class PgDatabase implements Database {
+  readonly kind = "pg";
+  constructor(private readonly pool: pg.Pool) {}
+
+  async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
+    const r = await this.pool.query(sql, params as unknown[]);
+    return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
+  }
+
+  async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query("BEGIN");
+      const q: Queryable = {
+        query: async <R>(sql: string, params?: unknown[]) => {
+          const r = await client.query(sql, params as unknown[]);
+          return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
+        },
+      };
+      const out = await fn(q);
+      await client.query("COMMIT");
+      return out;
+    } catch (e) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.pool.query(sql);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+type PGliteTx = Parameters<Parameters<PGlite["transaction"]>[0]>[0];
+
+const wrapPglite = (q: PGlite | PGliteTx): Queryable => ({
+  async query<T>(sql: string, params?: unknown[]) {
+    const r = await q.query<T>(sql, params as unknown[]);
+    return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+  },
+});
+
+class PgliteDatabase implements Database {
+  readonly kind = "pglite";
+  private readonly q: Queryable;
+  constructor(private readonly db: PGlite) {
+    this.q = wrapPglite(db);
+  }
+  query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
+    return this.q.query<T>(sql, params);
+  }
+  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    return this.db.transaction((t) => fn(wrapPglite(t)));
+  }
+  async exec(sql: string): Promise<void> {
+    await this.db.exec(sql);
+  }
+  async close(): Promise<void> {
+    if (!this.db.closed) await this.db.close();
+  }
+}
+
+// timestamptz, jsonb and int4 come back as Date, object and number from both drivers;
+// int8 (counts) is cast to int in SQL so neither returns a bigint or a string.
+
+export interface OpenDatabaseOptions {
+  /** postgres:// URL; when absent PGlite is used. */
+  url?: string;
+  /** PGlite data directory, or "memory://" for an in-memory database. */
+  dataDir?: string;
+  poolMax?: number;
+}
+
+/** Opens the configured database: a pg Pool when a URL is given, else embedded PGlite. */
+export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
+  if (opts.url) {
+    const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolMax ?? 10, idleTimeoutMillis: 30_000 });
+    pool.on("error", () => undefined); // an idle client's error surfaces on the next query instead
+    const db = new PgDatabase(pool);
+    await db.query("SELECT 1");
+    return db;
+  }
+  const dir = opts.dataDir ?? "memory://";
+  if (!dir.startsWith("memory://")) mkdirSync(path.dirname(path.resolve(dir)), { recursive: true });
+  const lite = await PGlite.create(dir);
+  return new PgliteDatabase(lite);
+}

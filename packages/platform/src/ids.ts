@@ -1,0 +1,29 @@
+import { monotonicFactory } from "ulid";
+
+export const ID_PREFIXES = {
+  verification: "ver",
+  verificationRequest: "vreq",
+  session: "sess",
+  authSession: "auth",
+  webhookDelivery: "whd",
+  tenant: "ten",
+  apiKey: "key",
+  event: "evt",
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+const next = monotonicFactory();
+
+/** A prefixed, time-sortable ULID id, e.g. `ver_01J...`. */
+export function newId(kind: IdKind, now: number = Date.now()): string {
+  return `${ID_PREFIXES[kind]}_${next(now)}`;
+}
+
+const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** True when `id` is a well-formed id of this kind (cheap guard before any lookup). */
+export function isId(kind: IdKind, id: string): boolean {
+  const prefix = `${ID_PREFIXES[kind]}_`;
+  return id.startsWith(prefix) && ULID_RE.test(id.slice(prefix.length));
+}

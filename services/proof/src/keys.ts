@@ -1,0 +1,67 @@
+import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, generateKeyPair, randomBytes, type KeyObject } from "node:crypto";
+import { promisify } from "node:util";
+import { calculateJwkThumbprint } from "jose";
+
+export interface PublicJwk {
+  kty: "RSA";
+  n: string;
+  e: string;
+  alg: "RS256";
+  use: "sig";
+  kid: string;
+}
+
+export interface SigningKey {
+  kid: string;
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+  jwk: PublicJwk;
+}
+
+export interface NewKeyRecord {
+  kid: string;
+  publicJwk: PublicJwk;
+  privateKeyEnc: string;
+}
+
+const generate = promisify(generateKeyPair);
+
+/** A new RSA key pair; its kid is the RFC 7638 thumbprint of the public key (stable per key). */
+export async function newSigningKey(bits: number, kek: Buffer): Promise<{ key: SigningKey; record: NewKeyRecord }> {
+  const { publicKey, privateKey } = await generate("rsa", { modulusLength: bits, publicExponent: 0x10001 });
+  const { n, e } = publicKey.export({ format: "jwk" }) as { n: string; e: string };
+  const kid = await calculateJwkThumbprint({ kty: "RSA", n, e });
+  const jwk: PublicJwk = { kty: "RSA", n, e, alg: "RS256", use: "sig", kid };
+  const der = privateKey.export({ format: "der", type: "pkcs8" });
+  return { key: { kid, privateKey, publicKey, jwk }, record: { kid, publicJwk: jwk, privateKeyEnc: seal(der, kek, kid) } };
+}
+
+/** Rebuilds a signing key from its stored record. */
+export function openSigningKey(kid: string, publicJwk: PublicJwk, privateKeyEnc: string, kek: Buffer): SigningKey {
+  const der = unseal(privateKeyEnc, kek, kid);
+  return {
+    kid,
+    privateKey: createPrivateKey({ key: der, format: "der", type: "pkcs8" }),
+    publicKey: publicKeyOf(publicJwk),
+    jwk: publicJwk,
+  };
+}
+
+export const publicKeyOf = (jwk: PublicJwk): KeyObject => createPublicKey({ key: { kty: "RSA", n: jwk.n, e: jwk.e }, format: "jwk" });
+
+/** AES-256-GCM with the kid as additional data, so a record cannot be swapped onto another kid. */
+export function seal(plain: Buffer, kek: Buffer, aad: string): string {
+  const iv = randomBytes(12);
+  const c = createCipheriv("aes-256-gcm", kek, iv);
+  c.setAAD(Buffer.from(aad));
+  const body = Buffer.concat([c.update(plain), c.final()]);
+  return Buffer.concat([iv, c.getAuthTag(), body]).toString("base64");
+}
+
+export function unseal(sealed: string, kek: Buffer, aad: string): Buffer {
+  const raw = Buffer.from(sealed, "base64");
+  const d = createDecipheriv("aes-256-gcm", kek, raw.subarray(0, 12));
+  d.setAAD(Buffer.from(aad));
+  d.setAuthTag(raw.subarray(12, 28));
+  return Buffer.concat([d.update(raw.subarray(28)), d.final()]);
+}

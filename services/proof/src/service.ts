@@ -1,0 +1,166 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
+import { AppError, requireScope, toDate, ts, type Clock } from "@icv/platform";
+import type { KeyRing } from "./keyring.ts";
+import type { ProofRow, ProofStore } from "./store.ts";
+import { PROOF_SCHEMA_VERSION, signDocument, signProof, verifyProof, invalid } from "./tokens.ts";
+
+export const REVOKE_REASONS = ["user_request", "fraud", "key_compromise", "asset_transferred", "other"] as const;
+const MIN_TTL_S = 60;
+const MAX_TTL_S = 31_536_000;
+const REVOCATION_CACHE_MS = 5_000;
+
+export interface ProofServiceDeps {
+  store: ProofStore;
+  keys: KeyRing;
+  clock: Clock;
+  issuer: string;
+}
+
+const statusOf = (p: ProofRow, now: Date) => {
+  const isRevoked = p.revoked_at !== null;
+  const isExpired = p.expires_at <= now;
+  return {
+    proofId: p.id,
+    status: isRevoked ? "revoked" : isExpired ? "expired" : "active",
+    isValid: !isRevoked && !isExpired,
+    isRevoked,
+    revokedAt: ts(p.revoked_at),
+    revokedReason: p.revoked_reason ?? undefined,
+    expiresAt: ts(p.expires_at),
+    isExpired,
+  };
+};
+
+export function proofRoutes(deps: ProofServiceDeps) {
+  const { store, keys, clock, issuer } = deps;
+  let revocationCache = new Map<string, { at: number; value: Awaited<ReturnType<typeof buildRevocationList>> }>();
+
+  async function buildRevocationList(since: Date | undefined) {
+    const now = clock.now();
+    const rows = await store.revokedSince(since, now);
+    const revoked = rows.map((r) => ({ proof_id: r.id, revoked_at: r.revoked_at.toISOString(), reason: r.revoked_reason }));
+    const generatedAt = now.toISOString();
+    const signature = await signDocument(await keys.signingKey(), { revoked, generated_at: generatedAt });
+    return {
+      revoked: rows.map((r) => ({ proofId: r.id, revokedAt: ts(r.revoked_at), reason: r.revoked_reason })),
+      generatedAt: ts(now),
+      signature,
+    };
+  }
+
+  return (router: ConnectRouter) =>
+    router.service(ProofService, {
+      async issueProof(req) {
+        const scope = requireScope(req.scope);
+        if (!req.proofId || !req.type || !req.channel || !/^[0-9a-f]{64}$/.test(req.identifierHash)) {
+          throw new AppError("validation_error", "proof_id, type, channel and a hex SHA-256 identifier_hash are required");
+        }
+        const ttl = req.expiresInSeconds || 2_592_000;
+        if (ttl < MIN_TTL_S || ttl > MAX_TTL_S) throw new AppError("validation_error", `expires_in must be between ${MIN_TTL_S} and ${MAX_TTL_S} seconds`);
+        const existing = await store.proof(req.proofId);
+        if (existing) {
+          if (existing.tenant_id !== scope.tenantId || existing.environment !== scope.env) throw new AppError("invalid_state", "proof id already used");
+          return { token: existing.token, expiresAt: ts(existing.expires_at), kid: existing.kid };
+        }
+        const now = clock.now();
+        const verifiedAt = toDate(req.verifiedAt) ?? now;
+        const iat = Math.floor(now.getTime() / 1000);
+        const exp = iat + ttl;
+        const key = await keys.signingKey();
+        const token = await signProof(key, {
+          iss: issuer,
+          sub: req.proofId,
+          jti: req.proofId,
+          iat,
+          exp,
+          proof_schema_version: PROOF_SCHEMA_VERSION,
+          tenant_id: scope.tenantId,
+          env: scope.env,
+          type: req.type,
+          channel: req.channel,
+          identifier_hash: req.identifierHash,
+          verified_at: verifiedAt.toISOString(),
+          ...(req.externalUserId ? { external_user_id: req.externalUserId } : {}),
+        });
+        const expiresAt = new Date(exp * 1000);
+        const inserted = await store.insertProof({
+          id: req.proofId,
+          scope,
+          kid: key.kid,
+          type: req.type,
+          channel: req.channel,
+          identifierHash: req.identifierHash,
+          externalUserId: req.externalUserId,
+          token,
+          verifiedAt,
+          issuedAt: now,
+          expiresAt,
+        });
+        if (!inserted) {
+          // a concurrent issue of the same proof won; answer the stored one
+          const won = await store.proof(req.proofId);
+          if (!won) throw new AppError("internal_error", "proof vanished");
+          return { token: won.token, expiresAt: ts(won.expires_at), kid: won.kid };
+        }
+        return { token, expiresAt: ts(expiresAt), kid: key.kid };
+      },
+
+      async validateProof(req) {
+        const now = clock.now();
+        const v = await verifyProof(req.proofToken, issuer, (kid) => keys.verificationKey(kid), now);
+        if (!v.valid) return { valid: false, reason: v.reason, message: v.message };
+        const state = await store.revocationState(v.claims.sub);
+        if (!state) return { ...invalid("unknown_key"), valid: false };
+        if (state.revoked_at) return { ...invalid("revoked"), valid: false };
+        return {
+          valid: true,
+          proofId: v.claims.sub,
+          type: v.claims.type,
+          channel: v.claims.channel,
+          identifierHash: v.claims.identifier_hash,
+          verifiedAt: ts(new Date(v.claims.verified_at)),
+          expiresAt: ts(new Date(v.claims.exp * 1000)),
+        };
+      },
+
+      async getProofStatus(req) {
+        const scope = requireScope(req.scope);
+        const p = await store.scopedProof(scope, req.proofId);
+        if (!p) throw new AppError("not_found", "proof not found");
+        return { status: statusOf(p, clock.now()) };
+      },
+
+      async revokeProof(req) {
+        const scope = requireScope(req.scope);
+        if (!(REVOKE_REASONS as readonly string[]).includes(req.reason)) {
+          throw new AppError("validation_error", `reason must be one of ${REVOKE_REASONS.join(", ")}`);
+        }
+        const p = await store.revoke(scope, req.proofId, req.reason, clock.now());
+        if (!p || !p.revoked_at) throw new AppError("not_found", "proof not found");
+        revocationCache = new Map();
+        return { proofId: p.id, revokedAt: ts(p.revoked_at), reason: p.revoked_reason ?? req.reason };
+      },
+
+      async getRevocationList(req) {
+        const since = toDate(req.since);
+        const cacheKey = since?.toISOString() ?? "";
+        const hit = revocationCache.get(cacheKey);
+        if (hit && Date.now() - hit.at < REVOCATION_CACHE_MS) return hit.value;
+        const value = await buildRevocationList(since);
+        if (revocationCache.size > 100) revocationCache = new Map();
+        revocationCache.set(cacheKey, { at: Date.now(), value });
+        return value;
+      },
+
+      async getJwks() {
+        return { keys: await keys.jwks(clock.now()) };
+      },
+
+      async rotateSigningKey() {
+        const r = await keys.rotate(clock.now());
+        revocationCache = new Map();
+        return { kid: r.kid, retiredKid: r.retiredKid ?? "" };
+      },
+    });
+}

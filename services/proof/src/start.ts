@@ -1,0 +1,42 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { dataDirSecret, openServiceDatabase, startServiceHost, systemClock, type Clock, type Config, type Logger } from "@icv/platform";
+import { KeyRing } from "./keyring.ts";
+import { proofRoutes } from "./service.ts";
+import { ProofStore } from "./store.ts";
+
+const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
+
+export interface Started {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts the proof service: database, migrations, first signing key, RPC server. */
+export async function startProofService(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Started> {
+  const log = logger.child({ service: "proof" });
+  const db = await openServiceDatabase(config, "proof", MIGRATIONS, log);
+  const kek = Buffer.from(
+    config.PROOF_KEY_ENCRYPTION_KEY ?? dataDirSecret(config.DATA_DIR, "proof-kek", "PROOF_KEY_ENCRYPTION_KEY", log),
+    "base64",
+  );
+  const store = new ProofStore(db);
+  const keys = new KeyRing(store, kek, config.PROOF_KEY_BITS, log);
+  await keys.ensure();
+  const host = await startServiceHost({
+    name: "icv.proof.v1.ProofService",
+    host: config.GRPC_HOST,
+    port: config.servicePort("proof"),
+    logger: log,
+    routes: proofRoutes({ store, keys, clock, issuer: config.issuer }),
+    ready: async () => (await db.query("SELECT 1")).rowCount === 1,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+  });
+  return {
+    url: host.url,
+    async close() {
+      await host.close();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,160 @@
+import { appendEvent, type Database, type Queryable, type Scope } from "@icv/platform";
+import type { NewKeyRecord, PublicJwk } from "./keys.ts";
+
+const S = "proof";
+
+export interface KeyRow {
+  kid: string;
+  public_jwk: PublicJwk;
+  private_key_enc: string;
+  status: "active" | "retired";
+}
+
+export interface ProofRow {
+  id: string;
+  tenant_id: string;
+  environment: "live" | "test";
+  kid: string;
+  type: string;
+  channel: string;
+  identifier_hash: string;
+  external_user_id: string | null;
+  token: string;
+  verified_at: Date;
+  issued_at: Date;
+  expires_at: Date;
+  revoked_at: Date | null;
+  revoked_reason: string | null;
+}
+
+export interface NewProof {
+  id: string;
+  scope: Scope;
+  kid: string;
+  type: string;
+  channel: string;
+  identifierHash: string;
+  externalUserId?: string;
+  token: string;
+  verifiedAt: Date;
+  issuedAt: Date;
+  expiresAt: Date;
+}
+
+export class ProofStore {
+  constructor(private readonly db: Database) {}
+
+  async activeKey(): Promise<KeyRow | undefined> {
+    const r = await this.db.query<KeyRow>(`SELECT kid, public_jwk, private_key_enc, status FROM ${S}.signing_keys WHERE status = 'active'`);
+    return r.rows[0];
+  }
+
+  async key(kid: string): Promise<KeyRow | undefined> {
+    const r = await this.db.query<KeyRow>(`SELECT kid, public_jwk, private_key_enc, status FROM ${S}.signing_keys WHERE kid = $1`, [kid]);
+    return r.rows[0];
+  }
+
+  /** Inserts the first active key unless another replica won the race (then the caller reloads). */
+  async insertFirstKey(rec: NewKeyRecord): Promise<boolean> {
+    const r = await this.db.query(
+      `INSERT INTO ${S}.signing_keys (kid, public_jwk, private_key_enc, status) VALUES ($1, $2, $3, 'active')
+       ON CONFLICT DO NOTHING`,
+      [rec.kid, JSON.stringify(rec.publicJwk), rec.privateKeyEnc],
+    );
+    return r.rowCount === 1;
+  }
+
+  /** Retires the active key and makes rec the active one, atomically. */
+  async rotate(rec: NewKeyRecord, at: Date): Promise<string | undefined> {
+    return this.db.tx(async (q) => {
+      const old = await q.query<{ kid: string }>(
+        `UPDATE ${S}.signing_keys SET status = 'retired', retired_at = $1 WHERE status = 'active' RETURNING kid`,
+        [at],
+      );
+      await q.query(`INSERT INTO ${S}.signing_keys (kid, public_jwk, private_key_enc, status, created_at) VALUES ($1, $2, $3, 'active', $4)`, [
+        rec.kid,
+        JSON.stringify(rec.publicJwk),
+        rec.privateKeyEnc,
+        at,
+      ]);
+      return old.rows[0]?.kid;
+    });
+  }
+
+  /** Public keys to publish: the active key and every retired key with a proof still unexpired. */
+  async publishedKeys(now: Date): Promise<PublicJwk[]> {
+    const r = await this.db.query<{ public_jwk: PublicJwk }>(
+      `SELECT k.public_jwk FROM ${S}.signing_keys k
+        WHERE k.status = 'active'
+           OR EXISTS (SELECT 1 FROM ${S}.proofs p WHERE p.kid = k.kid AND p.expires_at > $1)
+        ORDER BY k.created_at DESC`,
+      [now],
+    );
+    return r.rows.map((x) => x.public_jwk);
+  }
+
+  async proof(id: string): Promise<ProofRow | undefined> {
+    const r = await this.db.query<ProofRow>(`SELECT * FROM ${S}.proofs WHERE id = $1`, [id]);
+    return r.rows[0];
+  }
+
+  async scopedProof(scope: Scope, id: string): Promise<ProofRow | undefined> {
+    const r = await this.db.query<ProofRow>(`SELECT * FROM ${S}.proofs WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [
+      id,
+      scope.tenantId,
+      scope.env,
+    ]);
+    return r.rows[0];
+  }
+
+  async revocationState(id: string): Promise<Pick<ProofRow, "revoked_at" | "revoked_reason"> | undefined> {
+    const r = await this.db.query<ProofRow>(`SELECT revoked_at, revoked_reason FROM ${S}.proofs WHERE id = $1`, [id]);
+    return r.rows[0];
+  }
+
+  /** Stores a proof with its `proof.issued` event; false when a proof with this id already exists. */
+  async insertProof(p: NewProof): Promise<boolean> {
+    return this.db.tx(async (q) => {
+      const r = await q.query(
+        `INSERT INTO ${S}.proofs (id, tenant_id, environment, kid, type, channel, identifier_hash, external_user_id, token, verified_at, issued_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
+        [p.id, p.scope.tenantId, p.scope.env, p.kid, p.type, p.channel, p.identifierHash, p.externalUserId ?? null, p.token, p.verifiedAt, p.issuedAt, p.expiresAt],
+      );
+      if (r.rowCount !== 1) return false;
+      await this.event(q, p.scope, p.id, "proof.issued", { proof_id: p.id, kid: p.kid, type: p.type, channel: p.channel, expires_at: p.expiresAt.toISOString() }, p.issuedAt);
+      return true;
+    });
+  }
+
+  /** Revokes once; answers the row as it stands afterwards (the original revocation when it was already revoked). */
+  async revoke(scope: Scope, id: string, reason: string, at: Date): Promise<ProofRow | undefined> {
+    return this.db.tx(async (q) => {
+      const r = await q.query<ProofRow>(
+        `UPDATE ${S}.proofs SET revoked_at = $4, revoked_reason = $5
+          WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND revoked_at IS NULL RETURNING *`,
+        [id, scope.tenantId, scope.env, at, reason],
+      );
+      if (r.rows[0]) {
+        await this.event(q, scope, id, "proof.revoked", { proof_id: id, reason, revoked_at: at.toISOString() }, at);
+        return r.rows[0];
+      }
+      const cur = await q.query<ProofRow>(`SELECT * FROM ${S}.proofs WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [id, scope.tenantId, scope.env]);
+      return cur.rows[0];
+    });
+  }
+
+  /** Revoked proofs not yet expired (an expired proof fails offline checks on its own), oldest first. */
+  async revokedSince(since: Date | undefined, now: Date): Promise<{ id: string; revoked_at: Date; revoked_reason: string }[]> {
+    const r = await this.db.query<{ id: string; revoked_at: Date; revoked_reason: string }>(
+      `SELECT id, revoked_at, revoked_reason FROM ${S}.proofs
+        WHERE revoked_at IS NOT NULL AND expires_at > $1 AND ($2::timestamptz IS NULL OR revoked_at > $2)
+        ORDER BY revoked_at, id`,
+      [now, since ?? null],
+    );
+    return r.rows;
+  }
+
+  private async event(q: Queryable, scope: Scope, id: string, type: string, payload: Record<string, unknown>, at: Date): Promise<void> {
+    await appendEvent(q, S, { aggregateType: "proof", aggregateId: id, eventType: type, tenantId: scope.tenantId, environment: scope.env, payload }, at);
+  }
+}

@@ -1,0 +1,90 @@
+import { SignJWT, errors, jwtVerify, decodeProtectedHeader, CompactSign } from "jose";
+import type { SigningKey } from "./keys.ts";
+
+export const PROOF_SCHEMA_VERSION = "1.0";
+
+export interface ProofClaims {
+  iss: string;
+  sub: string;
+  iat: number;
+  exp: number;
+  jti: string;
+  proof_schema_version: string;
+  tenant_id: string;
+  env: "live" | "test";
+  type: string;
+  channel: string;
+  identifier_hash: string;
+  verified_at: string;
+  external_user_id?: string;
+}
+
+/** Signs the claims as an RS256 JWT with the key's kid in the header. */
+export function signProof(key: SigningKey, claims: ProofClaims): Promise<string> {
+  const { iss, sub, iat, exp, jti, ...rest } = claims;
+  return new SignJWT(rest)
+    .setProtectedHeader({ alg: "RS256", typ: "JWT", kid: key.kid })
+    .setIssuer(iss)
+    .setSubject(sub)
+    .setJti(jti)
+    .setIssuedAt(iat)
+    .setExpirationTime(exp)
+    .sign(key.privateKey);
+}
+
+export type InvalidReason = "expired" | "revoked" | "invalid_signature" | "malformed" | "unknown_key" | "identifier_mismatch";
+
+export type Verified = { valid: true; claims: ProofClaims } | { valid: false; reason: InvalidReason; message: string };
+
+const MESSAGES: Record<InvalidReason, string> = {
+  expired: "the proof has expired",
+  revoked: "the proof has been revoked",
+  invalid_signature: "the signature does not verify",
+  malformed: "the token is not a well-formed proof",
+  unknown_key: "the token was signed by a key this service does not know",
+  identifier_mismatch: "the identifier does not match the proof",
+};
+
+export const invalid = (reason: InvalidReason): Verified => ({ valid: false, reason, message: MESSAGES[reason] });
+
+const MAX_TOKEN_LENGTH = 8192;
+
+/** Checks signature (RS256 only), issuer and expiry; revocation is the caller's next step. */
+export async function verifyProof(
+  token: string,
+  issuer: string,
+  keyFor: (kid: string) => Promise<SigningKey | undefined>,
+  now: Date,
+): Promise<Verified> {
+  if (token.length > MAX_TOKEN_LENGTH || token.split(".").length !== 3) return invalid("malformed");
+  let header: ReturnType<typeof decodeProtectedHeader>;
+  try {
+    header = decodeProtectedHeader(token);
+  } catch {
+    return invalid("malformed");
+  }
+  if (header.alg !== "RS256") return invalid("invalid_signature");
+  if (typeof header.kid !== "string") return invalid("unknown_key");
+  const key = await keyFor(header.kid);
+  if (!key) return invalid("unknown_key");
+  try {
+    const { payload } = await jwtVerify(token, key.publicKey, {
+      algorithms: ["RS256"],
+      issuer,
+      currentDate: now,
+      requiredClaims: ["sub", "exp", "iat", "type", "channel", "identifier_hash"],
+    });
+    return { valid: true, claims: payload as unknown as ProofClaims };
+  } catch (e) {
+    if (e instanceof errors.JWTExpired) return invalid("expired");
+    if (e instanceof errors.JWSSignatureVerificationFailed) return invalid("invalid_signature");
+    return invalid("malformed");
+  }
+}
+
+/** A compact JWS over a JSON payload (the signed revocation list). */
+export function signDocument(key: SigningKey, payload: unknown): Promise<string> {
+  return new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
+    .setProtectedHeader({ alg: "RS256", kid: key.kid })
+    .sign(key.privateKey);
+}

@@ -66,7 +66,7 @@ type PGliteTx = Parameters<Parameters<PGlite["transaction"]>[0]>[0];
 const wrapPglite = (q: PGlite | PGliteTx): Queryable => ({
   async query<T>(sql: string, params?: unknown[]) {
     const r = await q.query<T>(sql, params as unknown[]);
-    return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+    return { rows: r.rows, rowCount: Math.max(r.rows.length, r.affectedRows ?? 0) };
   },
 });
 

@@ -89,6 +89,7 @@ const FALLBACK_BY_CONNECT: Partial<Record<Code, ErrorCode>> = {
 export function fromConnectError(err: unknown): AppError {
   if (isAppError(err)) return err;
   const ce = ConnectError.from(err);
+  if (isAppError(ce.cause)) return ce.cause;
   const code = ce.metadata.get(CODE_HEADER);
   const known = code && code in ERROR_CODES ? (code as ErrorCode) : (FALLBACK_BY_CONNECT[ce.code] ?? "internal_error");
   let details: ErrorDetail[] | undefined;

@@ -12,3 +12,5 @@ export * from "./rpc.ts";
 export * from "./time.ts";
 export * from "./scope.ts";
 export * from "./boot.ts";
+export * from "./sweeper.ts";
+export * from "./running.ts";

@@ -1,23 +1,15 @@
-import { createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@icv/contracts/gen/grpc/health/v1/health_pb.ts";
-import { fromConnectError } from "./errors.ts";
 
-/** Rethrows RPC failures as domain errors carrying the callee's spec code. */
-const domainErrors: Interceptor = (next) => async (req) => {
-  try {
-    return await next(req);
-  } catch (e) {
-    throw fromConnectError(e);
-  }
-};
-
-/** A gRPC (HTTP/2) client of one service; connections are pooled and kept alive by the transport. */
+/**
+ * A gRPC (HTTP/2) client of one service; connections are pooled and kept alive by the transport.
+ * Failures arrive as ConnectError carrying the callee's spec code (`fromConnectError` reads it).
+ */
 export function rpcClient<T extends DescService>(service: T, baseUrl: string, timeoutMs = 10_000): Client<T> {
   const transport = createGrpcTransport({
     baseUrl,
-    interceptors: [domainErrors],
     defaultTimeoutMs: timeoutMs,
     pingIntervalMs: 30_000,
   });

@@ -85,7 +85,7 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
     server.listen(opts.port, opts.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  opts.logger.info({ service: opts.name, port }, "service listening");
+  opts.logger.info({ rpc_service: opts.name, port }, "service listening");
 
   let closing: Promise<void> | undefined;
   return {
@@ -110,7 +110,7 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
           }),
         ]);
         clearTimeout(timer);
-        opts.logger.info({ service: opts.name }, "service stopped");
+        opts.logger.info({ rpc_service: opts.name }, "service stopped");
       })();
       return closing;
     },

@@ -1,19 +1,14 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { dataDirSecret, openServiceDatabase, startServiceHost, systemClock, type Clock, type Config, type Logger } from "@icv/platform";
+import { dataDirSecret, openServiceDatabase, startServiceHost, systemClock, type Clock, type Config, type Logger, type RunningService } from "@icv/platform";
 import { KeyRing } from "./keyring.ts";
 import { proofRoutes } from "./service.ts";
 import { ProofStore } from "./store.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 
-export interface Started {
-  url: string;
-  close(): Promise<void>;
-}
-
 /** Starts the proof service: database, migrations, first signing key, RPC server. */
-export async function startProofService(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Started> {
+export async function startProofService(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningService> {
   const log = logger.child({ service: "proof" });
   const db = await openServiceDatabase(config, "proof", MIGRATIONS, log);
   const kek = Buffer.from(

@@ -1,0 +1,28 @@
+import type { Logger } from "@icv/platform";
+
+/**
+ * Runs `sweep` every intervalMs, one run at a time; errors are logged and the next tick tries
+ * again. Several replicas may sweep at once: the store's SKIP LOCKED keeps them apart.
+ */
+export function startSweeper(name: string, sweep: () => Promise<number>, intervalMs: number, logger: Logger): { stop(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  const tick = () => {
+    if (running) return;
+    running = sweep()
+      .then((n) => {
+        if (n) logger.info({ sweeper: name, moved: n }, "sweep");
+      })
+      .catch((err) => logger.error({ err, sweeper: name }, "sweep failed"))
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import { timingSafeEqual } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { AdminService } from "@icv/contracts/gen/icv/gateway/v1/admin_service_pb.ts";
+import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
+import { AppError, toConnectError, ts, type Logger } from "@icv/platform";
+import type { Clients } from "./clients.ts";
+import type { Tenants } from "./tenants.ts";
+
+/** Only callers presenting the admin token (constant-time compare) reach the admin RPCs. */
+function adminToken(token: string): Interceptor {
+  const want = Buffer.from(token);
+  return (next) => async (req) => {
+    const got = Buffer.from((req.header.get("authorization") ?? "").replace(/^Bearer\s+/i, ""));
+    if (got.length !== want.length || !timingSafeEqual(got, want)) throw new ConnectError("admin token required", Code.Unauthenticated);
+    try {
+      return await next(req);
+    } catch (e) {
+      throw toConnectError(e);
+    }
+  };
+}
+
+/**
+ * The operator API behind `npm run admin`: a Connect server (HTTP/1.1 JSON or gRPC-Web) on the
+ * admin port, bound to loopback by default.
+ */
+export async function startAdminServer(opts: { host: string; port: number; token: string; tenants: Tenants; clients: Clients; onKeyRevoked: () => void; logger: Logger }) {
+  const handler = connectNodeAdapter({
+    interceptors: [adminToken(opts.token)],
+    routes: (router) =>
+      router.service(AdminService, {
+        async createTenant(req) {
+          const r = await opts.tenants.create(req.name);
+          opts.logger.info({ tenant_id: r.tenant.id }, "tenant created");
+          return { tenant: { id: r.tenant.id, name: r.tenant.name, createdAt: ts(r.tenant.createdAt) }, liveKey: r.liveKey, testKey: r.testKey };
+        },
+        async listTenants() {
+          const rows = await opts.tenants.list();
+          return { tenants: rows.map((t) => ({ id: t.id, name: t.name, createdAt: ts(t.created_at) })) };
+        },
+        async createApiKey(req) {
+          if (req.environment === Environment.UNSPECIFIED) throw new AppError("validation_error", "environment must be live or test");
+          const r = await opts.tenants.createKey(req.tenantId, req.environment === Environment.LIVE ? "live" : "test");
+          opts.logger.info({ tenant_id: req.tenantId, key_id: r.keyId }, "api key created");
+          return r;
+        },
+        async revokeApiKey(req) {
+          const at = await opts.tenants.revokeKey(req.keyId);
+          opts.onKeyRevoked();
+          opts.logger.info({ key_id: req.keyId }, "api key revoked");
+          return { keyId: req.keyId, revokedAt: ts(at) };
+        },
+        async rotateSigningKey() {
+          const r = await opts.clients.proof.rotateSigningKey({});
+          return { kid: r.kid, retiredKid: r.retiredKid };
+        },
+      }),
+  });
+  const server = http.createServer(handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -1,0 +1,72 @@
+import express, { type Express, type Request } from "express";
+import type { Config, Logger } from "@icv/platform";
+import { keyAuth, rateLimit, type KeyAuth } from "./auth.ts";
+import type { Clients } from "./clients.ts";
+import { renderDocs } from "./docs.ts";
+import { errorHandler, notFound, requestId, requireJson } from "./http.ts";
+import { idempotency } from "./idempotency.ts";
+import { buildOpenApi } from "./openapi.ts";
+import type { RateLimiter } from "./rate-limit.ts";
+import { mount, type RouteDef } from "./registry.ts";
+import { API_VERSION, metaRoutes, type HealthDeps } from "./routes/meta.ts";
+import { plannedRoutes } from "./routes/planned.ts";
+import { proofRoutes } from "./routes/proofs.ts";
+import { verificationRoutes } from "./routes/verifications.ts";
+import type { GatewayStore } from "./store.ts";
+
+export interface GatewayDeps {
+  config: Config;
+  logger: Logger;
+  store: GatewayStore;
+  clients: Clients;
+  limiter: RateLimiter;
+  redisPing?: () => Promise<boolean>;
+}
+
+const PUBLIC_LIMIT_FACTOR = 6; // public endpoints: 6× the per-key limit, per client IP
+
+/** The Express app: REST ⇄ RPC translation, auth, limits, validation, OpenAPI and docs. */
+export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; routes: RouteDef[] } {
+  const { config, logger, store, clients, limiter } = deps;
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("trust proxy", "loopback, linklocal, uniquelocal");
+  app.set("query parser", "simple");
+
+  const auth = keyAuth(store, config.API_KEY_CACHE_TTL_MS);
+  let openapiDoc: Record<string, unknown> | undefined;
+  let docsHtml: string | undefined;
+  const health: HealthDeps = { clients, database: () => store.ping(), redis: deps.redisPing };
+  const routes: RouteDef[] = [
+    ...metaRoutes(
+      health,
+      () => (openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl })),
+      () => (docsHtml ??= renderDocs(openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl }))),
+    ),
+    ...verificationRoutes(clients),
+    ...proofRoutes(clients),
+    ...plannedRoutes,
+  ];
+  // literal paths before parameterised ones (e.g. /proofs/revoked before /proofs/{id}/…)
+  routes.sort((a, b) => Number(a.path.includes("{")) - Number(b.path.includes("{")));
+
+  app.use(requestId);
+  app.use((req, res, next) => {
+    const start = process.hrtime.bigint();
+    res.on("finish", () => {
+      if (!logger.isLevelEnabled("debug")) return;
+      const ms = Number(process.hrtime.bigint() - start) / 1e6;
+      logger.debug({ request_id: req.requestId, tenant_id: req.scope?.tenantId, method: req.method, path: req.route?.path ?? req.path, status: res.statusCode, ms }, "request");
+    });
+    next();
+  });
+  const json = [requireJson, express.json({ limit: "10kb", strict: true, type: "application/json" })];
+  const keyLimit = rateLimit(limiter, config.RATE_LIMIT_PER_MINUTE, (req: Request) => `key:${req.keyId}`);
+  const ipLimit = rateLimit(limiter, config.RATE_LIMIT_PER_MINUTE * PUBLIC_LIMIT_FACTOR, (req: Request) => `ip:${req.ip}`);
+  const replay = idempotency(store);
+  mount(app, routes, (def) => (def.auth === "key" ? [auth.middleware, keyLimit, ...json, replay] : [ipLimit, ...json]));
+  app.use(notFound);
+  app.use(errorHandler(logger));
+  return { app, auth, routes };
+}

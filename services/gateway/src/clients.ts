@@ -1,0 +1,32 @@
+import type { Client } from "@connectrpc/connect";
+import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
+import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
+import { rpcClient, toEnvironment, type Config, type ServiceName } from "@icv/platform";
+import type { Request } from "express";
+
+export interface Clients {
+  verification: Client<typeof VerificationService>;
+  proof: Client<typeof ProofService>;
+  /** Base URLs of every backing service, for /health. */
+  urls: Record<ServiceName, string>;
+}
+
+export function makeClients(config: Config): Clients {
+  return {
+    verification: rpcClient(VerificationService, config.serviceUrl("verification")),
+    proof: rpcClient(ProofService, config.serviceUrl("proof")),
+    urls: {
+      verification: config.serviceUrl("verification"),
+      proof: config.serviceUrl("proof"),
+      session: config.serviceUrl("session"),
+      domain: config.serviceUrl("domain"),
+      webhook: config.serviceUrl("webhook"),
+    },
+  };
+}
+
+/** The RPC scope of an authenticated request (the auth middleware set req.scope). */
+export function scopeOf(req: Request) {
+  const s = req.scope!;
+  return { tenantId: s.tenantId, environment: toEnvironment(s.env), requestId: req.requestId };
+}

@@ -1,0 +1,76 @@
+import { checkHealth, type ServiceName } from "@icv/platform";
+import type { Clients } from "../clients.ts";
+import { route, type RouteDef } from "../registry.ts";
+import { ApiInfo, Health } from "../schemas.ts";
+
+export const API_VERSION = "1.0.0";
+
+export interface HealthDeps {
+  clients: Clients;
+  database: () => Promise<boolean>;
+  /** undefined when Redis is not configured (in-process limits). */
+  redis?: () => Promise<boolean>;
+}
+
+/** /health: the database, Redis and each service through its gRPC health endpoint, checked in parallel. */
+export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unknown>, docs: () => string): RouteDef[] {
+  return [
+    route({
+      method: "get",
+      path: "/health",
+      tag: "Meta",
+      summary: "Service health",
+      auth: "public",
+      responses: { 200: { description: "Healthy or degraded", schema: Health }, 503: { description: "Unhealthy", schema: Health } },
+      async handler() {
+        const names = Object.keys(deps.clients.urls) as ServiceName[];
+        const [db, redis, ...svcs] = await Promise.all([
+          deps.database().catch(() => false),
+          deps.redis ? deps.redis().catch(() => false) : Promise.resolve(undefined),
+          ...names.map((n) => checkHealth(deps.clients.urls[n])),
+        ]);
+        const services: Record<string, "up" | "down" | "disabled"> = { database: db ? "up" : "down", redis: redis === undefined ? "disabled" : redis ? "up" : "down" };
+        names.forEach((n, i) => (services[n] = svcs[i] ? "up" : "down"));
+        const core = db && svcs[names.indexOf("verification")] && svcs[names.indexOf("proof")];
+        const all = Object.values(services).every((s) => s !== "down");
+        const status = !core ? "unhealthy" : all ? "healthy" : "degraded";
+        return { status: status === "unhealthy" ? 503 : 200, headers: { "Cache-Control": "no-store" }, body: { status, timestamp: new Date().toISOString(), services } };
+      },
+    }),
+    route({
+      method: "get",
+      path: "/api/v1",
+      tag: "Meta",
+      summary: "API name and version",
+      auth: "public",
+      responses: { 200: { description: "About this API", schema: ApiInfo } },
+      async handler() {
+        return { body: { name: "icv", version: API_VERSION, description: "Identity-control verification: prove a user controls an asset and get a signed proof." } };
+      },
+    }),
+    route({
+      method: "get",
+      path: "/api/openapi.json",
+      tag: "Meta",
+      summary: "This description (OpenAPI 3.0)",
+      auth: "public",
+      responses: { 200: { description: "OpenAPI document" } },
+      async handler() {
+        return { headers: { "Cache-Control": "public, max-age=300" }, body: openapi() };
+      },
+    }),
+    route({
+      method: "get",
+      path: "/docs",
+      tag: "Meta",
+      summary: "Readable API reference",
+      auth: "public",
+      responses: { 200: { description: "HTML page", contentType: "text/html" } },
+      async handler({ res }) {
+        res.setHeader("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'");
+        res.type("html").send(docs());
+        return {};
+      },
+    }),
+  ];
+}

@@ -1,0 +1,37 @@
+import { z } from "zod";
+import { route, type RouteDef } from "../registry.ts";
+
+const ok = { 200: { description: "See the interface specification" } };
+const planned = (method: RouteDef["method"], path: string, tag: string, summary: string, auth: RouteDef["auth"] = "key"): RouteDef =>
+  route({ method, path, tag, summary: `${summary} (planned)`, auth, responses: ok });
+
+/**
+ * Endpoints of the spec that later issues implement. They are documented now (so the contract
+ * is complete in /api/openapi.json) and answer 404 until their handler lands.
+ */
+export const plannedRoutes: RouteDef[] = [
+  planned("get", "/api/v1/verifications/users", "Verified users", "Verified users grouped by external_user_id"),
+  planned("get", "/api/v1/verifications/users/{externalUserId}", "Verified users", "One verified user"),
+  planned("post", "/api/v1/verifications/domain", "Domains", "Start a domain verification"),
+  planned("post", "/api/v1/verifications/domain/{id}/check", "Domains", "Check a domain verification"),
+  planned("post", "/api/v1/sessions", "Sessions", "Create a phone-first session"),
+  planned("get", "/api/v1/sessions/{id}", "Sessions", "Poll a phone-first session"),
+  planned("post", "/api/v1/auth/sessions", "Auth sessions", "Create a 2FA / login / recovery session"),
+  planned("get", "/api/v1/auth/sessions/{id}", "Auth sessions", "Poll an auth session"),
+  planned("post", "/api/v1/verification-requests", "Verification requests", "Create a verification request"),
+  planned("get", "/api/v1/verification-requests", "Verification requests", "List verification requests"),
+  planned("get", "/api/v1/verification-requests/{id}", "Verification requests", "Get a verification request"),
+  planned("get", "/api/v1/verification-requests/by-reference/{referenceId}", "Verification requests", "Newest request with a reference_id"),
+  planned("delete", "/api/v1/verification-requests/{id}", "Verification requests", "Cancel a verification request"),
+  planned("get", "/api/v1/webhook-deliveries", "Webhooks", "List webhook deliveries"),
+  planned("get", "/api/v1/webhook-deliveries/stats", "Webhooks", "Delivery statistics"),
+  planned("get", "/api/v1/webhook-deliveries/{id}", "Webhooks", "One delivery with payload and response"),
+  planned("post", "/api/v1/webhook-deliveries/{id}/retry", "Webhooks", "Retry a failed delivery"),
+  planned("get", "/api/v1/verify/request/{id}/proofs", "Smart reuse", "Existing proofs usable for a request", "public"),
+  planned("post", "/api/v1/verify/request/{id}/assets/{assetIndex}/auto-verify", "Smart reuse", "Complete an asset with an existing proof", "public"),
+  planned("get", "/api/v1/me/profiles", "Profiles", "List profiles"),
+  planned("patch", "/api/v1/me/profiles/{id}", "Profiles", "Update a profile"),
+  planned("delete", "/api/v1/me/profiles/{id}", "Profiles", "Delete a profile"),
+  planned("get", "/api/v1/me/projects", "Message templates", "List projects and their templates"),
+  planned("put", "/api/v1/me/projects/{id}/templates/{channel}/{type}", "Message templates", "Set a message template"),
+].map((r) => ({ ...r, params: r.path.match(/\{(\w+)\}/g) ? z.object(Object.fromEntries([...r.path.matchAll(/\{(\w+)\}/g)].map((m) => [m[1], z.string()]))) : undefined }));

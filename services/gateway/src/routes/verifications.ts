@@ -1,0 +1,193 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { Verification as VerificationMsg } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
+import { iso } from "@icv/platform";
+import { z } from "zod";
+import { scopeOf, type Clients } from "../clients.ts";
+import { route, type RouteDef } from "../registry.ts";
+import {
+  CreateVerificationBody, ErrorBody, IdParams, ListVerificationsQuery, SubmitBody, TestVerifyResponse, Verification, VerificationList,
+} from "../schemas.ts";
+
+const err = (description: string) => ({ description, schema: ErrorBody });
+
+/** RPC message → REST verification (snake_case, ISO timestamps, absent members left out). */
+export function toRest(v: VerificationMsg) {
+  return {
+    id: v.id,
+    type: v.type,
+    channel: v.channel,
+    status: v.status,
+    identifier: v.identifier,
+    ...(v.challenge
+      ? {
+          challenge: {
+            ...(v.challenge.code ? { code: v.challenge.code } : {}),
+            expires_at: iso(v.challenge.expiresAt),
+            instruction: v.challenge.instruction,
+            ...(v.challenge.deepLink ? { deep_link: v.challenge.deepLink } : {}),
+            ...(v.challenge.message ? { message: v.challenge.message } : {}),
+          },
+        }
+      : {}),
+    created_at: iso(v.createdAt),
+    ...(v.verifiedAt ? { verified_at: iso(v.verifiedAt) } : {}),
+    ...(v.proof ? { proof: { token: v.proof.token, expires_at: iso(v.proof.expiresAt) } } : {}),
+    ...(v.clientMetadata ? { client_metadata: v.clientMetadata } : {}),
+    ...(v.externalUserId ? { external_user_id: v.externalUserId } : {}),
+    attempts: v.attempts,
+    max_attempts: v.maxAttempts,
+    ...(v.revokedAt ? { revoked_at: iso(v.revokedAt), revoked_reason: v.revokedReason } : {}),
+    test_mode: v.testMode,
+  };
+}
+
+export function verificationRoutes(c: Clients): RouteDef[] {
+  return [
+    route({
+      method: "post",
+      path: "/api/v1/verifications",
+      tag: "Verifications",
+      summary: "Create a verification (a challenge for one asset on one channel)",
+      auth: "key",
+      body: CreateVerificationBody,
+      responses: {
+        201: { description: "Created; the challenge tells the user what to do", schema: Verification },
+        400: err("validation_error, invalid_identifier, invalid_channel_for_type or channel_unavailable"),
+      },
+      async handler({ req, body }) {
+        const r = await c.verification.createVerification({
+          scope: scopeOf(req),
+          type: body.type,
+          channel: body.channel,
+          identifier: body.identifier,
+          clientMetadata: body.client_metadata as never,
+          externalUserId: body.external_user_id,
+          proofExpiresIn: body.proof_expires_in,
+        });
+        return { status: 201, body: toRest(r.verification!) };
+      },
+    }),
+    route({
+      method: "get",
+      path: "/api/v1/verifications",
+      tag: "Verifications",
+      summary: "List verifications, newest first",
+      auth: "key",
+      query: ListVerificationsQuery,
+      responses: { 200: { description: "A page of verifications", schema: VerificationList }, 400: err("validation_error") },
+      async handler({ req, query }) {
+        const page = query.page ?? 1;
+        const limit = query.limit ?? 20;
+        const r = await c.verification.listVerifications({
+          scope: scopeOf(req),
+          page: { page, limit },
+          status: query.status,
+          type: query.type,
+          channel: query.channel,
+          externalUserId: query.external_user_id,
+          createdAfter: query.created_after ? timestampFromDate(new Date(query.created_after)) : undefined,
+          createdBefore: query.created_before ? timestampFromDate(new Date(query.created_before)) : undefined,
+        });
+        const p = r.pageInfo!;
+        return { body: { data: r.verifications.map(toRest), pagination: { page: p.page, limit: p.limit, total: p.total, pages: p.pages, hasMore: p.hasMore } } };
+      },
+    }),
+    route({
+      method: "get",
+      path: "/api/v1/verifications/{id}",
+      tag: "Verifications",
+      summary: "Get a verification (with its proof once verified)",
+      auth: "key",
+      params: IdParams,
+      responses: { 200: { description: "The verification", schema: Verification }, 404: err("not_found") },
+      async handler({ req, params }) {
+        const r = await c.verification.getVerification({ scope: scopeOf(req), id: params.id });
+        return { body: toRest(r.verification!) };
+      },
+    }),
+    route({
+      method: "post",
+      path: "/api/v1/verifications/{id}/submit",
+      tag: "Verifications",
+      summary: "Submit a challenge code (email, phone), a wallet signature or a bot token",
+      auth: "key",
+      params: IdParams,
+      body: SubmitBody,
+      responses: {
+        200: { description: "Verified; the verification with its proof", schema: Verification },
+        400: err("invalid_code (with attempts_remaining), max_attempts_exceeded, challenge_expired, invalid_signature, validation_error"),
+        404: err("not_found"),
+        409: err("invalid_state: not pending"),
+      },
+      async handler({ req, params, body }) {
+        const r = await c.verification.submitChallenge({
+          scope: scopeOf(req),
+          id: params.id,
+          challengeCode: body.challenge_code,
+          sourceIdentifier: body.source_identifier,
+          signature: body.signature,
+          botToken: body.bot_token,
+        });
+        return { body: toRest(r.verification!) };
+      },
+    }),
+    route({
+      method: "post",
+      path: "/api/v1/verifications/{id}/test-verify",
+      tag: "Verifications",
+      summary: "Complete a test verification at once (test keys only)",
+      auth: "key",
+      params: IdParams,
+      responses: {
+        200: { description: "Verified, with its proof", schema: TestVerifyResponse },
+        403: err("test_mode_required: a live key"),
+        404: err("not_found"),
+        409: err("invalid_state"),
+      },
+      async handler({ req, params }) {
+        const r = await c.verification.testVerify({ scope: scopeOf(req), id: params.id });
+        const v = r.verification!;
+        return {
+          body: {
+            id: v.id,
+            type: v.type,
+            channel: v.channel,
+            status: v.status,
+            identifier: v.identifier,
+            verified_at: iso(v.verifiedAt),
+            proof_token: v.proof?.token,
+            proof_expires_at: iso(v.proof?.expiresAt),
+            test_mode: true,
+          },
+        };
+      },
+    }),
+    route({
+      method: "post",
+      path: "/api/v1/verifications/{id}/verify",
+      tag: "Verifications",
+      summary: "Run the DNS or HTTP check of a domain verification now (planned: arrives with the domain service)",
+      auth: "key",
+      params: IdParams,
+      responses: { 200: { description: "The verification", schema: Verification } },
+    }),
+    route({
+      method: "post",
+      path: "/api/v1/verifications/{id}/resend",
+      tag: "Verifications",
+      summary: "Send a new email code (planned: arrives with the messaging channels)",
+      auth: "key",
+      params: IdParams,
+      responses: { 200: { description: "Sent", schema: z.object({ success: z.boolean(), message: z.string(), expires_at: z.string() }) } },
+    }),
+    route({
+      method: "get",
+      path: "/api/v1/verifications/{id}/events",
+      tag: "Verifications",
+      summary: "Server-sent events of one verification (planned: arrives with the events issue)",
+      auth: "key",
+      params: IdParams,
+      responses: { 200: { description: "text/event-stream", contentType: "text/event-stream" } },
+    }),
+  ];
+}

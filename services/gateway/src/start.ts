@@ -1,0 +1,80 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createClient, type RedisClientType } from "redis";
+import { dataDirSecret, openServiceDatabase, startSweeper, systemClock, type Clock, type Config, type Logger, type RunningService } from "@icv/platform";
+import { startAdminServer } from "./admin.ts";
+import { buildApp } from "./app.ts";
+import { makeClients } from "./clients.ts";
+import { IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from "./rate-limit.ts";
+import { GatewayStore } from "./store.ts";
+import { Tenants } from "./tenants.ts";
+
+const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
+
+export interface RunningGateway extends RunningService {
+  adminUrl: string;
+  adminToken: string;
+  /** Keys of the development tenant made on first start (undefined when it already existed). */
+  devTenant?: { tenantId: string; liveKey: string; testKey: string };
+}
+
+export async function startGateway(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningGateway> {
+  const log = logger.child({ service: "gateway" });
+  const db = await openServiceDatabase(config, "gateway", MIGRATIONS, log);
+  const store = new GatewayStore(db);
+  let redis: RedisClientType | undefined;
+  let limiter: RateLimiter;
+  if (config.REDIS_URL) {
+    redis = createClient({ url: config.REDIS_URL });
+    redis.on("error", (err) => log.warn({ err: err.message }, "redis error"));
+    await redis.connect();
+    limiter = new RedisRateLimiter(redis);
+  } else {
+    limiter = new MemoryRateLimiter();
+  }
+  const clients = makeClients(config);
+  const tenants = new Tenants(store, clock);
+  const { app, auth } = buildApp({
+    config,
+    logger: log,
+    store,
+    clients,
+    limiter,
+    redisPing: redis ? async () => (await redis!.ping()) === "PONG" : undefined,
+  });
+
+  const server = http.createServer({ keepAliveTimeout: 65_000 }, app);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.PORT, config.HOST, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  log.info({ port }, "gateway listening");
+
+  const adminToken = config.ADMIN_TOKEN ?? dataDirSecret(config.DATA_DIR, "admin-token", "ADMIN_TOKEN", log);
+  const admin = await startAdminServer({ host: "127.0.0.1", port: config.ADMIN_PORT, token: adminToken, tenants, clients, onKeyRevoked: () => auth.forget(), logger: log });
+
+  let devTenant: RunningGateway["devTenant"];
+  if (config.BOOTSTRAP_DEV_TENANT && (await store.tenantCount()) === 0) {
+    const t = await tenants.create("Development");
+    devTenant = { tenantId: t.tenant.id, liveKey: t.liveKey, testKey: t.testKey };
+  }
+  const purge = startSweeper("idempotency-purge", () => store.purgeIdempotencyKeys(new Date(clock.now().getTime() - IDEMPOTENCY_TTL_MS)), 60 * 60_000, log);
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    adminUrl: `http://127.0.0.1:${admin.port}`,
+    adminToken,
+    devTenant,
+    async close() {
+      server.closeIdleConnections();
+      await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), admin.close()]);
+      await purge.stop();
+      if (redis) await redis.quit().catch(() => undefined);
+      await db.close();
+    },
+  };
+}

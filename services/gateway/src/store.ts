@@ -1,0 +1,116 @@
+import { appendEvent, type Database, type EnvName, type Scope } from "@icv/platform";
+
+const S = "gateway";
+
+export interface KeyRecord {
+  id: string;
+  tenant_id: string;
+  environment: EnvName;
+  revoked_at: Date | null;
+}
+
+export interface IdempotencyRecord {
+  method: string;
+  path: string;
+  body_hash: string;
+  status_code: number | null;
+  response_body: unknown;
+}
+
+export class GatewayStore {
+  constructor(private readonly db: Database) {}
+
+  async tenantCount(): Promise<number> {
+    const r = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${S}.tenants`);
+    return r.rows[0].n;
+  }
+
+  async listTenants(): Promise<{ id: string; name: string; created_at: Date }[]> {
+    return (await this.db.query<{ id: string; name: string; created_at: Date }>(`SELECT id, name, created_at FROM ${S}.tenants ORDER BY id`)).rows;
+  }
+
+  async tenantExists(id: string): Promise<boolean> {
+    return (await this.db.query(`SELECT 1 FROM ${S}.tenants WHERE id = $1`, [id])).rowCount === 1;
+  }
+
+  /** A tenant with its first live and test keys, in one transaction. */
+  async createTenant(
+    t: { id: string; name: string; at: Date },
+    keys: { id: string; env: EnvName; hash: string; prefix: string }[],
+  ): Promise<void> {
+    await this.db.tx(async (q) => {
+      await q.query(`INSERT INTO ${S}.tenants (id, name, created_at) VALUES ($1, $2, $3)`, [t.id, t.name, t.at]);
+      for (const k of keys) {
+        await q.query(`INSERT INTO ${S}.api_keys (id, tenant_id, environment, key_hash, key_prefix, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+          k.id, t.id, k.env, k.hash, k.prefix, t.at,
+        ]);
+      }
+      for (const env of ["live", "test"] as const) {
+        await appendEvent(q, S, { aggregateType: "tenant", aggregateId: t.id, eventType: "tenant.created", tenantId: t.id, environment: env, payload: { tenant_id: t.id, name: t.name } }, t.at);
+      }
+    });
+  }
+
+  async createKey(k: { id: string; tenantId: string; env: EnvName; hash: string; prefix: string; at: Date }): Promise<void> {
+    await this.db.tx(async (q) => {
+      await q.query(`INSERT INTO ${S}.api_keys (id, tenant_id, environment, key_hash, key_prefix, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+        k.id, k.tenantId, k.env, k.hash, k.prefix, k.at,
+      ]);
+      await appendEvent(q, S, { aggregateType: "api_key", aggregateId: k.id, eventType: "api_key.created", tenantId: k.tenantId, environment: k.env, payload: { key_id: k.id, prefix: k.prefix } }, k.at);
+    });
+  }
+
+  /** Revokes a key once; answers the key as it stands (undefined when unknown). */
+  async revokeKey(id: string, at: Date): Promise<KeyRecord | undefined> {
+    return this.db.tx(async (q) => {
+      const r = await q.query<KeyRecord>(`UPDATE ${S}.api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING id, tenant_id, environment, revoked_at`, [id, at]);
+      if (r.rows[0]) {
+        const k = r.rows[0];
+        await appendEvent(q, S, { aggregateType: "api_key", aggregateId: id, eventType: "api_key.revoked", tenantId: k.tenant_id, environment: k.environment, payload: { key_id: id } }, at);
+        return k;
+      }
+      return (await q.query<KeyRecord>(`SELECT id, tenant_id, environment, revoked_at FROM ${S}.api_keys WHERE id = $1`, [id])).rows[0];
+    });
+  }
+
+  async keyByHash(hash: string): Promise<KeyRecord | undefined> {
+    const r = await this.db.query<KeyRecord>(`SELECT id, tenant_id, environment, revoked_at FROM ${S}.api_keys WHERE key_hash = $1`, [hash]);
+    return r.rows[0];
+  }
+
+  /** Claims an idempotency key; answers the existing record when the key was already used. */
+  async claimIdempotencyKey(scope: Scope, key: string, rec: { method: string; path: string; bodyHash: string }): Promise<IdempotencyRecord | undefined> {
+    const ins = await this.db.query(
+      `INSERT INTO ${S}.idempotency_keys (tenant_id, environment, key, method, path, body_hash) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (tenant_id, environment, key) DO NOTHING`,
+      [scope.tenantId, scope.env, key, rec.method, rec.path, rec.bodyHash],
+    );
+    if (ins.rowCount === 1) return undefined;
+    const r = await this.db.query<IdempotencyRecord>(
+      `SELECT method, path, body_hash, status_code, response_body FROM ${S}.idempotency_keys WHERE tenant_id = $1 AND environment = $2 AND key = $3`,
+      [scope.tenantId, scope.env, key],
+    );
+    return r.rows[0];
+  }
+
+  async completeIdempotencyKey(scope: Scope, key: string, status: number, body: unknown): Promise<void> {
+    await this.db.query(`UPDATE ${S}.idempotency_keys SET status_code = $4, response_body = $5 WHERE tenant_id = $1 AND environment = $2 AND key = $3`, [
+      scope.tenantId, scope.env, key, status, JSON.stringify(body),
+    ]);
+  }
+
+  /** Frees a key whose request failed before an answer worth replaying (5xx), so the client can retry. */
+  async releaseIdempotencyKey(scope: Scope, key: string): Promise<void> {
+    await this.db.query(`DELETE FROM ${S}.idempotency_keys WHERE tenant_id = $1 AND environment = $2 AND key = $3 AND status_code IS NULL`, [
+      scope.tenantId, scope.env, key,
+    ]);
+  }
+
+  async purgeIdempotencyKeys(before: Date): Promise<number> {
+    return (await this.db.query(`DELETE FROM ${S}.idempotency_keys WHERE created_at < $1`, [before])).rowCount;
+  }
+
+  async ping(): Promise<boolean> {
+    return (await this.db.query("SELECT 1")).rowCount === 1;
+  }
+}

@@ -1,0 +1,41 @@
+import { AppError, newId, type Clock, type EnvName } from "@icv/platform";
+import { generateApiKey } from "./api-keys.ts";
+import type { GatewayStore } from "./store.ts";
+
+/** Tenants and their keys (admin CLI and first start). Keys are returned once and stored only as hashes. */
+export class Tenants {
+  constructor(private readonly store: GatewayStore, private readonly clock: Clock) {}
+
+  async create(name: string): Promise<{ tenant: { id: string; name: string; createdAt: Date }; liveKey: string; testKey: string }> {
+    const trimmed = name.trim();
+    if (!trimmed || trimmed.length > 200) throw new AppError("validation_error", "tenant name must be 1 to 200 characters");
+    const at = this.clock.now();
+    const id = newId("tenant", at.getTime());
+    const live = generateApiKey("live");
+    const test = generateApiKey("test");
+    await this.store.createTenant({ id, name: trimmed, at }, [
+      { id: newId("apiKey", at.getTime()), env: "live", hash: live.hash, prefix: live.prefix },
+      { id: newId("apiKey", at.getTime()), env: "test", hash: test.hash, prefix: test.prefix },
+    ]);
+    return { tenant: { id, name: trimmed, createdAt: at }, liveKey: live.key, testKey: test.key };
+  }
+
+  list() {
+    return this.store.listTenants();
+  }
+
+  async createKey(tenantId: string, env: EnvName): Promise<{ keyId: string; key: string }> {
+    if (!(await this.store.tenantExists(tenantId))) throw new AppError("not_found", "tenant not found");
+    const k = generateApiKey(env);
+    const at = this.clock.now();
+    const keyId = newId("apiKey", at.getTime());
+    await this.store.createKey({ id: keyId, tenantId, env, hash: k.hash, prefix: k.prefix, at });
+    return { keyId, key: k.key };
+  }
+
+  async revokeKey(keyId: string): Promise<Date> {
+    const k = await this.store.revokeKey(keyId, this.clock.now());
+    if (!k?.revoked_at) throw new AppError("not_found", "API key not found");
+    return k.revoked_at;
+  }
+}

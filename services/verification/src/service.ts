@@ -1,0 +1,112 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
+import type { Verification } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
+import { AppError, requireScope, toDate, ts } from "@icv/platform";
+import type { VerificationRow } from "./store.ts";
+import type { Answer, Verifications } from "./verifications.ts";
+
+type VerificationInit = Omit<Verification, "$typeName" | "$unknown">;
+
+/** Row → RPC message. The code appears only in the create answer, and only where the user sends it. */
+export function toMessage({ row: v, code }: Answer): VerificationInit {
+  const pending = v.status === "pending";
+  return {
+    id: v.id,
+    type: v.type,
+    channel: v.channel,
+    status: v.status,
+    identifier: v.identifier,
+    challenge: pending
+      ? {
+          $typeName: "icv.verification.v1.Challenge",
+          code,
+          expiresAt: ts(v.challenge_expires_at),
+          instruction: v.instruction,
+          deepLink: v.deep_link ?? undefined,
+          message: v.challenge_message ?? undefined,
+        }
+      : undefined,
+    createdAt: ts(v.created_at),
+    verifiedAt: ts(v.verified_at),
+    proof:
+      v.proof_token && (v.status === "verified" || v.status === "revoked")
+        ? { $typeName: "icv.verification.v1.ProofRef", token: v.proof_token, expiresAt: ts(v.proof_expires_at) }
+        : undefined,
+    clientMetadata: (v.client_metadata as JsonObject | null) ?? undefined,
+    externalUserId: v.external_user_id ?? undefined,
+    attempts: v.attempts,
+    maxAttempts: v.max_attempts,
+    revokedAt: ts(v.revoked_at),
+    revokedReason: v.revoked_reason ?? undefined,
+    testMode: v.environment === "test",
+  };
+}
+
+const one = (row: VerificationRow) => ({ verification: toMessage({ row }) });
+
+const MAX_PAGE = 100;
+
+export function verificationRoutes(verifications: Verifications) {
+  return (router: ConnectRouter) =>
+    router.service(VerificationService, {
+      async createVerification(req) {
+        const answer = await verifications.create(requireScope(req.scope), {
+          type: req.type,
+          channel: req.channel,
+          identifier: req.identifier,
+          clientMetadata: req.clientMetadata,
+          externalUserId: req.externalUserId,
+          proofExpiresIn: req.proofExpiresIn,
+        });
+        return { verification: toMessage(answer) };
+      },
+      async getVerification(req) {
+        return one(await verifications.get(requireScope(req.scope), req.id));
+      },
+      async listVerifications(req) {
+        const scope = requireScope(req.scope);
+        const page = req.page?.page || 1;
+        const limit = req.page?.limit || 20;
+        if (page < 1 || limit < 1 || limit > MAX_PAGE) throw new AppError("validation_error", `page must be ≥ 1 and limit 1 to ${MAX_PAGE}`);
+        const { rows, total } = await verifications.list(scope, {
+          status: req.status,
+          type: req.type,
+          channel: req.channel,
+          externalUserId: req.externalUserId,
+          createdAfter: toDate(req.createdAfter),
+          createdBefore: toDate(req.createdBefore),
+          limit,
+          offset: (page - 1) * limit,
+        });
+        const pages = Math.ceil(total / limit);
+        return {
+          verifications: rows.map((row) => toMessage({ row })),
+          pageInfo: { page, limit, total, pages, hasMore: page < pages },
+        };
+      },
+      async submitChallenge(req) {
+        return one(
+          await verifications.submit(requireScope(req.scope), req.id, {
+            challengeCode: req.challengeCode,
+            sourceIdentifier: req.sourceIdentifier,
+            signature: req.signature,
+            botToken: req.botToken,
+          }),
+        );
+      },
+      async testVerify(req) {
+        return one(await verifications.testVerify(requireScope(req.scope), req.id));
+      },
+      async revokeVerification(req) {
+        const v = await verifications.revoke(requireScope(req.scope), req.id, req.reason);
+        return { verificationId: v.id, status: v.status, revokedAt: ts(v.revoked_at) };
+      },
+      async validateProof(req) {
+        const r = await verifications.validate(req.proofToken, req.identifier);
+        return r.valid
+          ? { valid: true, verificationId: r.proofId, type: r.type, channel: r.channel, verifiedAt: r.verifiedAt, expiresAt: r.expiresAt }
+          : { valid: false, reason: r.reason, message: r.message };
+      },
+    });
+}

@@ -1,0 +1,45 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
+import {
+  dataDirSecret, openServiceDatabase, rpcClient, startServiceHost, startSweeper, systemClock,
+  type Clock, type Config, type Logger, type RunningService,
+} from "@icv/platform";
+import { verificationRoutes } from "./service.ts";
+import { VerificationStore } from "./store.ts";
+import { Verifications } from "./verifications.ts";
+
+const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
+
+/** Starts the verification service: database, migrations, expiry sweeper, RPC server. */
+export async function startVerificationService(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningService> {
+  const log = logger.child({ service: "verification" });
+  const db = await openServiceDatabase(config, "verification", MIGRATIONS, log);
+  const store = new VerificationStore(db);
+  const verifications = new Verifications({
+    store,
+    proofs: rpcClient(ProofService, config.serviceUrl("proof")),
+    config,
+    clock,
+    hmacKey: config.CHALLENGE_HMAC_KEY ?? dataDirSecret(config.DATA_DIR, "challenge-hmac-key", "CHALLENGE_HMAC_KEY", log),
+    logger: log,
+  });
+  const sweeper = startSweeper("verification-expiry", () => verifications.expireDue(), config.SWEEP_INTERVAL_MS, log);
+  const host = await startServiceHost({
+    name: "icv.verification.v1.VerificationService",
+    host: config.GRPC_HOST,
+    port: config.servicePort("verification"),
+    logger: log,
+    routes: verificationRoutes(verifications),
+    ready: async () => (await db.query("SELECT 1")).rowCount === 1,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+  });
+  return {
+    url: host.url,
+    async close() {
+      await host.close();
+      await sweeper.stop();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,246 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { Client } from "@connectrpc/connect";
+import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
+import { AppError, newId, toDate, toEnvironment, ts, type Clock, type Config, type Logger, type Scope } from "@icv/platform";
+import { codeHmac, codeMatches } from "./challenge.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, buildChallenge, methodOf, missingProvider } from "./channels.ts";
+import { normalizeIdentifier, type AssetType } from "./identifiers.ts";
+import { verifyWalletSignature } from "./signatures.ts";
+import type { ListFilter, Status, VerificationRow, VerificationStore } from "./store.ts";
+
+export const MAX_ATTEMPTS = 5;
+export const DEFAULT_PROOF_TTL_S = 2_592_000;
+const MAX_METADATA_BYTES = 4096;
+
+export interface CreateInput {
+  type: string;
+  channel: string;
+  identifier: string;
+  clientMetadata?: Record<string, unknown>;
+  externalUserId?: string;
+  proofExpiresIn?: number;
+}
+
+export interface SubmitInput {
+  challengeCode?: string;
+  sourceIdentifier?: string;
+  signature?: string;
+  botToken?: string;
+}
+
+/** A verification as the service answers it; `code` only on creation and only where the user sends it. */
+export interface Answer {
+  row: VerificationRow;
+  code?: string;
+}
+
+export interface VerificationDeps {
+  store: VerificationStore;
+  proofs: Client<typeof ProofService>;
+  config: Config;
+  clock: Clock;
+  hmacKey: string;
+  logger: Logger;
+}
+
+export const identifierHash = (canonical: string) => createHash("sha256").update(canonical).digest("hex");
+
+/** The verification use cases: plain functions over the store, the proof client, the clock. */
+export class Verifications {
+  constructor(private readonly d: VerificationDeps) {}
+
+  async create(scope: Scope, input: CreateInput): Promise<Answer> {
+    const { config, clock, hmacKey, store } = this.d;
+    if (!(ASSET_TYPES as string[]).includes(input.type)) {
+      throw new AppError("validation_error", `type must be one of ${ASSET_TYPES.join(", ")}`, {
+        details: [{ field: "type", message: "unknown type", code: "invalid_enum_value" }],
+      });
+    }
+    const type = input.type as AssetType;
+    if (!CHANNELS_BY_TYPE[type].includes(input.channel)) {
+      throw new AppError("invalid_channel_for_type", `channel ${input.channel || "(empty)"} is not valid for type ${type}; use one of ${CHANNELS_BY_TYPE[type].join(", ")}`);
+    }
+    const ident = normalizeIdentifier(type, input.channel, input.identifier);
+    if (input.externalUserId !== undefined && (input.externalUserId.length < 1 || input.externalUserId.length > 255)) {
+      throw new AppError("validation_error", "external_user_id must be 1 to 255 characters");
+    }
+    if (input.clientMetadata && Buffer.byteLength(JSON.stringify(input.clientMetadata)) > MAX_METADATA_BYTES) {
+      throw new AppError("validation_error", "client_metadata must be at most 4 KB of JSON");
+    }
+    const proofTtl = input.proofExpiresIn ?? DEFAULT_PROOF_TTL_S;
+    if (!Number.isInteger(proofTtl) || proofTtl < 60 || proofTtl > 31_536_000) {
+      throw new AppError("validation_error", "proof_expires_in must be an integer from 60 to 31536000 seconds");
+    }
+    if (scope.env === "live") {
+      const missing = missingProvider(type, input.channel, config);
+      if (missing.length) {
+        throw new AppError("channel_unavailable", `channel ${input.channel} is not configured on this service (missing ${missing.join(", ")})`);
+      }
+    }
+    const now = clock.now();
+    const id = newId("verification", now.getTime());
+    const ch = buildChallenge({ id, type, channel: input.channel, identifier: ident.value, env: scope.env, now, config });
+    const row = await store.insert({
+      id,
+      tenant_id: scope.tenantId,
+      environment: scope.env,
+      type,
+      channel: input.channel,
+      identifier: ident.value,
+      identifier_canonical: ident.canonical,
+      code_hmac: ch.code ? codeHmac(hmacKey, id, ch.code) : null,
+      challenge_expires_at: ch.expiresAt,
+      instruction: ch.instruction,
+      deep_link: ch.deepLink ?? null,
+      challenge_message: ch.message ?? null,
+      max_attempts: MAX_ATTEMPTS,
+      client_metadata: input.clientMetadata ?? null,
+      external_user_id: input.externalUserId ?? null,
+      proof_expires_in: proofTtl,
+      created_at: now,
+    });
+    this.d.logger.info({ tenant_id: scope.tenantId, verification_id: id, type, channel: input.channel, env: scope.env }, "verification created");
+    return { row, code: ch.showCode ? ch.code : undefined };
+  }
+
+  /** The verification as it stands now; a pending one whose challenge ran out is expired first. */
+  async get(scope: Scope, id: string): Promise<VerificationRow> {
+    const v = await this.d.store.get(scope, id);
+    if (!v) throw new AppError("not_found", "verification not found");
+    if (v.status === "pending" && v.challenge_expires_at <= this.d.clock.now()) {
+      return (await this.d.store.expireOne(scope, id, this.d.clock.now())) ?? (await this.get(scope, id));
+    }
+    return v;
+  }
+
+  list(scope: Scope, f: ListFilter) {
+    return this.d.store.list(scope, f);
+  }
+
+  async submit(scope: Scope, id: string, input: SubmitInput): Promise<VerificationRow> {
+    const v = await this.pendingForAction(scope, id);
+    const method = methodOf(v.type as AssetType, v.channel);
+    let ok: boolean;
+    let failure: "invalid_code" | "invalid_signature" = "invalid_code";
+    if (method === "code") {
+      const code = input.challengeCode;
+      if (!code) throw new AppError("validation_error", "challenge_code is required", { details: [{ field: "challenge_code", message: "required", code: "required" }] });
+      if (!/^[A-Za-z0-9]{6}$/.test(code)) throw new AppError("validation_error", "challenge_code must be 6 letters or digits");
+      ok = codeMatches(this.d.hmacKey, v.id, code, v.code_hmac ?? "") && this.sourceMatches(v, input.sourceIdentifier);
+    } else if (method === "signature") {
+      if (!input.signature) throw new AppError("validation_error", "signature is required for wallet verifications");
+      ok = await verifyWalletSignature(v.channel as "ethereum", v.identifier, v.challenge_message ?? "", input.signature);
+      failure = "invalid_signature";
+    } else {
+      throw new AppError("invalid_state", `${v.type} verifications on ${v.channel} are completed by ${method === "oauth" ? "signing in" : method === "bot_token" ? "the bot token check" : "the DNS/HTTP check"}, not by a code`);
+    }
+    if (!ok) return this.failAttempt(scope, v, failure);
+    return this.complete(scope, v);
+  }
+
+  async testVerify(scope: Scope, id: string): Promise<VerificationRow> {
+    if (scope.env !== "test") throw new AppError("test_mode_required", "test-verify needs a test key (pk_test_)");
+    const v = await this.get(scope, id);
+    if (v.status === "verified") return v; // a retry after a lost answer gets the same proof
+    return this.complete(scope, await this.pendingForAction(scope, id, v));
+  }
+
+  /** Revokes the proof (proof service first: it is the authority), then records it here. Idempotent. */
+  async revoke(scope: Scope, id: string, reason: string): Promise<VerificationRow> {
+    const v = await this.get(scope, id);
+    if (v.status === "revoked") return v;
+    if (v.status !== "verified") throw new AppError("invalid_state", `only a verified verification can be revoked (this one is ${v.status})`);
+    const r = await this.d.proofs.revokeProof({ scope: { tenantId: scope.tenantId, environment: toEnvironment(scope.env) }, proofId: id, reason });
+    const revokedAt = toDate(r.revokedAt) ?? this.d.clock.now();
+    return (await this.d.store.markRevoked(scope, id, revokedAt, r.reason)) ?? (await this.get(scope, id));
+  }
+
+  /** Proof check for anyone holding a token; with an identifier, compares it by hash after normalizing it like the asset. */
+  async validate(token: string, identifier?: string) {
+    const r = await this.d.proofs.validateProof({ proofToken: token });
+    if (!r.valid || identifier === undefined) return r;
+    let canonical: string | undefined;
+    try {
+      canonical = normalizeIdentifier(r.type as AssetType, r.channel, identifier).canonical;
+    } catch {
+      canonical = undefined;
+    }
+    const a = Buffer.from(canonical ? identifierHash(canonical) : "", "hex");
+    const b = Buffer.from(r.identifierHash, "hex");
+    if (a.length !== b.length || !timingSafeEqual(a, b)) {
+      return { valid: false, reason: "identifier_mismatch", message: "the identifier does not match the proof" } as typeof r;
+    }
+    return r;
+  }
+
+  /** Sweeps stale pending verifications to expired; returns how many moved. */
+  async expireDue(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.d.store.expireDue(this.d.clock.now());
+      total += n;
+      if (n < 500) return total;
+    }
+  }
+
+  private sourceMatches(v: VerificationRow, source: string | undefined): boolean {
+    if (source === undefined) return true;
+    try {
+      return normalizeIdentifier(v.type as AssetType, v.channel, source).canonical === v.identifier_canonical;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Loads a verification that must be pending for a user action; expired and other states answer their error. */
+  private async pendingForAction(scope: Scope, id: string, loaded?: VerificationRow): Promise<VerificationRow> {
+    const v = loaded ?? (await this.get(scope, id));
+    if (v.status === "expired") throw new AppError("challenge_expired", "the challenge has expired; create a new verification");
+    if (v.status !== "pending") throw new AppError("invalid_state", `verification is ${v.status}`);
+    return v;
+  }
+
+  private async failAttempt(scope: Scope, v: VerificationRow, code: "invalid_code" | "invalid_signature"): Promise<never> {
+    const after = await this.d.store.recordFailedAttempt(scope, v.id, this.d.clock.now());
+    if (!after) {
+      await this.pendingForAction(scope, v.id); // it moved on meanwhile: answer its new state
+      throw new AppError("invalid_state", "verification is no longer pending");
+    }
+    if (after.status === "failed") {
+      throw new AppError("max_attempts_exceeded", "too many wrong attempts; the verification has failed", { extra: { attempts_remaining: 0 } });
+    }
+    const remaining = after.max_attempts - after.attempts;
+    throw new AppError(code, code === "invalid_code" ? "the code is not correct" : "the signature does not verify", {
+      extra: { attempts_remaining: remaining },
+    });
+  }
+
+  /**
+   * pending → verified. The proof is issued first (idempotent by verification id), then the row
+   * moves with its events in one transaction; a crash between the two is healed by a retry,
+   * which gets the same proof.
+   */
+  private async complete(scope: Scope, v: VerificationRow): Promise<VerificationRow> {
+    const now = this.d.clock.now();
+    const proof = await this.d.proofs.issueProof({
+      scope: { tenantId: scope.tenantId, environment: toEnvironment(scope.env) },
+      proofId: v.id,
+      type: v.type,
+      channel: v.channel,
+      identifierHash: identifierHash(v.identifier_canonical),
+      externalUserId: v.external_user_id ?? undefined,
+      verifiedAt: ts(now),
+      expiresInSeconds: v.proof_expires_in,
+    });
+    const done = await this.d.store.markVerified(scope, v.id, { token: proof.token, expiresAt: toDate(proof.expiresAt)! }, now);
+    if (done) {
+      this.d.logger.info({ tenant_id: scope.tenantId, verification_id: v.id, kid: proof.kid }, "verification verified");
+      return done;
+    }
+    const cur = await this.get(scope, v.id);
+    if (cur.status === "verified") return cur;
+    // it left pending (expired or failed) while the proof was being signed: withdraw that proof
+    await this.d.proofs.revokeProof({ scope: { tenantId: scope.tenantId, environment: toEnvironment(scope.env) }, proofId: v.id, reason: "other" });
+    throw new AppError(cur.status === "expired" ? "challenge_expired" : "invalid_state", `verification is ${cur.status as Status}`);
+  }
+}

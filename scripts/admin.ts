@@ -1,0 +1,93 @@
+// The admin CLI: `npm run --silent admin -- <verb> [options]`. Talks to the running gateway's
+// admin port with the admin token (ADMIN_TOKEN, or the one generated into DATA_DIR).
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { createClient, ConnectError } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { AdminService } from "@icv/contracts/gen/icv/gateway/v1/admin_service_pb.ts";
+import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
+import { iso, loadConfig } from "@icv/platform";
+
+const USAGE = `usage: npm run --silent admin -- <command> [--json]
+  tenant create --name NAME        create a tenant; prints its live and test keys (shown once)
+  tenant list                      list tenants
+  key create --tenant ID --env live|test
+                                   create another API key for a tenant
+  key revoke --key KEY_ID          revoke an API key (refused everywhere within the key cache TTL)
+  signing-key rotate               new proof signing key; the old one stays in the JWKS while its proofs live
+environment: ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT), ADMIN_TOKEN (default: read from $DATA_DIR/secrets/admin-token)`;
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    name: { type: "string" },
+    tenant: { type: "string" },
+    env: { type: "string" },
+    key: { type: "string" },
+    json: { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false },
+  },
+});
+
+function fail(msg: string): never {
+  process.stderr.write(`${msg}\n`);
+  process.exit(1);
+}
+
+if (values.help || positionals.length < 2) fail(USAGE);
+const config = loadConfig();
+let token = process.env.ADMIN_TOKEN;
+if (!token) {
+  try {
+    token = readFileSync(path.join(config.DATA_DIR, "secrets", "admin-token"), "utf8").trim();
+  } catch {
+    fail(`no admin token: set ADMIN_TOKEN, or run with the DATA_DIR of the running service (${config.DATA_DIR})`);
+  }
+}
+const baseUrl = process.env.ADMIN_URL ?? `http://127.0.0.1:${config.ADMIN_PORT}`;
+const admin = createClient(AdminService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+const headers = { authorization: `Bearer ${token}` };
+
+const print = (json: unknown, text: string): void => void process.stdout.write(`${values.json ? JSON.stringify(json, null, 2) : text}\n`);
+
+async function run(): Promise<void> {
+  const [noun, verb] = positionals;
+  switch (`${noun} ${verb}`) {
+    case "tenant create": {
+      if (!values.name) fail("tenant create needs --name NAME");
+      const r = await admin.createTenant({ name: values.name }, { headers });
+      const t = r.tenant!;
+      return print(
+        { tenant_id: t.id, name: t.name, created_at: iso(t.createdAt), live_key: r.liveKey, test_key: r.testKey },
+        `tenant ${t.id} (${t.name})\nlive key ${r.liveKey}\ntest key ${r.testKey}\nThe keys are shown only now.`,
+      );
+    }
+    case "tenant list": {
+      const r = await admin.listTenants({}, { headers });
+      const rows = r.tenants.map((t) => ({ tenant_id: t.id, name: t.name, created_at: iso(t.createdAt) }));
+      return print(rows, rows.map((t) => `${t.tenant_id}  ${t.created_at}  ${t.name}`).join("\n") || "(no tenants)");
+    }
+    case "key create": {
+      if (!values.tenant || (values.env !== "live" && values.env !== "test")) fail("key create needs --tenant ID --env live|test");
+      const r = await admin.createApiKey({ tenantId: values.tenant, environment: values.env === "live" ? Environment.LIVE : Environment.TEST }, { headers });
+      return print({ key_id: r.keyId, key: r.key }, `key ${r.keyId}\n${r.key}\nThe key is shown only now.`);
+    }
+    case "key revoke": {
+      if (!values.key) fail("key revoke needs --key KEY_ID");
+      const r = await admin.revokeApiKey({ keyId: values.key }, { headers });
+      return print({ key_id: r.keyId, revoked_at: iso(r.revokedAt) }, `revoked ${r.keyId} at ${iso(r.revokedAt)}`);
+    }
+    case "signing-key rotate": {
+      const r = await admin.rotateSigningKey({}, { headers });
+      return print({ kid: r.kid, retired_kid: r.retiredKid || null }, `new signing key ${r.kid}${r.retiredKid ? ` (retired ${r.retiredKid})` : ""}`);
+    }
+    default:
+      fail(USAGE);
+  }
+}
+
+run().catch((e) => {
+  const ce = ConnectError.from(e);
+  fail(`admin ${positionals.join(" ")} failed: ${ce.rawMessage}${ce.code === 14 ? ` (is the service running with its admin port at ${baseUrl}?)` : ""}`);
+});

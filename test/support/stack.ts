@@ -1,0 +1,152 @@
+// Starts the whole service the way `npm start` does (every service in this process, the gateway
+// in front), on free loopback ports and a fresh database: PGlite in a temp dir by default, or a
+// new database on the Postgres of DATABASE_URL, and Redis when REDIS_URL is set.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { AdminService } from "@icv/contracts/gen/icv/gateway/v1/admin_service_pb.ts";
+import { createLogger, parseConfig, systemClock, type Clock, type Config, type RunningService } from "@icv/platform";
+import { startProofService } from "../../services/proof/src/start.ts";
+import { startVerificationService } from "../../services/verification/src/start.ts";
+import { startSessionService } from "../../services/session/src/start.ts";
+import { startDomainService } from "../../services/domain/src/start.ts";
+import { startWebhookService } from "../../services/webhook/src/start.ts";
+import { startGateway, type RunningGateway } from "../../services/gateway/src/start.ts";
+
+export interface TenantKeys {
+  tenantId: string;
+  liveKey: string;
+  testKey: string;
+}
+
+export interface Stack {
+  url: string;
+  env: Record<string, string>;
+  dataDir: string;
+  gateway: RunningGateway;
+  services: Record<"proof" | "verification" | "session" | "domain" | "webhook", RunningService>;
+  admin: ReturnType<typeof createClient<typeof AdminService>>;
+  adminHeaders: { authorization: string };
+  /** A new tenant with its keys. */
+  tenant(name?: string): Promise<TenantKeys>;
+  /** Restart one service on the same database (simulates a crash and recovery of that process). */
+  restart(name: "proof" | "verification"): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A fresh database on the test Postgres; dropped again by the returned cleanup. */
+async function freshPostgres(url: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `icv_test_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export async function startStack(overrides: Record<string, string> = {}, clock: Clock = systemClock): Promise<Stack> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), "icv-test-"));
+  const db = process.env.DATABASE_URL ? await freshPostgres(process.env.DATABASE_URL) : undefined;
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    PORT: "0",
+    ADMIN_PORT: "0",
+    HOST: "127.0.0.1",
+    GRPC_HOST: "127.0.0.1",
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+    BOOTSTRAP_DEV_TENANT: "false",
+    SHUTDOWN_TIMEOUT_MS: "2000",
+    ...(db ? { DATABASE_URL: db.url } : {}),
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    VERIFICATION_GRPC_PORT: "0",
+    PROOF_GRPC_PORT: "0",
+    SESSION_GRPC_PORT: "0",
+    DOMAIN_GRPC_PORT: "0",
+    WEBHOOK_GRPC_PORT: "0",
+    ...overrides,
+  };
+  const logger = createLogger({ level: env.LOG_LEVEL });
+  const cfg = (): Config => parseConfig(env);
+
+  const services = {} as Stack["services"];
+  [services.proof, services.domain, services.webhook] = await Promise.all([
+    startProofService(cfg(), logger, clock),
+    startDomainService(cfg(), logger),
+    startWebhookService(cfg(), logger),
+  ]);
+  env.PROOF_URL = services.proof.url;
+  env.DOMAIN_URL = services.domain.url;
+  env.WEBHOOK_URL = services.webhook.url;
+  [services.verification, services.session] = await Promise.all([startVerificationService(cfg(), logger, clock), startSessionService(cfg(), logger)]);
+  env.VERIFICATION_URL = services.verification.url;
+  env.SESSION_URL = services.session.url;
+  const gateway = await startGateway(cfg(), logger, clock);
+
+  const admin = createClient(AdminService, createConnectTransport({ baseUrl: gateway.adminUrl, httpVersion: "1.1" }));
+  const adminHeaders = { authorization: `Bearer ${gateway.adminToken}` };
+  const port = (url: string) => new URL(url).port;
+
+  return {
+    url: gateway.url,
+    env,
+    dataDir,
+    gateway,
+    services,
+    admin,
+    adminHeaders,
+    async tenant(name = "Test tenant") {
+      const r = await admin.createTenant({ name }, { headers: adminHeaders });
+      return { tenantId: r.tenant!.id, liveKey: r.liveKey, testKey: r.testKey };
+    },
+    async restart(name) {
+      await services[name].close();
+      const pinned = parseConfig({ ...env, [`${name.toUpperCase()}_GRPC_PORT`]: port(services[name].url) });
+      services[name] = name === "proof" ? await startProofService(pinned, logger, clock) : await startVerificationService(pinned, logger, clock);
+    },
+    async close() {
+      await gateway.close();
+      await Promise.all([services.verification.close(), services.session.close()]);
+      await Promise.all([services.proof.close(), services.domain.close(), services.webhook.close()]);
+      await db?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A small JSON client for the public API. */
+export function api(base: string, key?: string) {
+  const call = async (method: string, p: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(base + p, {
+      method,
+      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
+      body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json: any;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: json, text };
+  };
+  return {
+    get: (p: string, headers?: Record<string, string>) => call("GET", p, undefined, headers),
+    post: (p: string, body?: unknown, headers?: Record<string, string>) => call("POST", p, body, headers),
+    del: (p: string) => call("DELETE", p),
+  };
+}

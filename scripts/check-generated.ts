@@ -1,0 +1,36 @@
+// Fails when packages/contracts/src/gen is not what `buf generate` makes from proto/ today.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+const committed = "packages/contracts/src/gen";
+const out = mkdtempSync(path.join(tmpdir(), "icv-gen-"));
+const template = JSON.stringify({
+  version: "v2",
+  plugins: [{ local: "protoc-gen-es", out, opt: ["target=ts", "import_extension=ts"] }],
+});
+
+const files = (dir: string, base = dir): string[] =>
+  readdirSync(dir).flatMap((f) => {
+    const p = path.join(dir, f);
+    return statSync(p).isDirectory() ? files(p, base) : [path.relative(base, p)];
+  });
+
+try {
+  execFileSync("npx", ["buf", "generate", "--template", template], { stdio: "inherit" });
+  const want = files(out).sort();
+  const have = files(committed).sort();
+  const stale = [
+    ...want.filter((f) => !have.includes(f)).map((f) => `missing ${f}`),
+    ...have.filter((f) => !want.includes(f)).map((f) => `extra ${f}`),
+    ...want.filter((f) => have.includes(f) && readFileSync(path.join(out, f), "utf8") !== readFileSync(path.join(committed, f), "utf8")).map((f) => `stale ${f}`),
+  ];
+  if (stale.length) {
+    console.error(`generated contracts are out of date (run npm run generate and commit):\n  ${stale.join("\n  ")}`);
+    process.exit(1);
+  }
+  console.log(`generated contracts are up to date (${want.length} files)`);
+} finally {
+  rmSync(out, { recursive: true, force: true });
+}

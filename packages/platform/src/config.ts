@@ -44,6 +44,7 @@ const base = z.object({
   BOOTSTRAP_DEV_TENANT: bool.default(true),
   ALLOW_PRIVATE_TARGETS: bool.default(false),
   // providers (a channel whose provider is unset is unavailable for live keys)
+  TELEGRAM_API_URL: z.string().url().default("https://api.telegram.org"),
   TELEGRAM_BOT_USERNAME: z.string().regex(/^[A-Za-z0-9_]{5,32}$/, "must be a bot username without @").optional(),
   WHATSAPP_PHONE_NUMBER: z.string().regex(/^\+?[1-9]\d{6,14}$/, "must be an E.164 number").optional(),
   SMS_PHONE_NUMBER: z.string().regex(/^\+?[1-9]\d{6,14}$/, "must be an E.164 number").optional(),

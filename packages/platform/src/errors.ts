@@ -67,7 +67,8 @@ export function toConnectError(err: unknown): ConnectError {
   if (isAppError(err)) {
     const meta = new Headers({ [CODE_HEADER]: err.code });
     if (err.details || err.extra) {
-      meta.set(EXTRA_HEADER, JSON.stringify({ details: err.details, extra: err.extra }));
+      // base64url: header values must be Latin-1, messages and details may hold any character
+      meta.set(EXTRA_HEADER, Buffer.from(JSON.stringify({ details: err.details, extra: err.extra })).toString("base64url"));
     }
     return new ConnectError(err.message, ERROR_CODES[err.code].connect, meta);
   }
@@ -82,6 +83,7 @@ const FALLBACK_BY_CONNECT: Partial<Record<Code, ErrorCode>> = {
   [Code.FailedPrecondition]: "invalid_state",
   [Code.ResourceExhausted]: "rate_limited",
   [Code.Unavailable]: "service_unavailable",
+  [Code.Canceled]: "service_unavailable",
   [Code.DeadlineExceeded]: "service_unavailable",
 };
 
@@ -97,7 +99,7 @@ export function fromConnectError(err: unknown): AppError {
   const raw = ce.metadata.get(EXTRA_HEADER);
   if (raw) {
     try {
-      ({ details, extra } = JSON.parse(raw));
+      ({ details, extra } = JSON.parse(Buffer.from(raw, "base64url").toString("utf8")));
     } catch {
       // a malformed extra header only loses the extras, never the error itself
     }

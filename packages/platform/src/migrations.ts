@@ -52,7 +52,7 @@ export async function migrate(db: Database, schema: string, migrations: Migratio
         }
         continue;
       }
-      for (const stmt of splitStatements(m.sql)) await q.query(stmt);
+      await q.exec(m.sql);
       await q.query(`INSERT INTO ${schema}.schema_migrations (version, name, checksum) VALUES ($1, $2, $3)`, [
         m.version,
         m.name,
@@ -62,13 +62,4 @@ export async function migrate(db: Database, schema: string, migrations: Migratio
     }
     return done;
   });
-}
-
-/** Splits a migration script on statement-ending semicolons (our migrations use no dollar-quoted bodies). */
-function splitStatements(sql: string): string[] {
-  return sql
-    .replace(/--[^\n]*/g, "")
-    .split(/;\s*(?:\n|$)/)
-    .map((s) => s.trim())
-    .filter(Boolean);
 }

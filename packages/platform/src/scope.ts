@@ -6,6 +6,8 @@ export type EnvName = "live" | "test";
 export interface Scope {
   tenantId: string;
   env: EnvName;
+  /** The originating HTTP request's id, for log correlation (absent for internal calls). */
+  requestId?: string;
 }
 
 /** The tenant scope every tenant-owned RPC must carry; a call without one is refused. */
@@ -13,7 +15,7 @@ export function requireScope(scope: TenantScope | undefined): Scope {
   if (!scope?.tenantId || scope.environment === Environment.UNSPECIFIED) {
     throw new AppError("unauthorized", "tenant scope missing");
   }
-  return { tenantId: scope.tenantId, env: scope.environment === Environment.LIVE ? "live" : "test" };
+  return { tenantId: scope.tenantId, env: scope.environment === Environment.LIVE ? "live" : "test", requestId: scope.requestId || undefined };
 }
 
 export const toEnvironment = (env: EnvName): Environment => (env === "live" ? Environment.LIVE : Environment.TEST);

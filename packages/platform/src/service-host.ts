@@ -1,7 +1,7 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { EventEmitter, on } from "node:events";
-import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@icv/contracts/gen/grpc/health/v1/health_pb.ts";
 import { toConnectError } from "./errors.ts";
@@ -59,15 +59,13 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
     routes: (router) => {
       router.service(Health, {
         async check(req) {
-          return { status: known(req.service) ? await statusNow() : Status.SERVICE_UNKNOWN };
+          if (!known(req.service)) throw new ConnectError(`unknown service ${req.service}`, Code.NotFound);
+          return { status: await statusNow() };
         },
         async *watch(req, ctx) {
-          if (!known(req.service)) {
-            yield { status: Status.SERVICE_UNKNOWN };
-            return;
-          }
-          yield { status: await statusNow() };
-          for await (const _ of on(changes, "change", { signal: ctx.signal })) yield { status: await statusNow() };
+          const current = async () => (known(req.service) ? await statusNow() : Status.SERVICE_UNKNOWN);
+          yield { status: await current() };
+          for await (const _ of on(changes, "change", { signal: ctx.signal })) yield { status: await current() };
         },
       });
       opts.routes(router);

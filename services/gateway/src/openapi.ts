@@ -4,17 +4,31 @@ import { ErrorBody } from "./schemas.ts";
 
 type Json = Record<string, unknown>;
 
-const toSchema = (s: z.ZodType, io: "input" | "output"): Json => {
+/** Named schemas (zod `.meta({id})`) collected into components.schemas while the document is built. */
+type Components = Record<string, Json>;
+
+const REF = /"#\/definitions\//g;
+
+function toSchema(s: z.ZodType, io: "input" | "output", components: Components): Json {
   const json = z.toJSONSchema(s, { target: "openapi-3.0", io, unrepresentable: "any" }) as Json;
+  const defs = (json.definitions ?? {}) as Record<string, Json>;
+  delete json.definitions;
   delete json.$schema;
   delete json.id;
-  return json;
-};
+  for (const [name, def] of Object.entries(defs)) {
+    const moved = JSON.parse(JSON.stringify(def).replace(REF, '"#/components/schemas/'));
+    if (components[name] && JSON.stringify(components[name]) !== JSON.stringify(moved)) {
+      throw new Error(`schema ${name} differs between requests and responses; give it two ids`);
+    }
+    components[name] = moved;
+  }
+  return JSON.parse(JSON.stringify(json).replace(REF, '"#/components/schemas/'));
+}
 
 /** The parameters of a zod object, as OpenAPI parameters of one location. */
-function parameters(schema: z.ZodType | undefined, where: "query" | "path"): Json[] {
+function parameters(schema: z.ZodType | undefined, where: "query" | "path", components: Components): Json[] {
   if (!schema) return [];
-  const json = toSchema(schema, "input") as { properties?: Record<string, Json>; required?: string[] };
+  const json = toSchema(schema, "input", components) as { properties?: Record<string, Json>; required?: string[] };
   return Object.entries(json.properties ?? {}).map(([name, s]) => ({
     name,
     in: where,
@@ -26,17 +40,19 @@ function parameters(schema: z.ZodType | undefined, where: "query" | "path"): Jso
 /** Builds the OpenAPI 3.0 document from the route table: one source for routes, validation and docs. */
 export function buildOpenApi(routes: RouteDef[], info: { version: string; serverUrl: string }): Json {
   const paths: Record<string, Record<string, Json>> = {};
+  const components: Components = {};
+  const errorSchema = () => toSchema(ErrorBody, "output", components);
   for (const r of routes) {
     const responses: Record<string, Json> = {};
     for (const [code, resp] of Object.entries(r.responses)) {
       responses[code] = {
         description: resp.description,
-        ...(resp.schema ? { content: { [resp.contentType ?? "application/json"]: { schema: toSchema(resp.schema, "output") } } } : {}),
+        ...(resp.schema ? { content: { [resp.contentType ?? "application/json"]: { schema: toSchema(resp.schema, "output", components) } } } : {}),
         ...(!resp.schema && resp.contentType ? { content: { [resp.contentType]: { schema: { type: "string" } } } } : {}),
       };
     }
-    if (r.auth === "key") responses["401"] ??= { description: "unauthorized", content: { "application/json": { schema: toSchema(ErrorBody, "output") } } };
-    responses["429"] ??= { description: "rate_limited", content: { "application/json": { schema: toSchema(ErrorBody, "output") } } };
+    if (r.auth === "key") responses["401"] ??= { description: "unauthorized", content: { "application/json": { schema: errorSchema() } } };
+    responses["429"] ??= { description: "rate_limited", content: { "application/json": { schema: errorSchema() } } };
     (paths[r.path] ??= {})[r.method] = {
       tags: [r.tag],
       summary: r.summary,
@@ -44,8 +60,8 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
       operationId: `${r.method}${r.path.replace(/[{}]/g, "").replace(/[^A-Za-z0-9]+(.)?/g, (_, ch: string | undefined) => (ch ?? "").toUpperCase())}`,
       ...(r.auth === "public" ? { security: [] } : {}),
       ...(r.handler ? {} : { "x-icv-planned": true }),
-      parameters: [...parameters(r.params, "path"), ...parameters(r.query, "query")],
-      ...(r.body ? { requestBody: { required: true, content: { "application/json": { schema: toSchema(r.body, "input") } } } } : {}),
+      parameters: [...parameters(r.params, "path", components), ...parameters(r.query, "query", components)],
+      ...(r.body ? { requestBody: { required: true, content: { "application/json": { schema: toSchema(r.body, "input", components) } } } } : {}),
       responses,
     };
   }
@@ -57,7 +73,7 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
       description: "Prove that a user controls a phone, email, domain, social account, wallet, exchange account or Telegram bot, and get an RS256 proof anyone can check offline.",
     },
     servers: [{ url: info.serverUrl }],
-    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "pk_live_… or pk_test_… API key" } } },
+    components: { schemas: components, securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "pk_live_… or pk_test_… API key" } } },
     security: [{ bearer: [] }],
     paths,
   };

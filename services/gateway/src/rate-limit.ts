@@ -23,9 +23,13 @@ function decide(allowed: boolean, cur: number, prev: number, limit: number, now:
   const used = Math.ceil(prev * weight + cur);
   let retryAfter = 0;
   if (!allowed) {
-    // the estimate falls below the limit once enough of the previous window has slid out
-    const needWeight = prev > 0 ? (limit - 1 - cur) / prev : -1;
-    const waitMs = needWeight >= 0 ? windowStart + WINDOW_MS * (1 - needWeight) - now : windowStart + WINDOW_MS - now;
+    // within this window the estimate falls as the previous window slides out; when that is not
+    // enough, this window's count becomes the previous one and must slide out far enough itself
+    const room = limit - 1 - cur;
+    const waitMs =
+      room >= 0 && prev > 0
+        ? windowStart + WINDOW_MS * (1 - room / prev) - now
+        : windowStart + WINDOW_MS - now + WINDOW_MS * Math.max(0, 1 - (limit - 1) / cur);
     retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
   }
   return { allowed, limit, remaining: Math.max(0, limit - used), resetAt: Math.ceil((windowStart + WINDOW_MS) / 1000), retryAfter };

@@ -68,6 +68,8 @@ export interface ChallengeSpec {
   deepLink?: string;
   /** Wallets: the exact text to sign. Domains: the record / file value. */
   message?: string;
+  /** Where the service must deliver the code itself (email channels). */
+  sendTo?: string;
   expiresAt: Date;
 }
 
@@ -119,8 +121,9 @@ export function buildChallenge(input: ChallengeInput): ChallengeSpec {
 
   if (channel === "email") {
     const code = generateCode();
+    const sendTo = type === "domain" ? `admin@${identifier}` : identifier;
     const to = type === "domain" ? `an administrative address at ${identifier}` : "your email address";
-    return { code, showCode: false, expiresAt, instruction: `We sent a 6-character code to ${to}. Enter it to confirm.` };
+    return { code, showCode: false, sendTo, expiresAt, instruction: `We sent a 6-character code to ${to}. Enter it to confirm.` };
   }
 
   if (type === "domain") {

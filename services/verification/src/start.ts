@@ -8,6 +8,7 @@ import {
 import { verificationRoutes } from "./service.ts";
 import { VerificationStore } from "./store.ts";
 import { Verifications } from "./verifications.ts";
+import { smtpMailer } from "./mailer.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 
@@ -23,6 +24,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     clock,
     hmacKey: config.CHALLENGE_HMAC_KEY ?? dataDirSecret(config.DATA_DIR, "challenge-hmac-key", "CHALLENGE_HMAC_KEY", log),
     logger: log,
+    mailer: smtpMailer(config),
   });
   const sweeper = startSweeper("verification-expiry", () => verifications.expireDue(), config.SWEEP_INTERVAL_MS, log);
   const host = await startServiceHost({

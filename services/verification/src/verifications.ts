@@ -3,9 +3,11 @@ import type { Client } from "@connectrpc/connect";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { AppError, newId, toDate, toEnvironment, ts, type Clock, type Config, type Logger, type Scope } from "@icv/platform";
 import { codeHmac, codeMatches } from "./challenge.ts";
-import { ASSET_TYPES, CHANNELS_BY_TYPE, buildChallenge, methodOf, missingProvider } from "./channels.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, methodOf, missingProvider } from "./channels.ts";
+import { codeMail, type Mailer } from "./mailer.ts";
 import { normalizeIdentifier, type AssetType } from "./identifiers.ts";
 import { verifyWalletSignature } from "./signatures.ts";
+import { botUsernameOf } from "./telegram-bot.ts";
 import type { ListFilter, Status, VerificationRow, VerificationStore } from "./store.ts";
 
 export const MAX_ATTEMPTS = 5;
@@ -41,7 +43,14 @@ export interface VerificationDeps {
   clock: Clock;
   hmacKey: string;
   logger: Logger;
+  /** Absent when SMTP is not configured (then live email channels are unavailable). */
+  mailer?: Mailer;
 }
+
+/** The error of a wrong answer: its code and what to tell the user. */
+type Failure = ["invalid_code" | "invalid_signature", string];
+
+const rpcScope = (s: Scope) => ({ tenantId: s.tenantId, environment: toEnvironment(s.env), requestId: s.requestId ?? "" });
 
 export const identifierHash = (canonical: string) => createHash("sha256").update(canonical).digest("hex");
 
@@ -80,6 +89,10 @@ export class Verifications {
     const now = clock.now();
     const id = newId("verification", now.getTime());
     const ch = buildChallenge({ id, type, channel: input.channel, identifier: ident.value, env: scope.env, now, config });
+    if (ch.sendTo && ch.code && scope.env === "live") {
+      // sent before the row is stored: a failed send leaves nothing half-made, and test keys never send
+      await this.d.mailer!.send(codeMail(ch.sendTo, ch.code, Math.round(TTL_MS[type] / 60_000), type === "domain" ? `control of ${ident.value}` : "your email address"));
+    }
     const row = await store.insert({
       id,
       tenant_id: scope.tenantId,
@@ -99,7 +112,7 @@ export class Verifications {
       proof_expires_in: proofTtl,
       created_at: now,
     });
-    this.d.logger.info({ tenant_id: scope.tenantId, verification_id: id, type, channel: input.channel, env: scope.env }, "verification created");
+    this.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: id, type, channel: input.channel, env: scope.env }, "verification created");
     return { row, code: ch.showCode ? ch.code : undefined };
   }
 
@@ -121,7 +134,7 @@ export class Verifications {
     const v = await this.pendingForAction(scope, id);
     const method = methodOf(v.type as AssetType, v.channel);
     let ok: boolean;
-    let failure: "invalid_code" | "invalid_signature" = "invalid_code";
+    let failure: Failure = ["invalid_code", "the code is not correct"];
     if (method === "code") {
       const code = input.challengeCode;
       if (!code) throw new AppError("validation_error", "challenge_code is required", { details: [{ field: "challenge_code", message: "required", code: "required" }] });
@@ -130,9 +143,14 @@ export class Verifications {
     } else if (method === "signature") {
       if (!input.signature) throw new AppError("validation_error", "signature is required for wallet verifications");
       ok = await verifyWalletSignature(v.channel as "ethereum", v.identifier, v.challenge_message ?? "", input.signature);
-      failure = "invalid_signature";
+      failure = ["invalid_signature", "the signature does not verify"];
+    } else if (method === "bot_token") {
+      if (!input.botToken) throw new AppError("validation_error", "bot_token is required for telegram_bot verifications");
+      const username = await botUsernameOf(this.d.config.TELEGRAM_API_URL, input.botToken);
+      ok = username !== undefined && username.toLowerCase() === v.identifier_canonical;
+      failure = ["invalid_code", "the bot token does not belong to this bot"];
     } else {
-      throw new AppError("invalid_state", `${v.type} verifications on ${v.channel} are completed by ${method === "oauth" ? "signing in" : method === "bot_token" ? "the bot token check" : "the DNS/HTTP check"}, not by a code`);
+      throw new AppError("invalid_state", `${v.type} verifications on ${v.channel} are completed by ${method === "oauth" ? "signing in" : "the DNS/HTTP check"}, not by a code`);
     }
     if (!ok) return this.failAttempt(scope, v, failure);
     return this.complete(scope, v);
@@ -150,7 +168,7 @@ export class Verifications {
     const v = await this.get(scope, id);
     if (v.status === "revoked") return v;
     if (v.status !== "verified") throw new AppError("invalid_state", `only a verified verification can be revoked (this one is ${v.status})`);
-    const r = await this.d.proofs.revokeProof({ scope: { tenantId: scope.tenantId, environment: toEnvironment(scope.env) }, proofId: id, reason });
+    const r = await this.d.proofs.revokeProof({ scope: rpcScope(scope), proofId: id, reason });
     const revokedAt = toDate(r.revokedAt) ?? this.d.clock.now();
     return (await this.d.store.markRevoked(scope, id, revokedAt, r.reason)) ?? (await this.get(scope, id));
   }
@@ -200,7 +218,7 @@ export class Verifications {
     return v;
   }
 
-  private async failAttempt(scope: Scope, v: VerificationRow, code: "invalid_code" | "invalid_signature"): Promise<never> {
+  private async failAttempt(scope: Scope, v: VerificationRow, [code, message]: Failure): Promise<never> {
     const after = await this.d.store.recordFailedAttempt(scope, v.id, this.d.clock.now());
     if (!after) {
       await this.pendingForAction(scope, v.id); // it moved on meanwhile: answer its new state
@@ -210,7 +228,7 @@ export class Verifications {
       throw new AppError("max_attempts_exceeded", "too many wrong attempts; the verification has failed", { extra: { attempts_remaining: 0 } });
     }
     const remaining = after.max_attempts - after.attempts;
-    throw new AppError(code, code === "invalid_code" ? "the code is not correct" : "the signature does not verify", {
+    throw new AppError(code, message, {
       extra: { attempts_remaining: remaining },
     });
   }
@@ -223,7 +241,7 @@ export class Verifications {
   private async complete(scope: Scope, v: VerificationRow): Promise<VerificationRow> {
     const now = this.d.clock.now();
     const proof = await this.d.proofs.issueProof({
-      scope: { tenantId: scope.tenantId, environment: toEnvironment(scope.env) },
+      scope: rpcScope(scope),
       proofId: v.id,
       type: v.type,
       channel: v.channel,
@@ -234,13 +252,13 @@ export class Verifications {
     });
     const done = await this.d.store.markVerified(scope, v.id, { token: proof.token, expiresAt: toDate(proof.expiresAt)! }, now);
     if (done) {
-      this.d.logger.info({ tenant_id: scope.tenantId, verification_id: v.id, kid: proof.kid }, "verification verified");
+      this.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: v.id, kid: proof.kid }, "verification verified");
       return done;
     }
     const cur = await this.get(scope, v.id);
     if (cur.status === "verified") return cur;
     // it left pending (expired or failed) while the proof was being signed: withdraw that proof
-    await this.d.proofs.revokeProof({ scope: { tenantId: scope.tenantId, environment: toEnvironment(scope.env) }, proofId: v.id, reason: "other" });
+    await this.d.proofs.revokeProof({ scope: rpcScope(scope), proofId: v.id, reason: "other" });
     throw new AppError(cur.status === "expired" ? "challenge_expired" : "invalid_state", `verification is ${cur.status as Status}`);
   }
 }

@@ -1,0 +1,359 @@
+{{/* The five gRPC services, in the order callers depend on them. */}}
+{{- define "icv.grpcServices" -}}
+verification proof session domain webhook
+{{- end -}}
+
+{{- define "icv.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* release-icv, or just the release name when it already contains "icv" */}}
+{{- define "icv.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Name of one service's objects: (dict "root" $ "name" "proof") */}}
+{{- define "icv.componentName" -}}
+{{- printf "%s-%s" (include "icv.fullname" .root) .name -}}
+{{- end -}}
+
+{{- define "icv.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "icv.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .name }}
+{{- end -}}
+
+{{- define "icv.labels" -}}
+{{ include "icv.selectorLabels" . }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+app.kubernetes.io/part-of: icv
+{{- end -}}
+
+{{- define "icv.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+
+{{- define "icv.secretName" -}}
+{{- .Values.secret.existingSecret | default (include "icv.fullname" .) -}}
+{{- end -}}
+
+{{- define "icv.providerSecretName" -}}
+{{- .Values.providerSecret.existingSecret | default (printf "%s-providers" (include "icv.fullname" .)) -}}
+{{- end -}}
+
+{{- define "icv.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- .Values.serviceAccount.name | default (include "icv.fullname" .) -}}
+{{- else -}}
+{{- .Values.serviceAccount.name | default "default" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Fails the install early on values that would start a broken deployment. */}}
+{{- define "icv.validate" -}}
+{{- if not .Values.publicBaseUrl -}}
+{{- fail "publicBaseUrl is required (the gateway's public URL, e.g. https://icv.example.com)" -}}
+{{- end -}}
+{{- if not .Values.secret.existingSecret -}}
+{{- $s := .Values.secret -}}
+{{- if not $s.PROOF_KEY_ENCRYPTION_KEY -}}{{- fail "secret.PROOF_KEY_ENCRYPTION_KEY is required (openssl rand -base64 32): without it each proof pod would generate its own" -}}{{- end -}}
+{{- if not $s.CHALLENGE_HMAC_KEY -}}{{- fail "secret.CHALLENGE_HMAC_KEY is required (openssl rand -base64 32)" -}}{{- end -}}
+{{- if not $s.ADMIN_TOKEN -}}{{- fail "secret.ADMIN_TOKEN is required (at least 24 characters)" -}}{{- end -}}
+{{- if not $s.DATABASE_URL -}}
+{{- range $name := splitList " " (printf "gateway %s" (include "icv.grpcServices" $)) -}}
+{{- if not (get $s (printf "%s_DATABASE_URL" (upper $name))) -}}
+{{- fail (printf "secret.DATABASE_URL (or secret.%s_DATABASE_URL) is required: in a cluster every service needs Postgres" (upper $name)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret key a service reads DATABASE_URL from: its own key when given, else DATABASE_URL. */}}
+{{- define "icv.databaseUrlKey" -}}
+{{- $svc := index .root.Values.services .name -}}
+{{- $own := printf "%s_DATABASE_URL" (upper .name) -}}
+{{- if get $svc "databaseUrlKey" -}}
+{{- get $svc "databaseUrlKey" -}}
+{{- else if and (not .root.Values.secret.existingSecret) (get .root.Values.secret $own) -}}
+{{- $own -}}
+{{- else -}}
+DATABASE_URL
+{{- end -}}
+{{- end -}}
+
+{{/* Environment of one service's container: (dict "root" $ "name" "proof") */}}
+{{- define "icv.env" -}}
+{{- $root := .root -}}
+{{- $name := .name -}}
+{{- $svc := index $root.Values.services $name -}}
+{{- $secret := include "icv.secretName" $root -}}
+- name: NODE_ENV
+  value: production
+- name: LOG_LEVEL
+  value: {{ $root.Values.logLevel | quote }}
+- name: PUBLIC_BASE_URL
+  value: {{ $root.Values.publicBaseUrl | quote }}
+{{- with $root.Values.proofIssuer }}
+- name: PROOF_ISSUER
+  value: {{ . | quote }}
+{{- end }}
+- name: DATA_DIR
+  value: /tmp/icv
+- name: GRPC_HOST
+  value: "0.0.0.0"
+- name: BOOTSTRAP_DEV_TENANT
+  value: "false"
+- name: SHUTDOWN_TIMEOUT_MS
+  value: {{ $root.Values.shutdownTimeoutMs | int | quote }}
+- name: RATE_LIMIT_PER_MINUTE
+  value: {{ $root.Values.rateLimitPerMinute | int | quote }}
+{{- range $other := splitList " " (include "icv.grpcServices" $root) }}
+{{- $o := index $root.Values.services $other }}
+- name: {{ upper $other }}_GRPC_PORT
+  value: {{ $o.grpcPort | int | quote }}
+- name: {{ upper $other }}_URL
+  value: {{ printf "http://%s:%d" (include "icv.componentName" (dict "root" $root "name" $other)) ($o.grpcPort | int) | quote }}
+{{- end }}
+{{- if eq $name "gateway" }}
+- name: HOST
+  value: "0.0.0.0"
+- name: PORT
+  value: {{ $svc.port | int | quote }}
+- name: ADMIN_PORT
+  value: {{ $svc.adminPort | int | quote }}
+{{- end }}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ include "icv.databaseUrlKey" . }}
+- name: REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: REDIS_URL
+      optional: true
+- name: KAFKA_BROKERS
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: KAFKA_BROKERS
+      optional: true
+{{- if eq $name "proof" }}
+- name: PROOF_KEY_ENCRYPTION_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: PROOF_KEY_ENCRYPTION_KEY
+{{- end }}
+{{- if eq $name "verification" }}
+- name: CHALLENGE_HMAC_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: CHALLENGE_HMAC_KEY
+{{- end }}
+{{- if eq $name "gateway" }}
+- name: ADMIN_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: ADMIN_TOKEN
+{{- end }}
+{{- range $k, $v := merge (deepCopy ($svc.env | default dict)) (deepCopy ($root.Values.env | default dict)) }}
+- name: {{ $k }}
+  value: {{ $v | toString | quote }}
+{{- end }}
+{{- end -}}
+
+{{/*
+One service: Deployment, Service and (when enabled) PodDisruptionBudget.
+(dict "root" $ "name" "proof")
+*/}}
+{{- define "icv.component" -}}
+{{- $root := .root -}}
+{{- $name := .name -}}
+{{- $svc := index $root.Values.services $name -}}
+{{- $fullName := include "icv.componentName" . -}}
+{{- $gateway := eq $name "gateway" -}}
+{{- $port := 0 -}}
+{{- if $gateway -}}{{- $port = $svc.port | int -}}{{- else -}}{{- $port = $svc.grpcPort | int -}}{{- end -}}
+{{- $portName := ternary "http" "grpc" $gateway -}}
+{{- $grace := add (div ($root.Values.shutdownTimeoutMs | int) 1000) ($root.Values.preStopSleepSeconds | int) 5 -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $fullName }}
+  labels:
+    {{- include "icv.labels" . | nindent 4 }}
+spec:
+  replicas: {{ $svc.replicas | int }}
+  revisionHistoryLimit: 5
+  selector:
+    matchLabels:
+      {{- include "icv.selectorLabels" . | nindent 6 }}
+  strategy:
+    type: RollingUpdate
+    rollingUpdate:
+      maxSurge: 1
+      maxUnavailable: 0
+  template:
+    metadata:
+      labels:
+        {{- include "icv.selectorLabels" . | nindent 8 }}
+      annotations:
+        checksum/secret: {{ include (print $root.Template.BasePath "/secret.yaml") $root | sha256sum }}
+        {{- with $root.Values.podAnnotations }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+    spec:
+      serviceAccountName: {{ include "icv.serviceAccountName" $root }}
+      automountServiceAccountToken: false
+      terminationGracePeriodSeconds: {{ $grace }}
+      {{- with $root.Values.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      securityContext:
+        {{- toYaml $root.Values.podSecurityContext | nindent 8 }}
+      containers:
+        - name: {{ $name }}
+          image: {{ include "icv.image" $root | quote }}
+          imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          command:
+            {{- range $root.Values.command }}
+            - {{ . | quote }}
+            {{- end }}
+            - {{ printf "services/%s/src/main.ts" $name | quote }}
+          ports:
+            - name: {{ $portName }}
+              containerPort: {{ $port }}
+              protocol: TCP
+          env:
+            {{- include "icv.env" . | nindent 12 }}
+          {{- if or $root.Values.providerSecret.existingSecret $root.Values.providerSecret.values }}
+          envFrom:
+            - secretRef:
+                name: {{ include "icv.providerSecretName" $root }}
+          {{- end }}
+          {{- if $gateway }}
+          startupProbe:
+            httpGet:
+              path: /api/v1
+              port: http
+            periodSeconds: 2
+            failureThreshold: 60
+          # /health asks the database and every service: a gateway whose verification or proof
+          # service is unreachable answers 503 and leaves the endpoints until they are back
+          readinessProbe:
+            httpGet:
+              path: /health
+              port: http
+            periodSeconds: 10
+            timeoutSeconds: 3
+            failureThreshold: 3
+          # liveness only asks whether this process answers HTTP (a dependency being down must
+          # not restart the gateway)
+          livenessProbe:
+            httpGet:
+              path: /api/v1
+              port: http
+            periodSeconds: 20
+            timeoutSeconds: 3
+            failureThreshold: 3
+          {{- else }}
+          # grpc.health.v1 Check: SERVING once started, NOT_SERVING when its database does not
+          # answer or while shutting down
+          startupProbe:
+            grpc:
+              port: {{ $port }}
+            periodSeconds: 2
+            failureThreshold: 60
+          readinessProbe:
+            grpc:
+              port: {{ $port }}
+            periodSeconds: 10
+            timeoutSeconds: 3
+            failureThreshold: 3
+          # liveness is a plain TCP check: a database outage turns the gRPC health NOT_SERVING,
+          # which must take the pod out of the Service, not restart it
+          livenessProbe:
+            tcpSocket:
+              port: grpc
+            periodSeconds: 20
+            timeoutSeconds: 3
+            failureThreshold: 3
+          {{- end }}
+          lifecycle:
+            preStop:
+              exec:
+                command: ["sleep", {{ $root.Values.preStopSleepSeconds | int | toString | quote }}]
+          resources:
+            {{- toYaml $svc.resources | nindent 12 }}
+          securityContext:
+            {{- toYaml $root.Values.securityContext | nindent 12 }}
+          volumeMounts:
+            - name: tmp
+              mountPath: /tmp
+      volumes:
+        - name: tmp
+          emptyDir:
+            sizeLimit: 256Mi
+      {{- with $root.Values.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $root.Values.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $root.Values.affinity }}
+      affinity:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ $fullName }}
+  labels:
+    {{- include "icv.labels" . | nindent 4 }}
+spec:
+  {{- if $gateway }}
+  type: {{ $svc.service.type }}
+  {{- else }}
+  type: ClusterIP
+  {{- end }}
+  selector:
+    {{- include "icv.selectorLabels" . | nindent 4 }}
+  ports:
+    - name: {{ $portName }}
+      {{- if $gateway }}
+      port: {{ $svc.service.port | default 80 | int }}
+      {{- else }}
+      port: {{ $port }}
+      {{- end }}
+      targetPort: {{ $portName }}
+      protocol: TCP
+{{- if $svc.pdb.enabled }}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ $fullName }}
+  labels:
+    {{- include "icv.labels" . | nindent 4 }}
+spec:
+  minAvailable: {{ $svc.pdb.minAvailable }}
+  selector:
+    matchLabels:
+      {{- include "icv.selectorLabels" . | nindent 6 }}
+{{- end }}
+{{- end -}}

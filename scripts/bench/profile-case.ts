@@ -1,0 +1,72 @@
+// Profiles the stack under one bench case only, so a profile shows one path's costs:
+//   npx tsx scripts/bench/profile-case.ts get|validate|create [seconds=10] [profile-dir=/tmp/icv-prof] [connections=50]
+// Starts the stack as `node --cpu-prof --import tsx scripts/start-all.ts` (DATABASE_URL / REDIS_URL
+// are honoured as in the bench), warms up 2 s, loads for `seconds`, stops it and prints the
+// command that summarizes the main-thread .cpuprofile over the measured window only.
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { load, loadCreateAndVerify } from "./load.ts";
+import { createTenant, freshPostgres, startStack, stackEnv } from "./stack.ts";
+
+const [which = "get", secondsArg = "10", dirArg = "/tmp/icv-prof", connArg = "50"] = process.argv.slice(2);
+const connections = Number(connArg);
+if (!["get", "validate", "create"].includes(which)) {
+  process.stderr.write("usage: profile-case get|validate|create [seconds] [profile-dir]\n");
+  process.exit(1);
+}
+const seconds = Number(secondsArg);
+const profileDir = path.resolve(dirArg, `${which}-${Date.now()}`);
+mkdirSync(profileDir, { recursive: true });
+process.env.BENCH_CPU_PROF = profileDir;
+
+const db = process.env.DATABASE_URL ? await freshPostgres(process.env.DATABASE_URL) : undefined;
+const dataDir = mkdtempSync(path.join(tmpdir(), "icv-prof-"));
+const env = await stackEnv(dataDir, { DATABASE_URL: db?.url, REDIS_URL: process.env.REDIS_URL });
+const stack = await startStack(env);
+let window = "";
+try {
+  const t = await createTenant(stack.adminUrl, dataDir, "profile");
+  const auth = { authorization: `Bearer ${t.testKey}` };
+  const post = async (p: string, body?: unknown) => {
+    const res = await fetch(stack.url + p, {
+      method: "POST",
+      headers: { ...auth, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return (await res.json()) as Record<string, string>;
+  };
+  const created = await post("/api/v1/verifications", { type: "phone", channel: "telegram", identifier: "+37069199199" });
+  const verified = await post(`/api/v1/verifications/${created.id}/test-verify`);
+  const target = () => stack.mainPid();
+  const run = (duration: number) => {
+    const common = { connections, duration, target };
+    return which === "get"
+      ? load({ label: "GET", url: `${stack.url}/api/v1/verifications/${created.id}`, headers: auth, ...common }, 0)
+      : which === "validate"
+        ? load(
+            {
+              label: "validate",
+              url: `${stack.url}/api/v1/proofs/validate`,
+              method: "POST",
+              headers: { ...auth, "content-type": "application/json" },
+              body: JSON.stringify({ proof_token: verified.proof_token, identifier: "+37069199199" }),
+              ...common,
+            },
+            0,
+          )
+        : loadCreateAndVerify({ url: stack.url, connections, duration }, t.testKey, 0, "create + test-verify", target);
+  };
+  await run(2); // warm-up
+  // V8 profile timestamps and process.hrtime are both CLOCK_MONOTONIC microseconds on Linux
+  const from = process.hrtime.bigint() / 1000n;
+  const r = await run(seconds);
+  window = `${from},${process.hrtime.bigint() / 1000n}`;
+  process.stdout.write(`${which}: ${Math.round(r.rate)}/s p50 ${r.p50} ms p99 ${r.p99} ms, non-2xx ${r.non2xx}, stack CPU ${r.cpuMsPerOp.toFixed(3)} ms/op, cores stack/loadgen/db/other ${[r.cpu.target, r.cpu.loadgen, r.cpu.db, r.cpu.others].map((v) => v.toFixed(2)).join("/")}\n`);
+} finally {
+  await stack.stop();
+  await db?.drop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+const main = readdirSync(profileDir).filter((f) => /\.0\.\d+\.cpuprofile$/.test(f));
+for (const f of main) process.stdout.write(`npx tsx scripts/bench/profile-summary.ts ${path.join(profileDir, f)} 40 '' ${window}\n`);

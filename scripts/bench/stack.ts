@@ -1,0 +1,237 @@
+// Runs the stack the way `npm start` does (`npx tsx scripts/start-all.ts` in a child process group),
+// on free ports and a temp DATA_DIR, and measures what the bench reports about the process itself.
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
+
+export const REPO_ROOT = path.resolve(import.meta.dirname, "..", "..");
+const SERVICE_PORT_VARS = ["VERIFICATION_GRPC_PORT", "PROOF_GRPC_PORT", "SESSION_GRPC_PORT", "DOMAIN_GRPC_PORT", "WEBHOOK_GRPC_PORT"];
+
+/** n distinct free loopback ports (all held open together, then released). */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: n }, () => new Promise<net.Server>((resolve, reject) => {
+      const s = net.createServer();
+      s.once("error", reject);
+      s.listen(0, "127.0.0.1", () => resolve(s));
+    })),
+  );
+  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return ports;
+}
+
+/** A fresh database on the Postgres of `url`; `drop()` removes it again. */
+export async function freshPostgres(url: string): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+  const name = `icv_bench_${randomBytes(5).toString("hex")}`;
+  const run = async (sql: string) => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  await run(`CREATE DATABASE ${name}`);
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return { url: u.toString(), name, drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/** Everything the bench's stack child needs in its environment. */
+export async function stackEnv(dataDir: string, extra: Record<string, string | undefined>): Promise<Record<string, string>> {
+  const [port, adminPort, ...grpc] = await freePorts(2 + SERVICE_PORT_VARS.length);
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  // the bench decides these; inherited values would point the child somewhere else
+  for (const k of ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "PUBLIC_BASE_URL", "ADMIN_TOKEN"]) delete env[k];
+  Object.assign(env, {
+    DATA_DIR: dataDir,
+    HOST: "127.0.0.1",
+    GRPC_HOST: "127.0.0.1",
+    PORT: String(port),
+    ADMIN_PORT: String(adminPort),
+    LOG_LEVEL: "warn",
+    RATE_LIMIT_PER_MINUTE: "1000000000",
+    BOOTSTRAP_DEV_TENANT: "false",
+    SHUTDOWN_TIMEOUT_MS: "3000",
+  });
+  SERVICE_PORT_VARS.forEach((k, i) => (env[k] = String(grpc[i])));
+  for (const [k, v] of Object.entries(extra)) if (v) env[k] = v;
+  return env;
+}
+
+export interface RunningStack {
+  url: string;
+  adminUrl: string;
+  /** ms from spawning `npx tsx scripts/start-all.ts` to the first GET /health 200 */
+  startMs: number;
+  /** the process that runs start-all.ts (not the npx/tsx wrappers) */
+  mainPid(): number | undefined;
+  /** RSS of that process, bytes */
+  rss(): number | undefined;
+  stop(): Promise<void>;
+  output(): string;
+}
+
+/** Starts the stack and waits (up to timeoutMs) for /health to answer 200. */
+export async function startStack(env: Record<string, string>, timeoutMs = 60_000): Promise<RunningStack> {
+  const url = `http://127.0.0.1:${env.PORT}`;
+  const adminUrl = `http://127.0.0.1:${env.ADMIN_PORT}`;
+  const began = performance.now();
+  // with a profile directory, node runs start-all.ts itself (NODE_OPTIONS may not carry --cpu-prof)
+  const profileDir = process.env.BENCH_CPU_PROF;
+  const [cmd, args] = profileDir
+    ? [process.execPath, ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--import", "tsx", "scripts/start-all.ts"]]
+    : ["npx", ["tsx", "scripts/start-all.ts"]];
+  const child = spawn(cmd, args, { cwd: REPO_ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  const keep = (d: Buffer) => {
+    out = (out + d.toString()).slice(-8000);
+  };
+  child.stdout!.on("data", keep);
+  child.stderr!.on("data", keep);
+  let exited: string | undefined;
+  child.once("exit", (code, signal) => (exited = `exit code ${code}${signal ? `, signal ${signal}` : ""}`));
+
+  const stack: RunningStack = {
+    url,
+    adminUrl,
+    startMs: 0,
+    mainPid: () => mainProcess(child.pid!),
+    rss() {
+      const pid = mainProcess(child.pid!);
+      return pid === undefined ? undefined : rssOf(pid);
+    },
+    stop: () => stopGroup(child),
+    output: () => out,
+  };
+  const deadline = began + timeoutMs;
+  for (;;) {
+    if (exited) throw new Error(`the stack exited before it was healthy (${exited}):\n${out}`);
+    if (performance.now() > deadline) {
+      await stack.stop();
+      throw new Error(`the stack was not healthy within ${timeoutMs} ms:\n${out}`);
+    }
+    try {
+      const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    await sleep(25);
+  }
+  stack.startMs = performance.now() - began;
+  return stack;
+}
+
+/** SIGTERM to the child's process group, wait until every member is gone (SIGKILL after 15 s). */
+async function stopGroup(child: ChildProcess): Promise<void> {
+  const pgid = child.pid!;
+  const alive = () => {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!alive()) return;
+  process.kill(-pgid, "SIGTERM");
+  const deadline = Date.now() + 15_000;
+  while (alive() && Date.now() < deadline) await sleep(50);
+  if (alive()) {
+    process.kill(-pgid, "SIGKILL");
+    while (alive()) await sleep(50);
+  }
+}
+
+/** The child, grandchild, … of `root` on Linux, read from /proc. */
+function descendants(root: number): number[] {
+  const parent = new Map<number, number>();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      parent.set(Number(d), ppid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const [pid, pp] of parent) if (pp === p) (out.push(pid), walk(pid));
+  };
+  walk(root);
+  return out;
+}
+
+/** The node process that runs start-all.ts: the deepest one in the tree whose command line names it. */
+function mainProcess(root: number): number | undefined {
+  const tree = [root, ...descendants(root)];
+  const named = tree.filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("start-all.ts");
+    } catch {
+      return false;
+    }
+  });
+  return named.at(-1);
+}
+
+export function rssOf(pid: number): number | undefined {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Creates a tenant over the admin Connect endpoint (JSON), with the token from DATA_DIR. */
+export async function createTenant(adminUrl: string, dataDir: string, name: string): Promise<{ tenantId: string; liveKey: string; testKey: string }> {
+  const token = readFileSync(path.join(dataDir, "secrets", "admin-token"), "utf8").trim();
+  const res = await fetch(`${adminUrl}/icv.gateway.v1.AdminService/CreateTenant`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify({ name }),
+  });
+  const body = (await res.json()) as { tenant?: { id: string }; liveKey?: string; testKey?: string };
+  if (res.status !== 200 || !body.tenant || !body.testKey || !body.liveKey) throw new Error(`CreateTenant failed: ${res.status} ${JSON.stringify(body)}`);
+  return { tenantId: body.tenant.id, liveKey: body.liveKey, testKey: body.testKey };
+}
+
+/** Starts the hello-world baseline in its own process; resolves with its URL and a stop function. */
+export async function startHelloWorld(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, "scripts", "bench", "hello-world.ts")], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, NODE_OPTIONS: "" },
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let buf = "";
+    child.stdout!.on("data", (d: Buffer) => {
+      buf += d.toString();
+      const nl = buf.indexOf("\n");
+      if (nl >= 0) resolve((JSON.parse(buf.slice(0, nl)) as { port: number }).port);
+    });
+    child.once("exit", (code) => reject(new Error(`hello-world exited (${code})`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}

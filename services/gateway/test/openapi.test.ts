@@ -1,0 +1,149 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger, parseConfig } from "@icv/platform";
+import { buildApp } from "../src/app.ts";
+import { makeClients } from "../src/clients.ts";
+import { MemoryRateLimiter } from "../src/rate-limit.ts";
+import type { GatewayStore } from "../src/store.ts";
+
+type Json = Record<string, any>;
+const METHODS = ["get", "post", "put", "patch", "delete"];
+
+let server: http.Server;
+let doc: Json;
+let contentType: string | null;
+
+beforeAll(async () => {
+  const config = parseConfig({ PUBLIC_BASE_URL: "https://api.icv.test" });
+  // the document is built from the route table alone; nothing here reaches the store or a service
+  const { app } = buildApp({
+    config,
+    logger: createLogger({ level: "silent" }),
+    store: {} as GatewayStore,
+    clients: makeClients(config),
+    limiter: new MemoryRateLimiter(),
+  });
+  server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/openapi.json`);
+  expect(res.status).toBe(200);
+  contentType = res.headers.get("content-type");
+  doc = await res.json();
+});
+afterAll(() => new Promise<void>((resolve) => server?.close(() => resolve())));
+
+/** Every (path, method, operation) of the document. */
+const operations = () =>
+  Object.entries<Json>(doc.paths).flatMap(([p, ops]) => Object.entries<Json>(ops).filter(([m]) => METHODS.includes(m)).map(([m, op]) => ({ path: p, method: m, op })));
+
+/** Every object inside v with its JSON pointer. */
+function* walk(v: unknown, at = "#"): Generator<[string, Json]> {
+  if (!v || typeof v !== "object") return;
+  if (!Array.isArray(v)) yield [at, v as Json];
+  for (const [k, child] of Object.entries(v)) yield* walk(child, `${at}/${k.replace(/~/g, "~0").replace(/\//g, "~1")}`);
+}
+
+function resolvePointer(root: Json, ref: string): unknown {
+  if (!ref.startsWith("#/")) return undefined;
+  let cur: any = root;
+  for (const raw of ref.slice(2).split("/")) {
+    const k = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (!cur || typeof cur !== "object" || !(k in cur)) return undefined;
+    cur = cur[k];
+  }
+  return cur;
+}
+
+describe("GET /api/openapi.json", () => {
+  it("is an OpenAPI 3.0 document served as JSON, with info, a server and bearer security", () => {
+    expect(contentType).toMatch(/^application\/json/);
+    expect(doc.openapi).toMatch(/^3\.0\.\d+$/);
+    expect(doc.info).toMatchObject({ title: expect.any(String), version: expect.any(String) });
+    expect(doc.servers).toEqual([{ url: "https://api.icv.test" }]);
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(doc.security).toEqual([{ bearer: [] }]);
+  });
+
+  it("documents the spec's endpoints with OpenAPI-style paths", () => {
+    const keys = new Set(operations().map((o) => `${o.method.toUpperCase()} ${o.path}`));
+    for (const e of [
+      "GET /health",
+      "GET /api/v1",
+      "POST /api/v1/verifications",
+      "GET /api/v1/verifications",
+      "GET /api/v1/verifications/{id}",
+      "POST /api/v1/verifications/{id}/submit",
+      "POST /api/v1/verifications/{id}/test-verify",
+      "POST /api/v1/proofs/validate",
+      "GET /.well-known/jwks.json",
+      "GET /api/v1/proofs/revoked",
+    ]) {
+      expect(keys, e).toContain(e);
+    }
+    for (const p of Object.keys(doc.paths)) expect(p, p).not.toMatch(/\/:/);
+  });
+
+  it("every operation has a unique operationId, a summary, and responses that each have a description", () => {
+    const ids = operations().map((o) => o.op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const { path, method, op } of operations()) {
+      const where = `${method} ${path}`;
+      expect(op.summary, where).toEqual(expect.any(String));
+      expect(Object.keys(op.responses ?? {}).length, where).toBeGreaterThan(0);
+      for (const [code, r] of Object.entries<Json>(op.responses)) {
+        expect(code, where).toMatch(/^[1-5]\d\d$/);
+        expect(r.description, `${where} ${code}`).toEqual(expect.any(String));
+      }
+      expect(op.responses["429"], `${where} documents rate_limited`).toBeDefined();
+    }
+  });
+
+  it("keyed operations document 401; public ones say security: []", () => {
+    for (const { path, method, op } of operations()) {
+      if (Array.isArray(op.security) && op.security.length === 0) continue;
+      expect(op.responses["401"], `${method} ${path}`).toBeDefined();
+    }
+    const publicOps = operations().filter((o) => Array.isArray(o.op.security) && o.op.security.length === 0).map((o) => `${o.method.toUpperCase()} ${o.path}`);
+    expect(publicOps).toEqual(expect.arrayContaining(["GET /health", "GET /.well-known/jwks.json", "GET /api/v1/proofs/revoked"]));
+    expect(publicOps).not.toContain("POST /api/v1/verifications");
+  });
+
+  it("every {param} of a path is a required path parameter", () => {
+    for (const { path, method, op } of operations()) {
+      const names = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+      const inPath = (op.parameters ?? []).filter((p: Json) => p.in === "path");
+      expect(inPath.map((p: Json) => p.name).sort(), `${method} ${path}`).toEqual([...names].sort());
+      for (const p of inPath) expect(p.required, `${method} ${path} ${p.name}`).toBe(true);
+    }
+  });
+
+  it("request bodies are JSON objects that refuse unknown members (additionalProperties: false)", () => {
+    const withBody = operations().filter((o) => o.op.requestBody);
+    expect(withBody.length).toBeGreaterThan(0);
+    for (const { path, method, op } of withBody) {
+      const schema = op.requestBody.content?.["application/json"]?.schema;
+      expect(schema, `${method} ${path}`).toBeDefined();
+      // follow a local reference as a reader of the schema would
+      const target: Json = schema.$ref ? ((schema.definitions ?? schema.$defs)?.[schema.$ref.split("/").pop()] ?? resolvePointer(doc, schema.$ref)) : schema;
+      expect(target?.type, `${method} ${path}`).toBe("object");
+      expect(target.additionalProperties, `${method} ${path}`).toBe(false);
+    }
+  });
+
+  it("uses no JSON Schema keywords that OpenAPI 3.0 lacks (type arrays, const, $schema)", () => {
+    for (const [at, node] of walk(doc.paths)) {
+      expect(Array.isArray(node.type), `${at}.type`).toBe(false);
+      expect("const" in node && typeof node.const !== "object", `${at}.const`).toBe(false);
+      expect("$schema" in node, `${at}.$schema`).toBe(false);
+    }
+  });
+
+  it("every $ref resolves within the document", () => {
+    const broken: string[] = [];
+    for (const [at, node] of walk(doc)) {
+      if (typeof node.$ref === "string" && resolvePointer(doc, node.$ref) === undefined) broken.push(`${at}: ${node.$ref}`);
+    }
+    expect(broken).toEqual([]);
+  });
+});

@@ -1,0 +1,296 @@
+import { createHash } from "node:crypto";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { createLocalJWKSet, compactVerify, decodeJwt, decodeProtectedHeader, jwtVerify } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
+import { ManualClock, fromConnectError, newId } from "@icv/platform";
+import { startTestProofService, TEST_ISSUER, type TestProofService } from "./support/proof-service.ts";
+
+const T0 = new Date("2026-03-01T12:00:00.000Z");
+const clock = new ManualClock(T0);
+let svc: TestProofService;
+
+beforeAll(async () => {
+  svc = await startTestProofService(clock);
+});
+afterAll(() => svc?.close());
+
+const scopeA = { tenantId: "ten_A", environment: Environment.TEST };
+const scopeALive = { tenantId: "ten_A", environment: Environment.LIVE };
+const scopeB = { tenantId: "ten_B", environment: Environment.TEST };
+const hash = (s: string) => createHash("sha256").update(s).digest("hex");
+
+const issue = (over: Record<string, unknown> = {}) =>
+  svc.client.issueProof({
+    scope: scopeA,
+    proofId: newId("verification", clock.now().getTime()),
+    type: "email",
+    channel: "email",
+    identifierHash: hash("john.doe@example.com"),
+    verifiedAt: timestampFromDate(clock.now()),
+    expiresInSeconds: 3600,
+    ...over,
+  });
+
+/** The spec error code a call fails with (fails the test when the call succeeds). */
+async function errorCode(p: Promise<unknown>): Promise<string> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e, "expected the call to fail").toBeInstanceOf(ConnectError);
+  return fromConnectError(e).code;
+}
+
+describe("IssueProof", () => {
+  it("signs the DECISIONS.md claims exactly, with {alg: RS256, typ: JWT, kid}", async () => {
+    const proofId = newId("verification", clock.now().getTime());
+    const verifiedAt = new Date(T0.getTime() - 5_000);
+    const r = await issue({ proofId, verifiedAt: timestampFromDate(verifiedAt), expiresInSeconds: 600, externalUserId: "user-42", type: "phone", channel: "telegram", identifierHash: hash("+37069199199") });
+    const iat = Math.floor(clock.now().getTime() / 1000);
+    expect(decodeProtectedHeader(r.token)).toEqual({ alg: "RS256", typ: "JWT", kid: r.kid });
+    expect(decodeJwt(r.token)).toEqual({
+      iss: TEST_ISSUER,
+      sub: proofId,
+      jti: proofId,
+      iat,
+      exp: iat + 600,
+      proof_schema_version: "1.0",
+      tenant_id: "ten_A",
+      env: "test",
+      type: "phone",
+      channel: "telegram",
+      identifier_hash: hash("+37069199199"),
+      verified_at: verifiedAt.toISOString(),
+      external_user_id: "user-42",
+    });
+    expect(timestampDate(r.expiresAt!).getTime()).toBe((iat + 600) * 1000);
+    expect(r.token).not.toContain("37069199199");
+  });
+
+  it("leaves external_user_id out when not set, says env live for a live scope, and defaults the lifetime to 30 days", async () => {
+    const r = await issue({ scope: scopeALive, expiresInSeconds: 0 });
+    const claims = decodeJwt(r.token);
+    expect("external_user_id" in claims).toBe(false);
+    expect(claims.env).toBe("live");
+    expect(claims.exp! - claims.iat!).toBe(2_592_000);
+  });
+
+  it("is idempotent by proof_id: the same token again, even when asked with other fields", async () => {
+    const proofId = newId("verification", clock.now().getTime());
+    const first = await issue({ proofId });
+    clock.advance(2_000);
+    const again = await issue({ proofId });
+    const changed = await issue({ proofId, type: "phone", channel: "sms", expiresInSeconds: 60 });
+    expect(again).toEqual(first);
+    expect(changed.token).toBe(first.token);
+    expect(timestampDate(changed.expiresAt!)).toEqual(timestampDate(first.expiresAt!));
+  });
+
+  it("issues one proof when the same proof_id is asked for several times at once", async () => {
+    const proofId = newId("verification", clock.now().getTime());
+    const all = await Promise.all(Array.from({ length: 5 }, () => issue({ proofId })));
+    expect(new Set(all.map((r) => r.token)).size).toBe(1);
+    expect(await svc.client.validateProof({ proofToken: all[0].token })).toMatchObject({ valid: true, proofId });
+  });
+
+  it("refuses a proof_id another tenant already used", async () => {
+    const proofId = newId("verification", clock.now().getTime());
+    await issue({ proofId });
+    expect(await errorCode(issue({ proofId, scope: scopeB }))).toBe("invalid_state");
+  });
+
+  it.each([
+    ["a missing proof_id", { proofId: "" }],
+    ["a missing type", { type: "" }],
+    ["a missing channel", { channel: "" }],
+    ["an identifier_hash that is not hex SHA-256", { identifierHash: "john.doe@example.com" }],
+    ["a lifetime under 60 s", { expiresInSeconds: 59 }],
+    ["a lifetime over a year", { expiresInSeconds: 31_536_001 }],
+  ])("answers validation_error for %s", async (_what, over) => {
+    expect(await errorCode(issue(over))).toBe("validation_error");
+  });
+});
+
+describe("tenant scope", () => {
+  it("refuses tenant-owned calls without a scope, or with an unspecified environment, as unauthorized", async () => {
+    const { token } = await issue();
+    const proofId = decodeJwt(token).sub!;
+    const noScope = [
+      issue({ scope: undefined }),
+      svc.client.getProofStatus({ proofId }),
+      svc.client.revokeProof({ proofId, reason: "fraud" }),
+      issue({ scope: { tenantId: "ten_A", environment: Environment.UNSPECIFIED } }),
+      svc.client.getProofStatus({ scope: { tenantId: "", environment: Environment.TEST }, proofId }),
+    ];
+    for (const call of noScope) {
+      const e = await call.then(
+        () => undefined,
+        (err: unknown) => err as ConnectError,
+      );
+      expect(e?.code).toBe(Code.Unauthenticated);
+      expect(fromConnectError(e).code).toBe("unauthorized");
+    }
+    // and nothing was revoked
+    expect((await svc.client.getProofStatus({ scope: scopeA, proofId })).status?.isRevoked).toBe(false);
+  });
+});
+
+describe("GetProofStatus", () => {
+  it("answers the owner's proof and not_found to any other tenant or environment", async () => {
+    const { token, expiresAt } = await issue();
+    const proofId = decodeJwt(token).sub!;
+    const s = await svc.client.getProofStatus({ scope: scopeA, proofId });
+    expect(s.status).toMatchObject({ proofId, status: "active", isValid: true, isRevoked: false, isExpired: false });
+    expect(timestampDate(s.status!.expiresAt!)).toEqual(timestampDate(expiresAt!));
+    expect(await errorCode(svc.client.getProofStatus({ scope: scopeB, proofId }))).toBe("not_found");
+    expect(await errorCode(svc.client.getProofStatus({ scope: scopeALive, proofId }))).toBe("not_found");
+    expect(await errorCode(svc.client.getProofStatus({ scope: scopeA, proofId: "ver_nope" }))).toBe("not_found");
+  });
+});
+
+describe("RevokeProof", () => {
+  it("revokes once: a second revoke answers the original revoked_at and reason", async () => {
+    const { token } = await issue();
+    const proofId = decodeJwt(token).sub!;
+    const first = await svc.client.revokeProof({ scope: scopeA, proofId, reason: "fraud" });
+    expect(first).toMatchObject({ proofId, reason: "fraud" });
+    expect(timestampDate(first.revokedAt!)).toEqual(clock.now());
+    clock.advance(60_000);
+    const again = await svc.client.revokeProof({ scope: scopeA, proofId, reason: "other" });
+    expect(again.reason).toBe("fraud");
+    expect(timestampDate(again.revokedAt!)).toEqual(timestampDate(first.revokedAt!));
+
+    const s = await svc.client.getProofStatus({ scope: scopeA, proofId });
+    expect(s.status).toMatchObject({ status: "revoked", isValid: false, isRevoked: true, revokedReason: "fraud" });
+    expect(await svc.client.validateProof({ proofToken: token })).toMatchObject({ valid: false, reason: "revoked" });
+  });
+
+  it("answers validation_error for a reason outside the list, and not_found for another tenant's proof (which stays valid)", async () => {
+    const { token } = await issue();
+    const proofId = decodeJwt(token).sub!;
+    expect(await errorCode(svc.client.revokeProof({ scope: scopeA, proofId, reason: "because" }))).toBe("validation_error");
+    expect(await errorCode(svc.client.revokeProof({ scope: scopeB, proofId, reason: "fraud" }))).toBe("not_found");
+    expect(await errorCode(svc.client.revokeProof({ scope: scopeA, proofId: "ver_nope", reason: "fraud" }))).toBe("not_found");
+    expect(await svc.client.validateProof({ proofToken: token })).toMatchObject({ valid: true, proofId });
+  });
+});
+
+describe("ValidateProof", () => {
+  it("is open to anyone holding the token (no scope) and answers the proof's facts", async () => {
+    const { token, expiresAt } = await issue({ type: "phone", channel: "sms", identifierHash: hash("+15555550100") });
+    const v = await svc.client.validateProof({ proofToken: token });
+    expect(v).toMatchObject({ valid: true, proofId: decodeJwt(token).sub, type: "phone", channel: "sms", identifierHash: hash("+15555550100") });
+    expect(timestampDate(v.expiresAt!)).toEqual(timestampDate(expiresAt!));
+  });
+
+  it("answers reasons, not errors, for a bad token", async () => {
+    expect(await svc.client.validateProof({ proofToken: "garbage" })).toMatchObject({ valid: false, reason: "malformed" });
+    const [h, p, s] = (await issue()).token.split(".");
+    const payload = JSON.parse(Buffer.from(p, "base64url").toString());
+    const forged = `${h}.${Buffer.from(JSON.stringify({ ...payload, tenant_id: "ten_B" })).toString("base64url")}.${s}`;
+    expect(await svc.client.validateProof({ proofToken: forged })).toMatchObject({ valid: false, reason: "invalid_signature" });
+  });
+});
+
+describe("GetRevocationList", () => {
+  it("is signed with a key of GetJwks and its payload is exactly {revoked, generated_at}", async () => {
+    const { token } = await issue();
+    const proofId = decodeJwt(token).sub!;
+    await svc.client.revokeProof({ scope: scopeA, proofId, reason: "key_compromise" });
+    const list = await svc.client.getRevocationList({});
+    expect(list.revoked.map((r) => r.proofId)).toContain(proofId);
+
+    const { keys } = await svc.client.getJwks({});
+    const jwks = createLocalJWKSet({ keys: keys.map((k) => ({ kty: k.kty, n: k.n, e: k.e, alg: k.alg, use: k.use, kid: k.kid })) });
+    const { payload, protectedHeader } = await compactVerify(list.signature, jwks);
+    expect(protectedHeader.alg).toBe("RS256");
+    expect(keys.map((k) => k.kid)).toContain(protectedHeader.kid);
+    const doc = JSON.parse(new TextDecoder().decode(payload));
+    expect(doc).toEqual({
+      revoked: list.revoked.map((r) => ({ proof_id: r.proofId, revoked_at: timestampDate(r.revokedAt!).toISOString(), reason: r.reason })),
+      generated_at: timestampDate(list.generatedAt!).toISOString(),
+    });
+    expect(doc.revoked.find((r: { proof_id: string }) => r.proof_id === proofId)).toEqual({
+      proof_id: proofId,
+      revoked_at: clock.now().toISOString(),
+      reason: "key_compromise",
+    });
+  });
+
+  it("with since, lists only what was revoked after it", async () => {
+    const before = await issue();
+    await svc.client.revokeProof({ scope: scopeA, proofId: decodeJwt(before.token).sub!, reason: "other" });
+    const cut = clock.now();
+    clock.advance(1_000);
+    const after = await issue();
+    await svc.client.revokeProof({ scope: scopeA, proofId: decodeJwt(after.token).sub!, reason: "other" });
+    const list = await svc.client.getRevocationList({ since: timestampFromDate(cut) });
+    expect(list.revoked.map((r) => r.proofId)).toEqual([decodeJwt(after.token).sub]);
+  });
+});
+
+describe("GetRevocationList and expiry", () => {
+  it("leaves out a revoked proof once it has expired (it fails offline checks on its own)", async () => {
+    const { token } = await issue({ expiresInSeconds: 60 });
+    const proofId = decodeJwt(token).sub!;
+    await svc.client.revokeProof({ scope: scopeA, proofId, reason: "other" });
+    expect((await svc.client.getRevocationList({})).revoked.map((r) => r.proofId)).toContain(proofId);
+    clock.advance(61_000);
+    // a new revocation empties the list cache
+    await svc.client.revokeProof({ scope: scopeA, proofId: decodeJwt((await issue()).token).sub!, reason: "other" });
+    expect((await svc.client.getRevocationList({})).revoked.map((r) => r.proofId)).not.toContain(proofId);
+  });
+});
+
+describe("RotateSigningKey (own service: the JWKS depends on every proof's expiry)", () => {
+  const rclock = new ManualClock(T0);
+  let rot: TestProofService;
+  beforeAll(async () => {
+    rot = await startTestProofService(rclock);
+  });
+  afterAll(() => rot?.close());
+
+  it("keeps the old key in the JWKS while a proof it signed is unexpired, then drops it", async () => {
+    const old = await rot.client.issueProof({
+      scope: scopeA,
+      proofId: newId("verification"),
+      type: "email",
+      channel: "email",
+      identifierHash: hash("a@example.com"),
+      expiresInSeconds: 120,
+    });
+    const kidsBefore = (await rot.client.getJwks({})).keys.map((k) => k.kid);
+    expect(kidsBefore).toEqual([old.kid]);
+
+    const r = await rot.client.rotateSigningKey({});
+    expect(r.retiredKid).toBe(old.kid);
+    expect(r.kid).not.toBe(old.kid);
+
+    const fresh = await rot.client.issueProof({
+      scope: scopeA,
+      proofId: newId("verification"),
+      type: "email",
+      channel: "email",
+      identifierHash: hash("b@example.com"),
+      expiresInSeconds: 3600,
+    });
+    expect(fresh.kid).toBe(r.kid);
+    expect(decodeProtectedHeader(fresh.token).kid).toBe(r.kid);
+
+    const jwks = await rot.client.getJwks({});
+    expect(jwks.keys.map((k) => k.kid).sort()).toEqual([old.kid, r.kid].sort());
+    // both proofs verify offline against the published set
+    const set = createLocalJWKSet({ keys: jwks.keys.map((k) => ({ kty: k.kty, n: k.n, e: k.e, alg: k.alg, kid: k.kid })) });
+    const at = { issuer: TEST_ISSUER, currentDate: rclock.now(), algorithms: ["RS256"] };
+    await expect(jwtVerify(old.token, set, at)).resolves.toBeDefined();
+    await expect(jwtVerify(fresh.token, set, at)).resolves.toBeDefined();
+    expect(await rot.client.validateProof({ proofToken: old.token })).toMatchObject({ valid: true });
+
+    // past the old proof's expiry (and the JWKS cache), only the new key is published
+    rclock.advance(121_000);
+    expect((await rot.client.getJwks({})).keys.map((k) => k.kid)).toEqual([r.kid]);
+    expect(await rot.client.validateProof({ proofToken: old.token })).toMatchObject({ valid: false, reason: "expired" });
+  });
+});

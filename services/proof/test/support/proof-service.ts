@@ -1,0 +1,43 @@
+// Starts the real proof service on a free loopback port with a fresh database (PGlite in a temp
+// dir, or a new database on the Postgres of DATABASE_URL), for service-level tests.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { Client } from "@connectrpc/connect";
+import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
+import { createLogger, parseConfig, rpcClient, systemClock, type Clock } from "@icv/platform";
+import { maybeFreshPostgres } from "../../../../packages/platform/test/support/fresh-postgres.ts";
+import { startProofService } from "../../src/start.ts";
+
+export const TEST_ISSUER = "https://issuer.icv.test";
+
+export interface TestProofService {
+  url: string;
+  client: Client<typeof ProofService>;
+  close(): Promise<void>;
+}
+
+export async function startTestProofService(clock: Clock = systemClock, env: Record<string, string> = {}): Promise<TestProofService> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), "icv-proof-test-"));
+  const db = await maybeFreshPostgres();
+  const config = parseConfig({
+    DATA_DIR: dataDir,
+    PROOF_GRPC_PORT: "0",
+    GRPC_HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    PROOF_ISSUER: TEST_ISSUER,
+    SHUTDOWN_TIMEOUT_MS: "1000",
+    ...(db ? { DATABASE_URL: db.url } : {}),
+    ...env,
+  });
+  const svc = await startProofService(config, createLogger({ level: "silent" }), clock);
+  return {
+    url: svc.url,
+    client: rpcClient(ProofService, svc.url),
+    async close() {
+      await svc.close();
+      await db?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

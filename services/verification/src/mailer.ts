@@ -1,0 +1,42 @@
+import nodemailer from "nodemailer";
+import { AppError, type Config } from "@icv/platform";
+
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** Sends email; the verification service uses it for codes it must deliver itself (email, domain by email). */
+export interface Mailer {
+  send(mail: Mail): Promise<void>;
+}
+
+/** SMTP through nodemailer (pooled connections), from SMTP_URL / SMTP_FROM; undefined when SMTP is not configured. */
+export function smtpMailer(config: Config): Mailer | undefined {
+  if (!config.SMTP_URL) return undefined;
+  const transport = nodemailer.createTransport(config.SMTP_URL.includes("?") ? config.SMTP_URL : `${config.SMTP_URL}?pool=true`);
+  const from = config.SMTP_FROM ?? `ICV <no-reply@${new URL(config.publicBaseUrl).hostname}>`;
+  return {
+    async send(mail) {
+      try {
+        await transport.sendMail({ from, ...mail });
+      } catch {
+        throw new AppError("service_unavailable", "the email could not be sent; try again");
+      }
+    },
+  };
+}
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The message carrying a verification code (texts in one place so they can be translated). */
+export function codeMail(to: string, code: string, minutes: number, purpose: string): Mail {
+  const text = `Your verification code is ${code}\n\nEnter it to confirm ${purpose}. It expires in ${minutes} minutes.\nIf you did not ask for this, you can ignore this email.\n`;
+  const html = `<!doctype html><html><body style="font-family:system-ui,sans-serif;color:#1a1a1a">
+<p>Your verification code is</p><p style="font-size:28px;font-weight:700;letter-spacing:4px">${esc(code)}</p>
+<p>Enter it to confirm ${esc(purpose)}. It expires in ${minutes} minutes.</p>
+<p style="color:#555">If you did not ask for this, you can ignore this email.</p></body></html>`;
+  return { to, subject: `Your verification code: ${code}`, text, html };
+}

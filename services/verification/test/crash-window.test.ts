@@ -1,0 +1,122 @@
+// The crash window of completing a verification: the proof is issued (proof service), then the
+// row moves to verified with its events (this service's transaction). A crash between the two is
+// healed by a retry, which must get the same proof and write the events once.
+import type { Client } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
+import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
+import { createLogger, migrate, openDatabase, parseConfig, readMigrations, systemClock, type Database, type Scope } from "@icv/platform";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { freshPostgres, type FreshPostgres } from "../../../packages/platform/test/support/fresh-postgres.ts";
+import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
+import { VerificationStore } from "../src/store.ts";
+import { Verifications } from "../src/verifications.ts";
+
+const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
+
+/** A store whose markVerified fails the first `crashes` times before touching the database. */
+class CrashingStore extends VerificationStore {
+  crashes = 0;
+  override async markVerified(...args: Parameters<VerificationStore["markVerified"]>) {
+    if (this.crashes > 0) {
+      this.crashes--;
+      throw new Error("crash after the proof was issued");
+    }
+    return super.markVerified(...args);
+  }
+}
+
+let proof: TestProofService;
+let pgFresh: FreshPostgres | undefined;
+let db: Database;
+let store: CrashingStore;
+let verifications: Verifications;
+const issued: string[] = [];
+const scope: Scope = { tenantId: "ten_crash", env: "test" };
+
+beforeAll(async () => {
+  proof = await startTestProofService();
+  pgFresh = process.env.DATABASE_URL ? await freshPostgres(process.env.DATABASE_URL) : undefined;
+  db = await openDatabase(pgFresh ? { url: pgFresh.url, poolMax: 2 } : { dataDir: "memory://" });
+  await migrate(db, "verification", readMigrations(MIGRATIONS));
+  store = new CrashingStore(db);
+  // the real client, recording every token the proof service answers
+  const proofs = new Proxy(proof.client, {
+    get(target, prop, receiver) {
+      if (prop !== "issueProof") return Reflect.get(target, prop, receiver);
+      return async (...args: Parameters<Client<typeof ProofService>["issueProof"]>) => {
+        const r = await target.issueProof(...args);
+        issued.push(r.token);
+        return r;
+      };
+    },
+  });
+  verifications = new Verifications({
+    store,
+    proofs,
+    config: parseConfig({}),
+    clock: systemClock,
+    hmacKey: "k".repeat(32),
+    logger: createLogger({ level: "silent" }),
+  });
+});
+afterAll(async () => {
+  await db?.close();
+  await pgFresh?.drop();
+  await proof?.close();
+});
+
+const outbox = async (id: string) =>
+  (
+    await db.query<{ event_type: string; payload: { proof?: { token: string }; status?: string } }>(
+      "SELECT event_type, payload FROM verification.outbox WHERE aggregate_id = $1 ORDER BY id",
+      [id],
+    )
+  ).rows;
+
+describe(`completing a verification across a crash (${process.env.DATABASE_URL ? "Postgres" : "PGlite"})`, () => {
+  it("a retry after a crash between the proof and the state change is verified with the same proof, and one completed event", async () => {
+    const { row } = await verifications.create(scope, { type: "phone", channel: "telegram", identifier: "+370 691 99199", externalUserId: "user-7" });
+    issued.length = 0;
+
+    store.crashes = 1;
+    await expect(verifications.testVerify(scope, row.id)).rejects.toThrow("crash after the proof was issued");
+    expect(issued).toHaveLength(1);
+    // the proof exists at the proof service, the verification is still pending here
+    const status = await proof.client.getProofStatus({ scope: { tenantId: scope.tenantId, environment: Environment.TEST }, proofId: row.id });
+    expect(status.status).toMatchObject({ proofId: row.id, status: "active" });
+    expect((await verifications.get(scope, row.id)).status).toBe("pending");
+    expect((await outbox(row.id)).map((e) => e.event_type)).toEqual(["verification.status_changed"]);
+
+    const done = await verifications.testVerify(scope, row.id);
+    expect(done.status).toBe("verified");
+    expect(issued).toHaveLength(2);
+    expect(issued[1]).toBe(issued[0]);
+    expect(done.proof_token).toBe(issued[0]);
+
+    const events = await outbox(row.id);
+    const completed = events.filter((e) => e.event_type === "verification.completed");
+    expect(completed).toHaveLength(1);
+    expect(completed[0].payload.proof?.token).toBe(issued[0]);
+    expect(events.filter((e) => e.event_type === "verification.status_changed").map((e) => e.payload.status)).toEqual(["pending", "verified"]);
+
+    // and once more (a lost answer): the same row, no new events, no new proof
+    const again = await verifications.testVerify(scope, row.id);
+    expect(again.proof_token).toBe(issued[0]);
+    expect(await outbox(row.id)).toHaveLength(events.length);
+    expect(await proof.client.validateProof({ proofToken: issued[0] })).toMatchObject({ valid: true, proofId: row.id });
+  });
+
+  it("two retries racing after the crash still end with one proof and one completed event", async () => {
+    const { row } = await verifications.create(scope, { type: "email", channel: "email", identifier: "Crash.Test@Example.com" });
+    issued.length = 0;
+    store.crashes = 1;
+    await expect(verifications.testVerify(scope, row.id)).rejects.toThrow("crash after the proof was issued");
+    const [a, b] = await Promise.all([verifications.testVerify(scope, row.id), verifications.testVerify(scope, row.id)]);
+    expect(a.status).toBe("verified");
+    expect(b.status).toBe("verified");
+    expect(new Set([...issued, a.proof_token, b.proof_token]).size).toBe(1);
+    expect((await outbox(row.id)).filter((e) => e.event_type === "verification.completed")).toHaveLength(1);
+  });
+});

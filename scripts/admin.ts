@@ -10,7 +10,7 @@ import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { iso, loadConfig } from "@icv/platform";
 
 const USAGE = `usage: npm run --silent admin -- <command> [--json]
-  tenant create --name NAME        create a tenant; prints its live and test keys (shown once)
+  tenant create --name NAME        create a tenant; prints its live and test keys (shown once) and webhook secrets
   tenant list                      list tenants
   key create --tenant ID --env live|test
                                    create another API key for a tenant
@@ -59,8 +59,16 @@ async function run(): Promise<void> {
       const r = await admin.createTenant({ name: values.name }, { headers });
       const t = r.tenant!;
       return print(
-        { tenant_id: t.id, name: t.name, created_at: iso(t.createdAt), live_key: r.liveKey, test_key: r.testKey },
-        `tenant ${t.id} (${t.name})\nlive key ${r.liveKey}\ntest key ${r.testKey}\nThe keys are shown only now.`,
+        {
+          tenant_id: t.id,
+          name: t.name,
+          created_at: iso(t.createdAt),
+          live_key: r.liveKey,
+          test_key: r.testKey,
+          live_webhook_secret: r.liveWebhookSecret,
+          test_webhook_secret: r.testWebhookSecret,
+        },
+        `tenant ${t.id} (${t.name})\nlive key ${r.liveKey}\ntest key ${r.testKey}\nlive webhook secret ${r.liveWebhookSecret}\ntest webhook secret ${r.testWebhookSecret}\nThe keys are shown only now.`,
       );
     }
     case "tenant list": {

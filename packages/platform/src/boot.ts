@@ -5,8 +5,8 @@ import type { Logger } from "./logger.ts";
 import { migrate, readMigrations } from "./migrations.ts";
 
 /**
- * Opens a service's database (its own DATABASE_URL, or PGlite in `<DATA_DIR>/<name>/pgdata`)
- * and applies its migrations in its own schema.
+ * Opens a service's database (its own <NAME>_DATABASE_URL or DATABASE_URL, else the embedded
+ * PGlite in `<DATA_DIR>/pgdata`) and applies its migrations in its own schema.
  */
 export async function openServiceDatabase(
   config: Config,
@@ -17,11 +17,11 @@ export async function openServiceDatabase(
   const url = config.databaseUrl(name);
   const db = await openDatabase({
     url,
-    dataDir: url ? undefined : path.join(config.DATA_DIR, name, "pgdata"),
+    dataDir: url ? undefined : path.join(config.DATA_DIR, "pgdata"),
     poolMax: config.DB_POOL_MAX,
   });
   const applied = await migrate(db, name, readMigrations(migrationsDir));
-  if (applied.length) logger.info({ service: name, applied }, "migrations applied");
+  if (applied.length) logger.info({ applied }, "migrations applied");
   return db;
 }
 

@@ -17,14 +17,12 @@ const port = z.coerce.number().int().min(0).max(65535);
 const optionalUrl = z.string().url().optional();
 
 const base = z.object({
-  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   PORT: port.default(3000),
   HOST: z.string().default("0.0.0.0"),
   PUBLIC_BASE_URL: z.string().url().optional(),
   DATA_DIR: z.string().min(1).default("./data"),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// URL").optional(),
-  KAFKA_BROKERS: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   GRPC_HOST: z.string().default("127.0.0.1"),
@@ -42,7 +40,6 @@ const base = z.object({
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   BOOTSTRAP_DEV_TENANT: bool.default(true),
-  ALLOW_PRIVATE_TARGETS: bool.default(false),
   // providers (a channel whose provider is unset is unavailable for live keys)
   TELEGRAM_API_URL: z.string().url().default("https://api.telegram.org"),
   TELEGRAM_BOT_USERNAME: z.string().regex(/^[A-Za-z0-9_]{5,32}$/, "must be a bot username without @").optional(),
@@ -64,8 +61,9 @@ const base = z.object({
 });
 
 /** Per service: <NAME>_GRPC_PORT (listen), <NAME>_URL (callers' address), <NAME>_DATABASE_URL. */
-const perService = z.object(
-  Object.fromEntries(
+const perService = z.object({
+  GATEWAY_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(),
+  ...Object.fromEntries(
     Object.keys(SERVICES).flatMap((s) => {
       const up = s.toUpperCase();
       return [
@@ -75,7 +73,7 @@ const perService = z.object(
       ];
     }),
   ) as Record<string, z.ZodOptional<z.ZodType>>,
-);
+});
 const schema = base.extend(perService.shape);
 
 type Base = z.infer<typeof base>;

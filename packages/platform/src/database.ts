@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
@@ -58,7 +58,10 @@ class PgDatabase implements Database {
     await this.pool.query(sql);
   }
 
+  private closed = false;
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     await this.pool.end();
   }
 }
@@ -78,7 +81,11 @@ const wrapPglite = (q: PGlite | PGliteTx): Queryable => ({
 class PgliteDatabase implements Database {
   readonly kind = "pglite";
   private readonly q: Queryable;
-  constructor(private readonly db: PGlite) {
+  private closed = false;
+  constructor(
+    private readonly db: PGlite,
+    private readonly release: () => Promise<void>,
+  ) {
     this.q = wrapPglite(db);
   }
   query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
@@ -91,7 +98,9 @@ class PgliteDatabase implements Database {
     return this.q.exec(sql);
   }
   async close(): Promise<void> {
-    if (!this.db.closed) await this.db.close();
+    if (this.closed) return;
+    this.closed = true;
+    await this.release();
   }
 }
 
@@ -116,24 +125,38 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
     return db;
   }
   const dir = opts.dataDir ?? "memory://";
-  const fresh = dir.startsWith("memory://") || !existsSync(dir) || readdirSync(dir).length === 0;
-  if (!dir.startsWith("memory://")) mkdirSync(path.dirname(path.resolve(dir)), { recursive: true });
-  const lite = fresh ? await PGlite.create(dir, { loadDataDir: await pgliteTemplate() }) : await PGlite.create(dir);
-  return new PgliteDatabase(lite);
+  if (dir.startsWith("memory://")) {
+    const lite = await PGlite.create(dir, PGLITE_OPTIONS);
+    return new PgliteDatabase(lite, () => lite.close());
+  }
+  return sharedPglite(path.resolve(dir));
 }
 
-let template: Promise<Blob> | undefined;
+// The embedded database serves one developer's laptop or a test: Postgres's default 128 MB of
+// shared buffers would be most of the process's memory.
+const PGLITE_OPTIONS = { postgresqlconf: "shared_buffers = 16MB\n" } as const;
+
+const shared = new Map<string, { lite: Promise<PGlite>; users: number }>();
 
 /**
- * An initialised, empty PGlite cluster, made once per process: a new database starts from a copy
- * (about a second) instead of running initdb again (several seconds in WASM).
+ * One PGlite per data directory and process: the services of the all-in-one process share it
+ * (each in its own schema), which keeps memory and start time to one embedded Postgres. It is
+ * closed when its last user closes. PGlite is single-process: two processes need two DATA_DIRs.
  */
-function pgliteTemplate(): Promise<Blob> {
-  template ??= (async () => {
-    const t = await PGlite.create("memory://");
-    const blob = await t.dumpDataDir("none");
-    await t.close();
-    return blob;
-  })();
-  return template;
+async function sharedPglite(dir: string): Promise<Database> {
+  let entry = shared.get(dir);
+  if (!entry) {
+    mkdirSync(dir, { recursive: true });
+    entry = { lite: PGlite.create(dir, PGLITE_OPTIONS), users: 0 };
+    shared.set(dir, entry);
+    entry.lite.catch(() => shared.delete(dir));
+  }
+  entry.users++;
+  const lite = await entry.lite;
+  const e = entry;
+  return new PgliteDatabase(lite, async () => {
+    if (--e.users > 0) return;
+    shared.delete(dir);
+    await lite.close();
+  });
 }

@@ -25,7 +25,6 @@ describe("parseConfig", () => {
   it("fills the documented defaults from an empty environment", () => {
     const c = parseConfig({});
     expect(c).toMatchObject({
-      NODE_ENV: "development",
       PORT: 3000,
       HOST: "0.0.0.0",
       DATA_DIR: "./data",
@@ -36,7 +35,6 @@ describe("parseConfig", () => {
       PROOF_KEY_BITS: 2048,
       RATE_LIMIT_PER_MINUTE: 100,
       BOOTSTRAP_DEV_TENANT: true,
-      ALLOW_PRIVATE_TARGETS: false,
       publicBaseUrl: "http://localhost:3000",
       issuer: "http://localhost:3000",
     });
@@ -59,8 +57,8 @@ describe("parseConfig", () => {
     const c = parseConfig({
       PORT: "8080",
       PUBLIC_BASE_URL: "https://icv.example.com/",
-      ALLOW_PRIVATE_TARGETS: "1",
-      BOOTSTRAP_DEV_TENANT: "false",
+      BOOTSTRAP_DEV_TENANT: "0",
+      GATEWAY_DATABASE_URL: "postgres://db/gateway",
       DATABASE_URL: "postgres://db/main",
       PROOF_DATABASE_URL: "postgresql://db/proof",
       PROOF_GRPC_PORT: "0",
@@ -68,7 +66,6 @@ describe("parseConfig", () => {
       PROOF_KEY_ENCRYPTION_KEY: KEY_32,
     });
     expect(c.PORT).toBe(8080);
-    expect(c.ALLOW_PRIVATE_TARGETS).toBe(true);
     expect(c.BOOTSTRAP_DEV_TENANT).toBe(false);
     expect(c.publicBaseUrl).toBe("https://icv.example.com");
     expect(c.issuer).toBe("https://icv.example.com");
@@ -76,7 +73,7 @@ describe("parseConfig", () => {
     expect(c.serviceUrl("verification")).toBe("http://verification.internal:9000");
     expect(c.databaseUrl("proof")).toBe("postgresql://db/proof");
     expect(c.databaseUrl("verification")).toBe("postgres://db/main");
-    expect(c.databaseUrl("gateway")).toBe("postgres://db/main");
+    expect(c.databaseUrl("gateway")).toBe("postgres://db/gateway");
   });
 
   it.each([
@@ -88,7 +85,7 @@ describe("parseConfig", () => {
     ["PROOF_KEY_ENCRYPTION_KEY", { PROOF_KEY_ENCRYPTION_KEY: KEY_16 }],
     ["PROOF_KEY_BITS", { PROOF_KEY_BITS: "1024" }],
     ["LOG_LEVEL", { LOG_LEVEL: "verbose" }],
-    ["ALLOW_PRIVATE_TARGETS", { ALLOW_PRIVATE_TARGETS: "yes" }],
+    ["BOOTSTRAP_DEV_TENANT", { BOOTSTRAP_DEV_TENANT: "yes" }],
     ["ADMIN_TOKEN", { ADMIN_TOKEN: "short" }],
     ["PROOF_GRPC_PORT", { PROOF_GRPC_PORT: "abc" }],
     ["VERIFICATION_DATABASE_URL", { VERIFICATION_DATABASE_URL: "mysql://x" }],

@@ -34,8 +34,15 @@ export async function startAdminServer(opts: { host: string; port: number; token
       router.service(AdminService, {
         async createTenant(req) {
           const r = await opts.tenants.create(req.name);
+          const secrets = await opts.clients.webhook.ensureTenantSecrets({ tenantId: r.tenant.id });
           opts.logger.info({ tenant_id: r.tenant.id }, "tenant created");
-          return { tenant: { id: r.tenant.id, name: r.tenant.name, createdAt: ts(r.tenant.createdAt) }, liveKey: r.liveKey, testKey: r.testKey };
+          return {
+            tenant: { id: r.tenant.id, name: r.tenant.name, createdAt: ts(r.tenant.createdAt) },
+            liveKey: r.liveKey,
+            testKey: r.testKey,
+            liveWebhookSecret: secrets.liveSecret,
+            testWebhookSecret: secrets.testSecret,
+          };
         },
         async listTenants() {
           const rows = await opts.tenants.list();

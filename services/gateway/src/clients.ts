@@ -1,12 +1,14 @@
 import type { Client } from "@connectrpc/connect";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
+import { WebhookService } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
 import { rpcClient, toEnvironment, type Config, type ServiceName } from "@icv/platform";
 import type { Request } from "express";
 
 export interface Clients {
   verification: Client<typeof VerificationService>;
   proof: Client<typeof ProofService>;
+  webhook: Client<typeof WebhookService>;
   /** Base URLs of every backing service, for /health. */
   urls: Record<ServiceName, string>;
 }
@@ -15,6 +17,7 @@ export function makeClients(config: Config): Clients {
   return {
     verification: rpcClient(VerificationService, config.serviceUrl("verification")),
     proof: rpcClient(ProofService, config.serviceUrl("proof")),
+    webhook: rpcClient(WebhookService, config.serviceUrl("webhook")),
     urls: {
       verification: config.serviceUrl("verification"),
       proof: config.serviceUrl("proof"),

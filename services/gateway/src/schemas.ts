@@ -129,7 +129,14 @@ export const ValidateResponse = z
   .union([
     z.object({
       valid: z.literal(true),
-      verification: z.object({ id: z.string(), type: z.string(), channel: z.string(), verified_at: timestamp, expires_at: timestamp }),
+      verification: z.object({
+        id: z.string(),
+        type: z.string(),
+        channel: z.string(),
+        verified_at: timestamp,
+        expires_at: timestamp,
+        test_mode: z.boolean().describe("Issued with a test key: the user's control was not checked"),
+      }),
     }),
     z.object({
       valid: z.literal(false),

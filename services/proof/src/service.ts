@@ -121,6 +121,7 @@ export function proofRoutes(deps: ProofServiceDeps) {
           identifierHash: v.claims.identifier_hash,
           verifiedAt: ts(new Date(v.claims.verified_at)),
           expiresAt: ts(new Date(v.claims.exp * 1000)),
+          testMode: v.claims.env === "test",
         };
       },
 

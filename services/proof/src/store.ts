@@ -81,11 +81,16 @@ export class ProofStore {
     });
   }
 
-  /** Public keys to publish: the active key and every retired key with a proof still unexpired. */
+  /**
+   * Public keys to publish: the active key, every retired key with a proof still unexpired, and
+   * keys retired within the last day (a client may hold a JWKS or a signed revocation list from
+   * before the rotation that long).
+   */
   async publishedKeys(now: Date): Promise<PublicJwk[]> {
     const r = await this.db.query<{ public_jwk: PublicJwk }>(
       `SELECT k.public_jwk FROM ${S}.signing_keys k
         WHERE k.status = 'active'
+           OR k.retired_at > $1::timestamptz - interval '1 day'
            OR EXISTS (SELECT 1 FROM ${S}.proofs p WHERE p.kid = k.kid AND p.expires_at > $1)
         ORDER BY k.created_at DESC`,
       [now],

@@ -105,7 +105,7 @@ export function verificationRoutes(verifications: Verifications) {
       async validateProof(req) {
         const r = await verifications.validate(req.proofToken, req.identifier);
         return r.valid
-          ? { valid: true, verificationId: r.proofId, type: r.type, channel: r.channel, verifiedAt: r.verifiedAt, expiresAt: r.expiresAt }
+          ? { valid: true, verificationId: r.proofId, type: r.type, channel: r.channel, verifiedAt: r.verifiedAt, expiresAt: r.expiresAt, testMode: r.testMode }
           : { valid: false, reason: r.reason, message: r.message };
       },
     });

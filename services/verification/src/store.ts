@@ -198,17 +198,19 @@ export class VerificationStore {
   }
 
   /**
-   * Moves up to `batch` stale pending verifications to expired, with their events. Rows another
-   * replica is sweeping are skipped (FOR UPDATE SKIP LOCKED), so replicas never collide.
+   * Moves up to `batch` stale pending verifications (of one tenant scope, or all) to expired, with
+   * their events. Rows another replica is sweeping are skipped (FOR UPDATE SKIP LOCKED), so
+   * replicas never collide.
    */
-  async expireDue(now: Date, batch = 500): Promise<number> {
+  async expireDue(now: Date, batch = 500, scope?: Scope): Promise<number> {
     return this.db.tx(async (q) => {
       const r = await q.query<VerificationRow>(
         `UPDATE ${S}.verifications v SET status = 'expired', updated_at = $1
            FROM (SELECT id FROM ${S}.verifications WHERE status = 'pending' AND challenge_expires_at <= $1
+                    AND ($2::text IS NULL OR (tenant_id = $2 AND environment = $3))
                   ORDER BY challenge_expires_at LIMIT ${batch} FOR UPDATE SKIP LOCKED) due
           WHERE v.id = due.id RETURNING v.*`,
-        [now],
+        [now, scope?.tenantId ?? null, scope?.env ?? null],
       );
       await appendEvents(q, S, r.rows.flatMap((v) => statusEvents(v, "pending", now)), now);
       return r.rows.length;

@@ -126,7 +126,9 @@ export class Verifications {
     return v;
   }
 
-  list(scope: Scope, f: ListFilter) {
+  /** A page of the tenant's verifications; due pending ones are expired first, so none shows a stale pending. */
+  async list(scope: Scope, f: ListFilter) {
+    await this.expireDue(scope);
     return this.d.store.list(scope, f);
   }
 
@@ -191,11 +193,11 @@ export class Verifications {
     return r;
   }
 
-  /** Sweeps stale pending verifications to expired; returns how many moved. */
-  async expireDue(): Promise<number> {
+  /** Sweeps stale pending verifications (of one scope, or all) to expired; returns how many moved. */
+  async expireDue(scope?: Scope): Promise<number> {
     let total = 0;
     for (;;) {
-      const n = await this.d.store.expireDue(this.d.clock.now());
+      const n = await this.d.store.expireDue(this.d.clock.now(), 500, scope);
       total += n;
       if (n < 500) return total;
     }

@@ -22,7 +22,7 @@ export function proofRoutes(c: Clients): RouteDef[] {
         const r = await c.verification.validateProof({ proofToken: body.proof_token, identifier: body.identifier });
         return {
           body: r.valid
-            ? { valid: true, verification: { id: r.verificationId, type: r.type, channel: r.channel, verified_at: iso(r.verifiedAt), expires_at: iso(r.expiresAt) } }
+            ? { valid: true, verification: { id: r.verificationId, type: r.type, channel: r.channel, verified_at: iso(r.verifiedAt), expires_at: iso(r.expiresAt), test_mode: r.testMode } }
             : { valid: false, reason: r.reason, message: r.message },
         };
       },

@@ -252,7 +252,7 @@ describe("RotateSigningKey (own service: the JWKS depends on every proof's expir
   });
   afterAll(() => rot?.close());
 
-  it("keeps the old key in the JWKS while a proof it signed is unexpired, then drops it", async () => {
+  it("keeps the old key in the JWKS while a proof it signed is unexpired and for a day after rotation, then drops it", async () => {
     const old = await rot.client.issueProof({
       scope: scopeA,
       proofId: newId("verification"),
@@ -288,8 +288,11 @@ describe("RotateSigningKey (own service: the JWKS depends on every proof's expir
     await expect(jwtVerify(fresh.token, set, at)).resolves.toBeDefined();
     expect(await rot.client.validateProof({ proofToken: old.token })).toMatchObject({ valid: true });
 
-    // past the old proof's expiry (and the JWKS cache), only the new key is published
+    // past the old proof's expiry the retired key stays a day (cached JWKS and revocation lists)…
     rclock.advance(121_000);
+    expect((await rot.client.getJwks({})).keys.map((k) => k.kid).sort()).toEqual([old.kid, r.kid].sort());
+    // …then only the new key is published
+    rclock.advance(24 * 3600_000);
     expect((await rot.client.getJwks({})).keys.map((k) => k.kid)).toEqual([r.kid]);
     expect(await rot.client.validateProof({ proofToken: old.token })).toMatchObject({ valid: false, reason: "expired" });
   });

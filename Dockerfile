@@ -29,7 +29,7 @@ WORKDIR /app
 
 # dependencies first (cached while package*.json stay the same); dev dependencies included: tsx
 COPY --from=source /manifests/ ./
-RUN npm ci --no-audit --no-fund && npm cache clean --force
+RUN npm install --no-audit --no-fund && npm cache clean --force
 
 COPY --from=source /out/ ./
 

@@ -5,13 +5,14 @@
 // A measurement, not a test: it exits 0 whether or not the targets are met.
 //
 // env: BENCH_DURATION (s per case, default 10), BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS
-// (default 50), BENCH_CPU_PROF (a directory: run the stack as `node --cpu-prof --import tsx
-// scripts/start-all.ts` and leave one .cpuprofile per start there).
+// (default 50), BENCH_CPU_PROF (a directory: run the stack with --cpu-prof and leave one
+// .cpuprofile per start there; summarize with scripts/bench/profile-summary.ts).
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { load, loadCreateAndVerify, type LoadResult } from "./bench/load.ts";
+import { paced } from "./bench/paced.ts";
 import { mb, pct, perSec, table, type Row } from "./bench/report.ts";
 import { measureSignRate } from "./bench/sign-rate.ts";
 import { createTenant, freshPostgres, startHelloWorld, startStack, stackEnv, type RunningStack } from "./bench/stack.ts";
@@ -100,7 +101,9 @@ async function main(): Promise<void> {
   const getUrl = `${stack.url}/api/v1/verifications/${id}`;
   const get = await load({ label: "GET /api/v1/verifications/:id", url: getUrl, headers: auth, target: tested, ...common }, WARMUP);
   const half = Math.max(1, Math.round(get.rate / 2));
-  const getHalf = await load({ label: `GET at ${half} req/s`, url: getUrl, headers: auth, target: tested, ...common, overallRate: half }, 0);
+  const getHalfAc = await load({ label: `GET at ${half} req/s (autocannon overallRate)`, url: getUrl, headers: auth, target: tested, ...common, overallRate: half }, 0);
+  process.stderr.write(`  GET at ${half} req/s (paced, open loop) …\n`);
+  const getHalf = await paced({ url: getUrl, headers: auth, rate: half, seconds: DURATION, maxInFlight: CONNECTIONS, target: tested });
   const validate = await load(
     {
       label: "POST /api/v1/proofs/validate",
@@ -132,7 +135,8 @@ async function main(): Promise<void> {
     { name: "hello-world (node:http, own process)", rate: perSec(hw.rate), p50: hw.p50, p99: hw.p99, ratio: "baseline", target: "", errors: bad(hw), cpu: hw.cpu, cpuMsPerOp: hw.cpuMsPerOp },
     { name: `raw RS256 sign (node:crypto, 1 thread, ${KEY_BITS}-bit, ${sign.inputBytes} B input)`, rate: perSec(sign.perSecond, "sig/s"), ratio: "baseline", target: "", cpu: sign.cpu, cpuMsPerOp: (sign.cpu.targetSeconds * 1000) / sign.count },
     { name: "GET /api/v1/verifications/:id", rate: perSec(get.rate), p50: get.p50, p99: get.p99, ratio: `${pct(get.rate / hw.rate)} of hello`, target: "≥ 30 % of hello", pass: get.rate >= 0.3 * hw.rate, errors: bad(get), cpu: get.cpu, cpuMsPerOp: get.cpuMsPerOp },
-    { name: `GET /api/v1/verifications/:id at ${half} req/s`, rate: perSec(getHalf.rate), p50: getHalf.p50, p99: getHalf.p99, ratio: `p99 ${getHalf.p99} ms`, target: "p99 ≤ 10 ms", pass: getHalf.p99 <= 10, errors: bad(getHalf), cpu: getHalf.cpu, cpuMsPerOp: getHalf.cpuMsPerOp },
+    { name: `GET …/:id at ${half} req/s, paced evenly (open loop)`, rate: perSec(getHalf.rate), p50: getHalf.p50, p99: getHalf.p99, ratio: `p99 ${getHalf.p99.toFixed(1)} ms`, target: "p99 ≤ 10 ms", pass: getHalf.p99 <= 10, errors: bad(getHalf), cpu: getHalf.cpu, cpuMsPerOp: getHalf.cpuMsPerOp },
+    { name: `GET …/:id at ${half} req/s, autocannon overallRate (bursts)`, rate: perSec(getHalfAc.rate), p50: getHalfAc.p50, p99: getHalfAc.p99, ratio: `p99 ${getHalfAc.p99} ms`, target: "(info)", errors: bad(getHalfAc), cpu: getHalfAc.cpu, cpuMsPerOp: getHalfAc.cpuMsPerOp },
     { name: "create + test-verify (2 requests/proof)", rate: perSec(cv.rate, "proofs/s"), p50: cv.p50, p99: cv.p99, ratio: `${pct(cv.rate / sign.perSecond)} of raw sign`, target: "≥ 50 % of raw sign", pass: cv.rate >= 0.5 * sign.perSecond, errors: bad(cv), cpu: cv.cpu, cpuMsPerOp: cv.cpuMsPerOp },
     { name: "create + test-verify, absolute", rate: perSec(cv.rate, "proofs/s"), ratio: perSec(cv.rate, "proofs/s"), target: `≥ 1,000 proofs/s${pgUrl ? "" : " (Postgres)"}`, pass: cv.rate >= 1000, errors: bad(cv) },
     { name: "POST /api/v1/proofs/validate", rate: perSec(validate.rate), p50: validate.p50, p99: validate.p99, ratio: `${pct(validate.rate / hw.rate)} of hello`, target: "≥ 50 % of hello", pass: validate.rate >= 0.5 * hw.rate, errors: bad(validate), cpu: validate.cpu, cpuMsPerOp: validate.cpuMsPerOp },
@@ -151,14 +155,19 @@ async function main(): Promise<void> {
   );
   const notes = [
     ["GET", get],
-    ["GET half", getHalf],
+    ["GET half (paced)", getHalf],
+    ["GET half (autocannon)", getHalfAc],
     ["validate", validate],
     ["create+test-verify", cv],
   ] as const;
   for (const [name, r] of notes) {
     if (bad(r) > 0) process.stdout.write(`note: ${name} had ${r.non2xx} non-2xx, ${r.errors} errors, ${r.mismatches} mismatches; status codes ${JSON.stringify(r.statusCodes)}\n`);
   }
-  process.stdout.write(`create + test-verify: ${cv.proofs} proofs in ${DURATION} s; p50/p99 are per request (create and test-verify mixed)\n`);
+  process.stdout.write(
+    `create + test-verify: ${cv.proofs} proofs in ${DURATION} s; p50/p99 are per request (create and test-verify mixed). ` +
+      `autocannon latencies have 1 ms resolution. autocannon's overallRate sends each connection's per-second quota back to back at the top of ` +
+      `every second (a burst at full load), so the p99-at-half-load target is judged on the evenly paced open-loop run.\n`,
+  );
 }
 
 // missed targets still exit 0; a bench that could not measure (the stack did not start, …) exits 1

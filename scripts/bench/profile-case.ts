@@ -1,6 +1,6 @@
 // Profiles the stack under one bench case only, so a profile shows one path's costs:
-//   npx tsx scripts/bench/profile-case.ts get|validate|create [seconds=10] [profile-dir=/tmp/icv-prof] [connections=50]
-// Starts the stack as `node --cpu-prof --import tsx scripts/start-all.ts` (DATABASE_URL / REDIS_URL
+//   node --import tsx scripts/bench/profile-case.ts get|validate|create [seconds=10] [profile-dir=/tmp/icv-prof] [connections=50]
+// Starts the stack as `npm start` does, with --cpu-prof (DATABASE_URL / REDIS_URL
 // are honoured as in the bench), warms up 2 s, loads for `seconds`, stops it and prints the
 // command that summarizes the main-thread .cpuprofile over the measured window only.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -69,4 +69,4 @@ try {
   rmSync(dataDir, { recursive: true, force: true });
 }
 const main = readdirSync(profileDir).filter((f) => /\.0\.\d+\.cpuprofile$/.test(f));
-for (const f of main) process.stdout.write(`npx tsx scripts/bench/profile-summary.ts ${path.join(profileDir, f)} 40 '' ${window}\n`);
+for (const f of main) process.stdout.write(`node --import tsx scripts/bench/profile-summary.ts ${path.join(profileDir, f)} 40 '' ${window}\n`);

@@ -1,6 +1,6 @@
 // Summarizes a V8 .cpuprofile (as written by BENCH_CPU_PROF): self time by function and by
 // package/file, and inclusive time of functions whose name matches a filter.
-// usage: npx tsx scripts/bench/profile-summary.ts FILE.cpuprofile [top=30] [inclusive-filter-regex] [fromUs,toUs]
+// usage: node --import tsx scripts/bench/profile-summary.ts FILE.cpuprofile [top=30] [inclusive-filter-regex] [fromUs,toUs]
 // (the window, in CLOCK_MONOTONIC microseconds as profile-case prints it, keeps only those samples)
 import { readFileSync } from "node:fs";
 

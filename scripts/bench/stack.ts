@@ -1,4 +1,4 @@
-// Runs the stack the way `npm start` does (`npx tsx scripts/start-all.ts` in a child process group),
+// Runs the stack the way `npm start` does (its command, in a child process group),
 // on free ports and a temp DATA_DIR, and measures what the bench reports about the process itself.
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
@@ -69,9 +69,9 @@ export async function stackEnv(dataDir: string, extra: Record<string, string | u
 export interface RunningStack {
   url: string;
   adminUrl: string;
-  /** ms from spawning `npx tsx scripts/start-all.ts` to the first GET /health 200 */
+  /** ms from spawning the `npm start` command to the first GET /health 200 */
   startMs: number;
-  /** the process that runs start-all.ts (not the npx/tsx wrappers) */
+  /** the process that runs start-all.ts (not an npx/tsx wrapper in front of it) */
   mainPid(): number | undefined;
   /** RSS of that process, bytes */
   rss(): number | undefined;
@@ -79,16 +79,26 @@ export interface RunningStack {
   output(): string;
 }
 
+/**
+ * The command `npm start` runs (package.json scripts.start), without npm itself in front: `node …`
+ * runs on this node, anything else through npx. BENCH_CPU_PROF (a directory) adds --cpu-prof,
+ * which NODE_OPTIONS may not carry.
+ */
+function startCommand(): [string, string[]] {
+  const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts?: { start?: string } };
+  const words = (pkg.scripts?.start ?? "node --import tsx scripts/start-all.ts").trim().split(/\s+/);
+  const profileDir = process.env.BENCH_CPU_PROF;
+  if (words[0] === "node") return [process.execPath, [...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), ...words.slice(1)]];
+  if (profileDir) return [process.execPath, ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--import", "tsx", ...words.slice(1)]];
+  return ["npx", words];
+}
+
 /** Starts the stack and waits (up to timeoutMs) for /health to answer 200. */
 export async function startStack(env: Record<string, string>, timeoutMs = 60_000): Promise<RunningStack> {
   const url = `http://127.0.0.1:${env.PORT}`;
   const adminUrl = `http://127.0.0.1:${env.ADMIN_PORT}`;
   const began = performance.now();
-  // with a profile directory, node runs start-all.ts itself (NODE_OPTIONS may not carry --cpu-prof)
-  const profileDir = process.env.BENCH_CPU_PROF;
-  const [cmd, args] = profileDir
-    ? [process.execPath, ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--import", "tsx", "scripts/start-all.ts"]]
-    : ["npx", ["tsx", "scripts/start-all.ts"]];
+  const [cmd, args] = startCommand();
   const child = spawn(cmd, args, { cwd: REPO_ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   const keep = (d: Buffer) => {

@@ -80,6 +80,11 @@ describe("403, 404 and 409", () => {
     expectError(await t.test.get(`/api/v1/proofs/${UNKNOWN_ID}/status`), 404, "not_found");
   });
 
+  it("400 validation_error (not a 500) for a path with broken percent-encoding", async () => {
+    const t = await fresh();
+    expectError(await t.test.get("/api/v1/verifications/%E0%A4%A"), 400, "validation_error");
+  });
+
   it("409 invalid_state for a submit on a verified verification and a revoke of a pending one", async () => {
     const t = await fresh();
     const v = await t.test.post("/api/v1/verifications", phone);

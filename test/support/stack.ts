@@ -4,8 +4,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AdminService } from "@icv/contracts/gen/icv/gateway/v1/admin_service_pb.ts";
@@ -16,6 +14,7 @@ import { startSessionService } from "../../services/session/src/start.ts";
 import { startDomainService } from "../../services/domain/src/start.ts";
 import { startWebhookService } from "../../services/webhook/src/start.ts";
 import { startGateway, type RunningGateway } from "../../services/gateway/src/start.ts";
+import { maybeFreshPostgres } from "./fresh-postgres.ts";
 
 export interface TenantKeys {
   tenantId: string;
@@ -38,29 +37,9 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/** A fresh database on the test Postgres; dropped again by the returned cleanup. */
-async function freshPostgres(url: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `icv_test_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
-
 export async function startStack(overrides: Record<string, string> = {}, clock: Clock = systemClock): Promise<Stack> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "icv-test-"));
-  const db = process.env.DATABASE_URL ? await freshPostgres(process.env.DATABASE_URL) : undefined;
+  const db = await maybeFreshPostgres();
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     PORT: "0",

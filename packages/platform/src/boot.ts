@@ -1,5 +1,8 @@
 import path from "node:path";
+import type { ConnectRouter } from "@connectrpc/connect";
 import type { Config, ServiceName } from "./config.ts";
+import type { RunningService } from "./running.ts";
+import { startServiceHost } from "./service-host.ts";
 import { openDatabase, type Database } from "./database.ts";
 import type { Logger } from "./logger.ts";
 import { migrate, readMigrations } from "./migrations.ts";
@@ -42,4 +45,37 @@ export function onShutdown(stop: () => Promise<void>, logger: Logger): void {
   };
   process.on("SIGTERM", () => handle("SIGTERM"));
   process.on("SIGINT", () => handle("SIGINT"));
+}
+
+export interface HostServiceOptions {
+  /** Fully qualified RPC service name, for the health service and logs. */
+  rpcName: string;
+  logger: Logger;
+  routes: (router: ConnectRouter) => void;
+  /** The service's database: health reports NOT_SERVING while it does not answer; closed last. */
+  db?: Database;
+  /** Stops background work (sweepers) after the RPC server has drained. */
+  onClose?: () => Promise<void>;
+}
+
+/** Serves a service's RPCs on its configured port; close() drains calls, then background work, then the database. */
+export async function hostService(config: Config, name: ServiceName, opts: HostServiceOptions): Promise<RunningService> {
+  const { db } = opts;
+  const host = await startServiceHost({
+    name: opts.rpcName,
+    host: config.GRPC_HOST,
+    port: config.servicePort(name),
+    logger: opts.logger,
+    routes: opts.routes,
+    ready: db ? async () => (await db.query("SELECT 1")).rowCount === 1 : undefined,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+  });
+  return {
+    url: host.url,
+    async close() {
+      await host.close();
+      await opts.onClose?.();
+      await db?.close();
+    },
+  };
 }

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../src/database.ts";
 import { migrate, readMigrations } from "../src/migrations.ts";
-import { freshPostgres, type FreshPostgres } from "./support/fresh-postgres.ts";
+import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 
 /** Two migrations for `schema`: 002 alters what 001 made, so the order matters. */
 const files = (schema: string): Record<string, string> => ({

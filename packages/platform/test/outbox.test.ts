@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../src/database.ts";
 import { isId } from "../src/ids.ts";
 import { appendEvent, appendEvents, type OutboxEvent } from "../src/outbox.ts";
-import { maybeFreshPostgres, type FreshPostgres } from "./support/fresh-postgres.ts";
+import { maybeFreshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 
 // the same columns every service migration gives its outbox
 const SCHEMA = `

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { dataDirSecret, openServiceDatabase, startServiceHost, systemClock, type Clock, type Config, type Logger, type RunningService } from "@icv/platform";
+import { dataDirSecret, hostService, openServiceDatabase, systemClock, type Clock, type Config, type Logger, type RunningService } from "@icv/platform";
 import { KeyRing } from "./keyring.ts";
 import { proofRoutes } from "./service.ts";
 import { ProofStore } from "./store.ts";
@@ -18,20 +18,10 @@ export async function startProofService(config: Config, logger: Logger, clock: C
   const store = new ProofStore(db);
   const keys = new KeyRing(store, kek, config.PROOF_KEY_BITS, log);
   await keys.ensure();
-  const host = await startServiceHost({
-    name: "icv.proof.v1.ProofService",
-    host: config.GRPC_HOST,
-    port: config.servicePort("proof"),
+  return hostService(config, "proof", {
+    rpcName: "icv.proof.v1.ProofService",
     logger: log,
+    db,
     routes: proofRoutes({ store, keys, clock, issuer: config.issuer }),
-    ready: async () => (await db.query("SELECT 1")).rowCount === 1,
-    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   });
-  return {
-    url: host.url,
-    async close() {
-      await host.close();
-      await db.close();
-    },
-  };
 }

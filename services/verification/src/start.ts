@@ -2,7 +2,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import {
-  dataDirSecret, openServiceDatabase, rpcClient, startServiceHost, startSweeper, systemClock,
+  dataDirSecret, hostService, openServiceDatabase, rpcClient, startSweeper, systemClock,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { verificationRoutes } from "./service.ts";
@@ -27,21 +27,11 @@ export async function startVerificationService(config: Config, logger: Logger, c
     mailer: smtpMailer(config),
   });
   const sweeper = startSweeper("verification-expiry", () => verifications.expireDue(), config.SWEEP_INTERVAL_MS, log);
-  const host = await startServiceHost({
-    name: "icv.verification.v1.VerificationService",
-    host: config.GRPC_HOST,
-    port: config.servicePort("verification"),
+  return hostService(config, "verification", {
+    rpcName: "icv.verification.v1.VerificationService",
     logger: log,
+    db,
     routes: verificationRoutes(verifications),
-    ready: async () => (await db.query("SELECT 1")).rowCount === 1,
-    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    onClose: () => sweeper.stop(),
   });
-  return {
-    url: host.url,
-    async close() {
-      await host.close();
-      await sweeper.stop();
-      await db.close();
-    },
-  };
 }

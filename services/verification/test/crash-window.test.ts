@@ -8,7 +8,7 @@ import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service
 import { createLogger, migrate, openDatabase, parseConfig, readMigrations, systemClock, type Database, type Scope } from "@icv/platform";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { freshPostgres, type FreshPostgres } from "../../../packages/platform/test/support/fresh-postgres.ts";
+import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import { VerificationStore } from "../src/store.ts";
 import { Verifications } from "../src/verifications.ts";

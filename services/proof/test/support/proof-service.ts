@@ -6,7 +6,7 @@ import path from "node:path";
 import type { Client } from "@connectrpc/connect";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { createLogger, parseConfig, rpcClient, systemClock, type Clock } from "@icv/platform";
-import { maybeFreshPostgres } from "../../../../packages/platform/test/support/fresh-postgres.ts";
+import { maybeFreshPostgres } from "../../../../test/support/fresh-postgres.ts";
 import { startProofService } from "../../src/start.ts";
 
 export const TEST_ISSUER = "https://issuer.icv.test";

@@ -9,7 +9,7 @@ export interface FreshPostgres {
 }
 
 export async function freshPostgres(baseUrl: string): Promise<FreshPostgres> {
-  const name = `icv_unit_${randomBytes(6).toString("hex")}`;
+  const name = `icv_test_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
   try {

@@ -8,7 +8,7 @@
 // (default 50), BENCH_CPU_PROF (a directory: run the stack with --cpu-prof and leave one
 // .cpuprofile per start there; summarize with scripts/bench/profile-summary.ts).
 import { mkdtempSync, rmSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { load, loadCreateAndVerify, type LoadResult } from "./bench/load.ts";
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
   process.stdout.write(`\nICV bench — ${mode}; ${DURATION} s per case, ${CONNECTIONS} connections, node ${process.version}\n`);
   process.stdout.write(`${table(rows)}\n`);
   process.stdout.write(
-    `machine: 2-core budget shared with anything else running; load average (1 min) ${load0.toFixed(2)} before, ${loadavg()[0].toFixed(2)} after. ` +
+    `machine: ${availableParallelism()} cores, shared with anything else running; load average (1 min) ${load0.toFixed(2)} before, ${loadavg()[0].toFixed(2)} after. ` +
       `"CPU ms/op" = CPU time of the process under test per request (per proof; per signature), which holds up under contention; ` +
       `"cores" = mean cores used by the process under test / autocannon / Postgres+Redis servers / everything else.\n`,
   );

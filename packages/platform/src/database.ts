@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
@@ -22,12 +23,27 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
+/**
+ * Queries with parameters run as named prepared statements: each connection parses and plans a
+ * statement once and then only binds values (our SQL texts are a small fixed set).
+ */
+const names = new Map<string, string>();
+const prepared = (text: string, values: unknown[] | undefined): pg.QueryConfig => {
+  if (!values?.length) return { text };
+  let name = names.get(text);
+  if (!name) {
+    name = `icv_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+    if (names.size < 10_000) names.set(text, name);
+  }
+  return { name, text, values };
+};
+
 class PgDatabase implements Database {
   readonly kind = "pg";
   constructor(private readonly pool: pg.Pool) {}
 
   async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
-    const r = await this.pool.query(sql, params as unknown[]);
+    const r = await this.pool.query(prepared(sql, params));
     return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
   }
 
@@ -37,7 +53,7 @@ class PgDatabase implements Database {
       await client.query("BEGIN");
       const q: Queryable = {
         query: async <R>(sql: string, params?: unknown[]) => {
-          const r = await client.query(sql, params as unknown[]);
+          const r = await client.query(prepared(sql, params));
           return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
         },
         // without parameters pg uses the simple protocol, which runs several statements

@@ -5,6 +5,7 @@ import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@conne
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@icv/contracts/gen/grpc/health/v1/health_pb.ts";
 import { toConnectError } from "./errors.ts";
+import { registerLocalService } from "./rpc.ts";
 import type { Logger } from "./logger.ts";
 
 export interface ServiceHostOptions {
@@ -54,23 +55,22 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
   };
   const known = (service: string) => service === "" || service === opts.name;
 
-  const handler = connectNodeAdapter({
-    interceptors: [errorInterceptor(opts.logger)],
-    routes: (router) => {
-      router.service(Health, {
-        async check(req) {
-          if (!known(req.service)) throw new ConnectError(`unknown service ${req.service}`, Code.NotFound);
-          return { status: await statusNow() };
-        },
-        async *watch(req, ctx) {
-          const current = async () => (known(req.service) ? await statusNow() : Status.SERVICE_UNKNOWN);
-          yield { status: await current() };
-          for await (const _ of on(changes, "change", { signal: ctx.signal })) yield { status: await current() };
-        },
-      });
-      opts.routes(router);
-    },
-  });
+  const interceptors = [errorInterceptor(opts.logger)];
+  const routes = (router: ConnectRouter) => {
+    router.service(Health, {
+      async check(req) {
+        if (!known(req.service)) throw new ConnectError(`unknown service ${req.service}`, Code.NotFound);
+        return { status: await statusNow() };
+      },
+      async *watch(req, ctx) {
+        const current = async () => (known(req.service) ? await statusNow() : Status.SERVICE_UNKNOWN);
+        yield { status: await current() };
+        for await (const _ of on(changes, "change", { signal: ctx.signal })) yield { status: await current() };
+      },
+    });
+    opts.routes(router);
+  };
+  const handler = connectNodeAdapter({ interceptors, routes });
 
   const server = http2.createServer(handler);
   const sessions = new Set<http2.ServerHttp2Session>();
@@ -83,20 +83,23 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
     server.listen(opts.port, opts.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  const url = `http://${opts.host === "0.0.0.0" ? "127.0.0.1" : opts.host}:${port}`;
+  const local = registerLocalService(url, routes, interceptors);
   opts.logger.info({ rpc_service: opts.name, port }, "service listening");
 
   let closing: Promise<void> | undefined;
   return {
     port,
-    url: `http://${opts.host === "0.0.0.0" ? "127.0.0.1" : opts.host}:${port}`,
+    url,
     close() {
       closing ??= (async () => {
         serving = false;
         changes.emit("change");
+        const timeout = opts.shutdownTimeoutMs ?? 10_000;
+        const drained = local.drain(timeout);
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // GOAWAY: peers open no new streams; streams in flight run to completion.
         for (const s of sessions) s.close();
-        const timeout = opts.shutdownTimeoutMs ?? 10_000;
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([
           closed,
@@ -108,6 +111,7 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
           }),
         ]);
         clearTimeout(timer);
+        await drained;
         opts.logger.info({ rpc_service: opts.name }, "service stopped");
       })();
       return closing;

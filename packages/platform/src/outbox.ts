@@ -25,17 +25,37 @@ export async function appendEvent(q: Queryable, schema: string, ev: OutboxEvent,
   return id;
 }
 
-/** Writes several events in one statement (batch state changes such as the expiry sweep). */
-export async function appendEvents(q: Queryable, schema: string, events: OutboxEvent[], at: Date = new Date()): Promise<void> {
-  if (!events.length) return;
+/** The events as seven parallel arrays (one per outbox column), for an unnest() insert. */
+function eventColumns(events: OutboxEvent[], at: Date): unknown[][] {
   const cols: unknown[][] = [[], [], [], [], [], [], []];
   for (const ev of events) {
     const row = [newId("event", at.getTime()), ev.aggregateType, ev.aggregateId, ev.eventType, ev.tenantId, ev.environment, JSON.stringify(ev.payload)];
     row.forEach((v, i) => cols[i].push(v));
   }
-  await q.query(
-    `INSERT INTO ${schema}.outbox (id, aggregate_type, aggregate_id, event_type, tenant_id, environment, payload, created_at)
-     SELECT id, at, ag, et, t, e, p::jsonb, $8 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS u(id, at, ag, et, t, e, p)`,
-    [...cols, at],
+  return cols;
+}
+
+/** INSERT … SELECT of events from parameters $n+1 … $n+8. */
+const insertEvents = (schema: string, n: number) =>
+  `INSERT INTO ${schema}.outbox (id, aggregate_type, aggregate_id, event_type, tenant_id, environment, payload, created_at)
+   SELECT id, at, ag, et, t, e, p::jsonb, $${n + 8}::timestamptz
+     FROM unnest($${n + 1}::text[], $${n + 2}::text[], $${n + 3}::text[], $${n + 4}::text[], $${n + 5}::text[], $${n + 6}::text[], $${n + 7}::text[]) AS u(id, at, ag, et, t, e, p)`;
+
+/** Writes several events in one statement (batch state changes such as the expiry sweep). */
+export async function appendEvents(q: Queryable, schema: string, events: OutboxEvent[], at: Date = new Date()): Promise<void> {
+  if (!events.length) return;
+  await q.query(insertEvents(schema, 0), [...eventColumns(events, at), at]);
+}
+
+/**
+ * One statement that makes a state change and writes its events: `sql` is a data-modifying
+ * statement with RETURNING; the events are written only when it returned a row. One round trip,
+ * atomic without an explicit transaction. Answers the rows `sql` returned.
+ */
+export function writeWithEvents<T>(q: Queryable, schema: string, sql: string, params: unknown[], events: OutboxEvent[], at: Date) {
+  const n = params.length;
+  return q.query<T>(
+    `WITH main AS (${sql}), ev AS (${insertEvents(schema, n)} WHERE EXISTS (SELECT 1 FROM main)) SELECT * FROM main`,
+    [...params, ...eventColumns(events, at), at],
   );
 }

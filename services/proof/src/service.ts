@@ -58,11 +58,6 @@ export function proofRoutes(deps: ProofServiceDeps) {
         }
         const ttl = req.expiresInSeconds || 2_592_000;
         if (ttl < MIN_TTL_S || ttl > MAX_TTL_S) throw new AppError("validation_error", `expires_in must be between ${MIN_TTL_S} and ${MAX_TTL_S} seconds`);
-        const existing = await store.proof(req.proofId);
-        if (existing) {
-          if (existing.tenant_id !== scope.tenantId || existing.environment !== scope.env) throw new AppError("invalid_state", "proof id already used");
-          return { token: existing.token, expiresAt: ts(existing.expires_at), kid: existing.kid };
-        }
         const now = clock.now();
         const verifiedAt = toDate(req.verifiedAt) ?? now;
         const iat = Math.floor(now.getTime() / 1000);
@@ -98,10 +93,11 @@ export function proofRoutes(deps: ProofServiceDeps) {
           expiresAt,
         });
         if (!inserted) {
-          // a concurrent issue of the same proof won; answer the stored one
-          const won = await store.proof(req.proofId);
-          if (!won) throw new AppError("internal_error", "proof vanished");
-          return { token: won.token, expiresAt: ts(won.expires_at), kid: won.kid };
+          // issued before (a retry) or concurrently: the stored proof is the answer
+          const existing = await store.proof(req.proofId);
+          if (!existing) throw new AppError("internal_error", "proof vanished");
+          if (existing.tenant_id !== scope.tenantId || existing.environment !== scope.env) throw new AppError("invalid_state", "proof id already used");
+          return { token: existing.token, expiresAt: ts(existing.expires_at), kid: existing.kid };
         }
         return { token, expiresAt: ts(expiresAt), kid: key.kid };
       },

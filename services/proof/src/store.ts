@@ -1,4 +1,4 @@
-import { appendEvent, type Database, type Queryable, type Scope } from "@icv/platform";
+import { appendEvent, writeWithEvents, type Database, type Queryable, type Scope } from "@icv/platform";
 import type { NewKeyRecord, PublicJwk } from "./keys.ts";
 
 const S = "proof";
@@ -117,18 +117,27 @@ export class ProofStore {
     return r.rows[0];
   }
 
-  /** Stores a proof with its `proof.issued` event; false when a proof with this id already exists. */
+  /** Stores a proof with its `proof.issued` event (one statement); false when a proof with this id already exists. */
   async insertProof(p: NewProof): Promise<boolean> {
-    return this.db.tx(async (q) => {
-      const r = await q.query(
-        `INSERT INTO ${S}.proofs (id, tenant_id, environment, kid, type, channel, identifier_hash, external_user_id, token, verified_at, issued_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
-        [p.id, p.scope.tenantId, p.scope.env, p.kid, p.type, p.channel, p.identifierHash, p.externalUserId ?? null, p.token, p.verifiedAt, p.issuedAt, p.expiresAt],
-      );
-      if (r.rowCount !== 1) return false;
-      await this.event(q, p.scope, p.id, "proof.issued", { proof_id: p.id, kid: p.kid, type: p.type, channel: p.channel, expires_at: p.expiresAt.toISOString() }, p.issuedAt);
-      return true;
-    });
+    const r = await writeWithEvents(
+      this.db,
+      S,
+      `INSERT INTO ${S}.proofs (id, tenant_id, environment, kid, type, channel, identifier_hash, external_user_id, token, verified_at, issued_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING RETURNING id`,
+      [p.id, p.scope.tenantId, p.scope.env, p.kid, p.type, p.channel, p.identifierHash, p.externalUserId ?? null, p.token, p.verifiedAt, p.issuedAt, p.expiresAt],
+      [
+        {
+          aggregateType: "proof",
+          aggregateId: p.id,
+          eventType: "proof.issued",
+          tenantId: p.scope.tenantId,
+          environment: p.scope.env,
+          payload: { proof_id: p.id, kid: p.kid, type: p.type, channel: p.channel, expires_at: p.expiresAt.toISOString() },
+        },
+      ],
+      p.issuedAt,
+    );
+    return r.rowCount === 1;
   }
 
   /** Revokes once; answers the row as it stands afterwards (the original revocation when it was already revoked). */

@@ -1,4 +1,4 @@
-import { appendEvents, type Database, type OutboxEvent, type Queryable, type Scope } from "@icv/platform";
+import { appendEvents, writeWithEvents, type Database, type OutboxEvent, type Queryable, type Scope } from "@icv/platform";
 
 const S = "verification";
 
@@ -88,21 +88,33 @@ export class VerificationStore {
   constructor(private readonly db: Database) {}
 
   async insert(v: NewVerification): Promise<VerificationRow> {
-    return this.db.tx(async (q) => {
-      const r = await q.query<VerificationRow>(
-        `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
-           challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
-           created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17) RETURNING *`,
-        [
-          v.id, v.tenant_id, v.environment, v.type, v.channel, v.identifier, v.identifier_canonical, v.code_hmac,
-          v.challenge_expires_at, v.instruction, v.deep_link, v.challenge_message, v.max_attempts,
-          v.client_metadata === null ? null : JSON.stringify(v.client_metadata), v.external_user_id, v.proof_expires_in, v.created_at,
-        ],
-      );
-      await appendEvents(q, S, statusEvents(r.rows[0], null, v.created_at), v.created_at);
-      return r.rows[0];
-    });
+    const row: VerificationRow = {
+      ...v,
+      status: "pending",
+      attempts: 0,
+      updated_at: v.created_at,
+      proof_token: null,
+      proof_expires_at: null,
+      verified_at: null,
+      revoked_at: null,
+      revoked_reason: null,
+    };
+    const r = await writeWithEvents<VerificationRow>(
+      this.db,
+      S,
+      `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
+         challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
+         created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17) RETURNING *`,
+      [
+        v.id, v.tenant_id, v.environment, v.type, v.channel, v.identifier, v.identifier_canonical, v.code_hmac,
+        v.challenge_expires_at, v.instruction, v.deep_link, v.challenge_message, v.max_attempts,
+        v.client_metadata === null ? null : JSON.stringify(v.client_metadata), v.external_user_id, v.proof_expires_in, v.created_at,
+      ],
+      statusEvents(row, null, v.created_at),
+      v.created_at,
+    );
+    return r.rows[0];
   }
 
   async get(scope: Scope, id: string): Promise<VerificationRow | undefined> {
@@ -159,42 +171,47 @@ export class VerificationStore {
   }
 
   /** pending → verified with its proof; undefined when it was no longer pending. */
-  async markVerified(scope: Scope, id: string, proof: { token: string; expiresAt: Date }, at: Date): Promise<VerificationRow | undefined> {
-    return this.db.tx(async (q) => {
-      const r = await q.query<VerificationRow>(
-        `UPDATE ${S}.verifications SET status = 'verified', verified_at = $4, proof_token = $5, proof_expires_at = $6, updated_at = $4
-          WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING *`,
-        [id, scope.tenantId, scope.env, at, proof.token, proof.expiresAt],
-      );
-      if (r.rows[0]) await appendEvents(q, S, statusEvents(r.rows[0], "pending", at), at);
-      return r.rows[0];
-    });
+  async markVerified(v: VerificationRow, proof: { token: string; expiresAt: Date }, at: Date): Promise<VerificationRow | undefined> {
+    const after: VerificationRow = { ...v, status: "verified", verified_at: at, proof_token: proof.token, proof_expires_at: proof.expiresAt, updated_at: at };
+    const r = await writeWithEvents<VerificationRow>(
+      this.db,
+      S,
+      `UPDATE ${S}.verifications SET status = 'verified', verified_at = $4, proof_token = $5, proof_expires_at = $6, updated_at = $4
+        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING *`,
+      [v.id, v.tenant_id, v.environment, at, proof.token, proof.expiresAt],
+      statusEvents(after, "pending", at),
+      at,
+    );
+    return r.rows[0];
   }
 
   /** verified → revoked; undefined when it was not verified. */
-  async markRevoked(scope: Scope, id: string, revokedAt: Date, reason: string): Promise<VerificationRow | undefined> {
-    return this.db.tx(async (q) => {
-      const r = await q.query<VerificationRow>(
-        `UPDATE ${S}.verifications SET status = 'revoked', revoked_at = $4, revoked_reason = $5, updated_at = $4
-          WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'verified' RETURNING *`,
-        [id, scope.tenantId, scope.env, revokedAt, reason],
-      );
-      if (r.rows[0]) await appendEvents(q, S, statusEvents(r.rows[0], "verified", revokedAt), revokedAt);
-      return r.rows[0];
-    });
+  async markRevoked(v: VerificationRow, revokedAt: Date, reason: string): Promise<VerificationRow | undefined> {
+    const after: VerificationRow = { ...v, status: "revoked", revoked_at: revokedAt, revoked_reason: reason, updated_at: revokedAt };
+    const r = await writeWithEvents<VerificationRow>(
+      this.db,
+      S,
+      `UPDATE ${S}.verifications SET status = 'revoked', revoked_at = $4, revoked_reason = $5, updated_at = $4
+        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'verified' RETURNING *`,
+      [v.id, v.tenant_id, v.environment, revokedAt, reason],
+      statusEvents(after, "verified", revokedAt),
+      revokedAt,
+    );
+    return r.rows[0];
   }
 
   /** Expires one pending verification whose challenge has run out (read path: never show a stale pending). */
-  async expireOne(scope: Scope, id: string, now: Date): Promise<VerificationRow | undefined> {
-    return this.db.tx(async (q) => {
-      const r = await q.query<VerificationRow>(
-        `UPDATE ${S}.verifications SET status = 'expired', updated_at = $4
-          WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' AND challenge_expires_at <= $4 RETURNING *`,
-        [id, scope.tenantId, scope.env, now],
-      );
-      if (r.rows[0]) await appendEvents(q, S, statusEvents(r.rows[0], "pending", now), now);
-      return r.rows[0];
-    });
+  async expireOne(v: VerificationRow, now: Date): Promise<VerificationRow | undefined> {
+    const r = await writeWithEvents<VerificationRow>(
+      this.db,
+      S,
+      `UPDATE ${S}.verifications SET status = 'expired', updated_at = $4
+        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' AND challenge_expires_at <= $4 RETURNING *`,
+      [v.id, v.tenant_id, v.environment, now],
+      statusEvents({ ...v, status: "expired", updated_at: now }, "pending", now),
+      now,
+    );
+    return r.rows[0];
   }
 
   /**

@@ -121,7 +121,7 @@ export class Verifications {
     const v = await this.d.store.get(scope, id);
     if (!v) throw new AppError("not_found", "verification not found");
     if (v.status === "pending" && v.challenge_expires_at <= this.d.clock.now()) {
-      return (await this.d.store.expireOne(scope, id, this.d.clock.now())) ?? (await this.get(scope, id));
+      return (await this.d.store.expireOne(v, this.d.clock.now())) ?? (await this.get(scope, id));
     }
     return v;
   }
@@ -172,7 +172,7 @@ export class Verifications {
     if (v.status !== "verified") throw new AppError("invalid_state", `only a verified verification can be revoked (this one is ${v.status})`);
     const r = await this.d.proofs.revokeProof({ scope: rpcScope(scope), proofId: id, reason });
     const revokedAt = toDate(r.revokedAt) ?? this.d.clock.now();
-    return (await this.d.store.markRevoked(scope, id, revokedAt, r.reason)) ?? (await this.get(scope, id));
+    return (await this.d.store.markRevoked(v, revokedAt, r.reason)) ?? (await this.get(scope, id));
   }
 
   /** Proof check for anyone holding a token; with an identifier, compares it by hash after normalizing it like the asset. */
@@ -252,7 +252,7 @@ export class Verifications {
       verifiedAt: ts(now),
       expiresInSeconds: v.proof_expires_in,
     });
-    const done = await this.d.store.markVerified(scope, v.id, { token: proof.token, expiresAt: toDate(proof.expiresAt)! }, now);
+    const done = await this.d.store.markVerified(v, { token: proof.token, expiresAt: toDate(proof.expiresAt)! }, now);
     if (done) {
       this.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: v.id, kid: proof.kid }, "verification verified");
       return done;

@@ -157,5 +157,5 @@ describe.runIf(process.env.DATABASE_URL)("migrate on a fresh Postgres database (
 });
 
 describe.skipIf(process.env.DATABASE_URL)("concurrent migrate", () => {
-  it.skip("applies each migration exactly once across replicas (skipped: PGlite is one in-process connection, there is nothing to race; set DATABASE_URL)", () => undefined);
+  it.skip("applies each migration exactly once across replicas (skipped because PGlite is one in-process connection with nothing to race; set DATABASE_URL)", () => undefined);
 });

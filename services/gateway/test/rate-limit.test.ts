@@ -143,5 +143,5 @@ describe.runIf(process.env.REDIS_URL)("RedisRateLimiter against real Redis (REDI
 });
 
 describe.skipIf(process.env.REDIS_URL)("RedisRateLimiter", () => {
-  it.skip("runs the same assertions against Redis (skipped: REDIS_URL is not set)", () => undefined);
+  it.skip("runs the same assertions against Redis (skipped because REDIS_URL is not set)", () => undefined);
 });

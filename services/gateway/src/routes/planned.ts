@@ -2,8 +2,12 @@ import { z } from "zod";
 import { route, type RouteDef } from "../registry.ts";
 
 const ok = { 200: { description: "See the interface specification" } };
-const planned = (method: RouteDef["method"], path: string, tag: string, summary: string, auth: RouteDef["auth"] = "key"): RouteDef =>
-  route({ method, path, tag, summary: `${summary} (planned)`, auth, responses: ok });
+/** A documented endpoint without a handler; its path parameters are read from the path. */
+function planned(method: RouteDef["method"], path: string, tag: string, summary: string, auth: RouteDef["auth"] = "key"): RouteDef {
+  const names = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+  const params = names.length ? z.object(Object.fromEntries(names.map((n) => [n, z.string()]))) : undefined;
+  return route({ method, path, tag, summary: `${summary} (planned)`, auth, params, responses: ok });
+}
 
 /**
  * Endpoints of the spec that later issues implement. They are documented now (so the contract
@@ -36,4 +40,4 @@ export const plannedRoutes: RouteDef[] = [
   planned("delete", "/api/v1/me/profiles/{id}", "Profiles", "Delete a profile"),
   planned("get", "/api/v1/me/projects", "Message templates", "List projects and their templates"),
   planned("put", "/api/v1/me/projects/{id}/templates/{channel}/{type}", "Message templates", "Set a message template"),
-].map((r) => ({ ...r, params: r.path.match(/\{(\w+)\}/g) ? z.object(Object.fromEntries([...r.path.matchAll(/\{(\w+)\}/g)].map((m) => [m[1], z.string()]))) : undefined }));
+];

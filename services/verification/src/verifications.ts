@@ -6,7 +6,7 @@ import { codeHmac, codeMatches } from "./challenge.ts";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, methodOf, missingProvider } from "./channels.ts";
 import { codeMail, type Mailer } from "./mailer.ts";
 import { normalizeIdentifier, type AssetType } from "./identifiers.ts";
-import { verifyWalletSignature } from "./signatures.ts";
+import { verifyWalletSignature, type WalletChannel } from "./signatures.ts";
 import { botUsernameOf } from "./telegram-bot.ts";
 import type { ListFilter, Status, VerificationRow, VerificationStore } from "./store.ts";
 
@@ -144,7 +144,7 @@ export class Verifications {
       ok = codeMatches(this.d.hmacKey, v.id, code, v.code_hmac ?? "") && this.sourceMatches(v, input.sourceIdentifier);
     } else if (method === "signature") {
       if (!input.signature) throw new AppError("validation_error", "signature is required for wallet verifications");
-      ok = await verifyWalletSignature(v.channel as "ethereum", v.identifier, v.challenge_message ?? "", input.signature);
+      ok = await verifyWalletSignature(v.channel as WalletChannel, v.identifier, v.challenge_message ?? "", input.signature);
       failure = ["invalid_signature", "the signature does not verify"];
     } else if (method === "bot_token") {
       if (!input.botToken) throw new AppError("validation_error", "bot_token is required for telegram_bot verifications");

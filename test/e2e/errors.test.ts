@@ -183,7 +183,9 @@ describe("429 rate_limited", () => {
     const retryAfter = Number(limited.headers.get("retry-after"));
     expect(Number.isInteger(retryAfter)).toBe(true);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
-    expect(retryAfter).toBeLessThanOrEqual(60);
+    // sliding window: a burst that fills this window also weighs on the next one, so the honest
+    // wait can pass the window's end (unit tests show a retry after it is let through)
+    expect(retryAfter).toBeLessThanOrEqual(120);
     expect(e.retry_after).toBe(retryAfter);
     expect(limited.headers.get("x-ratelimit-limit")).toBe(String(LIMIT));
     expect(limited.headers.get("x-ratelimit-remaining")).toBe("0");

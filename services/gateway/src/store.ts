@@ -78,12 +78,17 @@ export class GatewayStore {
     return r.rows[0];
   }
 
-  /** Claims an idempotency key; answers the existing record when the key was already used. */
-  async claimIdempotencyKey(scope: Scope, key: string, rec: { method: string; path: string; bodyHash: string }): Promise<IdempotencyRecord | undefined> {
+  /**
+   * Claims an idempotency key; answers the existing record when the key was already used. A claim
+   * left unfinished for over a minute (its process died mid-request) is taken over.
+   */
+  async claimIdempotencyKey(scope: Scope, key: string, rec: { method: string; path: string; bodyHash: string }, now: Date = new Date()): Promise<IdempotencyRecord | undefined> {
     const ins = await this.db.query(
-      `INSERT INTO ${S}.idempotency_keys (tenant_id, environment, key, method, path, body_hash) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (tenant_id, environment, key) DO NOTHING`,
-      [scope.tenantId, scope.env, key, rec.method, rec.path, rec.bodyHash],
+      `INSERT INTO ${S}.idempotency_keys AS k (tenant_id, environment, key, method, path, body_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (tenant_id, environment, key) DO UPDATE SET method = EXCLUDED.method, path = EXCLUDED.path, body_hash = EXCLUDED.body_hash, created_at = EXCLUDED.created_at
+        WHERE k.status_code IS NULL AND k.created_at < $7::timestamptz - interval '1 minute'
+       RETURNING 1`,
+      [scope.tenantId, scope.env, key, rec.method, rec.path, rec.bodyHash, now],
     );
     if (ins.rowCount === 1) return undefined;
     const r = await this.db.query<IdempotencyRecord>(

@@ -36,6 +36,7 @@ const base = z.object({
   PROOF_KEY_BITS: z.coerce.number().int().refine((n) => [2048, 3072, 4096].includes(n), "must be 2048, 3072 or 4096").default(2048),
   CHALLENGE_HMAC_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(100),
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),

@@ -34,7 +34,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
   app.set("trust proxy", "loopback, linklocal, uniquelocal");
   app.set("query parser", "simple");
 
-  const auth = keyAuth(store, config.API_KEY_CACHE_TTL_MS);
+  const auth = keyAuth(store, config.API_KEY_CACHE_TTL_MS, { limiter, perMinute: config.AUTH_FAILURES_PER_MINUTE });
   let openapiDoc: Record<string, unknown> | undefined;
   let docsHtml: string | undefined;
   const health: HealthDeps = { clients, database: () => store.ping(), redis: deps.redisPing };

@@ -10,18 +10,32 @@ export interface KeyAuth {
   forget(): void;
 }
 
+export interface FailureLimit {
+  limiter: RateLimiter;
+  perMinute: number;
+}
+
 /**
  * Bearer API keys: shape check, then a cached lookup by SHA-256 (a revoked key is refused
  * everywhere within the cache TTL). The key's environment is the request's environment.
+ * Failed attempts are counted per client IP: past `failures.perMinute` the answer is 429, so
+ * guessing keys (or flooding key lookups) is throttled.
  */
-export function keyAuth(store: GatewayStore, ttlMs: number): KeyAuth {
+export function keyAuth(store: GatewayStore, ttlMs: number, failures: FailureLimit): KeyAuth {
   const cache = new KeyCache<(Scope & { keyId: string }) | null>(ttlMs);
   return {
     forget: () => cache.clear(),
     middleware(req, _res, next) {
       const header = req.get("authorization") ?? "";
       const m = /^Bearer\s+(\S+)$/i.exec(header);
-      const fail = () => next(new AppError("unauthorized", m ? "invalid API key" : "missing API key: send Authorization: Bearer pk_live_… or pk_test_…"));
+      const fail = () =>
+        failures.limiter.consume(`authfail:${req.ip}`, failures.perMinute).then((d) => {
+          if (!d.allowed) {
+            next(new AppError("rate_limited", "too many requests with a missing or invalid API key", { extra: { retry_after: d.retryAfter } }));
+            return;
+          }
+          next(new AppError("unauthorized", m ? "invalid API key" : "missing API key: send Authorization: Bearer pk_live_… or pk_test_…"));
+        }, next);
       if (!m || !parseApiKey(m[1])) return fail();
       const hash = hashApiKey(m[1]);
       const hit = cache.get(hash);

@@ -220,14 +220,17 @@ export class VerificationStore {
    * replicas never collide.
    */
   async expireDue(now: Date, batch = 500, scope?: Scope): Promise<number> {
+    const params = [now, scope?.tenantId ?? null, scope?.env ?? null];
+    const dueWhere = `status = 'pending' AND challenge_expires_at <= $1 AND ($2::text IS NULL OR (tenant_id = $2 AND environment = $3))`;
+    // the common case (nothing due: every list call, most sweeps) costs one indexed read, no transaction
+    if ((await this.db.query(`SELECT 1 FROM ${S}.verifications WHERE ${dueWhere} LIMIT 1`, params)).rowCount === 0) return 0;
     return this.db.tx(async (q) => {
       const r = await q.query<VerificationRow>(
         `UPDATE ${S}.verifications v SET status = 'expired', updated_at = $1
-           FROM (SELECT id FROM ${S}.verifications WHERE status = 'pending' AND challenge_expires_at <= $1
-                    AND ($2::text IS NULL OR (tenant_id = $2 AND environment = $3))
+           FROM (SELECT id FROM ${S}.verifications WHERE ${dueWhere}
                   ORDER BY challenge_expires_at LIMIT ${batch} FOR UPDATE SKIP LOCKED) due
           WHERE v.id = due.id RETURNING v.*`,
-        [now, scope?.tenantId ?? null, scope?.env ?? null],
+        params,
       );
       await appendEvents(q, S, r.rows.flatMap((v) => statusEvents(v, "pending", now)), now);
       return r.rows.length;

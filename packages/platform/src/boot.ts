@@ -6,6 +6,7 @@ import { startServiceHost } from "./service-host.ts";
 import { openDatabase, type Database } from "./database.ts";
 import type { Logger } from "./logger.ts";
 import { migrate, readMigrations } from "./migrations.ts";
+import { startOutboxRelay } from "./events/relay.ts";
 
 /**
  * Opens a service's database (its own <NAME>_DATABASE_URL or DATABASE_URL, else the embedded
@@ -56,25 +57,35 @@ export interface HostServiceOptions {
   db?: Database;
   /** Stops background work (sweepers) after the RPC server has drained. */
   onClose?: () => Promise<void>;
+  /** Runs the relay of the service's outbox (`<name>.outbox` in db); stopped after onClose. */
+  outbox?: boolean;
 }
 
 /** Serves a service's RPCs on its configured port; close() drains calls, then background work, then the database. */
 export async function hostService(config: Config, name: ServiceName, opts: HostServiceOptions): Promise<RunningService> {
   const { db } = opts;
-  const host = await startServiceHost({
-    name: opts.rpcName,
-    host: config.GRPC_HOST,
-    port: config.servicePort(name),
-    logger: opts.logger,
-    routes: opts.routes,
-    ready: db ? async () => (await db.query("SELECT 1")).rowCount === 1 : undefined,
-    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-  });
+  const relay = db && opts.outbox ? await startOutboxRelay({ config, db, schema: name, logger: opts.logger }) : undefined;
+  let host: Awaited<ReturnType<typeof startServiceHost>>;
+  try {
+    host = await startServiceHost({
+      name: opts.rpcName,
+      host: config.GRPC_HOST,
+      port: config.servicePort(name),
+      logger: opts.logger,
+      routes: opts.routes,
+      ready: db ? async () => (await db.query("SELECT 1")).rowCount === 1 : undefined,
+      shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    });
+  } catch (e) {
+    await relay?.stop();
+    throw e;
+  }
   return {
     url: host.url,
     async close() {
       await host.close();
       await opts.onClose?.();
+      await relay?.stop();
       await db?.close();
     },
   };

@@ -41,6 +41,27 @@ const base = z.object({
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   BOOTSTRAP_DEV_TENANT: bool.default(true),
+  // events: the postgres transport (outbox tables, LISTEN/NOTIFY) unless KAFKA_BROKERS is set
+  KAFKA_BROKERS: z
+    .string()
+    .regex(/^[^\s,]+:\d+(,[^\s,]+:\d+)*$/, "must be host:port[,host:port…]")
+    .transform((v) => v.split(","))
+    .optional(),
+  KAFKA_CLIENT_ID: z.string().min(1).default("icv"),
+  KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]*$/, "may hold only letters, digits, '.', '_' and '-'").default("icv."),
+  EVENT_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
+  // webhooks and every other outbound URL
+  ALLOW_PRIVATE_TARGETS: bool.default(false),
+  WEBHOOK_RETRY_DELAYS_MS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, "must be comma-separated milliseconds, e.g. 0,30000,120000")
+    .transform((v) => v.split(",").map(Number))
+    .optional(),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(50),
+  // server-sent events
+  SSE_MAX_CONNECTIONS_PER_TENANT: z.coerce.number().int().min(1).default(10),
+  SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(30_000),
   // providers (a channel whose provider is unset is unavailable for live keys)
   TELEGRAM_API_URL: z.string().url().default("https://api.telegram.org"),
   TELEGRAM_BOT_USERNAME: z.string().regex(/^[A-Za-z0-9_]{5,32}$/, "must be a bot username without @").optional(),

@@ -20,6 +20,12 @@ export interface Database extends Queryable {
   readonly kind: "pg" | "pglite";
   /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Calls onNotify for each NOTIFY on channel (payload text) until the answered function is
+   * called. Best effort: a lost connection is re-established, and notifications sent meanwhile are
+   * lost, so listeners also poll.
+   */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -74,6 +80,36 @@ class PgDatabase implements Database {
     await this.pool.query(sql);
   }
 
+  // LISTEN needs a session of its own: one dedicated client per channel, reconnected on error
+  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    let client: pg.Client | undefined;
+    let stopped = false;
+    let retry: NodeJS.Timeout | undefined;
+    const reconnect = () => {
+      if (stopped) return;
+      client = undefined;
+      retry = setTimeout(() => void connect().catch(reconnect), 1_000);
+      retry.unref();
+    };
+    const connect = async (): Promise<void> => {
+      const c = new pg.Client(this.pool.options);
+      client = c;
+      c.on("notification", (n) => n.channel === channel && onNotify(n.payload ?? ""));
+      c.on("error", () => {
+        c.end().catch(() => undefined);
+        if (client === c) reconnect();
+      });
+      await c.connect();
+      await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      clearTimeout(retry);
+      await client?.end().catch(() => undefined);
+    };
+  }
+
   private closed = false;
   async close(): Promise<void> {
     if (this.closed) return;
@@ -112,6 +148,12 @@ class PgliteDatabase implements Database {
   }
   exec(sql: string): Promise<void> {
     return this.q.exec(sql);
+  }
+  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    const unlisten = await this.db.listen(channel, onNotify);
+    return async () => {
+      if (!this.db.closed) await unlisten();
+    };
   }
   async close(): Promise<void> {
     if (this.closed) return;

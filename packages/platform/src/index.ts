@@ -14,3 +14,5 @@ export * from "./scope.ts";
 export * from "./boot.ts";
 export * from "./sweeper.ts";
 export * from "./running.ts";
+export * from "./events/index.ts";
+export * from "./outbound.ts";

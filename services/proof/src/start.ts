@@ -22,6 +22,7 @@ export async function startProofService(config: Config, logger: Logger, clock: C
     rpcName: "icv.proof.v1.ProofService",
     logger: log,
     db,
+    outbox: true,
     routes: proofRoutes({ store, keys, clock, issuer: config.issuer }),
   });
 }

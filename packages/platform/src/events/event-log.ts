@@ -1,0 +1,61 @@
+import type { Database, Queryable } from "../database.ts";
+import type { EnvName } from "../scope.ts";
+
+/** One published outbox row, as every consumer sees it whatever the transport. */
+export interface EventRecord {
+  /** `evt_…`; the idempotency key of every consumer. */
+  id: string;
+  /** The aggregate family, which is also the topic: `verification`, `proof`, `tenant`, … */
+  aggregateType: string;
+  aggregateId: string;
+  eventType: string;
+  tenantId: string;
+  environment: EnvName;
+  payload: Record<string, unknown>;
+  createdAt: Date;
+}
+
+/** A consumer group: each event of its topics is handled by one member of the group. */
+export interface ConsumerOptions {
+  /** Group name, stable across restarts and replicas (e.g. `webhook-deliveries`). */
+  group: string;
+  /** Aggregate families to read (see TOPIC_SOURCES). */
+  topics: string[];
+  /**
+   * The consumer's own database and schema. The schema holds `event_consumed` and
+   * `event_cursors` (see consumerTablesSql); an event's id is recorded there in the same
+   * transaction as the handler's writes, so an event redelivered after a crash is skipped.
+   */
+  db: Database;
+  schema: string;
+  /**
+   * Applies one event. Runs inside a transaction on `db` (write through `q`); throwing rolls the
+   * event back and it is retried later. Never called twice for one event id.
+   */
+  handle(q: Queryable, event: EventRecord): Promise<void>;
+  /** Called after a batch committed (e.g. to wake a worker that acts on what handle wrote). */
+  afterCommit?(events: EventRecord[]): void;
+  /**
+   * Crash-test seam: runs after a batch was handled and before its position is acknowledged
+   * (postgres: inside the transaction; kafka: after it committed, before the offset commit).
+   */
+  beforeAck?(events: EventRecord[]): void | Promise<void>;
+}
+
+/** A fan-out subscription: this process receives every event published after it started. */
+export interface BroadcastOptions {
+  topics: string[];
+  onEvent(event: EventRecord): void;
+}
+
+export interface Subscription {
+  close(): Promise<void>;
+}
+
+/** The event transport: `postgres` (outbox tables + LISTEN/NOTIFY) or `kafka`. */
+export interface EventLog {
+  readonly transport: "postgres" | "kafka";
+  consume(opts: ConsumerOptions): Promise<Subscription>;
+  broadcast(opts: BroadcastOptions): Promise<Subscription>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,18 @@
+import type { Config } from "../config.ts";
+import type { Logger } from "../logger.ts";
+import type { EventLog } from "./event-log.ts";
+import { createKafka, KafkaEventLog } from "./kafka.ts";
+import { PostgresEventLog } from "./postgres.ts";
+
+export * from "./event-log.ts";
+export { TOPIC_SOURCES } from "./topics.ts";
+export { startOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from "./relay.ts";
+export { consumerTablesSql, pruneConsumed } from "./consumer.ts";
+export { startPump, type Pump } from "./pump.ts";
+
+/** The configured event transport: kafka when KAFKA_BROKERS is set, else the outbox tables of Postgres. */
+export async function createEventLog(config: Config, logger: Logger): Promise<EventLog> {
+  const log = logger.child({ component: "event-log" });
+  if (config.KAFKA_BROKERS) return new KafkaEventLog(createKafka(config, log), config.KAFKA_TOPIC_PREFIX, log);
+  return new PostgresEventLog(config, log);
+}

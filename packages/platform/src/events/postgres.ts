@@ -1,0 +1,145 @@
+import path from "node:path";
+import type { Config } from "../config.ts";
+import { openDatabase, type Database } from "../database.ts";
+import type { Logger } from "../logger.ts";
+import { applyEvents } from "./consumer.ts";
+import type { BroadcastOptions, ConsumerOptions, EventLog, EventRecord, Subscription } from "./event-log.ts";
+import { startPump, type Pump } from "./pump.ts";
+import { OUTBOX_COLUMNS, toRecord, type OutboxRow } from "./records.ts";
+import { sourcesOf } from "./topics.ts";
+
+/** NOTIFY channel on which a relay announces that `<schema>` published rows (payload: the schema). */
+export const EVENTS_CHANNEL = "icv_events";
+const BATCH = 500;
+
+interface Source {
+  name: string;
+  db: Database;
+  wakers: Set<() => void>;
+  unlisten: () => Promise<void>;
+}
+
+/**
+ * The postgres transport: consumers read the owning services' outbox tables in `seq` order (the
+ * relay stamps seq in commit order), woken by NOTIFY and polling every EVENT_POLL_INTERVAL_MS.
+ * A consumer group's position per source lives in the consumer's own `event_cursors` row; the
+ * row is locked while a batch is applied, so one replica of a group works a source at a time.
+ */
+export class PostgresEventLog implements EventLog {
+  readonly transport = "postgres";
+  private readonly sources = new Map<string, Promise<Source>>();
+  private readonly pumps = new Set<Pump>();
+
+  constructor(
+    private readonly config: Config,
+    private readonly logger: Logger,
+  ) {}
+
+  private source(name: string): Promise<Source> {
+    let s = this.sources.get(name);
+    if (!s) {
+      s = (async () => {
+        const url = this.config.databaseUrl(name as Parameters<Config["databaseUrl"]>[0]);
+        const db = await openDatabase({ url, dataDir: url ? undefined : path.join(this.config.DATA_DIR, "pgdata"), poolMax: 4 });
+        const wakers = new Set<() => void>();
+        const unlisten = await db.listen(EVENTS_CHANNEL, (schema) => {
+          if (schema === name) for (const w of wakers) w();
+        });
+        return { name, db, wakers, unlisten };
+      })();
+      this.sources.set(name, s);
+      s.catch(() => this.sources.delete(name));
+    }
+    return s;
+  }
+
+  /** Rows of src after `position` (payload only for the wanted topics), oldest first. */
+  private async read(src: Source, position: number, topics: string[]): Promise<{ rows: OutboxRow[]; events: EventRecord[] }> {
+    const r = await src.db.query<OutboxRow>(
+      `SELECT ${OUTBOX_COLUMNS.replace("payload", "CASE WHEN aggregate_type = ANY($2) THEN payload END AS payload")}
+         FROM ${src.name}.outbox WHERE seq > $1 ORDER BY seq LIMIT ${BATCH}`,
+      [position, topics],
+    );
+    return { rows: r.rows, events: r.rows.filter((row) => topics.includes(row.aggregate_type)).map(toRecord) };
+  }
+
+  private run(name: string, src: Source, once: () => Promise<boolean>): Subscription {
+    const pump = startPump(name, once, this.config.EVENT_POLL_INTERVAL_MS, this.logger);
+    src.wakers.add(pump.wake);
+    this.pumps.add(pump);
+    return {
+      close: async () => {
+        src.wakers.delete(pump.wake);
+        this.pumps.delete(pump);
+        await pump.stop();
+      },
+    };
+  }
+
+  async consume(opts: ConsumerOptions): Promise<Subscription> {
+    const subs: Subscription[] = [];
+    for (const name of sourcesOf(opts.topics)) {
+      const src = await this.source(name);
+      const cursors = `${opts.schema}.event_cursors`;
+      await opts.db.query(`INSERT INTO ${cursors} (consumer, source) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [opts.group, name]);
+      const once = async (): Promise<boolean> => {
+        // read the source first: the source may be the same embedded database, which cannot
+        // answer a second query while this consumer's transaction holds it
+        const cur = await opts.db.query<{ position: number }>(`SELECT position::float8 AS position FROM ${cursors} WHERE consumer = $1 AND source = $2`, [opts.group, name]);
+        const position = cur.rows[0].position;
+        const { rows, events } = await this.read(src, position, opts.topics);
+        if (!rows.length) return false;
+        let handled: EventRecord[] = [];
+        const moved = await opts.db.tx(async (q) => {
+          // the row lock keeps replicas of the group apart; a moved position means another one won
+          const locked = await q.query(`SELECT 1 FROM ${cursors} WHERE consumer = $1 AND source = $2 AND position = $3 FOR UPDATE SKIP LOCKED`, [opts.group, name, position]);
+          if (!locked.rowCount) return false;
+          handled = await applyEvents(q, opts, events);
+          await opts.beforeAck?.(handled);
+          await q.query(`UPDATE ${cursors} SET position = $3 WHERE consumer = $1 AND source = $2`, [opts.group, name, rows[rows.length - 1].seq]);
+          return true;
+        });
+        if (handled.length) opts.afterCommit?.(handled);
+        return moved ? rows.length === BATCH : false;
+      };
+      subs.push(this.run(`consume:${opts.group}:${name}`, src, once));
+    }
+    return { close: async () => void (await Promise.all(subs.map((s) => s.close()))) };
+  }
+
+  async broadcast(opts: BroadcastOptions): Promise<Subscription> {
+    const subs: Subscription[] = [];
+    for (const name of sourcesOf(opts.topics)) {
+      const src = await this.source(name);
+      const r = await src.db.query<{ max: number }>(`SELECT coalesce(max(seq), 0)::float8 AS max FROM ${name}.outbox`);
+      let position = r.rows[0].max;
+      const once = async (): Promise<boolean> => {
+        const { rows, events } = await this.read(src, position, opts.topics);
+        if (!rows.length) return false;
+        position = rows[rows.length - 1].seq!;
+        for (const e of events) {
+          try {
+            opts.onEvent(e);
+          } catch (err) {
+            this.logger.error({ err, event_id: e.id }, "event listener failed");
+          }
+        }
+        return rows.length === BATCH;
+      };
+      subs.push(this.run(`broadcast:${name}`, src, once));
+    }
+    return { close: async () => void (await Promise.all(subs.map((s) => s.close()))) };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pumps].map((p) => p.stop()));
+    this.pumps.clear();
+    const sources = await Promise.allSettled([...this.sources.values()]);
+    this.sources.clear();
+    for (const s of sources) {
+      if (s.status !== "fulfilled") continue;
+      await s.value.unlisten();
+      await s.value.db.close();
+    }
+  }
+}

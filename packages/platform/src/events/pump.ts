@@ -1,0 +1,55 @@
+import type { Logger } from "../logger.ts";
+
+export interface Pump {
+  /** Run again now (a NOTIFY or a local write said there is work). */
+  wake(): void;
+  /** Stops after the current run. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `once` in a loop, one run at a time: again at once while it answers true (a full batch,
+ * more is waiting) or a wake came during the run, else after intervalMs or at the next wake.
+ * A failed run is logged and retried after the interval (at most a second).
+ */
+export function startPump(name: string, once: () => Promise<boolean>, intervalMs: number, logger: Logger): Pump {
+  let stopped = false;
+  let woken = false;
+  let release: (() => void) | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const wake = () => {
+    woken = true;
+    clearTimeout(timer);
+    release?.();
+  };
+  const loop = async () => {
+    while (!stopped) {
+      woken = false;
+      let more = false;
+      let wait = intervalMs;
+      try {
+        more = await once();
+      } catch (err) {
+        logger.error({ err, pump: name }, "event pump run failed");
+        woken = false;
+        wait = Math.min(intervalMs, 1_000);
+      }
+      if (stopped || more || woken) continue;
+      await new Promise<void>((resolve) => {
+        release = resolve;
+        timer = setTimeout(resolve, wait);
+        timer.unref();
+      });
+      release = undefined;
+    }
+  };
+  const done = loop();
+  return {
+    wake,
+    async stop() {
+      stopped = true;
+      wake();
+      await done;
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import type { Config } from "../config.ts";
+import type { Database, Queryable } from "../database.ts";
+import type { Logger } from "../logger.ts";
+import type { EventRecord } from "./event-log.ts";
+import { createKafka, KafkaPublisher } from "./kafka.ts";
+import { EVENTS_CHANNEL } from "./postgres.ts";
+import { startPump } from "./pump.ts";
+import { OUTBOX_COLUMNS, toRecord, type OutboxRow } from "./records.ts";
+
+/** NOTIFY channel the outbox trigger signals on each insert (payload: the schema). */
+export const OUTBOX_CHANNEL = "icv_outbox";
+const BATCH = 500;
+const RETENTION_MS = 7 * 24 * 3600_000;
+
+export interface OutboxRelayOptions {
+  config: Config;
+  db: Database;
+  /** The owning service's schema (its outbox is `<schema>.outbox`). */
+  schema: string;
+  logger: Logger;
+  /** Publishes to Kafka instead of stamping rows for the postgres transport (default: by config). */
+  publisher?: { publish(events: EventRecord[]): Promise<void>; close?(): Promise<void> };
+  /** Crash-test seam: runs after a batch went to Kafka and before the rows are marked published. */
+  afterPublish?(events: EventRecord[]): void | Promise<void>;
+}
+
+export interface OutboxRelay {
+  /** Publishes what is pending now (tests, and callers that just wrote). */
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Publishes one service's outbox, one replica at a time (a transaction-scoped advisory lock), in
+ * created order, so one aggregate's events keep their order.
+ * - postgres transport: stamps each row's `seq` in commit order and NOTIFYs consumers;
+ * - kafka transport: sends the rows, then marks them published; a crash in between sends them
+ *   again, and consumers skip ids they have handled.
+ * Woken by the outbox trigger's NOTIFY, and polls. Published rows are kept 7 days (SSE replay).
+ */
+export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<OutboxRelay> {
+  const { config, db, schema } = opts;
+  const logger = opts.logger.child({ component: "outbox-relay", schema });
+  const publisher =
+    opts.publisher ?? (config.KAFKA_BROKERS ? await KafkaPublisher.connect(createKafka(config, logger), config.KAFKA_TOPIC_PREFIX) : undefined);
+  let lastPrune = 0;
+
+  const stamp = async (q: Queryable) => {
+    const r = await q.query(
+      `WITH batch AS (
+         SELECT id, row_number() OVER (ORDER BY created_at, id) AS n FROM ${schema}.outbox
+          WHERE published_at IS NULL ORDER BY created_at, id LIMIT ${BATCH}),
+       base AS (SELECT coalesce(max(seq), 0) AS m FROM ${schema}.outbox)
+       UPDATE ${schema}.outbox o SET seq = base.m + batch.n, published_at = now() FROM batch, base WHERE o.id = batch.id`,
+    );
+    if (r.rowCount) await q.query(`SELECT pg_notify($1, $2)`, [EVENTS_CHANNEL, schema]);
+    return r.rowCount;
+  };
+
+  const send = async (q: Queryable) => {
+    const rows = await q.query<OutboxRow>(
+      `SELECT ${OUTBOX_COLUMNS} FROM ${schema}.outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT ${BATCH}`,
+    );
+    if (!rows.rows.length) return 0;
+    const events = rows.rows.map(toRecord);
+    await publisher!.publish(events);
+    await opts.afterPublish?.(events);
+    await q.query(`UPDATE ${schema}.outbox SET published_at = now() WHERE id = ANY($1)`, [events.map((e) => e.id)]);
+    return events.length;
+  };
+
+  const once = async (): Promise<boolean> => {
+    const n = await db.tx(async (q) => {
+      const lock = await q.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok`, [`icv-outbox-relay:${schema}`]);
+      if (!lock.rows[0].ok) return 0;
+      return publisher ? send(q) : stamp(q);
+    });
+    if (Date.now() - lastPrune > 3600_000) {
+      lastPrune = Date.now();
+      // the row holding the highest seq stays: the next stamp counts on from it
+      await db.query(
+        `DELETE FROM ${schema}.outbox WHERE published_at < $1 AND seq IS DISTINCT FROM (SELECT max(seq) FROM ${schema}.outbox)`,
+        [new Date(Date.now() - RETENTION_MS)],
+      );
+    }
+    return n === BATCH;
+  };
+
+  const pump = startPump(`relay:${schema}`, once, config.EVENT_POLL_INTERVAL_MS, logger);
+  const unlisten = await db.listen(OUTBOX_CHANNEL, (s) => s === schema && pump.wake());
+  return {
+    wake: pump.wake,
+    async stop() {
+      await unlisten();
+      await pump.stop();
+      await publisher?.close?.();
+    },
+  };
+}

@@ -1,0 +1,213 @@
+// The EventLog contract, run against every transport: the postgres transport always, the kafka
+// transport when KAFKA_BROKERS points at a broker (e.g. KAFKA_BROKERS=127.0.0.1:9092).
+// Sources and consumers use the real service migrations: the verification schema publishes,
+// the webhook schema consumes.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  appendEvents, createEventLog, createLogger, openServiceDatabase, parseConfig, startOutboxRelay,
+  type Config, type Database, type EventLog, type EventRecord, type OutboxEvent, type OutboxRelay, type Queryable,
+} from "../src/index.ts";
+import { maybeFreshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
+import { waitFor } from "../../../test/support/expect-error.ts";
+
+const root = path.resolve(import.meta.dirname, "../../..");
+const MIGRATIONS = (svc: string) => path.join(root, "services", svc, "migrations");
+const logger = createLogger({ level: "silent" });
+const KAFKA = process.env.KAFKA_BROKERS;
+
+interface Rig {
+  config: Config;
+  source: Database;
+  sink: Database;
+  relays: OutboxRelay[];
+  logs: EventLog[];
+  fresh?: FreshPostgres;
+  dataDir: string;
+}
+let rig: Rig | undefined;
+
+async function setup(transport: "postgres" | "kafka"): Promise<Rig> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), "icv-events-"));
+  const fresh = await maybeFreshPostgres();
+  const config = parseConfig({
+    DATA_DIR: dataDir,
+    DATABASE_URL: fresh?.url,
+    // a minute: every delivery within the tests' second comes through LISTEN/NOTIFY
+    EVENT_POLL_INTERVAL_MS: "60000",
+    ...(transport === "kafka" ? { KAFKA_BROKERS: KAFKA, KAFKA_TOPIC_PREFIX: `icv-test-${randomBytes(4).toString("hex")}.` } : {}),
+  });
+  const source = await openServiceDatabase(config, "verification", MIGRATIONS("verification"), logger);
+  const sink = await openServiceDatabase(config, "webhook", MIGRATIONS("webhook"), logger);
+  // no unique constraint: an event applied twice shows up as two rows
+  await sink.exec(`CREATE TABLE webhook.effects (n serial PRIMARY KEY, event_id text NOT NULL, aggregate_id text NOT NULL, k int NOT NULL)`);
+  rig = { config, source, sink, relays: [], logs: [], fresh, dataDir };
+  return rig;
+}
+
+afterEach(async () => {
+  if (!rig) return;
+  const r = rig;
+  rig = undefined;
+  for (const l of r.logs) await l.close();
+  for (const x of r.relays) await x.stop();
+  await r.source.close();
+  await r.sink.close();
+  await r.fresh?.drop();
+  rmSync(r.dataDir, { recursive: true, force: true });
+});
+
+const relay = async (r: Rig, extra: Partial<Parameters<typeof startOutboxRelay>[0]> = {}) => {
+  const x = await startOutboxRelay({ config: r.config, db: r.source, schema: "verification", logger, ...extra });
+  r.relays.push(x);
+  return x;
+};
+const eventLog = async (r: Rig) => {
+  const l = await createEventLog(r.config, logger);
+  r.logs.push(l);
+  return l;
+};
+
+/** `count` events spread over `aggregates` verifications, k = 0… in each aggregate's order, written in several statements. */
+async function publish(r: Rig, count: number, aggregates = 5, from = 0): Promise<void> {
+  const events: OutboxEvent[] = [];
+  for (let i = from; i < from + count; i++) {
+    events.push({
+      aggregateType: "verification",
+      aggregateId: `ver_agg${i % aggregates}`,
+      eventType: "verification.status_changed",
+      tenantId: "ten_test",
+      environment: i % 2 ? "live" : "test",
+      payload: { k: Math.floor(i / aggregates) },
+    });
+  }
+  for (let i = 0; i < events.length; i += 7) await appendEvents(r.source, "verification", events.slice(i, i + 7));
+}
+
+const handle = async (q: Queryable, e: EventRecord) => {
+  await q.query(`INSERT INTO webhook.effects (event_id, aggregate_id, k) VALUES ($1, $2, $3)`, [e.id, e.aggregateId, e.payload.k]);
+};
+
+const effects = async (r: Rig) =>
+  (await r.sink.query<{ event_id: string; aggregate_id: string; k: number }>(`SELECT event_id, aggregate_id, k FROM webhook.effects ORDER BY n`)).rows;
+
+async function expectExactlyOnce(r: Rig, total: number, aggregates = 5) {
+  await waitFor(async () => (await effects(r)).length >= total, 10_000);
+  await new Promise((res) => setTimeout(res, 200)); // a duplicate would land now
+  const rows = await effects(r);
+  expect(rows.length).toBe(total);
+  expect(new Set(rows.map((x) => x.event_id)).size).toBe(total);
+  for (let a = 0; a < aggregates; a++) {
+    const ks = rows.filter((x) => x.aggregate_id === `ver_agg${a}`).map((x) => x.k);
+    expect(ks).toEqual([...ks].sort((x, y) => x - y));
+  }
+}
+
+const TRANSPORTS = [
+  { name: "postgres" as const, skip: false },
+  { name: "kafka" as const, skip: !KAFKA },
+];
+
+for (const t of TRANSPORTS) {
+  describe.skipIf(t.skip)(`EventLog over ${t.name}${t.skip ? " (skipped: set KAFKA_BROKERS=host:port to run against a broker)" : ""}`, () => {
+    it("a consumer group applies every event once, each aggregate's events in order", async () => {
+      const r = await setup(t.name);
+      await relay(r);
+      const log = await eventLog(r);
+      await publish(r, 60);
+      await log.consume({ group: "g1", topics: ["verification"], db: r.sink, schema: "webhook", handle });
+      await publish(r, 140, 5, 60);
+      await expectExactlyOnce(r, 200);
+    });
+
+    it("two members of one group share the events and never apply one twice", async () => {
+      const r = await setup(t.name);
+      await relay(r);
+      const [a, b] = [await eventLog(r), await eventLog(r)];
+      await a.consume({ group: "shared", topics: ["verification"], db: r.sink, schema: "webhook", handle });
+      await b.consume({ group: "shared", topics: ["verification"], db: r.sink, schema: "webhook", handle });
+      await publish(r, 300, 10);
+      await expectExactlyOnce(r, 300, 10);
+    });
+
+    it("a consumer killed between handling and acknowledging loses nothing and applies nothing twice", async () => {
+      const r = await setup(t.name);
+      await relay(r);
+      await publish(r, 50);
+      const doomed = await eventLog(r);
+      let killed = 0;
+      await doomed.consume({
+        group: "crashy",
+        topics: ["verification"],
+        db: r.sink,
+        schema: "webhook",
+        handle,
+        beforeAck(handled) {
+          if (!handled.length || killed) return;
+          killed = handled.length;
+          void doomed.close(); // the process dies here: nothing after this point runs
+          throw new Error("killed");
+        },
+      });
+      await waitFor(async () => killed > 0, 10_000);
+      expect(killed).toBeGreaterThan(0);
+      const survivor = await eventLog(r);
+      await survivor.consume({ group: "crashy", topics: ["verification"], db: r.sink, schema: "webhook", handle });
+      await publish(r, 30, 5, 50);
+      await expectExactlyOnce(r, 80);
+    });
+
+    it("a relay killed after publishing but before marking publishes again, and consumers skip the repeats", async () => {
+      const r = await setup(t.name);
+      let kills = 0;
+      // the postgres relay stamps and marks in one statement, so only the kafka publisher has this window
+      await relay(r, {
+        afterPublish() {
+          if (kills++ === 0) throw new Error("killed");
+        },
+      });
+      const log = await eventLog(r);
+      await log.consume({ group: "g2", topics: ["verification"], db: r.sink, schema: "webhook", handle });
+      await publish(r, 40);
+      await expectExactlyOnce(r, 40);
+      if (t.name === "kafka") expect(kills).toBeGreaterThan(1);
+    });
+
+    it("broadcast gives every subscriber each event published after it subscribed, once and at once", async () => {
+      const r = await setup(t.name);
+      await relay(r);
+      await publish(r, 20);
+      await waitFor(async () => (await r.source.query(`SELECT 1 FROM verification.outbox WHERE published_at IS NULL`)).rowCount === 0, 5000);
+      const seen: EventRecord[][] = [[], []];
+      for (const s of seen) await (await eventLog(r)).broadcast({ topics: ["verification"], onEvent: (e) => s.push(e) });
+      const sent = Date.now();
+      await publish(r, 1, 1, 1000);
+      await waitFor(async () => seen.every((s) => s.length >= 1), 2000, 5);
+      expect(Date.now() - sent).toBeLessThan(1000);
+      await publish(r, 29, 5, 1001);
+      await waitFor(async () => seen.every((s) => s.length >= 30), 10_000);
+      await new Promise((res) => setTimeout(res, 200));
+      for (const s of seen) {
+        expect(s.length).toBe(30);
+        expect(new Set(s.map((e) => e.id)).size).toBe(30);
+        expect(s.every((e) => e.eventType === "verification.status_changed" && e.tenantId === "ten_test" && e.createdAt instanceof Date)).toBe(true);
+      }
+    });
+
+    it("a consumer reads only its topics and still moves past the others", async () => {
+      const r = await setup(t.name);
+      await relay(r);
+      const log = await eventLog(r);
+      await log.consume({ group: "requests-only", topics: ["verification_request"], db: r.sink, schema: "webhook", handle });
+      await publish(r, 30); // verification events: not for this consumer
+      await appendEvents(r.source, "verification", [
+        { aggregateType: "verification_request", aggregateId: "ver_agg0", eventType: "verification_request.completed", tenantId: "ten_test", environment: "test", payload: { k: 0 } },
+      ]);
+      await expectExactlyOnce(r, 1, 1);
+      expect((await effects(r))[0].k).toBe(0);
+    });
+  });
+}

@@ -15,6 +15,7 @@ import { load, loadCreateAndVerify, type LoadResult } from "./bench/load.ts";
 import { paced } from "./bench/paced.ts";
 import { mb, pct, perSec, table, type Row } from "./bench/report.ts";
 import { measureSignRate } from "./bench/sign-rate.ts";
+import { benchSse } from "./bench/sse.ts";
 import { createTenant, freshPostgres, startHelloWorld, startStack, stackEnv, type RunningStack } from "./bench/stack.ts";
 
 const num = (name: string, dflt: number) => {
@@ -28,6 +29,7 @@ const num = (name: string, dflt: number) => {
 const DURATION = num("BENCH_DURATION", 10);
 const WARMUP = process.env.BENCH_WARMUP === "0" ? 0 : num("BENCH_WARMUP", 2);
 const CONNECTIONS = num("BENCH_CONNECTIONS", 50);
+const SSE_STREAMS = num("BENCH_SSE_STREAMS", 10_000);
 const KEY_BITS = Number(process.env.PROOF_KEY_BITS ?? 2048);
 const MB = 1024 * 1024;
 
@@ -121,6 +123,12 @@ async function main(): Promise<void> {
   await sleep(1000);
   const busyRss = stack.rss();
 
+  process.stderr.write(`  ${SSE_STREAMS} SSE streams …\n`);
+  const rssBeforeStreams = stack.rss() ?? 0;
+  let rssWithStreams = 0;
+  const sse = await benchSse(stack.url, t.testKey, SSE_STREAMS, () => (rssWithStreams = stack.rss() ?? 0));
+  const perStream = (rssWithStreams - rssBeforeStreams) / sse.opened;
+
   // 5. warm start: stop, start again on the same DATA_DIR (and database)
   process.stderr.write("  stopping; warm start …\n");
   await stack.stop();
@@ -140,6 +148,8 @@ async function main(): Promise<void> {
     { name: "create + test-verify (2 requests/proof)", rate: perSec(cv.rate, "proofs/s"), p50: cv.p50, p99: cv.p99, ratio: `${pct(cv.rate / sign.perSecond)} of raw sign`, target: "≥ 50 % of raw sign", pass: cv.rate >= 0.5 * sign.perSecond, errors: bad(cv), cpu: cv.cpu, cpuMsPerOp: cv.cpuMsPerOp },
     { name: "create + test-verify, absolute", rate: perSec(cv.rate, "proofs/s"), ratio: perSec(cv.rate, "proofs/s"), target: `≥ 1,000 proofs/s${pgUrl ? "" : " (Postgres)"}`, pass: cv.rate >= 1000, errors: bad(cv) },
     { name: "POST /api/v1/proofs/validate", rate: perSec(validate.rate), p50: validate.p50, p99: validate.p99, ratio: `${pct(validate.rate / hw.rate)} of hello`, target: "≥ 50 % of hello", pass: validate.rate >= 0.5 * hw.rate, errors: bad(validate), cpu: validate.cpu, cpuMsPerOp: validate.cpuMsPerOp },
+    { name: `SSE: ${sse.opened} streams on one verification, test-verify → status_changed`, rate: `${sse.received} got it`, p50: sse.p50, p99: sse.p99, ratio: `p99 ${sse.p99.toFixed(1)} ms`, target: "p99 ≤ 100 ms, 10,000 streams", pass: sse.opened >= 10_000 && sse.received === sse.opened && sse.p99 <= 100, errors: sse.opened - sse.received },
+    { name: "SSE: memory per open stream (gateway RSS growth / streams)", ratio: `${(perStream / 1024).toFixed(1)} KB`, target: `(info; opened in ${(sse.openMs / 1000).toFixed(1)} s, test-verify took ${sse.verifyMs.toFixed(1)} ms)` },
     { name: "all-in-one RSS, idle after start", ratio: mb(idleRss), target: "≤ 400 MB", pass: idleRss !== undefined && idleRss <= 400 * MB },
     { name: "all-in-one RSS, after the load", ratio: mb(busyRss), target: "" },
     { name: "all-in-one RSS, idle after warm start", ratio: mb(warmIdleRss), target: "≤ 400 MB", pass: warmIdleRss !== undefined && warmIdleRss <= 400 * MB },

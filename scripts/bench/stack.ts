@@ -58,6 +58,7 @@ export async function stackEnv(dataDir: string, extra: Record<string, string | u
     ADMIN_PORT: String(adminPort),
     LOG_LEVEL: "warn",
     RATE_LIMIT_PER_MINUTE: "1000000000",
+    SSE_MAX_CONNECTIONS_PER_TENANT: "1000000",
     BOOTSTRAP_DEV_TENANT: "false",
     SHUTDOWN_TIMEOUT_MS: "3000",
   });

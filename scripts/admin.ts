@@ -7,6 +7,7 @@ import { createClient, ConnectError } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AdminService } from "@icv/contracts/gen/icv/gateway/v1/admin_service_pb.ts";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
+import type { EnvironmentWebhooks } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
 import { iso, loadConfig } from "@icv/platform";
 
 const USAGE = `usage: npm run --silent admin -- <command> [--json]
@@ -16,6 +17,13 @@ const USAGE = `usage: npm run --silent admin -- <command> [--json]
                                    create another API key for a tenant
   key revoke --key KEY_ID          revoke an API key (refused everywhere within the key cache TTL)
   signing-key rotate               new proof signing key; the old one stays in the JWKS while its proofs live
+  webhook set --tenant ID --env live|test --url URL
+                                   the tenant's webhook endpoint for that environment (gets every webhook event)
+  webhook show --tenant ID         the tenant's webhook endpoints and signing secrets
+  webhook remove --tenant ID --env live|test
+                                   remove the endpoint of that environment
+  webhook-secret rotate --tenant ID --env live|test
+                                   new webhook secret; the previous one keeps signing alongside it for 24 h
 environment: ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT), ADMIN_TOKEN (default: read from $DATA_DIR/secrets/admin-token)`;
 
 const { values, positionals } = parseArgs({
@@ -25,6 +33,7 @@ const { values, positionals } = parseArgs({
     tenant: { type: "string" },
     env: { type: "string" },
     key: { type: "string" },
+    url: { type: "string" },
     json: { type: "boolean", default: false },
     help: { type: "boolean", short: "h", default: false },
   },
@@ -50,6 +59,31 @@ const admin = createClient(AdminService, createConnectTransport({ baseUrl, httpV
 const headers = { authorization: `Bearer ${token}` };
 
 const print = (json: unknown, text: string): void => void process.stdout.write(`${values.json ? JSON.stringify(json, null, 2) : text}\n`);
+
+const environment = (verb: string): Environment => {
+  if (!values.tenant || (values.env !== "live" && values.env !== "test")) fail(`${verb} needs --tenant ID --env live|test`);
+  return values.env === "live" ? Environment.LIVE : Environment.TEST;
+};
+
+/** One environment's webhook settings as JSON and as text lines. */
+function webhookSettings(w: EnvironmentWebhooks | undefined) {
+  const env = w?.environment === Environment.LIVE ? "live" : "test";
+  const json = {
+    environment: env,
+    url: w?.url || null,
+    url_updated_at: iso(w?.urlUpdatedAt) ?? null,
+    secret: w?.secret || null,
+    secret_created_at: iso(w?.secretCreatedAt) ?? null,
+    previous_secret: w?.previousSecret || null,
+    previous_secret_expires_at: iso(w?.previousSecretExpiresAt) ?? null,
+  };
+  const text = [
+    `${env} endpoint ${json.url ?? "(none)"}`,
+    `${env} webhook secret ${json.secret ?? "(none)"}`,
+    ...(json.previous_secret ? [`${env} previous secret ${json.previous_secret} (signs until ${json.previous_secret_expires_at})`] : []),
+  ].join("\n");
+  return { json, text };
+}
 
 async function run(): Promise<void> {
   const [noun, verb] = positionals;
@@ -89,6 +123,28 @@ async function run(): Promise<void> {
     case "signing-key rotate": {
       const r = await admin.rotateSigningKey({}, { headers });
       return print({ kid: r.kid, retired_kid: r.retiredKid || null }, `new signing key ${r.kid}${r.retiredKid ? ` (retired ${r.retiredKid})` : ""}`);
+    }
+    case "webhook set": {
+      const env = environment("webhook set");
+      if (!values.url) fail("webhook set needs --url URL");
+      const w = webhookSettings((await admin.setWebhookEndpoint({ tenantId: values.tenant, environment: env, url: values.url }, { headers })).webhooks);
+      return print(w.json, w.text);
+    }
+    case "webhook show": {
+      if (!values.tenant) fail("webhook show needs --tenant ID");
+      const r = await admin.getWebhookSettings({ tenantId: values.tenant }, { headers });
+      const [live, test] = [webhookSettings(r.live), webhookSettings(r.test)];
+      return print({ tenant_id: values.tenant, live: live.json, test: test.json }, `${live.text}\n${test.text}`);
+    }
+    case "webhook remove": {
+      const env = environment("webhook remove");
+      const r = await admin.removeWebhookEndpoint({ tenantId: values.tenant, environment: env }, { headers });
+      return print({ removed_url: r.removedUrl }, `removed ${values.env} endpoint ${r.removedUrl}`);
+    }
+    case "webhook-secret rotate": {
+      const env = environment("webhook-secret rotate");
+      const w = webhookSettings((await admin.rotateWebhookSecret({ tenantId: values.tenant, environment: env }, { headers })).webhooks);
+      return print(w.json, w.text);
     }
     default:
       fail(USAGE);

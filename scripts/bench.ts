@@ -16,6 +16,7 @@ import { paced } from "./bench/paced.ts";
 import { mb, pct, perSec, table, type Row } from "./bench/report.ts";
 import { measureSignRate } from "./bench/sign-rate.ts";
 import { benchSse } from "./bench/sse.ts";
+import { benchWebhooks } from "./bench/webhooks.ts";
 import { createTenant, freshPostgres, startHelloWorld, startStack, stackEnv, type RunningStack } from "./bench/stack.ts";
 
 const num = (name: string, dflt: number) => {
@@ -30,6 +31,7 @@ const DURATION = num("BENCH_DURATION", 10);
 const WARMUP = process.env.BENCH_WARMUP === "0" ? 0 : num("BENCH_WARMUP", 2);
 const CONNECTIONS = num("BENCH_CONNECTIONS", 50);
 const SSE_STREAMS = num("BENCH_SSE_STREAMS", 10_000);
+const WEBHOOKS = num("BENCH_WEBHOOKS", 10_000);
 const KEY_BITS = Number(process.env.PROOF_KEY_BITS ?? 2048);
 const MB = 1024 * 1024;
 
@@ -137,8 +139,15 @@ async function main(): Promise<void> {
   const warm = stack.startMs;
   await sleep(1000);
   const warmIdleRss = stack.rss();
+  await stack.stop();
 
-  // 6. the table
+  // 6. webhook deliveries: the webhook pipeline in this process, the receiver on a thread
+  process.stderr.write(`  ${WEBHOOKS} webhook deliveries, receiver always 200 …\n`);
+  const wh = await benchWebhooks(WEBHOOKS, false, pgUrl);
+  process.stderr.write(`  ${WEBHOOKS} webhook deliveries, receiver fails each first attempt …\n`);
+  const whFail = await benchWebhooks(WEBHOOKS, true, pgUrl);
+
+  // 7. the table
   const rows: Row[] = [
     { name: "hello-world (node:http, own process)", rate: perSec(hw.rate), p50: hw.p50, p99: hw.p99, ratio: "baseline", target: "", errors: bad(hw), cpu: hw.cpu, cpuMsPerOp: hw.cpuMsPerOp },
     { name: `raw RS256 sign (node:crypto, 1 thread, ${KEY_BITS}-bit, ${sign.inputBytes} B input)`, rate: perSec(sign.perSecond, "sig/s"), ratio: "baseline", target: "", cpu: sign.cpu, cpuMsPerOp: (sign.cpu.targetSeconds * 1000) / sign.count },
@@ -150,6 +159,8 @@ async function main(): Promise<void> {
     { name: "POST /api/v1/proofs/validate", rate: perSec(validate.rate), p50: validate.p50, p99: validate.p99, ratio: `${pct(validate.rate / hw.rate)} of hello`, target: "≥ 50 % of hello", pass: validate.rate >= 0.5 * hw.rate, errors: bad(validate), cpu: validate.cpu, cpuMsPerOp: validate.cpuMsPerOp },
     { name: `SSE: ${sse.opened} streams on one verification, test-verify → status_changed`, rate: `${sse.received} got it`, p50: sse.p50, p99: sse.p99, ratio: `p99 ${sse.p99.toFixed(1)} ms`, target: "p99 ≤ 100 ms, 10,000 streams", pass: sse.opened >= 10_000 && sse.received === sse.opened && sse.p99 <= 100, errors: sse.opened - sse.received },
     { name: "SSE: memory per open stream (gateway RSS growth / streams)", ratio: `${(perStream / 1024).toFixed(1)} KB`, target: `(info; opened in ${(sse.openMs / 1000).toFixed(1)} s, test-verify took ${sse.verifyMs.toFixed(1)} ms)` },
+    { name: "webhook deliveries to a local receiver (0 % failures)", rate: perSec(wh.rate, "deliveries/s"), ratio: `${wh.delivered}/${wh.count} delivered in ${wh.seconds.toFixed(1)} s`, target: "≥ 1,000/s, none lost", pass: wh.rate >= 1000 && wh.delivered === wh.count, errors: wh.count - wh.delivered },
+    { name: "webhook deliveries, receiver fails half the requests", rate: perSec(whFail.rate, "deliveries/s"), ratio: `${whFail.delivered}/${whFail.count} delivered, ${whFail.refused} of ${whFail.requests} requests got 500`, target: "none lost", pass: whFail.delivered === whFail.count, errors: whFail.count - whFail.delivered },
     { name: "all-in-one RSS, idle after start", ratio: mb(idleRss), target: "≤ 400 MB", pass: idleRss !== undefined && idleRss <= 400 * MB },
     { name: "all-in-one RSS, after the load", ratio: mb(busyRss), target: "" },
     { name: "all-in-one RSS, idle after warm start", ratio: mb(warmIdleRss), target: "≤ 400 MB", pass: warmIdleRss !== undefined && warmIdleRss <= 400 * MB },

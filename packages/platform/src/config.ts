@@ -54,7 +54,7 @@ const base = z.object({
   ALLOW_PRIVATE_TARGETS: bool.default(false),
   WEBHOOK_RETRY_DELAYS_MS: z
     .string()
-    .regex(/^\d+(,\d+)*$/, "must be comma-separated milliseconds, e.g. 0,30000,120000")
+    .regex(/^\d+(,\d+)*$/, "must be comma-separated milliseconds between attempts, e.g. 30000,120000")
     .transform((v) => v.split(",").map(Number))
     .optional(),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),

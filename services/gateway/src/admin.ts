@@ -28,6 +28,11 @@ function adminToken(token: string): Interceptor {
  * admin port, bound to loopback by default.
  */
 export async function startAdminServer(opts: { host: string; port: number; token: string; tenants: Tenants; clients: Clients; onKeyRevoked: () => void; logger: Logger }) {
+  /** Webhook verbs act on tenants the gateway knows; their secrets are made if missing (e.g. the bootstrap tenant). */
+  const knownTenant = async (tenantId: string) => {
+    if (!(await opts.tenants.list()).some((t) => t.id === tenantId)) throw new AppError("not_found", "tenant not found");
+    await opts.clients.webhook.ensureTenantSecrets({ tenantId });
+  };
   const handler = connectNodeAdapter({
     interceptors: [adminToken(opts.token)],
     routes: (router) =>
@@ -63,6 +68,29 @@ export async function startAdminServer(opts: { host: string; port: number; token
         async rotateSigningKey() {
           const r = await opts.clients.proof.rotateSigningKey({});
           return { kid: r.kid, retiredKid: r.retiredKid };
+        },
+        async setWebhookEndpoint(req) {
+          await knownTenant(req.tenantId);
+          const r = await opts.clients.webhook.setEndpoint({ tenantId: req.tenantId, environment: req.environment, url: req.url });
+          opts.logger.info({ tenant_id: req.tenantId, environment: r.webhooks?.environment }, "webhook endpoint set");
+          return { webhooks: r.webhooks };
+        },
+        async removeWebhookEndpoint(req) {
+          await knownTenant(req.tenantId);
+          const r = await opts.clients.webhook.removeEndpoint({ tenantId: req.tenantId, environment: req.environment });
+          opts.logger.info({ tenant_id: req.tenantId }, "webhook endpoint removed");
+          return { removedUrl: r.removedUrl };
+        },
+        async getWebhookSettings(req) {
+          await knownTenant(req.tenantId);
+          const r = await opts.clients.webhook.getTenantWebhooks({ tenantId: req.tenantId });
+          return { live: r.live, test: r.test };
+        },
+        async rotateWebhookSecret(req) {
+          await knownTenant(req.tenantId);
+          const r = await opts.clients.webhook.rotateSecret({ tenantId: req.tenantId, environment: req.environment });
+          opts.logger.info({ tenant_id: req.tenantId, environment: r.webhooks?.environment }, "webhook secret rotated");
+          return { webhooks: r.webhooks };
         },
       }),
   });

@@ -11,7 +11,10 @@ import { mount, type RouteDef } from "./registry.ts";
 import { API_VERSION, metaRoutes, type HealthDeps } from "./routes/meta.ts";
 import { plannedRoutes } from "./routes/planned.ts";
 import { proofRoutes } from "./routes/proofs.ts";
+import { verificationEventRoutes } from "./routes/verification-events.ts";
 import { verificationRoutes } from "./routes/verifications.ts";
+import { webhookDeliveryRoutes } from "./routes/webhook-deliveries.ts";
+import type { SseHub } from "./sse/hub.ts";
 import type { GatewayStore } from "./store.ts";
 
 export interface GatewayDeps {
@@ -21,6 +24,8 @@ export interface GatewayDeps {
   clients: Clients;
   limiter: RateLimiter;
   redisPing?: () => Promise<boolean>;
+  /** Server-sent event streams (without it the events route is documented but not mounted). */
+  sse?: SseHub;
 }
 
 const PUBLIC_LIMIT_FACTOR = 6; // public endpoints: 6× the per-key limit, per client IP
@@ -45,7 +50,9 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
       () => (docsHtml ??= renderDocs(openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl }))),
     ),
     ...verificationRoutes(clients),
+    ...verificationEventRoutes(clients, deps.sse),
     ...proofRoutes(clients),
+    ...webhookDeliveryRoutes(clients),
     ...plannedRoutes,
   ];
   // literal paths before parameterised ones (e.g. /proofs/revoked before /proofs/{id}/…)

@@ -1,5 +1,5 @@
 /** Shows the development tenant's keys once, on the terminal (never through the logger). */
-export function printDevTenant(t: { tenantId: string; liveKey: string; testKey: string }, url: string): void {
+export function printDevTenant(t: { tenantId: string; liveKey: string; testKey: string; liveWebhookSecret: string; testWebhookSecret: string }, url: string): void {
   process.stdout.write(
     [
       "",
@@ -7,6 +7,7 @@ export function printDevTenant(t: { tenantId: string; liveKey: string; testKey: 
       `    tenant   ${t.tenantId}`,
       `    test key ${t.testKey}`,
       `    live key ${t.liveKey}`,
+      `    webhook secrets: test ${t.testWebhookSecret}  live ${t.liveWebhookSecret}`,
       "",
       `  Try: curl -s ${url}/api/v1/verifications -H "Authorization: Bearer ${t.testKey}" \\`,
       `         -H 'Content-Type: application/json' -d '{"type":"email","channel":"email","identifier":"you@example.com"}'`,

@@ -190,3 +190,67 @@ export const Health = z
   .meta({ id: "Health" });
 
 export const ApiInfo = z.object({ name: z.string(), version: z.string(), description: z.string() }).meta({ id: "ApiInfo" });
+
+// --- webhook deliveries ---
+
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+
+export const WebhookDelivery = z
+  .object({
+    id: z.string(),
+    verification_request_id: z.string().nullable().describe("The verification request the event belongs to (request events)"),
+    event_type: z.string(),
+    url: z.string(),
+    status: z.enum(DELIVERY_STATUSES),
+    attempts: z.number().int(),
+    max_attempts: z.number().int(),
+    response_status: z.number().int().nullable().describe("HTTP status of the last attempt's response; null before one came"),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: "WebhookDelivery" });
+
+export const WebhookAttempt = z
+  .object({
+    attempt: z.number().int(),
+    at: timestamp,
+    status: z.number().int().optional().describe("HTTP status, when a response came"),
+    error: z.string().optional(),
+    duration_ms: z.number().int(),
+  })
+  .meta({ id: "WebhookAttempt" });
+
+export const WebhookDeliveryDetail = WebhookDelivery.extend({
+  request_payload: jsonObject.describe("The body sent (parsed); the raw bytes are what X-Service-Signature signs"),
+  request_headers: z.record(z.string(), z.string()).describe("Headers of the last attempt (signatures included)"),
+  response_body: z.string().nullable().describe("First 4 KB of the last response"),
+  error_message: z.string().nullable(),
+  last_attempt_at: timestamp.nullable(),
+  next_retry_at: timestamp.nullable().describe("When the next attempt is due (pending only)"),
+  attempt_log: z.array(WebhookAttempt),
+}).meta({ id: "WebhookDeliveryDetail" });
+
+export const WebhookDeliveryList = z.object({ data: z.array(WebhookDelivery), pagination: Pagination }).meta({ id: "WebhookDeliveryList" });
+
+export const WebhookDeliveryStats = z
+  .object({
+    total: z.number().int(),
+    delivered: z.number().int(),
+    failed: z.number().int(),
+    pending: z.number().int(),
+    success_rate: z.number().describe("delivered / total × 100, two decimals; 0 when total is 0"),
+  })
+  .meta({ id: "WebhookDeliveryStats" });
+
+export const WebhookDeliveryRetryResult = z
+  .object({ success: z.literal(true), delivery: WebhookDeliveryDetail })
+  .meta({ id: "WebhookDeliveryRetryResult" });
+
+export const ListWebhookDeliveriesQuery = z
+  .object({
+    ...PageQuery,
+    status: z.enum(DELIVERY_STATUSES).optional(),
+    event_type: z.string().max(64).optional(),
+    verification_request_id: z.string().max(64).optional(),
+  })
+  .strict();

@@ -3,12 +3,17 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient, type RedisClientType } from "redis";
-import { dataDirSecret, openServiceDatabase, startSweeper, systemClock, type Clock, type Config, type Logger, type RunningService } from "@icv/platform";
+import {
+  createEventLog, dataDirSecret, openServiceDatabase, startOutboxRelay, startSweeper, systemClock,
+  type Clock, type Config, type Logger, type RunningService,
+} from "@icv/platform";
 import { startAdminServer } from "./admin.ts";
 import { buildApp } from "./app.ts";
 import { makeClients } from "./clients.ts";
 import { IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from "./rate-limit.ts";
+import { MemoryConnectionLimiter, RedisConnectionLimiter } from "./sse/connection-limiter.ts";
+import { SseHub } from "./sse/hub.ts";
 import { GatewayStore } from "./store.ts";
 import { Tenants } from "./tenants.ts";
 
@@ -18,7 +23,7 @@ export interface RunningGateway extends RunningService {
   adminUrl: string;
   adminToken: string;
   /** Keys of the development tenant made on first start (undefined when it already existed). */
-  devTenant?: { tenantId: string; liveKey: string; testKey: string };
+  devTenant?: { tenantId: string; liveKey: string; testKey: string; liveWebhookSecret: string; testWebhookSecret: string };
 }
 
 export async function startGateway(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningGateway> {
@@ -37,6 +42,17 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
   }
   const clients = makeClients(config);
   const tenants = new Tenants(store, clock);
+  // event streams: one broadcast subscription fans verification events out to this replica's streams;
+  // connection leases outlive a few missed heartbeats, so a dead replica's slots free themselves
+  const events = await createEventLog(config, log);
+  const relay = await startOutboxRelay({ config, db, schema: "gateway", logger: log });
+  const sse = new SseHub({
+    limiter: redis ? new RedisConnectionLimiter(redis, Math.max(3 * config.SSE_HEARTBEAT_MS, 10_000)) : new MemoryConnectionLimiter(),
+    maxPerTenant: config.SSE_MAX_CONNECTIONS_PER_TENANT,
+    heartbeatMs: config.SSE_HEARTBEAT_MS,
+    logger: log,
+  });
+  await sse.listen(events);
   const { app, auth } = buildApp({
     config,
     logger: log,
@@ -44,6 +60,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
     clients,
     limiter,
     redisPing: redis ? async () => (await redis!.ping()) === "PONG" : undefined,
+    sse,
   });
 
   const server = http.createServer({ keepAliveTimeout: 65_000 }, app);
@@ -60,7 +77,8 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
   let devTenant: RunningGateway["devTenant"];
   if (config.BOOTSTRAP_DEV_TENANT && (await store.tenantCount()) === 0) {
     const t = await tenants.create("Development");
-    devTenant = { tenantId: t.tenant.id, liveKey: t.liveKey, testKey: t.testKey };
+    const secrets = await clients.webhook.ensureTenantSecrets({ tenantId: t.tenant.id });
+    devTenant = { tenantId: t.tenant.id, liveKey: t.liveKey, testKey: t.testKey, liveWebhookSecret: secrets.liveSecret, testWebhookSecret: secrets.testSecret };
   }
   const purge = startSweeper("idempotency-purge", () => store.purgeIdempotencyKeys(new Date(clock.now().getTime() - IDEMPOTENCY_TTL_MS)), 60 * 60_000, log);
 
@@ -70,9 +88,13 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
     adminToken,
     devTenant,
     async close() {
+      // open streams would hold server.close() forever: end them first
+      await sse.close();
       server.closeIdleConnections();
       await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), admin.close()]);
       await purge.stop();
+      await relay.stop();
+      await events.close();
       if (redis) await redis.quit().catch(() => undefined);
       await db.close();
     },

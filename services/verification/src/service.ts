@@ -2,8 +2,8 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import type { Verification } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
-import { AppError, requireScope, toDate, ts } from "@icv/platform";
-import type { VerificationRow } from "./store.ts";
+import { AppError, isId, requireScope, toDate, ts } from "@icv/platform";
+import type { EventRow, VerificationRow, VerificationStore } from "./store.ts";
 import type { Answer, Verifications } from "./verifications.ts";
 
 type VerificationInit = Omit<Verification, "$typeName" | "$unknown">;
@@ -47,7 +47,24 @@ const one = (row: VerificationRow) => ({ verification: toMessage({ row }) });
 
 const MAX_PAGE = 100;
 
-export function verificationRoutes(verifications: Verifications) {
+/**
+ * The events after `after` (all when unset), the newest event id, and the status as of that
+ * event: both come from the same read of the outbox, so a reader that starts from
+ * last_event_id misses nothing and skips nothing.
+ */
+export function eventsAnswer(v: VerificationRow, rows: EventRow[], after?: string) {
+  let status: string = v.status;
+  for (const r of rows) if (r.event_type === "verification.status_changed" && typeof r.payload.status === "string") status = r.payload.status;
+  return {
+    status,
+    lastEventId: rows.at(-1)?.id ?? "",
+    events: rows
+      .filter((r) => !after || r.id > after)
+      .map((r) => ({ id: r.id, eventType: r.event_type, payload: r.payload as JsonObject, createdAt: ts(r.created_at) })),
+  };
+}
+
+export function verificationRoutes(verifications: Verifications, store: VerificationStore) {
   return (router: ConnectRouter) =>
     router.service(VerificationService, {
       async createVerification(req) {
@@ -107,6 +124,14 @@ export function verificationRoutes(verifications: Verifications) {
         return r.valid
           ? { valid: true, verificationId: r.proofId, type: r.type, channel: r.channel, verifiedAt: r.verifiedAt, expiresAt: r.expiresAt, testMode: r.testMode }
           : { valid: false, reason: r.reason, message: r.message };
+      },
+      async listVerificationEvents(req) {
+        const scope = requireScope(req.scope);
+        const after = req.afterEventId || undefined;
+        if (after !== undefined && !isId("event", after)) throw new AppError("validation_error", "after_event_id must be an event id (evt_…)");
+        // get() answers not_found outside the scope, and expires a stale pending one first (with its event)
+        const v = await verifications.get(scope, req.verificationId);
+        return eventsAnswer(v, await store.events(scope, v.id), after);
       },
     });
 }

@@ -31,7 +31,8 @@ export async function startVerificationService(config: Config, logger: Logger, c
     rpcName: "icv.verification.v1.VerificationService",
     logger: log,
     db,
-    routes: verificationRoutes(verifications),
+    outbox: true,
+    routes: verificationRoutes(verifications, store),
     onClose: () => sweeper.stop(),
   });
 }

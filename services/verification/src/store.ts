@@ -45,6 +45,14 @@ export interface ListFilter {
   offset: number;
 }
 
+/** One outbox event of a verification, as the SSE replay reads it. */
+export interface EventRow {
+  id: string;
+  event_type: string;
+  payload: Record<string, unknown>;
+  created_at: Date;
+}
+
 /** The status_changed event (and completed, when verified) of one move. */
 export function statusEvents(v: VerificationRow, previous: Status | null, at: Date): OutboxEvent[] {
   const base = { aggregateType: "verification", aggregateId: v.id, tenantId: v.tenant_id, environment: v.environment };
@@ -148,6 +156,20 @@ export class VerificationStore {
       this.db.query<{ total: number }>(`SELECT count(*)::int AS total FROM ${S}.verifications WHERE ${w}`, params),
     ]);
     return { rows: rows.rows, total: count.rows[0].total };
+  }
+
+  /**
+   * The outbox events of one verification of this scope, oldest first (ids are monotonic ULIDs,
+   * so id order is creation order), at most `limit` of them.
+   */
+  async events(scope: Scope, verificationId: string, limit = 1000): Promise<EventRow[]> {
+    const r = await this.db.query<EventRow>(
+      `SELECT id, event_type, payload, created_at FROM ${S}.outbox
+        WHERE aggregate_id = $1 AND aggregate_type = 'verification' AND tenant_id = $2 AND environment = $3
+        ORDER BY id LIMIT ${limit}`,
+      [verificationId, scope.tenantId, scope.env],
+    );
+    return r.rows;
   }
 
   /**

@@ -1,14 +1,81 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { hostService, openServiceDatabase, systemClock, type Clock, type Config, type Logger, type RunningService } from "@icv/platform";
+import {
+  createEventLog, createOutboundClient, hostService, openServiceDatabase, systemClock,
+  type Clock, type Config, type Logger, type Resolver, type RunningService,
+} from "@icv/platform";
+import { deliveryConsumer } from "./consumer.ts";
+import { Deliverer, outboundSend } from "./deliverer.ts";
+import { WEBHOOK_TOPICS } from "./payload.ts";
+import { DEFAULT_RETRY_DELAYS_MS } from "./schedule.ts";
 import { webhookRoutes } from "./service.ts";
 import { WebhookStore } from "./store.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
+/** Extra lease time beyond the request timeout: writing the result, a slow event loop. */
+const LEASE_MARGIN_MS = 30_000;
 
-/** Starts the webhook service. It issues the tenants' signing secrets; deliveries arrive with the events issue. */
-export async function startWebhookService(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningService> {
+export interface WebhookServiceOptions {
+  /** How long a claimed delivery is held (default WEBHOOK_TIMEOUT_MS + 30 s); tests of crash recovery shorten it. */
+  leaseMs?: number;
+  /** DNS for the SSRF guard (tests). */
+  resolver?: Resolver;
+  /** Jitter source (tests). */
+  random?: () => number;
+}
+
+/**
+ * Starts the webhook service: tenants' secrets and endpoints, the event consumer that turns
+ * webhook events into delivery rows, the deliverer that sends them, and the RPC server (with
+ * the relay of its outbox).
+ */
+export async function startWebhookService(config: Config, logger: Logger, clock: Clock = systemClock, opts: WebhookServiceOptions = {}): Promise<RunningService> {
   const log = logger.child({ service: "webhook" });
   const db = await openServiceDatabase(config, "webhook", MIGRATIONS, log);
-  return hostService(config, "webhook", { rpcName: "icv.webhook.v1.WebhookService", logger: log, db, routes: webhookRoutes(new WebhookStore(db), clock) });
+  const store = new WebhookStore(db);
+  const delays = config.WEBHOOK_RETRY_DELAYS_MS ?? DEFAULT_RETRY_DELAYS_MS;
+  if (config.ALLOW_PRIVATE_TARGETS) log.warn("ALLOW_PRIVATE_TARGETS=true: webhooks may be sent to loopback and private addresses (never in production)");
+
+  const outbound = createOutboundClient({
+    allowPrivate: config.ALLOW_PRIVATE_TARGETS,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    maxBodyBytes: 4096,
+    maxSockets: config.WEBHOOK_CONCURRENCY,
+    resolver: opts.resolver,
+  });
+  const deliverer = new Deliverer({
+    queue: store,
+    send: outboundSend(outbound),
+    clock,
+    logger: log,
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    leaseMs: opts.leaseMs ?? config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
+    retryDelaysMs: delays,
+    pollMs: config.EVENT_POLL_INTERVAL_MS,
+    drainMs: config.SHUTDOWN_TIMEOUT_MS,
+    random: opts.random,
+  }).start();
+
+  const events = await createEventLog(config, log);
+  const consumer = await events.consume({
+    group: "webhook-deliveries",
+    topics: WEBHOOK_TOPICS,
+    db,
+    schema: "webhook",
+    ...deliveryConsumer({ clock, retryDelaysMs: delays, onCommitted: () => deliverer.wake() }),
+  });
+
+  return hostService(config, "webhook", {
+    rpcName: "icv.webhook.v1.WebhookService",
+    logger: log,
+    db,
+    outbox: true,
+    routes: webhookRoutes(store, clock, () => deliverer.wake()),
+    async onClose() {
+      await consumer.close();
+      await deliverer.stop();
+      await events.close();
+      outbound.close();
+    },
+  });
 }

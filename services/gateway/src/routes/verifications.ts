@@ -180,14 +180,5 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       params: IdParams,
       responses: { 200: { description: "Sent", schema: z.object({ success: z.boolean(), message: z.string(), expires_at: z.string() }) } },
     }),
-    route({
-      method: "get",
-      path: "/api/v1/verifications/{id}/events",
-      tag: "Verifications",
-      summary: "Server-sent events of one verification (planned: arrives with the events issue)",
-      auth: "key",
-      params: IdParams,
-      responses: { 200: { description: "text/event-stream", contentType: "text/event-stream" } },
-    }),
   ];
 }

@@ -8,13 +8,15 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Environment } from "../../common/v1/scope_pb.ts";
 import { file_icv_common_v1_scope } from "../../common/v1/scope_pb.ts";
+import type { EnvironmentWebhooks } from "../../webhook/v1/webhook_service_pb.ts";
+import { file_icv_webhook_v1_webhook_service } from "../../webhook/v1/webhook_service_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file icv/gateway/v1/admin_service.proto.
  */
 export const file_icv_gateway_v1_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJpY3YvZ2F0ZXdheS92MS9hZG1pbl9zZXJ2aWNlLnByb3RvEg5pY3YuZ2F0ZXdheS52MSJSCgZUZW5hbnQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIjChNDcmVhdGVUZW5hbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkinAEKFENyZWF0ZVRlbmFudFJlc3BvbnNlEiYKBnRlbmFudBgBIAEoCzIWLmljdi5nYXRld2F5LnYxLlRlbmFudBIQCghsaXZlX2tleRgCIAEoCRIQCgh0ZXN0X2tleRgDIAEoCRIbChNsaXZlX3dlYmhvb2tfc2VjcmV0GAQgASgJEhsKE3Rlc3Rfd2ViaG9va19zZWNyZXQYBSABKAkiFAoSTGlzdFRlbmFudHNSZXF1ZXN0Ij4KE0xpc3RUZW5hbnRzUmVzcG9uc2USJwoHdGVuYW50cxgBIAMoCzIWLmljdi5nYXRld2F5LnYxLlRlbmFudCJZChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiMwoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USDgoGa2V5X2lkGAEgASgJEgsKA2tleRgCIAEoCSIlChNSZXZva2VBcGlLZXlSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCSJWChRSZXZva2VBcGlLZXlSZXNwb25zZRIOCgZrZXlfaWQYASABKAkSLgoKcmV2b2tlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiGQoXUm90YXRlU2lnbmluZ0tleVJlcXVlc3QiPAoYUm90YXRlU2lnbmluZ0tleVJlc3BvbnNlEgsKA2tpZBgBIAEoCRITCgtyZXRpcmVkX2tpZBgCIAEoCTLeAwoMQWRtaW5TZXJ2aWNlElkKDENyZWF0ZVRlbmFudBIjLmljdi5nYXRld2F5LnYxLkNyZWF0ZVRlbmFudFJlcXVlc3QaJC5pY3YuZ2F0ZXdheS52MS5DcmVhdGVUZW5hbnRSZXNwb25zZRJWCgtMaXN0VGVuYW50cxIiLmljdi5nYXRld2F5LnYxLkxpc3RUZW5hbnRzUmVxdWVzdBojLmljdi5nYXRld2F5LnYxLkxpc3RUZW5hbnRzUmVzcG9uc2USWQoMQ3JlYXRlQXBpS2V5EiMuaWN2LmdhdGV3YXkudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBokLmljdi5nYXRld2F5LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlElkKDFJldm9rZUFwaUtleRIjLmljdi5nYXRld2F5LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJC5pY3YuZ2F0ZXdheS52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJlChBSb3RhdGVTaWduaW5nS2V5EicuaWN2LmdhdGV3YXkudjEuUm90YXRlU2lnbmluZ0tleVJlcXVlc3QaKC5pY3YuZ2F0ZXdheS52MS5Sb3RhdGVTaWduaW5nS2V5UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_icv_common_v1_scope]);
+  fileDesc("CiJpY3YvZ2F0ZXdheS92MS9hZG1pbl9zZXJ2aWNlLnByb3RvEg5pY3YuZ2F0ZXdheS52MSJSCgZUZW5hbnQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIjChNDcmVhdGVUZW5hbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkinAEKFENyZWF0ZVRlbmFudFJlc3BvbnNlEiYKBnRlbmFudBgBIAEoCzIWLmljdi5nYXRld2F5LnYxLlRlbmFudBIQCghsaXZlX2tleRgCIAEoCRIQCgh0ZXN0X2tleRgDIAEoCRIbChNsaXZlX3dlYmhvb2tfc2VjcmV0GAQgASgJEhsKE3Rlc3Rfd2ViaG9va19zZWNyZXQYBSABKAkiFAoSTGlzdFRlbmFudHNSZXF1ZXN0Ij4KE0xpc3RUZW5hbnRzUmVzcG9uc2USJwoHdGVuYW50cxgBIAMoCzIWLmljdi5nYXRld2F5LnYxLlRlbmFudCJZChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiMwoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USDgoGa2V5X2lkGAEgASgJEgsKA2tleRgCIAEoCSIlChNSZXZva2VBcGlLZXlSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCSJWChRSZXZva2VBcGlLZXlSZXNwb25zZRIOCgZrZXlfaWQYASABKAkSLgoKcmV2b2tlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiGQoXUm90YXRlU2lnbmluZ0tleVJlcXVlc3QiPAoYUm90YXRlU2lnbmluZ0tleVJlc3BvbnNlEgsKA2tpZBgBIAEoCRITCgtyZXRpcmVkX2tpZBgCIAEoCSJsChlTZXRXZWJob29rRW5kcG9pbnRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQSCwoDdXJsGAMgASgJIlMKGlNldFdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjUKCHdlYmhvb2tzGAEgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcyJiChxSZW1vdmVXZWJob29rRW5kcG9pbnRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiNAodUmVtb3ZlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USEwoLcmVtb3ZlZF91cmwYASABKAkiLgoZR2V0V2ViaG9va1NldHRpbmdzUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkiggEKGkdldFdlYmhvb2tTZXR0aW5nc1Jlc3BvbnNlEjEKBGxpdmUYASABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzEjEKBHRlc3QYAiABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzImAKGlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiVAobUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEjUKCHdlYmhvb2tzGAEgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rczKeBwoMQWRtaW5TZXJ2aWNlElkKDENyZWF0ZVRlbmFudBIjLmljdi5nYXRld2F5LnYxLkNyZWF0ZVRlbmFudFJlcXVlc3QaJC5pY3YuZ2F0ZXdheS52MS5DcmVhdGVUZW5hbnRSZXNwb25zZRJWCgtMaXN0VGVuYW50cxIiLmljdi5nYXRld2F5LnYxLkxpc3RUZW5hbnRzUmVxdWVzdBojLmljdi5nYXRld2F5LnYxLkxpc3RUZW5hbnRzUmVzcG9uc2USWQoMQ3JlYXRlQXBpS2V5EiMuaWN2LmdhdGV3YXkudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBokLmljdi5nYXRld2F5LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlElkKDFJldm9rZUFwaUtleRIjLmljdi5nYXRld2F5LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJC5pY3YuZ2F0ZXdheS52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJlChBSb3RhdGVTaWduaW5nS2V5EicuaWN2LmdhdGV3YXkudjEuUm90YXRlU2lnbmluZ0tleVJlcXVlc3QaKC5pY3YuZ2F0ZXdheS52MS5Sb3RhdGVTaWduaW5nS2V5UmVzcG9uc2USawoSU2V0V2ViaG9va0VuZHBvaW50EikuaWN2LmdhdGV3YXkudjEuU2V0V2ViaG9va0VuZHBvaW50UmVxdWVzdBoqLmljdi5nYXRld2F5LnYxLlNldFdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEnQKFVJlbW92ZVdlYmhvb2tFbmRwb2ludBIsLmljdi5nYXRld2F5LnYxLlJlbW92ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaLS5pY3YuZ2F0ZXdheS52MS5SZW1vdmVXZWJob29rRW5kcG9pbnRSZXNwb25zZRJrChJHZXRXZWJob29rU2V0dGluZ3MSKS5pY3YuZ2F0ZXdheS52MS5HZXRXZWJob29rU2V0dGluZ3NSZXF1ZXN0GiouaWN2LmdhdGV3YXkudjEuR2V0V2ViaG9va1NldHRpbmdzUmVzcG9uc2USbgoTUm90YXRlV2ViaG9va1NlY3JldBIqLmljdi5nYXRld2F5LnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0GisuaWN2LmdhdGV3YXkudjEuUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_icv_common_v1_scope, file_icv_webhook_v1_webhook_service]);
 
 /**
  * @generated from message icv.gateway.v1.Tenant
@@ -250,6 +252,167 @@ export const RotateSigningKeyResponseSchema: GenMessage<RotateSigningKeyResponse
   messageDesc(file_icv_gateway_v1_admin_service, 10);
 
 /**
+ * @generated from message icv.gateway.v1.SetWebhookEndpointRequest
+ */
+export type SetWebhookEndpointRequest = Message<"icv.gateway.v1.SetWebhookEndpointRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * @generated from field: icv.common.v1.Environment environment = 2;
+   */
+  environment: Environment;
+
+  /**
+   * @generated from field: string url = 3;
+   */
+  url: string;
+};
+
+/**
+ * Describes the message icv.gateway.v1.SetWebhookEndpointRequest.
+ * Use `create(SetWebhookEndpointRequestSchema)` to create a new message.
+ */
+export const SetWebhookEndpointRequestSchema: GenMessage<SetWebhookEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 11);
+
+/**
+ * @generated from message icv.gateway.v1.SetWebhookEndpointResponse
+ */
+export type SetWebhookEndpointResponse = Message<"icv.gateway.v1.SetWebhookEndpointResponse"> & {
+  /**
+   * @generated from field: icv.webhook.v1.EnvironmentWebhooks webhooks = 1;
+   */
+  webhooks?: EnvironmentWebhooks | undefined;
+};
+
+/**
+ * Describes the message icv.gateway.v1.SetWebhookEndpointResponse.
+ * Use `create(SetWebhookEndpointResponseSchema)` to create a new message.
+ */
+export const SetWebhookEndpointResponseSchema: GenMessage<SetWebhookEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 12);
+
+/**
+ * @generated from message icv.gateway.v1.RemoveWebhookEndpointRequest
+ */
+export type RemoveWebhookEndpointRequest = Message<"icv.gateway.v1.RemoveWebhookEndpointRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * @generated from field: icv.common.v1.Environment environment = 2;
+   */
+  environment: Environment;
+};
+
+/**
+ * Describes the message icv.gateway.v1.RemoveWebhookEndpointRequest.
+ * Use `create(RemoveWebhookEndpointRequestSchema)` to create a new message.
+ */
+export const RemoveWebhookEndpointRequestSchema: GenMessage<RemoveWebhookEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 13);
+
+/**
+ * @generated from message icv.gateway.v1.RemoveWebhookEndpointResponse
+ */
+export type RemoveWebhookEndpointResponse = Message<"icv.gateway.v1.RemoveWebhookEndpointResponse"> & {
+  /**
+   * @generated from field: string removed_url = 1;
+   */
+  removedUrl: string;
+};
+
+/**
+ * Describes the message icv.gateway.v1.RemoveWebhookEndpointResponse.
+ * Use `create(RemoveWebhookEndpointResponseSchema)` to create a new message.
+ */
+export const RemoveWebhookEndpointResponseSchema: GenMessage<RemoveWebhookEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 14);
+
+/**
+ * @generated from message icv.gateway.v1.GetWebhookSettingsRequest
+ */
+export type GetWebhookSettingsRequest = Message<"icv.gateway.v1.GetWebhookSettingsRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+};
+
+/**
+ * Describes the message icv.gateway.v1.GetWebhookSettingsRequest.
+ * Use `create(GetWebhookSettingsRequestSchema)` to create a new message.
+ */
+export const GetWebhookSettingsRequestSchema: GenMessage<GetWebhookSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 15);
+
+/**
+ * @generated from message icv.gateway.v1.GetWebhookSettingsResponse
+ */
+export type GetWebhookSettingsResponse = Message<"icv.gateway.v1.GetWebhookSettingsResponse"> & {
+  /**
+   * @generated from field: icv.webhook.v1.EnvironmentWebhooks live = 1;
+   */
+  live?: EnvironmentWebhooks | undefined;
+
+  /**
+   * @generated from field: icv.webhook.v1.EnvironmentWebhooks test = 2;
+   */
+  test?: EnvironmentWebhooks | undefined;
+};
+
+/**
+ * Describes the message icv.gateway.v1.GetWebhookSettingsResponse.
+ * Use `create(GetWebhookSettingsResponseSchema)` to create a new message.
+ */
+export const GetWebhookSettingsResponseSchema: GenMessage<GetWebhookSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 16);
+
+/**
+ * @generated from message icv.gateway.v1.RotateWebhookSecretRequest
+ */
+export type RotateWebhookSecretRequest = Message<"icv.gateway.v1.RotateWebhookSecretRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * @generated from field: icv.common.v1.Environment environment = 2;
+   */
+  environment: Environment;
+};
+
+/**
+ * Describes the message icv.gateway.v1.RotateWebhookSecretRequest.
+ * Use `create(RotateWebhookSecretRequestSchema)` to create a new message.
+ */
+export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretRequest> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 17);
+
+/**
+ * @generated from message icv.gateway.v1.RotateWebhookSecretResponse
+ */
+export type RotateWebhookSecretResponse = Message<"icv.gateway.v1.RotateWebhookSecretResponse"> & {
+  /**
+   * @generated from field: icv.webhook.v1.EnvironmentWebhooks webhooks = 1;
+   */
+  webhooks?: EnvironmentWebhooks | undefined;
+};
+
+/**
+ * Describes the message icv.gateway.v1.RotateWebhookSecretResponse.
+ * Use `create(RotateWebhookSecretResponseSchema)` to create a new message.
+ */
+export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretResponse> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 18);
+
+/**
  * Operator actions behind the admin CLI. Served on the gateway's loopback admin port and protected by the admin token.
  *
  * @generated from service icv.gateway.v1.AdminService
@@ -294,6 +457,44 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof RotateSigningKeyRequestSchema;
     output: typeof RotateSigningKeyResponseSchema;
+  },
+  /**
+   * Sets the tenant's webhook URL of one environment (every event of that tenant and environment goes there).
+   *
+   * @generated from rpc icv.gateway.v1.AdminService.SetWebhookEndpoint
+   */
+  setWebhookEndpoint: {
+    methodKind: "unary";
+    input: typeof SetWebhookEndpointRequestSchema;
+    output: typeof SetWebhookEndpointResponseSchema;
+  },
+  /**
+   * @generated from rpc icv.gateway.v1.AdminService.RemoveWebhookEndpoint
+   */
+  removeWebhookEndpoint: {
+    methodKind: "unary";
+    input: typeof RemoveWebhookEndpointRequestSchema;
+    output: typeof RemoveWebhookEndpointResponseSchema;
+  },
+  /**
+   * The tenant's webhook URLs and secrets of both environments.
+   *
+   * @generated from rpc icv.gateway.v1.AdminService.GetWebhookSettings
+   */
+  getWebhookSettings: {
+    methodKind: "unary";
+    input: typeof GetWebhookSettingsRequestSchema;
+    output: typeof GetWebhookSettingsResponseSchema;
+  },
+  /**
+   * A new webhook secret; the previous one keeps signing alongside it for 24 h.
+   *
+   * @generated from rpc icv.gateway.v1.AdminService.RotateWebhookSecret
+   */
+  rotateWebhookSecret: {
+    methodKind: "unary";
+    input: typeof RotateWebhookSecretRequestSchema;
+    output: typeof RotateWebhookSecretResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_icv_gateway_v1_admin_service, 0);

@@ -4,13 +4,17 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Environment, PageInfo, PageRequest, TenantScope } from "../../common/v1/scope_pb.ts";
+import { file_icv_common_v1_scope } from "../../common/v1/scope_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file icv/webhook/v1/webhook_service.proto.
  */
 export const file_icv_webhook_v1_webhook_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRpY3Yvd2ViaG9vay92MS93ZWJob29rX3NlcnZpY2UucHJvdG8SDmljdi53ZWJob29rLnYxIi8KGkVuc3VyZVRlbmFudFNlY3JldHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCSJHChtFbnN1cmVUZW5hbnRTZWNyZXRzUmVzcG9uc2USEwoLbGl2ZV9zZWNyZXQYASABKAkSEwoLdGVzdF9zZWNyZXQYAiABKAkygAEKDldlYmhvb2tTZXJ2aWNlEm4KE0Vuc3VyZVRlbmFudFNlY3JldHMSKi5pY3Yud2ViaG9vay52MS5FbnN1cmVUZW5hbnRTZWNyZXRzUmVxdWVzdBorLmljdi53ZWJob29rLnYxLkVuc3VyZVRlbmFudFNlY3JldHNSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("CiRpY3Yvd2ViaG9vay92MS93ZWJob29rX3NlcnZpY2UucHJvdG8SDmljdi53ZWJob29rLnYxIi8KGkVuc3VyZVRlbmFudFNlY3JldHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCSJHChtFbnN1cmVUZW5hbnRTZWNyZXRzUmVzcG9uc2USEwoLbGl2ZV9zZWNyZXQYASABKAkSEwoLdGVzdF9zZWNyZXQYAiABKAkiZQoSU2V0RW5kcG9pbnRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQSCwoDdXJsGAMgASgJIkwKE1NldEVuZHBvaW50UmVzcG9uc2USNQoId2ViaG9va3MYASABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzIlsKFVJlbW92ZUVuZHBvaW50UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Ii0KFlJlbW92ZUVuZHBvaW50UmVzcG9uc2USEwoLcmVtb3ZlZF91cmwYASABKAkiLQoYR2V0VGVuYW50V2ViaG9va3NSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCSKBAQoZR2V0VGVuYW50V2ViaG9va3NSZXNwb25zZRIxCgRsaXZlGAEgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcxIxCgR0ZXN0GAIgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcyKnAgoTRW52aXJvbm1lbnRXZWJob29rcxIvCgtlbnZpcm9ubWVudBgBIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQSCwoDdXJsGAIgASgJEjIKDnVybF91cGRhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzZWNyZXQYBCABKAkSNQoRc2VjcmV0X2NyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3ByZXZpb3VzX3NlY3JldBgGIAEoCRI+ChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiWQoTUm90YXRlU2VjcmV0UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Ik0KFFJvdGF0ZVNlY3JldFJlc3BvbnNlEjUKCHdlYmhvb2tzGAEgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcyL2AQoVTGlzdERlbGl2ZXJpZXNSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIoCgRwYWdlGAIgASgLMhouaWN2LmNvbW1vbi52MS5QYWdlUmVxdWVzdBITCgZzdGF0dXMYAyABKAlIAIgBARIXCgpldmVudF90eXBlGAQgASgJSAGIAQESJAoXdmVyaWZpY2F0aW9uX3JlcXVlc3RfaWQYBSABKAlIAogBAUIJCgdfc3RhdHVzQg0KC19ldmVudF90eXBlQhoKGF92ZXJpZmljYXRpb25fcmVxdWVzdF9pZCJyChZMaXN0RGVsaXZlcmllc1Jlc3BvbnNlEiwKCmRlbGl2ZXJpZXMYASADKAsyGC5pY3Yud2ViaG9vay52MS5EZWxpdmVyeRIqCglwYWdlX2luZm8YAiABKAsyFy5pY3YuY29tbW9uLnYxLlBhZ2VJbmZvIksKEkdldERlbGl2ZXJ5UmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkiQQoTR2V0RGVsaXZlcnlSZXNwb25zZRIqCghkZWxpdmVyeRgBIAEoCzIYLmljdi53ZWJob29rLnYxLkRlbGl2ZXJ5IkQKF0dldERlbGl2ZXJ5U3RhdHNSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZSJdChhHZXREZWxpdmVyeVN0YXRzUmVzcG9uc2USDQoFdG90YWwYASABKAUSEQoJZGVsaXZlcmVkGAIgASgFEg4KBmZhaWxlZBgDIAEoBRIPCgdwZW5kaW5nGAQgASgFIk0KFFJldHJ5RGVsaXZlcnlSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIKCgJpZBgCIAEoCSJDChVSZXRyeURlbGl2ZXJ5UmVzcG9uc2USKgoIZGVsaXZlcnkYASABKAsyGC5pY3Yud2ViaG9vay52MS5EZWxpdmVyeSKQBgoIRGVsaXZlcnkSCgoCaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRILCgN1cmwYBCABKAkSJAoXdmVyaWZpY2F0aW9uX3JlcXVlc3RfaWQYBSABKAlIAIgBARIcCg92ZXJpZmljYXRpb25faWQYBiABKAlIAYgBARIOCgZzdGF0dXMYByABKAkSEAoIYXR0ZW1wdHMYCCABKAUSFAoMbWF4X2F0dGVtcHRzGAkgASgFEhwKD3Jlc3BvbnNlX3N0YXR1cxgKIAEoBUgCiAEBEi4KCmNyZWF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3JlcXVlc3RfcGF5bG9hZBgNIAEoCRJFCg9yZXF1ZXN0X2hlYWRlcnMYDiADKAsyLC5pY3Yud2ViaG9vay52MS5EZWxpdmVyeS5SZXF1ZXN0SGVhZGVyc0VudHJ5EhoKDXJlc3BvbnNlX2JvZHkYDyABKAlIA4gBARIaCg1lcnJvcl9tZXNzYWdlGBAgASgJSASIAQESMwoPbGFzdF9hdHRlbXB0X2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg1uZXh0X3JldHJ5X2F0GBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCgthdHRlbXB0X2xvZxgTIAMoCzIXLmljdi53ZWJob29rLnYxLkF0dGVtcHQaNQoTUmVxdWVzdEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQhoKGF92ZXJpZmljYXRpb25fcmVxdWVzdF9pZEISChBfdmVyaWZpY2F0aW9uX2lkQhIKEF9yZXNwb25zZV9zdGF0dXNCEAoOX3Jlc3BvbnNlX2JvZHlCEAoOX2Vycm9yX21lc3NhZ2UilQEKB0F0dGVtcHQSDwoHYXR0ZW1wdBgBIAEoBRImCgJhdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoGc3RhdHVzGAMgASgFSACIAQESEgoFZXJyb3IYBCABKAlIAYgBARITCgtkdXJhdGlvbl9tcxgFIAEoBUIJCgdfc3RhdHVzQggKBl9lcnJvcjL8BgoOV2ViaG9va1NlcnZpY2USbgoTRW5zdXJlVGVuYW50U2VjcmV0cxIqLmljdi53ZWJob29rLnYxLkVuc3VyZVRlbmFudFNlY3JldHNSZXF1ZXN0GisuaWN2LndlYmhvb2sudjEuRW5zdXJlVGVuYW50U2VjcmV0c1Jlc3BvbnNlElYKC1NldEVuZHBvaW50EiIuaWN2LndlYmhvb2sudjEuU2V0RW5kcG9pbnRSZXF1ZXN0GiMuaWN2LndlYmhvb2sudjEuU2V0RW5kcG9pbnRSZXNwb25zZRJfCg5SZW1vdmVFbmRwb2ludBIlLmljdi53ZWJob29rLnYxLlJlbW92ZUVuZHBvaW50UmVxdWVzdBomLmljdi53ZWJob29rLnYxLlJlbW92ZUVuZHBvaW50UmVzcG9uc2USaAoRR2V0VGVuYW50V2ViaG9va3MSKC5pY3Yud2ViaG9vay52MS5HZXRUZW5hbnRXZWJob29rc1JlcXVlc3QaKS5pY3Yud2ViaG9vay52MS5HZXRUZW5hbnRXZWJob29rc1Jlc3BvbnNlElkKDFJvdGF0ZVNlY3JldBIjLmljdi53ZWJob29rLnYxLlJvdGF0ZVNlY3JldFJlcXVlc3QaJC5pY3Yud2ViaG9vay52MS5Sb3RhdGVTZWNyZXRSZXNwb25zZRJfCg5MaXN0RGVsaXZlcmllcxIlLmljdi53ZWJob29rLnYxLkxpc3REZWxpdmVyaWVzUmVxdWVzdBomLmljdi53ZWJob29rLnYxLkxpc3REZWxpdmVyaWVzUmVzcG9uc2USVgoLR2V0RGVsaXZlcnkSIi5pY3Yud2ViaG9vay52MS5HZXREZWxpdmVyeVJlcXVlc3QaIy5pY3Yud2ViaG9vay52MS5HZXREZWxpdmVyeVJlc3BvbnNlEmUKEEdldERlbGl2ZXJ5U3RhdHMSJy5pY3Yud2ViaG9vay52MS5HZXREZWxpdmVyeVN0YXRzUmVxdWVzdBooLmljdi53ZWJob29rLnYxLkdldERlbGl2ZXJ5U3RhdHNSZXNwb25zZRJcCg1SZXRyeURlbGl2ZXJ5EiQuaWN2LndlYmhvb2sudjEuUmV0cnlEZWxpdmVyeVJlcXVlc3QaJS5pY3Yud2ViaG9vay52MS5SZXRyeURlbGl2ZXJ5UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_icv_common_v1_scope]);
 
 /**
  * @generated from message icv.webhook.v1.EnsureTenantSecretsRequest
@@ -54,7 +58,565 @@ export const EnsureTenantSecretsResponseSchema: GenMessage<EnsureTenantSecretsRe
   messageDesc(file_icv_webhook_v1_webhook_service, 1);
 
 /**
- * Webhook endpoints and secrets, deliveries and retries. This first version issues the signing secrets.
+ * @generated from message icv.webhook.v1.SetEndpointRequest
+ */
+export type SetEndpointRequest = Message<"icv.webhook.v1.SetEndpointRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * @generated from field: icv.common.v1.Environment environment = 2;
+   */
+  environment: Environment;
+
+  /**
+   * @generated from field: string url = 3;
+   */
+  url: string;
+};
+
+/**
+ * Describes the message icv.webhook.v1.SetEndpointRequest.
+ * Use `create(SetEndpointRequestSchema)` to create a new message.
+ */
+export const SetEndpointRequestSchema: GenMessage<SetEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 2);
+
+/**
+ * @generated from message icv.webhook.v1.SetEndpointResponse
+ */
+export type SetEndpointResponse = Message<"icv.webhook.v1.SetEndpointResponse"> & {
+  /**
+   * @generated from field: icv.webhook.v1.EnvironmentWebhooks webhooks = 1;
+   */
+  webhooks?: EnvironmentWebhooks | undefined;
+};
+
+/**
+ * Describes the message icv.webhook.v1.SetEndpointResponse.
+ * Use `create(SetEndpointResponseSchema)` to create a new message.
+ */
+export const SetEndpointResponseSchema: GenMessage<SetEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 3);
+
+/**
+ * @generated from message icv.webhook.v1.RemoveEndpointRequest
+ */
+export type RemoveEndpointRequest = Message<"icv.webhook.v1.RemoveEndpointRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * @generated from field: icv.common.v1.Environment environment = 2;
+   */
+  environment: Environment;
+};
+
+/**
+ * Describes the message icv.webhook.v1.RemoveEndpointRequest.
+ * Use `create(RemoveEndpointRequestSchema)` to create a new message.
+ */
+export const RemoveEndpointRequestSchema: GenMessage<RemoveEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 4);
+
+/**
+ * @generated from message icv.webhook.v1.RemoveEndpointResponse
+ */
+export type RemoveEndpointResponse = Message<"icv.webhook.v1.RemoveEndpointResponse"> & {
+  /**
+   * @generated from field: string removed_url = 1;
+   */
+  removedUrl: string;
+};
+
+/**
+ * Describes the message icv.webhook.v1.RemoveEndpointResponse.
+ * Use `create(RemoveEndpointResponseSchema)` to create a new message.
+ */
+export const RemoveEndpointResponseSchema: GenMessage<RemoveEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 5);
+
+/**
+ * @generated from message icv.webhook.v1.GetTenantWebhooksRequest
+ */
+export type GetTenantWebhooksRequest = Message<"icv.webhook.v1.GetTenantWebhooksRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+};
+
+/**
+ * Describes the message icv.webhook.v1.GetTenantWebhooksRequest.
+ * Use `create(GetTenantWebhooksRequestSchema)` to create a new message.
+ */
+export const GetTenantWebhooksRequestSchema: GenMessage<GetTenantWebhooksRequest> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 6);
+
+/**
+ * @generated from message icv.webhook.v1.GetTenantWebhooksResponse
+ */
+export type GetTenantWebhooksResponse = Message<"icv.webhook.v1.GetTenantWebhooksResponse"> & {
+  /**
+   * @generated from field: icv.webhook.v1.EnvironmentWebhooks live = 1;
+   */
+  live?: EnvironmentWebhooks | undefined;
+
+  /**
+   * @generated from field: icv.webhook.v1.EnvironmentWebhooks test = 2;
+   */
+  test?: EnvironmentWebhooks | undefined;
+};
+
+/**
+ * Describes the message icv.webhook.v1.GetTenantWebhooksResponse.
+ * Use `create(GetTenantWebhooksResponseSchema)` to create a new message.
+ */
+export const GetTenantWebhooksResponseSchema: GenMessage<GetTenantWebhooksResponse> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 7);
+
+/**
+ * One environment's webhook settings.
+ *
+ * @generated from message icv.webhook.v1.EnvironmentWebhooks
+ */
+export type EnvironmentWebhooks = Message<"icv.webhook.v1.EnvironmentWebhooks"> & {
+  /**
+   * @generated from field: icv.common.v1.Environment environment = 1;
+   */
+  environment: Environment;
+
+  /**
+   * Empty when no endpoint is set.
+   *
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp url_updated_at = 3;
+   */
+  urlUpdatedAt?: Timestamp | undefined;
+
+  /**
+   * The current whsec_… secret.
+   *
+   * @generated from field: string secret = 4;
+   */
+  secret: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp secret_created_at = 5;
+   */
+  secretCreatedAt?: Timestamp | undefined;
+
+  /**
+   * The secret before the last rotation, while it still signs (24 h); empty otherwise.
+   *
+   * @generated from field: string previous_secret = 6;
+   */
+  previousSecret: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp previous_secret_expires_at = 7;
+   */
+  previousSecretExpiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message icv.webhook.v1.EnvironmentWebhooks.
+ * Use `create(EnvironmentWebhooksSchema)` to create a new message.
+ */
+export const EnvironmentWebhooksSchema: GenMessage<EnvironmentWebhooks> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 8);
+
+/**
+ * @generated from message icv.webhook.v1.RotateSecretRequest
+ */
+export type RotateSecretRequest = Message<"icv.webhook.v1.RotateSecretRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * @generated from field: icv.common.v1.Environment environment = 2;
+   */
+  environment: Environment;
+};
+
+/**
+ * Describes the message icv.webhook.v1.RotateSecretRequest.
+ * Use `create(RotateSecretRequestSchema)` to create a new message.
+ */
+export const RotateSecretRequestSchema: GenMessage<RotateSecretRequest> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 9);
+
+/**
+ * @generated from message icv.webhook.v1.RotateSecretResponse
+ */
+export type RotateSecretResponse = Message<"icv.webhook.v1.RotateSecretResponse"> & {
+  /**
+   * @generated from field: icv.webhook.v1.EnvironmentWebhooks webhooks = 1;
+   */
+  webhooks?: EnvironmentWebhooks | undefined;
+};
+
+/**
+ * Describes the message icv.webhook.v1.RotateSecretResponse.
+ * Use `create(RotateSecretResponseSchema)` to create a new message.
+ */
+export const RotateSecretResponseSchema: GenMessage<RotateSecretResponse> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 10);
+
+/**
+ * @generated from message icv.webhook.v1.ListDeliveriesRequest
+ */
+export type ListDeliveriesRequest = Message<"icv.webhook.v1.ListDeliveriesRequest"> & {
+  /**
+   * @generated from field: icv.common.v1.TenantScope scope = 1;
+   */
+  scope?: TenantScope | undefined;
+
+  /**
+   * @generated from field: icv.common.v1.PageRequest page = 2;
+   */
+  page?: PageRequest | undefined;
+
+  /**
+   * @generated from field: optional string status = 3;
+   */
+  status?: string | undefined;
+
+  /**
+   * @generated from field: optional string event_type = 4;
+   */
+  eventType?: string | undefined;
+
+  /**
+   * @generated from field: optional string verification_request_id = 5;
+   */
+  verificationRequestId?: string | undefined;
+};
+
+/**
+ * Describes the message icv.webhook.v1.ListDeliveriesRequest.
+ * Use `create(ListDeliveriesRequestSchema)` to create a new message.
+ */
+export const ListDeliveriesRequestSchema: GenMessage<ListDeliveriesRequest> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 11);
+
+/**
+ * @generated from message icv.webhook.v1.ListDeliveriesResponse
+ */
+export type ListDeliveriesResponse = Message<"icv.webhook.v1.ListDeliveriesResponse"> & {
+  /**
+   * @generated from field: repeated icv.webhook.v1.Delivery deliveries = 1;
+   */
+  deliveries: Delivery[];
+
+  /**
+   * @generated from field: icv.common.v1.PageInfo page_info = 2;
+   */
+  pageInfo?: PageInfo | undefined;
+};
+
+/**
+ * Describes the message icv.webhook.v1.ListDeliveriesResponse.
+ * Use `create(ListDeliveriesResponseSchema)` to create a new message.
+ */
+export const ListDeliveriesResponseSchema: GenMessage<ListDeliveriesResponse> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 12);
+
+/**
+ * @generated from message icv.webhook.v1.GetDeliveryRequest
+ */
+export type GetDeliveryRequest = Message<"icv.webhook.v1.GetDeliveryRequest"> & {
+  /**
+   * @generated from field: icv.common.v1.TenantScope scope = 1;
+   */
+  scope?: TenantScope | undefined;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message icv.webhook.v1.GetDeliveryRequest.
+ * Use `create(GetDeliveryRequestSchema)` to create a new message.
+ */
+export const GetDeliveryRequestSchema: GenMessage<GetDeliveryRequest> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 13);
+
+/**
+ * @generated from message icv.webhook.v1.GetDeliveryResponse
+ */
+export type GetDeliveryResponse = Message<"icv.webhook.v1.GetDeliveryResponse"> & {
+  /**
+   * @generated from field: icv.webhook.v1.Delivery delivery = 1;
+   */
+  delivery?: Delivery | undefined;
+};
+
+/**
+ * Describes the message icv.webhook.v1.GetDeliveryResponse.
+ * Use `create(GetDeliveryResponseSchema)` to create a new message.
+ */
+export const GetDeliveryResponseSchema: GenMessage<GetDeliveryResponse> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 14);
+
+/**
+ * @generated from message icv.webhook.v1.GetDeliveryStatsRequest
+ */
+export type GetDeliveryStatsRequest = Message<"icv.webhook.v1.GetDeliveryStatsRequest"> & {
+  /**
+   * @generated from field: icv.common.v1.TenantScope scope = 1;
+   */
+  scope?: TenantScope | undefined;
+};
+
+/**
+ * Describes the message icv.webhook.v1.GetDeliveryStatsRequest.
+ * Use `create(GetDeliveryStatsRequestSchema)` to create a new message.
+ */
+export const GetDeliveryStatsRequestSchema: GenMessage<GetDeliveryStatsRequest> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 15);
+
+/**
+ * @generated from message icv.webhook.v1.GetDeliveryStatsResponse
+ */
+export type GetDeliveryStatsResponse = Message<"icv.webhook.v1.GetDeliveryStatsResponse"> & {
+  /**
+   * @generated from field: int32 total = 1;
+   */
+  total: number;
+
+  /**
+   * @generated from field: int32 delivered = 2;
+   */
+  delivered: number;
+
+  /**
+   * @generated from field: int32 failed = 3;
+   */
+  failed: number;
+
+  /**
+   * @generated from field: int32 pending = 4;
+   */
+  pending: number;
+};
+
+/**
+ * Describes the message icv.webhook.v1.GetDeliveryStatsResponse.
+ * Use `create(GetDeliveryStatsResponseSchema)` to create a new message.
+ */
+export const GetDeliveryStatsResponseSchema: GenMessage<GetDeliveryStatsResponse> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 16);
+
+/**
+ * @generated from message icv.webhook.v1.RetryDeliveryRequest
+ */
+export type RetryDeliveryRequest = Message<"icv.webhook.v1.RetryDeliveryRequest"> & {
+  /**
+   * @generated from field: icv.common.v1.TenantScope scope = 1;
+   */
+  scope?: TenantScope | undefined;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message icv.webhook.v1.RetryDeliveryRequest.
+ * Use `create(RetryDeliveryRequestSchema)` to create a new message.
+ */
+export const RetryDeliveryRequestSchema: GenMessage<RetryDeliveryRequest> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 17);
+
+/**
+ * @generated from message icv.webhook.v1.RetryDeliveryResponse
+ */
+export type RetryDeliveryResponse = Message<"icv.webhook.v1.RetryDeliveryResponse"> & {
+  /**
+   * @generated from field: icv.webhook.v1.Delivery delivery = 1;
+   */
+  delivery?: Delivery | undefined;
+};
+
+/**
+ * Describes the message icv.webhook.v1.RetryDeliveryResponse.
+ * Use `create(RetryDeliveryResponseSchema)` to create a new message.
+ */
+export const RetryDeliveryResponseSchema: GenMessage<RetryDeliveryResponse> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 18);
+
+/**
+ * One message to one URL, with its attempts. List answers leave the detail members empty.
+ *
+ * @generated from message icv.webhook.v1.Delivery
+ */
+export type Delivery = Message<"icv.webhook.v1.Delivery"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string event_id = 2;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: string event_type = 3;
+   */
+  eventType: string;
+
+  /**
+   * @generated from field: string url = 4;
+   */
+  url: string;
+
+  /**
+   * @generated from field: optional string verification_request_id = 5;
+   */
+  verificationRequestId?: string | undefined;
+
+  /**
+   * @generated from field: optional string verification_id = 6;
+   */
+  verificationId?: string | undefined;
+
+  /**
+   * pending, delivered or failed
+   *
+   * @generated from field: string status = 7;
+   */
+  status: string;
+
+  /**
+   * @generated from field: int32 attempts = 8;
+   */
+  attempts: number;
+
+  /**
+   * @generated from field: int32 max_attempts = 9;
+   */
+  maxAttempts: number;
+
+  /**
+   * @generated from field: optional int32 response_status = 10;
+   */
+  responseStatus?: number | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 11;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 12;
+   */
+  updatedAt?: Timestamp | undefined;
+
+  /**
+   * detail only: the exact body sent (JSON text)
+   *
+   * @generated from field: string request_payload = 13;
+   */
+  requestPayload: string;
+
+  /**
+   * detail only: the headers of the last attempt (of the first one before any attempt)
+   *
+   * @generated from field: map<string, string> request_headers = 14;
+   */
+  requestHeaders: { [key: string]: string };
+
+  /**
+   * @generated from field: optional string response_body = 15;
+   */
+  responseBody?: string | undefined;
+
+  /**
+   * @generated from field: optional string error_message = 16;
+   */
+  errorMessage?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp last_attempt_at = 17;
+   */
+  lastAttemptAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp next_retry_at = 18;
+   */
+  nextRetryAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: repeated icv.webhook.v1.Attempt attempt_log = 19;
+   */
+  attemptLog: Attempt[];
+};
+
+/**
+ * Describes the message icv.webhook.v1.Delivery.
+ * Use `create(DeliverySchema)` to create a new message.
+ */
+export const DeliverySchema: GenMessage<Delivery> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 19);
+
+/**
+ * One try of a delivery.
+ *
+ * @generated from message icv.webhook.v1.Attempt
+ */
+export type Attempt = Message<"icv.webhook.v1.Attempt"> & {
+  /**
+   * @generated from field: int32 attempt = 1;
+   */
+  attempt: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp at = 2;
+   */
+  at?: Timestamp | undefined;
+
+  /**
+   * The HTTP status when a response came.
+   *
+   * @generated from field: optional int32 status = 3;
+   */
+  status?: number | undefined;
+
+  /**
+   * @generated from field: optional string error = 4;
+   */
+  error?: string | undefined;
+
+  /**
+   * @generated from field: int32 duration_ms = 5;
+   */
+  durationMs: number;
+};
+
+/**
+ * Describes the message icv.webhook.v1.Attempt.
+ * Use `create(AttemptSchema)` to create a new message.
+ */
+export const AttemptSchema: GenMessage<Attempt> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 20);
+
+/**
+ * Webhook endpoints and secrets, deliveries and retries.
  *
  * @generated from service icv.webhook.v1.WebhookService
  */
@@ -68,6 +630,86 @@ export const WebhookService: GenService<{
     methodKind: "unary";
     input: typeof EnsureTenantSecretsRequestSchema;
     output: typeof EnsureTenantSecretsResponseSchema;
+  },
+  /**
+   * Sets (or replaces) a tenant's webhook URL for one environment (admin).
+   *
+   * @generated from rpc icv.webhook.v1.WebhookService.SetEndpoint
+   */
+  setEndpoint: {
+    methodKind: "unary";
+    input: typeof SetEndpointRequestSchema;
+    output: typeof SetEndpointResponseSchema;
+  },
+  /**
+   * Removes a tenant's webhook URL for one environment (admin); not_found when none is set.
+   *
+   * @generated from rpc icv.webhook.v1.WebhookService.RemoveEndpoint
+   */
+  removeEndpoint: {
+    methodKind: "unary";
+    input: typeof RemoveEndpointRequestSchema;
+    output: typeof RemoveEndpointResponseSchema;
+  },
+  /**
+   * A tenant's webhook settings of both environments: URL and secrets (admin).
+   *
+   * @generated from rpc icv.webhook.v1.WebhookService.GetTenantWebhooks
+   */
+  getTenantWebhooks: {
+    methodKind: "unary";
+    input: typeof GetTenantWebhooksRequestSchema;
+    output: typeof GetTenantWebhooksResponseSchema;
+  },
+  /**
+   * Makes a new secret current; the previous one keeps signing alongside it for 24 h (admin).
+   *
+   * @generated from rpc icv.webhook.v1.WebhookService.RotateSecret
+   */
+  rotateSecret: {
+    methodKind: "unary";
+    input: typeof RotateSecretRequestSchema;
+    output: typeof RotateSecretResponseSchema;
+  },
+  /**
+   * A page of the scope's deliveries, newest first.
+   *
+   * @generated from rpc icv.webhook.v1.WebhookService.ListDeliveries
+   */
+  listDeliveries: {
+    methodKind: "unary";
+    input: typeof ListDeliveriesRequestSchema;
+    output: typeof ListDeliveriesResponseSchema;
+  },
+  /**
+   * One delivery of the scope with its payload, headers, response and attempt log.
+   *
+   * @generated from rpc icv.webhook.v1.WebhookService.GetDelivery
+   */
+  getDelivery: {
+    methodKind: "unary";
+    input: typeof GetDeliveryRequestSchema;
+    output: typeof GetDeliveryResponseSchema;
+  },
+  /**
+   * Counts of the scope's deliveries by status.
+   *
+   * @generated from rpc icv.webhook.v1.WebhookService.GetDeliveryStats
+   */
+  getDeliveryStats: {
+    methodKind: "unary";
+    input: typeof GetDeliveryStatsRequestSchema;
+    output: typeof GetDeliveryStatsResponseSchema;
+  },
+  /**
+   * Queues a failed delivery again for one more attempt; invalid_state unless it is failed.
+   *
+   * @generated from rpc icv.webhook.v1.WebhookService.RetryDelivery
+   */
+  retryDelivery: {
+    methodKind: "unary";
+    input: typeof RetryDeliveryRequestSchema;
+    output: typeof RetryDeliveryResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_icv_webhook_v1_webhook_service, 0);

@@ -1,0 +1,87 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ManualClock, migrate, newId, openDatabase, readMigrations, type Database, type EventRecord } from "@icv/platform";
+import { maybeFreshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
+import { deliveryConsumer } from "../src/consumer.ts";
+import { WebhookStore, type DeliveryRow } from "../src/store.ts";
+
+const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
+const clock = new ManualClock(new Date("2026-03-01T12:00:00.000Z"));
+let pg: FreshPostgres | undefined;
+let db: Database;
+let store: WebhookStore;
+
+beforeAll(async () => {
+  pg = await maybeFreshPostgres();
+  db = await openDatabase({ url: pg?.url, dataDir: "memory://" });
+  await migrate(db, "webhook", readMigrations(MIGRATIONS));
+  store = new WebhookStore(db);
+});
+afterAll(async () => {
+  await db?.close();
+  await pg?.drop();
+});
+
+const event = (tenantId: string, eventType: string, payload: Record<string, unknown> = {}): EventRecord => ({
+  id: newId("event"),
+  aggregateType: eventType.split(".")[0],
+  aggregateId: "vreq_01J00000000000000000000001",
+  eventType,
+  tenantId,
+  environment: "test",
+  payload: { request_id: "vreq_01J00000000000000000000001", status: "completed", ...payload },
+  createdAt: clock.now(),
+});
+
+/** Runs the consumer's callbacks the way the event log does: handle in one transaction, then afterCommit. */
+async function consume(events: EventRecord[]): Promise<number> {
+  let woken = 0;
+  const c = deliveryConsumer({ clock, retryDelaysMs: [30_000, 120_000], onCommitted: () => woken++ });
+  await db.tx(async (q) => {
+    for (const e of events) await c.handle(q, e);
+  });
+  c.afterCommit?.(events);
+  return woken;
+}
+
+const rowsOf = async (tenantId: string) =>
+  (await db.query<DeliveryRow>(`SELECT * FROM webhook.deliveries WHERE tenant_id = $1 ORDER BY url`, [tenantId])).rows;
+
+describe("the delivery consumer", () => {
+  it("makes one due delivery per target URL, once per event, and wakes the deliverer", async () => {
+    const tenant = newId("tenant");
+    await store.ensureSecrets(tenant, { live: "whsec_bGl2ZQ==", test: "whsec_dGVzdA==" }, clock.now());
+    await store.setEndpoint(tenant, "test", "https://tenant.example/hook", clock.now());
+    const e = event(tenant, "verification_request.completed", { callback_url: "https://shop.example/cb" });
+    expect(await consume([e, e])).toBe(1);
+    await consume([e]); // redelivered: the event log's dedupe is the first guard, this the second
+    const rows = await rowsOf(tenant);
+    expect(rows.map((r) => r.url)).toEqual(["https://shop.example/cb", "https://tenant.example/hook"]);
+    for (const r of rows) {
+      expect(r).toMatchObject({ status: "pending", attempts: 0, max_attempts: 3, event_id: e.id, event_type: "verification_request.completed", verification_request_id: "vreq_01J00000000000000000000001", next_retry_at: clock.now() });
+      expect(r.id).toMatch(/^whd_/);
+      expect(r.request_headers).toMatchObject({ "content-type": "application/json", "webhook-id": r.id });
+      expect(JSON.parse(r.payload)).not.toHaveProperty("callback_url");
+    }
+    expect(rows[0].payload).toBe(rows[1].payload);
+  });
+
+  it("ignores events that are not webhooks and tenants with no target", async () => {
+    const tenant = newId("tenant");
+    await store.setEndpoint(tenant, "test", "https://tenant.example/hook", clock.now());
+    await consume([event(tenant, "verification.status_changed"), event(tenant, "webhook_secret.rotated")]);
+    const quiet = newId("tenant");
+    await consume([event(quiet, "verification_request.expired")]);
+    expect(await rowsOf(tenant)).toEqual([]);
+    expect(await rowsOf(quiet)).toEqual([]);
+  });
+
+  it("gives a tenant made without secrets one before its first delivery", async () => {
+    const tenant = newId("tenant");
+    await consume([event(tenant, "verification_request.partial", { callback_url: "https://shop.example/cb" })]);
+    const [secret] = await store.secrets(tenant);
+    expect(secret).toMatchObject({ environment: "test", secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/) });
+    expect(await rowsOf(tenant)).toHaveLength(1);
+  });
+});

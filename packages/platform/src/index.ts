@@ -16,3 +16,4 @@ export * from "./sweeper.ts";
 export * from "./running.ts";
 export * from "./events/index.ts";
 export * from "./outbound.ts";
+export * from "./paging.ts";

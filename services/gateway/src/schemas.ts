@@ -23,6 +23,15 @@ export const Pagination = z
   .object({ page: z.number().int(), limit: z.number().int(), total: z.number().int(), pages: z.number().int(), hasMore: z.boolean() })
   .meta({ id: "Pagination" });
 
+/** The REST pagination block of an RPC's page info. */
+export const toPagination = (p: { page: number; limit: number; total: number; pages: number; hasMore: boolean }) => ({
+  page: p.page,
+  limit: p.limit,
+  total: p.total,
+  pages: p.pages,
+  hasMore: p.hasMore,
+});
+
 const intParam = (name: string, min: number, max: number) =>
   z
     .string()

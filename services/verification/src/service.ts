@@ -2,7 +2,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import type { Verification } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
-import { AppError, isId, requireScope, toDate, ts } from "@icv/platform";
+import { AppError, isId, pageInfo, pageRequest, requireScope, toDate, ts } from "@icv/platform";
 import type { EventRow, VerificationRow, VerificationStore } from "./store.ts";
 import type { Answer, Verifications } from "./verifications.ts";
 
@@ -45,7 +45,6 @@ export function toMessage({ row: v, code }: Answer): VerificationInit {
 
 const one = (row: VerificationRow) => ({ verification: toMessage({ row }) });
 
-const MAX_PAGE = 100;
 
 /**
  * The events after `after` (all when unset), the newest event id, and the status as of that
@@ -83,9 +82,7 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
       },
       async listVerifications(req) {
         const scope = requireScope(req.scope);
-        const page = req.page?.page || 1;
-        const limit = req.page?.limit || 20;
-        if (page < 1 || limit < 1 || limit > MAX_PAGE) throw new AppError("validation_error", `page must be ≥ 1 and limit 1 to ${MAX_PAGE}`);
+        const { page, limit, offset } = pageRequest(req.page);
         const { rows, total } = await verifications.list(scope, {
           status: req.status,
           type: req.type,
@@ -94,13 +91,9 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
           createdAfter: toDate(req.createdAfter),
           createdBefore: toDate(req.createdBefore),
           limit,
-          offset: (page - 1) * limit,
+          offset,
         });
-        const pages = Math.ceil(total / limit);
-        return {
-          verifications: rows.map((row) => toMessage({ row })),
-          pageInfo: { page, limit, total, pages, hasMore: page < pages },
-        };
+        return { verifications: rows.map((row) => toMessage({ row })), pageInfo: pageInfo(page, limit, total) };
       },
       async submitChallenge(req) {
         return one(

@@ -2,13 +2,12 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { DeliverySchema, EnvironmentWebhooksSchema, WebhookService } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
-import { AppError, isId, OutboundError, parseTargetUrl, requireScope, toEnvironment, ts, type Clock, type EnvName } from "@icv/platform";
+import { AppError, isId, OutboundError, pageInfo, pageRequest, parseTargetUrl, requireScope, toEnvironment, ts, type Clock, type EnvName } from "@icv/platform";
 import { newWebhookSecret } from "./signing.ts";
 import type { DeliveryRow, EndpointRow, SecretRow, WebhookStore } from "./store.ts";
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3600_000;
-const MAX_PAGE = 100;
 
 const tenantId = (id: string): string => {
   if (!isId("tenant", id)) throw new AppError("validation_error", "tenant_id must be a tenant id");
@@ -108,18 +107,15 @@ export function webhookRoutes(store: WebhookStore, clock: Clock, onRequeued: () 
       },
       async listDeliveries(req) {
         const scope = requireScope(req.scope);
-        const page = req.page?.page || 1;
-        const limit = req.page?.limit || 20;
-        if (page < 1 || limit < 1 || limit > MAX_PAGE) throw new AppError("validation_error", `page must be ≥ 1 and limit 1 to ${MAX_PAGE}`);
+        const { page, limit, offset } = pageRequest(req.page);
         const { rows, total } = await store.list(scope, {
           status: req.status,
           eventType: req.eventType,
           verificationRequestId: req.verificationRequestId,
           limit,
-          offset: (page - 1) * limit,
+          offset,
         });
-        const pages = Math.ceil(total / limit);
-        return { deliveries: rows.map((r) => toMessage(r, false)), pageInfo: { page, limit, total, pages, hasMore: page < pages } };
+        return { deliveries: rows.map((r) => toMessage(r, false)), pageInfo: pageInfo(page, limit, total) };
       },
       async getDelivery(req) {
         const scope = requireScope(req.scope);

@@ -1,4 +1,6 @@
 import type { Queryable } from "../database.ts";
+import type { Logger } from "../logger.ts";
+import { startSweeper } from "../sweeper.ts";
 import type { ConsumerOptions, EventRecord } from "./event-log.ts";
 
 /**
@@ -20,19 +22,17 @@ export async function applyEvents(q: Queryable, opts: Pick<ConsumerOptions, "sch
   return handled;
 }
 
-/** SQL of the consumer tables a schema needs before it can consume (see the webhook migrations). */
-export const consumerTablesSql = (schema: string) => `
-CREATE TABLE ${schema}.event_consumed (
-  consumer text NOT NULL, event_id text NOT NULL, consumed_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (consumer, event_id));
-CREATE INDEX event_consumed_age ON ${schema}.event_consumed (consumed_at);
-CREATE TABLE ${schema}.event_cursors (
-  consumer text NOT NULL, source text NOT NULL, position bigint NOT NULL DEFAULT 0,
-  PRIMARY KEY (consumer, source));
-`;
+/** How long an applied event's id is remembered: far beyond any redelivery (Kafka's default retention). */
+const REMEMBER_MS = 7 * 24 * 3600_000;
 
-/** Forgets processed ids older than the age at which a redelivery can still happen. */
-export async function pruneConsumed(q: Queryable, schema: string, olderThan: Date): Promise<number> {
-  const r = await q.query(`DELETE FROM ${schema}.event_consumed WHERE consumed_at < $1`, [olderThan]);
-  return r.rowCount;
+/** Forgets, hourly, the applied ids old enough that no redelivery can bring them back. */
+export function startConsumedPruning(opts: Pick<ConsumerOptions, "db" | "schema" | "group">, logger: Logger): { stop(): Promise<void> } {
+  return startSweeper(
+    `event-consumed:${opts.group}`,
+    async () =>
+      (await opts.db.query(`DELETE FROM ${opts.schema}.event_consumed WHERE consumer = $1 AND consumed_at < $2`, [opts.group, new Date(Date.now() - REMEMBER_MS)]))
+        .rowCount,
+    3600_000,
+    logger,
+  );
 }

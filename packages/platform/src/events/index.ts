@@ -7,7 +7,6 @@ import { PostgresEventLog } from "./postgres.ts";
 export * from "./event-log.ts";
 export { TOPIC_SOURCES } from "./topics.ts";
 export { startOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from "./relay.ts";
-export { consumerTablesSql, pruneConsumed } from "./consumer.ts";
 export { startPump, type Pump } from "./pump.ts";
 
 /** The configured event transport: kafka when KAFKA_BROKERS is set, else the outbox tables of Postgres. */

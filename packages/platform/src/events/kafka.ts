@@ -4,7 +4,7 @@ import { Kafka, logLevel, type Consumer, type Producer, type TopicPartitionOffse
 import type { Config } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { EnvName } from "../scope.ts";
-import { applyEvents } from "./consumer.ts";
+import { applyEvents, startConsumedPruning } from "./consumer.ts";
 import type { BroadcastOptions, ConsumerOptions, EventLog, EventRecord, Subscription } from "./event-log.ts";
 import { TOPIC_SOURCES } from "./topics.ts";
 
@@ -186,9 +186,10 @@ export class KafkaEventLog implements EventLog {
     return consumer;
   }
 
-  private subscription(consumer: Consumer): Subscription {
+  private subscription(consumer: Consumer, also?: { stop(): Promise<void> }): Subscription {
     return {
       close: async () => {
+        await also?.stop();
         this.consumers.delete(consumer);
         await consumer.disconnect();
       },
@@ -215,7 +216,7 @@ export class KafkaEventLog implements EventLog {
         });
       },
     });
-    return this.subscription(consumer);
+    return this.subscription(consumer, startConsumedPruning(opts, this.logger));
   }
 
   async broadcast(opts: BroadcastOptions): Promise<Subscription> {

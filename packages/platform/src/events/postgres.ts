@@ -2,7 +2,7 @@ import path from "node:path";
 import type { Config } from "../config.ts";
 import { openDatabase, type Database } from "../database.ts";
 import type { Logger } from "../logger.ts";
-import { applyEvents } from "./consumer.ts";
+import { applyEvents, startConsumedPruning } from "./consumer.ts";
 import type { BroadcastOptions, ConsumerOptions, EventLog, EventRecord, Subscription } from "./event-log.ts";
 import { startPump, type Pump } from "./pump.ts";
 import { OUTBOX_COLUMNS, toRecord, type OutboxRow } from "./records.ts";
@@ -104,7 +104,13 @@ export class PostgresEventLog implements EventLog {
       };
       subs.push(this.run(`consume:${opts.group}:${name}`, src, once));
     }
-    return { close: async () => void (await Promise.all(subs.map((s) => s.close()))) };
+    const pruning = startConsumedPruning(opts, this.logger);
+    return {
+      close: async () => {
+        await pruning.stop();
+        await Promise.all(subs.map((s) => s.close()));
+      },
+    };
   }
 
   async broadcast(opts: BroadcastOptions): Promise<Subscription> {

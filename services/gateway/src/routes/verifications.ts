@@ -5,7 +5,7 @@ import { z } from "zod";
 import { scopeOf, type Clients } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
 import {
-  CreateVerificationBody, ErrorBody, IdParams, ListVerificationsQuery, SubmitBody, TestVerifyResponse, Verification, VerificationList,
+  CreateVerificationBody, ErrorBody, IdParams, ListVerificationsQuery, SubmitBody, TestVerifyResponse, toPagination, Verification, VerificationList,
 } from "../schemas.ts";
 
 const err = (description: string) => ({ description, schema: ErrorBody });
@@ -88,8 +88,7 @@ export function verificationRoutes(c: Clients): RouteDef[] {
           createdAfter: query.created_after ? timestampFromDate(new Date(query.created_after)) : undefined,
           createdBefore: query.created_before ? timestampFromDate(new Date(query.created_before)) : undefined,
         });
-        const p = r.pageInfo!;
-        return { body: { data: r.verifications.map(toRest), pagination: { page: p.page, limit: p.limit, total: p.total, pages: p.pages, hasMore: p.hasMore } } };
+        return { body: { data: r.verifications.map(toRest), pagination: toPagination(r.pageInfo!) } };
       },
     }),
     route({

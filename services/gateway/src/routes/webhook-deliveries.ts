@@ -3,7 +3,7 @@ import { iso } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
 import {
-  ErrorBody, IdParams, ListWebhookDeliveriesQuery, WebhookDeliveryDetail, WebhookDeliveryList, WebhookDeliveryRetryResult, WebhookDeliveryStats,
+  ErrorBody, IdParams, ListWebhookDeliveriesQuery, WebhookDeliveryDetail, WebhookDeliveryList, WebhookDeliveryRetryResult, WebhookDeliveryStats, toPagination,
 } from "../schemas.ts";
 
 const err = (description: string) => ({ description, schema: ErrorBody });
@@ -62,8 +62,7 @@ export function webhookDeliveryRoutes(c: Clients): RouteDef[] {
           eventType: query.event_type,
           verificationRequestId: query.verification_request_id,
         });
-        const p = r.pageInfo!;
-        return { body: { data: r.deliveries.map(toListItem), pagination: { page: p.page, limit: p.limit, total: p.total, pages: p.pages, hasMore: p.hasMore } } };
+        return { body: { data: r.deliveries.map(toListItem), pagination: toPagination(r.pageInfo!) } };
       },
     }),
     route({

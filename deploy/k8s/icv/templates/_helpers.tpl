@@ -134,6 +134,15 @@ DATABASE_URL
     secretKeyRef:
       name: {{ $secret }}
       key: {{ include "icv.databaseUrlKey" . }}
+{{- if or (eq $name "webhook") (eq $name "gateway") }}
+# they consume verification events: the postgres event transport reads them from the
+# verification service's outbox (unused with KAFKA_BROKERS)
+- name: VERIFICATION_DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ include "icv.databaseUrlKey" (dict "root" $root "name" "verification") }}
+{{- end }}
 - name: REDIS_URL
   valueFrom:
     secretKeyRef:

@@ -12,7 +12,9 @@ import { API_VERSION, metaRoutes, type HealthDeps } from "./routes/meta.ts";
 import { plannedRoutes } from "./routes/planned.ts";
 import { proofRoutes } from "./routes/proofs.ts";
 import { verificationEventRoutes } from "./routes/verification-events.ts";
+import { verificationRequestRoutes } from "./routes/verification-requests.ts";
 import { verificationRoutes } from "./routes/verifications.ts";
+import { verifiedUserRoutes } from "./routes/verified-users.ts";
 import { webhookDeliveryRoutes } from "./routes/webhook-deliveries.ts";
 import type { SseHub } from "./sse/hub.ts";
 import type { GatewayStore } from "./store.ts";
@@ -49,8 +51,10 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
       () => (openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl })),
       () => (docsHtml ??= renderDocs(openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl }))),
     ),
+    ...verifiedUserRoutes(clients),
     ...verificationRoutes(clients),
     ...verificationEventRoutes(clients, deps.sse),
+    ...verificationRequestRoutes(config),
     ...proofRoutes(clients),
     ...webhookDeliveryRoutes(clients),
     ...plannedRoutes,

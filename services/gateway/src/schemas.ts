@@ -263,3 +263,135 @@ export const ListWebhookDeliveriesQuery = z
     verification_request_id: z.string().max(64).optional(),
   })
   .strict();
+
+// --- verified users ---
+
+const VERIFIED_USERS_NOTE =
+  "Which verifications count: those carrying this external_user_id whose status is verified (pending, failed, expired and revoked ones do not). " +
+  "The detail view also lists the user's revoked verifications, with their status. Identifiers are masked.";
+
+export const VerifiedUserVerification = z
+  .object({
+    id: z.string(),
+    type: z.enum(ASSET_TYPES),
+    channel: z.string(),
+    identifier: z.string().describe("Masked: +3706***9199, j***e@example.com, 0x12***abcd"),
+    verified_at: timestamp,
+  })
+  .meta({ id: "VerifiedUserVerification" });
+
+export const VerifiedUserVerificationDetail = VerifiedUserVerification.extend({
+  status: z.enum(["verified", "revoked"]),
+  has_proof: z.boolean().describe("Verified, not revoked, and the proof has not expired"),
+  proof_expires_at: timestamp.nullable(),
+  created_at: timestamp,
+}).meta({ id: "VerifiedUserVerificationDetail" });
+
+const verifiedUserFields = {
+  external_user_id: z.string(),
+  verification_count: z.number().int().describe("Verified verifications (revoked ones not counted)"),
+  types_verified: z.array(z.enum(ASSET_TYPES)).describe("Distinct types of the verified verifications, sorted"),
+  first_verified_at: timestamp,
+  last_verified_at: timestamp,
+};
+
+export const VerifiedUser = z
+  .object({ ...verifiedUserFields, verifications: z.array(VerifiedUserVerification).describe("The verified ones, newest first") })
+  .describe(VERIFIED_USERS_NOTE)
+  .meta({ id: "VerifiedUser" });
+
+export const VerifiedUserDetail = z
+  .object({ ...verifiedUserFields, verifications: z.array(VerifiedUserVerificationDetail).describe("The verified and the revoked ones, newest verified_at first") })
+  .describe(VERIFIED_USERS_NOTE)
+  .meta({ id: "VerifiedUserDetail" });
+
+export const VerifiedUserList = z.object({ data: z.array(VerifiedUser), pagination: Pagination }).meta({ id: "VerifiedUserList" });
+
+export const VerifiedUsersQuery = z.object({ ...PageQuery }).strict();
+
+export const ExternalUserParams = z.object({ externalUserId: z.string().min(1).max(255) });
+
+// ---- verification requests ----
+
+export const REQUEST_STATUSES = ["pending", "partial", "completed", "expired", "cancelled"] as const;
+export const REQUEST_ASSET_STATUSES = ["pending", "in_progress", "verified", "failed", "expired"] as const;
+export const ACTION_TYPES = ["verification", "2fa", "login", "custom"] as const;
+
+const ActionContext = z
+  .object({ title: z.string().min(1).max(200).optional(), description: z.string().min(1).max(1000).optional() })
+  .strict()
+  .describe("Shown to the end user on the hosted page");
+
+export const RequestAssetInput = z
+  .object({
+    type: z.enum(ASSET_TYPES),
+    identifier: z.string().min(1).max(320).nullable().optional().describe("null or absent: the end user gives it on the hosted page"),
+    channel: z.string().min(1).max(64).optional().describe("Preferred channel; with an identifier, the verification is created at once"),
+    allowed_channels: z.array(z.string().min(1).max(64)).min(1).max(10).optional().describe("Restricts the channels the user may choose"),
+    required: z.boolean().optional().describe("Default true; at least one asset must be required"),
+  })
+  .strict()
+  .meta({ id: "RequestAssetInput" });
+
+export const CreateVerificationRequestBody = z
+  .object({
+    assets: z.array(RequestAssetInput).min(1).max(10),
+    reference_id: z.string().min(1).max(255).optional().describe("Your tracking id (see GET /verification-requests/by-reference/{referenceId})"),
+    action_type: z.enum(ACTION_TYPES).optional().describe("Default verification"),
+    action_context: ActionContext.optional(),
+    redirect_url: z.string().min(1).max(2048).optional().describe("Where the hosted page sends the user when done"),
+    callback_url: z.string().min(1).max(2048).optional().describe("Receives the request's webhooks (public http(s) address)"),
+    expires_in: z.number().int().min(60).max(604_800).optional().describe("Seconds; default 86400 (24 h), at most 604800 (7 days)"),
+    partial_ok: z.boolean().optional().describe("Send verification_request.partial when some required assets are verified"),
+    external_user_id: z.string().min(1).max(255).optional().describe("Your user id; given to the request's verifications"),
+    client_metadata: jsonObject.optional(),
+  })
+  .strict()
+  .meta({ id: "CreateVerificationRequest" });
+
+export const RequestAsset = z
+  .object({
+    index: z.number().int(),
+    type: z.string(),
+    identifier: z.string().nullable(),
+    channel: z.string().nullable(),
+    allowed_channels: z.array(z.string()).nullable(),
+    required: z.boolean(),
+    status: z.enum(REQUEST_ASSET_STATUSES),
+    verification_id: z.string().nullable(),
+  })
+  .meta({ id: "RequestAsset" });
+
+export const VerificationRequest = z
+  .object({
+    id: z.string(),
+    status: z.enum(REQUEST_STATUSES),
+    reference_id: z.string().nullable(),
+    assets: z.array(RequestAsset),
+    verification_url: z.string().describe("The hosted page; its #fragment token lets the end user act on this request until it expires"),
+    created_at: timestamp,
+    expires_at: timestamp,
+    action_type: z.enum(ACTION_TYPES),
+    action_context: z.object({ title: z.string().nullable(), description: z.string().nullable() }),
+    redirect_url: z.string().nullable(),
+    callback_url: z.string().nullable(),
+    partial_ok: z.boolean(),
+    external_user_id: z.string().nullable(),
+    client_metadata: jsonObject.optional(),
+    completed_at: timestamp.optional(),
+    cancelled_at: timestamp.optional(),
+    test_mode: z.boolean(),
+  })
+  .meta({ id: "VerificationRequest" });
+
+export const VerificationRequestList = z.object({ data: z.array(VerificationRequest), pagination: Pagination }).meta({ id: "VerificationRequestList" });
+
+export const ListVerificationRequestsQuery = z
+  .object({ ...PageQuery, status: z.enum(REQUEST_STATUSES).optional(), reference_id: z.string().min(1).max(255).optional() })
+  .strict();
+
+export const ReferenceParams = z.object({ referenceId: z.string().min(1).max(255) });
+
+export const CancelVerificationRequestResponse = z
+  .object({ success: z.literal(true), status: z.literal("cancelled") })
+  .meta({ id: "CancelVerificationRequestResult" });

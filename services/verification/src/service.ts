@@ -5,6 +5,8 @@ import type { Verification } from "@icv/contracts/gen/icv/verification/v1/verifi
 import { AppError, isId, pageInfo, pageRequest, requireScope, toDate, ts } from "@icv/platform";
 import type { EventRow, VerificationRow, VerificationStore } from "./store.ts";
 import type { Answer, Verifications } from "./verifications.ts";
+import { systemClock, type Clock } from "@icv/platform";
+import { DETAIL_STATUSES, LIST_STATUSES, toVerifiedUsers } from "./users.ts";
 
 type VerificationInit = Omit<Verification, "$typeName" | "$unknown">;
 
@@ -63,7 +65,7 @@ export function eventsAnswer(v: VerificationRow, rows: EventRow[], after?: strin
   };
 }
 
-export function verificationRoutes(verifications: Verifications, store: VerificationStore) {
+export function verificationRoutes(verifications: Verifications, store: VerificationStore, clock: Clock = systemClock) {
   return (router: ConnectRouter) =>
     router.service(VerificationService, {
       async createVerification(req) {
@@ -105,6 +107,10 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
           }),
         );
       },
+      async resendChallenge(req) {
+        const r = await verifications.resend(requireScope(req.scope), req.id);
+        return { verification: toMessage({ row: r.row }), message: r.message, resendsRemaining: r.resendsRemaining };
+      },
       async testVerify(req) {
         return one(await verifications.testVerify(requireScope(req.scope), req.id));
       },
@@ -125,6 +131,21 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
         // get() answers not_found outside the scope, and expires a stale pending one first (with its event)
         const v = await verifications.get(scope, req.verificationId);
         return eventsAnswer(v, await store.events(scope, v.id), after);
+      },
+      async listVerifiedUsers(req) {
+        const scope = requireScope(req.scope);
+        const { page, limit, offset } = pageRequest(req.page);
+        const { rows, total } = await store.verifiedUsers(scope, limit, offset);
+        const verifications = await store.userVerifications(scope, rows.map((r) => r.external_user_id), LIST_STATUSES, clock.now());
+        return { users: toVerifiedUsers(rows, verifications), pageInfo: pageInfo(page, limit, total) };
+      },
+      async getVerifiedUser(req) {
+        const scope = requireScope(req.scope);
+        if (!req.externalUserId || req.externalUserId.length > 255) throw new AppError("validation_error", "external_user_id must be 1 to 255 characters");
+        const summary = await store.verifiedUser(scope, req.externalUserId);
+        if (!summary) throw new AppError("not_found", "no verified user with this external_user_id");
+        const verifications = await store.userVerifications(scope, [summary.external_user_id], DETAIL_STATUSES, clock.now());
+        return { user: toVerifiedUsers([summary], verifications)[0] };
       },
     });
 }

@@ -1,4 +1,5 @@
 import { appendEvents, writeWithEvents, type Database, type OutboxEvent, type Queryable, type Scope } from "@icv/platform";
+import type { UserSummaryRow, UserVerificationRow } from "./users.ts";
 
 const S = "verification";
 
@@ -30,9 +31,13 @@ export interface VerificationRow {
   verified_at: Date | null;
   revoked_at: Date | null;
   revoked_reason: string | null;
+  /** How many times the code was resent (email channels; at most MAX_RESENDS). */
+  resend_count: number;
+  /** When the current code was sent by a resend; null while it is the one sent at creation. */
+  code_sent_at: Date | null;
 }
 
-export type NewVerification = Omit<VerificationRow, "status" | "attempts" | "updated_at" | "proof_token" | "proof_expires_at" | "verified_at" | "revoked_at" | "revoked_reason">;
+export type NewVerification = Omit<VerificationRow, "status" | "attempts" | "updated_at" | "proof_token" | "proof_expires_at" | "verified_at" | "revoked_at" | "revoked_reason" | "resend_count" | "code_sent_at">;
 
 export interface ListFilter {
   status?: string;
@@ -106,6 +111,8 @@ export class VerificationStore {
       verified_at: null,
       revoked_at: null,
       revoked_reason: null,
+      resend_count: 0,
+      code_sent_at: null,
     };
     const r = await writeWithEvents<VerificationRow>(
       this.db,
@@ -222,6 +229,45 @@ export class VerificationStore {
     return r.rows[0];
   }
 
+  /**
+   * Writes a resent code in one conditional UPDATE: only while the verification is pending with a
+   * live challenge, has resends left, and its last code was sent at least `minGapMs` ago. So two
+   * concurrent resends cannot both pass (the second re-checks the row the first changed).
+   * Undefined when a condition failed (the caller reloads to say which).
+   */
+  async writeResentCode(
+    v: VerificationRow,
+    next: { codeHmac: string; expiresAt: Date },
+    rules: { maxResends: number; minGapMs: number },
+    at: Date,
+  ): Promise<VerificationRow | undefined> {
+    const r = await this.db.query<VerificationRow>(
+      `UPDATE ${S}.verifications
+          SET code_hmac = $4, challenge_expires_at = $5, resend_count = resend_count + 1, code_sent_at = $6, updated_at = $6
+        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' AND challenge_expires_at > $6
+          AND resend_count < $7 AND COALESCE(code_sent_at, created_at) <= $8
+        RETURNING *`,
+      [v.id, v.tenant_id, v.environment, next.codeHmac, next.expiresAt, at, rules.maxResends, new Date(at.getTime() - rules.minGapMs)],
+    );
+    return r.rows[0];
+  }
+
+  /**
+   * Undoes a resend whose email could not be sent: the previous code, expiry and counters come
+   * back, but only if the row still holds the code this resend wrote (nothing happened since).
+   */
+  async undoResentCode(before: VerificationRow, written: VerificationRow): Promise<void> {
+    await this.db.query(
+      `UPDATE ${S}.verifications
+          SET code_hmac = $5, challenge_expires_at = $6, resend_count = $7, code_sent_at = $8, updated_at = $9
+        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND code_hmac = $4 AND status = 'pending'`,
+      [
+        before.id, before.tenant_id, before.environment, written.code_hmac,
+        before.code_hmac, before.challenge_expires_at, before.resend_count, before.code_sent_at, before.updated_at,
+      ],
+    );
+  }
+
   /** Expires one pending verification whose challenge has run out (read path: never show a stale pending). */
   async expireOne(v: VerificationRow, now: Date): Promise<VerificationRow | undefined> {
     const r = await writeWithEvents<VerificationRow>(
@@ -256,6 +302,272 @@ export class VerificationStore {
       );
       await appendEvents(q, S, r.rows.flatMap((v) => statusEvents(v, "pending", now)), now);
       return r.rows.length;
+    });
+  }
+
+  /**
+   * Verified users of a scope (users.ts says which verifications count): a page of groups by
+   * external_user_id, newest last_verified_at first, with the number of groups. One GROUP BY over
+   * the verifications_verified_users index; the total comes from a window over the groups.
+   */
+  async verifiedUsers(scope: Scope, limit: number, offset: number): Promise<{ rows: UserSummaryRow[]; total: number }> {
+    const params = [scope.tenantId, scope.env];
+    const r = await this.db.query<UserSummaryRow & { total: number }>(
+      `SELECT external_user_id, count(*)::int AS verification_count, array_agg(DISTINCT type ORDER BY type) AS types_verified,
+              min(verified_at) AS first_verified_at, max(verified_at) AS last_verified_at, count(*) OVER ()::int AS total
+         FROM ${S}.verifications
+        WHERE tenant_id = $1 AND environment = $2 AND status = 'verified' AND external_user_id IS NOT NULL
+        GROUP BY external_user_id
+        ORDER BY last_verified_at DESC, external_user_id
+        LIMIT ${limit} OFFSET ${offset}`,
+      params,
+    );
+    if (r.rows.length > 0 || offset === 0) return { rows: r.rows, total: r.rows[0]?.total ?? 0 };
+    // a page past the end has no row to carry the total
+    const c = await this.db.query<{ total: number }>(
+      `SELECT count(DISTINCT external_user_id)::int AS total FROM ${S}.verifications
+        WHERE tenant_id = $1 AND environment = $2 AND status = 'verified' AND external_user_id IS NOT NULL`,
+      params,
+    );
+    return { rows: [], total: c.rows[0].total };
+  }
+
+  /** The summary of one verified user of a scope, or undefined. */
+  async verifiedUser(scope: Scope, externalUserId: string): Promise<UserSummaryRow | undefined> {
+    const r = await this.db.query<UserSummaryRow>(
+      `SELECT external_user_id, count(*)::int AS verification_count, array_agg(DISTINCT type ORDER BY type) AS types_verified,
+              min(verified_at) AS first_verified_at, max(verified_at) AS last_verified_at
+         FROM ${S}.verifications
+        WHERE tenant_id = $1 AND environment = $2 AND status = 'verified' AND external_user_id = $3
+        GROUP BY external_user_id`,
+      [scope.tenantId, scope.env, externalUserId],
+    );
+    return r.rows[0];
+  }
+
+  /**
+   * The verifications in `statuses` of some external users of a scope (one query for a whole
+   * page of users), newest verified_at first. has_proof: verified, with a proof not expired at `now`.
+   */
+  async userVerifications(scope: Scope, externalUserIds: string[], statuses: readonly string[], now: Date): Promise<UserVerificationRow[]> {
+    if (externalUserIds.length === 0) return [];
+    const r = await this.db.query<UserVerificationRow>(
+      // one index lookup per user (the lateral keeps the planner from scanning the whole scope
+      // when the table has no statistics yet, as on a freshly loaded PGlite)
+      `SELECT v.* FROM unnest($3::text[]) AS u(external_user_id)
+         CROSS JOIN LATERAL (
+           SELECT id, external_user_id, type, channel, identifier, status, verified_at, created_at, proof_expires_at,
+                  (status = 'verified' AND proof_token IS NOT NULL AND proof_expires_at > $5) AS has_proof
+             FROM ${S}.verifications
+            WHERE tenant_id = $1 AND environment = $2 AND external_user_id = u.external_user_id AND status = ANY($4::text[])
+           OFFSET 0) v
+        ORDER BY v.verified_at DESC NULLS LAST, v.id DESC`,
+      [scope.tenantId, scope.env, externalUserIds, [...statuses], now],
+    );
+    return r.rows;
+  }
+}
+
+// ---- verification requests -------------------------------------------------------------------
+
+export type RequestStatus = "pending" | "partial" | "completed" | "expired" | "cancelled";
+export type AssetStatus = "pending" | "in_progress" | "verified" | "failed" | "expired";
+
+export interface RequestRow {
+  id: string;
+  tenant_id: string;
+  environment: "live" | "test";
+  status: RequestStatus;
+  reference_id: string | null;
+  action_type: string;
+  action_title: string | null;
+  action_description: string | null;
+  redirect_url: string | null;
+  callback_url: string | null;
+  partial_ok: boolean;
+  external_user_id: string | null;
+  client_metadata: Record<string, unknown> | null;
+  created_at: Date;
+  updated_at: Date;
+  expires_at: Date;
+  completed_at: Date | null;
+  cancelled_at: Date | null;
+}
+
+export interface RequestAssetRow {
+  request_id: string;
+  idx: number;
+  type: string;
+  identifier: string | null;
+  channel: string | null;
+  allowed_channels: string[] | null;
+  required: boolean;
+  status: AssetStatus;
+  verification_id: string | null;
+}
+
+/** An asset with its verification's current status and proof (when it has one). */
+export interface RequestAssetView extends RequestAssetRow {
+  v_status: Status | null;
+  v_verified_at: Date | null;
+  proof_token: string | null;
+  proof_expires_at: Date | null;
+}
+
+export type RequestView = RequestRow & { assets: RequestAssetView[] };
+
+/** What the domain decided for one request; the store writes it in the caller's transaction. */
+export interface RequestChange {
+  status: RequestStatus;
+  assets: { idx: number; status: AssetStatus }[];
+  events: OutboxEvent[];
+  /** Expire the request's pending verifications (cancel, expiry). */
+  expireVerifications?: boolean;
+}
+
+export type Decide = (r: RequestView) => RequestChange | undefined;
+
+export interface RequestListFilter {
+  status?: string;
+  referenceId?: string;
+  limit: number;
+  offset: number;
+}
+
+const OPEN_REQUEST = `status IN ('pending', 'partial')`;
+
+export class RequestStore {
+  constructor(private readonly db: Database) {}
+
+  async insert(r: RequestRow, assets: RequestAssetRow[]): Promise<void> {
+    await this.db.tx(async (q) => {
+      await q.query(
+        `INSERT INTO ${S}.verification_requests (id, tenant_id, environment, status, reference_id, action_type, action_title, action_description,
+           redirect_url, callback_url, partial_ok, external_user_id, client_metadata, created_at, updated_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+        [
+          r.id, r.tenant_id, r.environment, r.status, r.reference_id, r.action_type, r.action_title, r.action_description, r.redirect_url,
+          r.callback_url, r.partial_ok, r.external_user_id, r.client_metadata === null ? null : JSON.stringify(r.client_metadata),
+          r.created_at, r.updated_at, r.expires_at,
+        ],
+      );
+      for (const a of assets) {
+        await q.query(
+          `INSERT INTO ${S}.verification_request_assets (request_id, idx, type, identifier, channel, allowed_channels, required, status, verification_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+          [a.request_id, a.idx, a.type, a.identifier, a.channel, a.allowed_channels, a.required, a.status, a.verification_id],
+        );
+      }
+    });
+  }
+
+  private async withAssets(q: Queryable, rows: RequestRow[]): Promise<RequestView[]> {
+    if (!rows.length) return [];
+    const a = await q.query<RequestAssetView>(
+      `SELECT a.*, v.status AS v_status, v.verified_at AS v_verified_at, v.proof_token, v.proof_expires_at
+         FROM ${S}.verification_request_assets a LEFT JOIN ${S}.verifications v ON v.id = a.verification_id
+        WHERE a.request_id = ANY($1::text[]) ORDER BY a.request_id, a.idx`,
+      [rows.map((r) => r.id)],
+    );
+    return rows.map((r) => ({ ...r, assets: a.rows.filter((x) => x.request_id === r.id) }));
+  }
+
+  async get(scope: Scope, id: string): Promise<RequestView | undefined> {
+    const r = await this.db.query<RequestRow>(`SELECT * FROM ${S}.verification_requests WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [
+      id,
+      scope.tenantId,
+      scope.env,
+    ]);
+    return (await this.withAssets(this.db, r.rows))[0];
+  }
+
+  async newestByReference(scope: Scope, referenceId: string): Promise<RequestView | undefined> {
+    const r = await this.db.query<RequestRow>(
+      `SELECT * FROM ${S}.verification_requests WHERE tenant_id = $1 AND environment = $2 AND reference_id = $3
+        ORDER BY created_at DESC, id DESC LIMIT 1`,
+      [scope.tenantId, scope.env, referenceId],
+    );
+    return (await this.withAssets(this.db, r.rows))[0];
+  }
+
+  async list(scope: Scope, f: RequestListFilter): Promise<{ rows: RequestView[]; total: number }> {
+    const where = ["tenant_id = $1", "environment = $2"];
+    const params: unknown[] = [scope.tenantId, scope.env];
+    if (f.status) where.push(`status = $${params.push(f.status)}`);
+    if (f.referenceId) where.push(`reference_id = $${params.push(f.referenceId)}`);
+    const w = where.join(" AND ");
+    const [rows, count] = await Promise.all([
+      this.db.query<RequestRow>(`SELECT * FROM ${S}.verification_requests WHERE ${w} ORDER BY created_at DESC, id DESC LIMIT ${f.limit} OFFSET ${f.offset}`, params),
+      this.db.query<{ total: number }>(`SELECT count(*)::int AS total FROM ${S}.verification_requests WHERE ${w}`, params),
+    ]);
+    return { rows: await this.withAssets(this.db, rows.rows), total: count.rows[0].total };
+  }
+
+  /** The requests that have an asset driven by this verification. */
+  async requestIdsOf(q: Queryable, verificationId: string): Promise<string[]> {
+    const r = await q.query<{ request_id: string }>(`SELECT DISTINCT request_id FROM ${S}.verification_request_assets WHERE verification_id = $1`, [verificationId]);
+    return r.rows.map((x) => x.request_id);
+  }
+
+  /**
+   * Locks one request (FOR UPDATE, so concurrent moves of its assets apply one after the other),
+   * reads it with its assets' verifications, and writes what `decide` answers, with its events and
+   * the expiry of its pending verifications, all in `q`'s transaction.
+   */
+  async apply(q: Queryable, id: string, decide: Decide, at: Date, scope?: Scope): Promise<{ before: RequestView; after?: RequestView } | undefined> {
+    const r = await q.query<RequestRow>(
+      `SELECT * FROM ${S}.verification_requests WHERE id = $1 AND ($2::text IS NULL OR (tenant_id = $2 AND environment = $3)) FOR UPDATE`,
+      [id, scope?.tenantId ?? null, scope?.env ?? null],
+    );
+    const [before] = await this.withAssets(q, r.rows);
+    if (!before) return undefined;
+    const change = decide(before);
+    if (!change) return { before };
+    await q.query(
+      `UPDATE ${S}.verification_requests SET status = $2, updated_at = $3,
+              completed_at = CASE WHEN $2 = 'completed' THEN $3 ELSE completed_at END,
+              cancelled_at = CASE WHEN $2 = 'cancelled' THEN $3 ELSE cancelled_at END
+        WHERE id = $1`,
+      [id, change.status, at],
+    );
+    for (const a of change.assets) {
+      await q.query(`UPDATE ${S}.verification_request_assets SET status = $3 WHERE request_id = $1 AND idx = $2`, [id, a.idx, a.status]);
+    }
+    if (change.expireVerifications) {
+      const ids = before.assets.map((a) => a.verification_id).filter((v): v is string => !!v);
+      if (ids.length) {
+        const v = await q.query<VerificationRow>(
+          `UPDATE ${S}.verifications SET status = 'expired', updated_at = $2 WHERE id = ANY($1::text[]) AND status = 'pending' RETURNING *`,
+          [ids, at],
+        );
+        await appendEvents(q, S, v.rows.flatMap((row) => statusEvents(row, "pending", at)), at);
+      }
+    }
+    await appendEvents(q, S, change.events, at);
+    const [after] = await this.withAssets(q, (await q.query<RequestRow>(`SELECT * FROM ${S}.verification_requests WHERE id = $1`, [id])).rows);
+    return { before, after };
+  }
+
+  /** Applies `decide` to one request of this scope in its own transaction. */
+  async applyInScope(scope: Scope, id: string, decide: Decide, at: Date) {
+    return this.db.tx((q) => this.apply(q, id, decide, at, scope));
+  }
+
+  /**
+   * Applies `decide` (the expiry) to up to `batch` open requests past their expires_at, of one
+   * scope or all. Rows another replica is sweeping are skipped (FOR UPDATE SKIP LOCKED).
+   */
+  async expireDue(now: Date, decide: Decide, batch = 200, scope?: Scope): Promise<number> {
+    const params = [now, scope?.tenantId ?? null, scope?.env ?? null];
+    const dueWhere = `${OPEN_REQUEST} AND expires_at <= $1 AND ($2::text IS NULL OR (tenant_id = $2 AND environment = $3))`;
+    if ((await this.db.query(`SELECT 1 FROM ${S}.verification_requests WHERE ${dueWhere} LIMIT 1`, params)).rowCount === 0) return 0;
+    return this.db.tx(async (q) => {
+      const due = await q.query<{ id: string }>(
+        `SELECT id FROM ${S}.verification_requests WHERE ${dueWhere} ORDER BY expires_at LIMIT ${batch} FOR UPDATE SKIP LOCKED`,
+        params,
+      );
+      for (const { id } of due.rows) await this.apply(q, id, decide, now);
+      return due.rows.length;
     });
   }
 }

@@ -5,12 +5,15 @@ import { AppError, newId, toDate, toEnvironment, ts, type Clock, type Config, ty
 import { codeHmac, codeMatches } from "./challenge.ts";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, methodOf, missingProvider } from "./channels.ts";
 import { codeMail, type Mailer } from "./mailer.ts";
-import { normalizeIdentifier, type AssetType } from "./identifiers.ts";
+import { maskIdentifier, normalizeIdentifier, type AssetType } from "./identifiers.ts";
 import { verifyWalletSignature, type WalletChannel } from "./signatures.ts";
 import { botUsernameOf } from "./telegram-bot.ts";
 import type { ListFilter, Status, VerificationRow, VerificationStore } from "./store.ts";
 
 export const MAX_ATTEMPTS = 5;
+/** Email code resends (DECISIONS.md): at most MAX_RESENDS in all, at least RESEND_GAP_MS after the last send. */
+export const MAX_RESENDS = 5;
+export const RESEND_GAP_MS = 60_000;
 export const DEFAULT_PROOF_TTL_S = 2_592_000;
 const MAX_METADATA_BYTES = 4096;
 
@@ -163,6 +166,63 @@ export class Verifications {
     const v = await this.get(scope, id);
     if (v.status === "verified") return v; // a retry after a lost answer gets the same proof
     return this.complete(scope, await this.pendingForAction(scope, id, v));
+  }
+
+  /**
+   * Sends a new code for a pending email-channel verification (email, domain by email). Checks
+   * in order: channel (resend_not_supported), status (invalid_state), the resend budget
+   * (invalid_state once MAX_RESENDS were used), the 60 s gap (resend_too_soon with retry_after).
+   * The new code and expiry are written by one conditional UPDATE before the mail goes out; a
+   * failed send puts the previous code back, so a failed resend changes nothing. Test scopes
+   * send nothing, the rules still apply.
+   */
+  async resend(scope: Scope, id: string): Promise<{ row: VerificationRow; message: string; resendsRemaining: number }> {
+    const { config, clock, hmacKey, store } = this.d;
+    const v = await this.get(scope, id);
+    if (v.channel !== "email") throw new AppError("resend_not_supported", `resend is only for email codes; this is a ${v.type} verification on ${v.channel}`);
+    if (v.status !== "pending") throw new AppError("invalid_state", `only a pending verification can be resent (this one is ${v.status})`);
+    const now = clock.now();
+    this.checkResendAllowed(v, now);
+    if (scope.env === "live" && !this.d.mailer) throw new AppError("channel_unavailable", "email is not configured on this service (missing SMTP_URL)");
+    const type = v.type as AssetType;
+    const ch = buildChallenge({ id: v.id, type, channel: v.channel, identifier: v.identifier, env: scope.env, now, config });
+    const written = await store.writeResentCode(v, { codeHmac: codeHmac(hmacKey, v.id, ch.code!), expiresAt: ch.expiresAt }, { maxResends: MAX_RESENDS, minGapMs: RESEND_GAP_MS }, now);
+    if (!written) {
+      // it changed since it was read (a concurrent resend, a submit, expiry): answer why from the row as it is now
+      const cur = await this.get(scope, id);
+      if (cur.status !== "pending") throw new AppError("invalid_state", `only a pending verification can be resent (this one is ${cur.status})`);
+      this.checkResendAllowed(cur, now);
+      throw new AppError("invalid_state", "the verification changed meanwhile; try again");
+    }
+    if (scope.env === "live") {
+      const mail = codeMail(ch.sendTo!, ch.code!, Math.round(TTL_MS[type] / 60_000), type === "domain" ? `control of ${v.identifier}` : "your email address", { resent: true });
+      try {
+        await this.d.mailer!.send(mail);
+      } catch (e) {
+        await store.undoResentCode(v, written);
+        throw e;
+      }
+    }
+    const remaining = MAX_RESENDS - written.resend_count;
+    this.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: v.id, resend_count: written.resend_count, env: scope.env }, "verification code resent");
+    const to = maskIdentifier("email", ch.sendTo!);
+    const message = scope.env === "live" ? `A new code was sent to ${to}; earlier codes no longer work.` : `Test mode: no email was sent (a live key would send a new code to ${to}); earlier codes no longer work.`;
+    return { row: written, message, resendsRemaining: remaining };
+  }
+
+  /** The resend budget and the gap since the last send, as of `now`; throws the matching error. */
+  private checkResendAllowed(v: VerificationRow, now: Date): void {
+    if (v.resend_count >= MAX_RESENDS) {
+      throw new AppError("invalid_state", `the code was already resent ${MAX_RESENDS} times, the most a verification allows; create a new verification`, {
+        extra: { resends_remaining: 0 },
+      });
+    }
+    const lastSent = (v.code_sent_at ?? v.created_at).getTime();
+    const waitMs = lastSent + RESEND_GAP_MS - now.getTime();
+    if (waitMs > 0) {
+      const retryAfter = Math.ceil(waitMs / 1000);
+      throw new AppError("resend_too_soon", `a code was sent less than ${RESEND_GAP_MS / 1000} s ago; try again in ${retryAfter} s`, { extra: { retry_after: retryAfter } });
+    }
   }
 
   /** Revokes the proof (proof service first: it is the authority), then records it here. Idempotent. */

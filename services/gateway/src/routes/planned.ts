@@ -14,8 +14,6 @@ function planned(method: RouteDef["method"], path: string, tag: string, summary:
  * is complete in /api/openapi.json) and answer 404 until their handler lands.
  */
 export const plannedRoutes: RouteDef[] = [
-  planned("get", "/api/v1/verifications/users", "Verified users", "Verified users grouped by external_user_id"),
-  planned("get", "/api/v1/verifications/users/{externalUserId}", "Verified users", "One verified user"),
   planned("post", "/api/v1/verifications/domain", "Domains", "Start a domain verification"),
   planned("post", "/api/v1/verifications/domain/{id}/check", "Domains", "Check a domain verification"),
   planned("post", "/api/v1/sessions", "Sessions", "Create a phone-first session"),
@@ -24,11 +22,6 @@ export const plannedRoutes: RouteDef[] = [
   planned("post", "/api/v1/auth/sessions", "Auth sessions", "Create a 2FA / login / recovery session"),
   planned("post", "/api/v1/auth/sessions/{id}/test-verify", "Auth sessions", "Complete a test auth session at once (test keys only)"),
   planned("get", "/api/v1/auth/sessions/{id}", "Auth sessions", "Poll an auth session"),
-  planned("post", "/api/v1/verification-requests", "Verification requests", "Create a verification request"),
-  planned("get", "/api/v1/verification-requests", "Verification requests", "List verification requests"),
-  planned("get", "/api/v1/verification-requests/{id}", "Verification requests", "Get a verification request"),
-  planned("get", "/api/v1/verification-requests/by-reference/{referenceId}", "Verification requests", "Newest request with a reference_id"),
-  planned("delete", "/api/v1/verification-requests/{id}", "Verification requests", "Cancel a verification request"),
   planned("get", "/api/v1/verify/request/{id}/proofs", "Smart reuse", "Existing proofs usable for a request", "public"),
   planned("post", "/api/v1/verify/request/{id}/assets/{assetIndex}/auto-verify", "Smart reuse", "Complete an asset with an existing proof", "public"),
   planned("get", "/api/v1/me/profiles", "Profiles", "List profiles"),

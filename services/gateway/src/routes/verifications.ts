@@ -10,6 +10,14 @@ import {
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 
+/** The resend answer: the spec's {success, message, expires_at} plus the verification object (GET shape). */
+const ResendResult = Verification.extend({
+  success: z.literal(true),
+  message: z.string().describe("Where the new code went; test keys send nothing"),
+  expires_at: z.string().describe("The new challenge expiry (= challenge.expires_at)"),
+  resends_remaining: z.number().int().describe("Resends this verification still allows (5 in all)"),
+}).meta({ id: "ResendResult" });
+
 /** RPC message → REST verification (snake_case, ISO timestamps, absent members left out). */
 export function toRest(v: VerificationMsg) {
   return {
@@ -174,10 +182,22 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       method: "post",
       path: "/api/v1/verifications/{id}/resend",
       tag: "Verifications",
-      summary: "Send a new email code (planned: arrives with the messaging channels)",
+      summary: "Send a new email code: the old one stops working and the challenge gets a new expires_at (at most once per 60 s, 5 times in all)",
       auth: "key",
       params: IdParams,
-      responses: { 200: { description: "Sent", schema: z.object({ success: z.boolean(), message: z.string(), expires_at: z.string() }) } },
+      responses: {
+        200: { description: "Sent (test keys send nothing); the verification with its new challenge, never the code", schema: ResendResult },
+        400: err("resend_not_supported: not an email verification"),
+        404: err("not_found"),
+        409: err("invalid_state: not pending, or all 5 resends used (resends_remaining: 0)"),
+        429: err("resend_too_soon: within 60 s of the last send; Retry-After and error.retry_after say when"),
+        503: err("service_unavailable: the email could not be sent (nothing changed)"),
+      },
+      async handler({ req, params }) {
+        const r = await c.verification.resendChallenge({ scope: scopeOf(req), id: params.id });
+        const v = toRest(r.verification!);
+        return { body: { success: true, message: r.message, expires_at: v.challenge?.expires_at, resends_remaining: r.resendsRemaining, ...v } };
+      },
     }),
   ];
 }

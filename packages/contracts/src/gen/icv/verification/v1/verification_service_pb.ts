@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file icv/verification/v1/verification_service.proto.
  */
 export const file_icv_verification_v1_verification_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci5pY3YvdmVyaWZpY2F0aW9uL3YxL3ZlcmlmaWNhdGlvbl9zZXJ2aWNlLnByb3RvEhNpY3YudmVyaWZpY2F0aW9uLnYxIpMCChlDcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIMCgR0eXBlGAIgASgJEg8KB2NoYW5uZWwYAyABKAkSEgoKaWRlbnRpZmllchgEIAEoCRIwCg9jbGllbnRfbWV0YWRhdGEYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eh0KEGV4dGVybmFsX3VzZXJfaWQYBiABKAlIAIgBARIdChBwcm9vZl9leHBpcmVzX2luGAcgASgFSAGIAQFCEwoRX2V4dGVybmFsX3VzZXJfaWRCEwoRX3Byb29mX2V4cGlyZXNfaW4iVQoaQ3JlYXRlVmVyaWZpY2F0aW9uUmVzcG9uc2USNwoMdmVyaWZpY2F0aW9uGAEgASgLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmljYXRpb24iTwoWR2V0VmVyaWZpY2F0aW9uUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkiUgoXR2V0VmVyaWZpY2F0aW9uUmVzcG9uc2USNwoMdmVyaWZpY2F0aW9uGAEgASgLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmljYXRpb24i6AIKGExpc3RWZXJpZmljYXRpb25zUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSKAoEcGFnZRgCIAEoCzIaLmljdi5jb21tb24udjEuUGFnZVJlcXVlc3QSEwoGc3RhdHVzGAMgASgJSACIAQESEQoEdHlwZRgEIAEoCUgBiAEBEhQKB2NoYW5uZWwYBSABKAlIAogBARIdChBleHRlcm5hbF91c2VyX2lkGAYgASgJSAOIAQESMQoNY3JlYXRlZF9hZnRlchgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY3JlYXRlZF9iZWZvcmUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgkKB19zdGF0dXNCBwoFX3R5cGVCCgoIX2NoYW5uZWxCEwoRX2V4dGVybmFsX3VzZXJfaWQigQEKGUxpc3RWZXJpZmljYXRpb25zUmVzcG9uc2USOAoNdmVyaWZpY2F0aW9ucxgBIAMoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uEioKCXBhZ2VfaW5mbxgCIAEoCzIXLmljdi5jb21tb24udjEuUGFnZUluZm8igQIKFlN1Ym1pdENoYWxsZW5nZVJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJEhsKDmNoYWxsZW5nZV9jb2RlGAMgASgJSACIAQESHgoRc291cmNlX2lkZW50aWZpZXIYBCABKAlIAYgBARIWCglzaWduYXR1cmUYBSABKAlIAogBARIWCglib3RfdG9rZW4YBiABKAlIA4gBAUIRCg9fY2hhbGxlbmdlX2NvZGVCFAoSX3NvdXJjZV9pZGVudGlmaWVyQgwKCl9zaWduYXR1cmVCDAoKX2JvdF90b2tlbiJSChdTdWJtaXRDaGFsbGVuZ2VSZXNwb25zZRI3Cgx2ZXJpZmljYXRpb24YASABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbiJKChFUZXN0VmVyaWZ5UmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkiTQoSVGVzdFZlcmlmeVJlc3BvbnNlEjcKDHZlcmlmaWNhdGlvbhgBIAEoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uImIKGVJldm9rZVZlcmlmaWNhdGlvblJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJEg4KBnJlYXNvbhgDIAEoCSJ1ChpSZXZva2VWZXJpZmljYXRpb25SZXNwb25zZRIXCg92ZXJpZmljYXRpb25faWQYASABKAkSDgoGc3RhdHVzGAIgASgJEi4KCnJldm9rZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlMKFFZhbGlkYXRlUHJvb2ZSZXF1ZXN0EhMKC3Byb29mX3Rva2VuGAEgASgJEhcKCmlkZW50aWZpZXIYAiABKAlIAIgBAUINCgtfaWRlbnRpZmllciLzAQoVVmFsaWRhdGVQcm9vZlJlc3BvbnNlEg0KBXZhbGlkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJEhcKD3ZlcmlmaWNhdGlvbl9pZBgEIAEoCRIMCgR0eXBlGAUgASgJEg8KB2NoYW5uZWwYBiABKAkSLwoLdmVyaWZpZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXRlc3RfbW9kZRgJIAEoCCKTAQodTGlzdFZlcmlmaWNhdGlvbkV2ZW50c1JlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEhcKD3ZlcmlmaWNhdGlvbl9pZBgCIAEoCRIbCg5hZnRlcl9ldmVudF9pZBgDIAEoCUgAiAEBQhEKD19hZnRlcl9ldmVudF9pZCJ/Ch5MaXN0VmVyaWZpY2F0aW9uRXZlbnRzUmVzcG9uc2USNgoGZXZlbnRzGAEgAygLMiYuaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmljYXRpb25FdmVudBIOCgZzdGF0dXMYAiABKAkSFQoNbGFzdF9ldmVudF9pZBgDIAEoCSKNAQoRVmVyaWZpY2F0aW9uRXZlbnQSCgoCaWQYASABKAkSEgoKZXZlbnRfdHlwZRgCIAEoCRIoCgdwYXlsb2FkGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIuCgpjcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDKeBwoTVmVyaWZpY2F0aW9uU2VydmljZRJ1ChJDcmVhdGVWZXJpZmljYXRpb24SLi5pY3YudmVyaWZpY2F0aW9uLnYxLkNyZWF0ZVZlcmlmaWNhdGlvblJlcXVlc3QaLy5pY3YudmVyaWZpY2F0aW9uLnYxLkNyZWF0ZVZlcmlmaWNhdGlvblJlc3BvbnNlEmwKD0dldFZlcmlmaWNhdGlvbhIrLmljdi52ZXJpZmljYXRpb24udjEuR2V0VmVyaWZpY2F0aW9uUmVxdWVzdBosLmljdi52ZXJpZmljYXRpb24udjEuR2V0VmVyaWZpY2F0aW9uUmVzcG9uc2UScgoRTGlzdFZlcmlmaWNhdGlvbnMSLS5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RWZXJpZmljYXRpb25zUmVxdWVzdBouLmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWNhdGlvbnNSZXNwb25zZRJsCg9TdWJtaXRDaGFsbGVuZ2USKy5pY3YudmVyaWZpY2F0aW9uLnYxLlN1Ym1pdENoYWxsZW5nZVJlcXVlc3QaLC5pY3YudmVyaWZpY2F0aW9uLnYxLlN1Ym1pdENoYWxsZW5nZVJlc3BvbnNlEl0KClRlc3RWZXJpZnkSJi5pY3YudmVyaWZpY2F0aW9uLnYxLlRlc3RWZXJpZnlSZXF1ZXN0GicuaWN2LnZlcmlmaWNhdGlvbi52MS5UZXN0VmVyaWZ5UmVzcG9uc2USdQoSUmV2b2tlVmVyaWZpY2F0aW9uEi4uaWN2LnZlcmlmaWNhdGlvbi52MS5SZXZva2VWZXJpZmljYXRpb25SZXF1ZXN0Gi8uaWN2LnZlcmlmaWNhdGlvbi52MS5SZXZva2VWZXJpZmljYXRpb25SZXNwb25zZRJmCg1WYWxpZGF0ZVByb29mEikuaWN2LnZlcmlmaWNhdGlvbi52MS5WYWxpZGF0ZVByb29mUmVxdWVzdBoqLmljdi52ZXJpZmljYXRpb24udjEuVmFsaWRhdGVQcm9vZlJlc3BvbnNlEoEBChZMaXN0VmVyaWZpY2F0aW9uRXZlbnRzEjIuaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0VmVyaWZpY2F0aW9uRXZlbnRzUmVxdWVzdBozLmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWNhdGlvbkV2ZW50c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_common_v1_scope, file_icv_verification_v1_verification]);
+  fileDesc("Ci5pY3YvdmVyaWZpY2F0aW9uL3YxL3ZlcmlmaWNhdGlvbl9zZXJ2aWNlLnByb3RvEhNpY3YudmVyaWZpY2F0aW9uLnYxIpMCChlDcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIMCgR0eXBlGAIgASgJEg8KB2NoYW5uZWwYAyABKAkSEgoKaWRlbnRpZmllchgEIAEoCRIwCg9jbGllbnRfbWV0YWRhdGEYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eh0KEGV4dGVybmFsX3VzZXJfaWQYBiABKAlIAIgBARIdChBwcm9vZl9leHBpcmVzX2luGAcgASgFSAGIAQFCEwoRX2V4dGVybmFsX3VzZXJfaWRCEwoRX3Byb29mX2V4cGlyZXNfaW4iVQoaQ3JlYXRlVmVyaWZpY2F0aW9uUmVzcG9uc2USNwoMdmVyaWZpY2F0aW9uGAEgASgLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmljYXRpb24iTwoWR2V0VmVyaWZpY2F0aW9uUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkiUgoXR2V0VmVyaWZpY2F0aW9uUmVzcG9uc2USNwoMdmVyaWZpY2F0aW9uGAEgASgLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmljYXRpb24i6AIKGExpc3RWZXJpZmljYXRpb25zUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSKAoEcGFnZRgCIAEoCzIaLmljdi5jb21tb24udjEuUGFnZVJlcXVlc3QSEwoGc3RhdHVzGAMgASgJSACIAQESEQoEdHlwZRgEIAEoCUgBiAEBEhQKB2NoYW5uZWwYBSABKAlIAogBARIdChBleHRlcm5hbF91c2VyX2lkGAYgASgJSAOIAQESMQoNY3JlYXRlZF9hZnRlchgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY3JlYXRlZF9iZWZvcmUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgkKB19zdGF0dXNCBwoFX3R5cGVCCgoIX2NoYW5uZWxCEwoRX2V4dGVybmFsX3VzZXJfaWQigQEKGUxpc3RWZXJpZmljYXRpb25zUmVzcG9uc2USOAoNdmVyaWZpY2F0aW9ucxgBIAMoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uEioKCXBhZ2VfaW5mbxgCIAEoCzIXLmljdi5jb21tb24udjEuUGFnZUluZm8igQIKFlN1Ym1pdENoYWxsZW5nZVJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJEhsKDmNoYWxsZW5nZV9jb2RlGAMgASgJSACIAQESHgoRc291cmNlX2lkZW50aWZpZXIYBCABKAlIAYgBARIWCglzaWduYXR1cmUYBSABKAlIAogBARIWCglib3RfdG9rZW4YBiABKAlIA4gBAUIRCg9fY2hhbGxlbmdlX2NvZGVCFAoSX3NvdXJjZV9pZGVudGlmaWVyQgwKCl9zaWduYXR1cmVCDAoKX2JvdF90b2tlbiJSChdTdWJtaXRDaGFsbGVuZ2VSZXNwb25zZRI3Cgx2ZXJpZmljYXRpb24YASABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbiJKChFUZXN0VmVyaWZ5UmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkiTQoSVGVzdFZlcmlmeVJlc3BvbnNlEjcKDHZlcmlmaWNhdGlvbhgBIAEoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uImIKGVJldm9rZVZlcmlmaWNhdGlvblJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJEg4KBnJlYXNvbhgDIAEoCSJ1ChpSZXZva2VWZXJpZmljYXRpb25SZXNwb25zZRIXCg92ZXJpZmljYXRpb25faWQYASABKAkSDgoGc3RhdHVzGAIgASgJEi4KCnJldm9rZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlMKFFZhbGlkYXRlUHJvb2ZSZXF1ZXN0EhMKC3Byb29mX3Rva2VuGAEgASgJEhcKCmlkZW50aWZpZXIYAiABKAlIAIgBAUINCgtfaWRlbnRpZmllciLzAQoVVmFsaWRhdGVQcm9vZlJlc3BvbnNlEg0KBXZhbGlkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJEhcKD3ZlcmlmaWNhdGlvbl9pZBgEIAEoCRIMCgR0eXBlGAUgASgJEg8KB2NoYW5uZWwYBiABKAkSLwoLdmVyaWZpZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXRlc3RfbW9kZRgJIAEoCCJPChZSZXNlbmRDaGFsbGVuZ2VSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIKCgJpZBgCIAEoCSJ+ChdSZXNlbmRDaGFsbGVuZ2VSZXNwb25zZRI3Cgx2ZXJpZmljYXRpb24YASABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbhIPCgdtZXNzYWdlGAIgASgJEhkKEXJlc2VuZHNfcmVtYWluaW5nGAMgASgFIpMBCh1MaXN0VmVyaWZpY2F0aW9uRXZlbnRzUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSFwoPdmVyaWZpY2F0aW9uX2lkGAIgASgJEhsKDmFmdGVyX2V2ZW50X2lkGAMgASgJSACIAQFCEQoPX2FmdGVyX2V2ZW50X2lkIn8KHkxpc3RWZXJpZmljYXRpb25FdmVudHNSZXNwb25zZRI2CgZldmVudHMYASADKAsyJi5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbkV2ZW50Eg4KBnN0YXR1cxgCIAEoCRIVCg1sYXN0X2V2ZW50X2lkGAMgASgJIo0BChFWZXJpZmljYXRpb25FdmVudBIKCgJpZBgBIAEoCRISCgpldmVudF90eXBlGAIgASgJEigKB3BheWxvYWQYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIm8KGExpc3RWZXJpZmllZFVzZXJzUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSKAoEcGFnZRgCIAEoCzIaLmljdi5jb21tb24udjEuUGFnZVJlcXVlc3QieQoZTGlzdFZlcmlmaWVkVXNlcnNSZXNwb25zZRIwCgV1c2VycxgBIAMoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpZWRVc2VyEioKCXBhZ2VfaW5mbxgCIAEoCzIXLmljdi5jb21tb24udjEuUGFnZUluZm8iXQoWR2V0VmVyaWZpZWRVc2VyUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSGAoQZXh0ZXJuYWxfdXNlcl9pZBgCIAEoCSJKChdHZXRWZXJpZmllZFVzZXJSZXNwb25zZRIvCgR1c2VyGAEgASgLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmllZFVzZXIijwIKDFZlcmlmaWVkVXNlchIYChBleHRlcm5hbF91c2VyX2lkGAEgASgJEhoKEnZlcmlmaWNhdGlvbl9jb3VudBgCIAEoBRIWCg50eXBlc192ZXJpZmllZBgDIAMoCRJECg12ZXJpZmljYXRpb25zGAQgAygLMi0uaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmllZFVzZXJWZXJpZmljYXRpb24SNQoRZmlyc3RfdmVyaWZpZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEGxhc3RfdmVyaWZpZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpMCChhWZXJpZmllZFVzZXJWZXJpZmljYXRpb24SCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIPCgdjaGFubmVsGAMgASgJEhIKCmlkZW50aWZpZXIYBCABKAkSLwoLdmVyaWZpZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnN0YXR1cxgGIAEoCRIRCgloYXNfcHJvb2YYByABKAgSNAoQcHJvb2ZfZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAy7gkKE1ZlcmlmaWNhdGlvblNlcnZpY2USdQoSQ3JlYXRlVmVyaWZpY2F0aW9uEi4uaWN2LnZlcmlmaWNhdGlvbi52MS5DcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0Gi8uaWN2LnZlcmlmaWNhdGlvbi52MS5DcmVhdGVWZXJpZmljYXRpb25SZXNwb25zZRJsCg9HZXRWZXJpZmljYXRpb24SKy5pY3YudmVyaWZpY2F0aW9uLnYxLkdldFZlcmlmaWNhdGlvblJlcXVlc3QaLC5pY3YudmVyaWZpY2F0aW9uLnYxLkdldFZlcmlmaWNhdGlvblJlc3BvbnNlEnIKEUxpc3RWZXJpZmljYXRpb25zEi0uaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0VmVyaWZpY2F0aW9uc1JlcXVlc3QaLi5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RWZXJpZmljYXRpb25zUmVzcG9uc2USbAoPU3VibWl0Q2hhbGxlbmdlEisuaWN2LnZlcmlmaWNhdGlvbi52MS5TdWJtaXRDaGFsbGVuZ2VSZXF1ZXN0GiwuaWN2LnZlcmlmaWNhdGlvbi52MS5TdWJtaXRDaGFsbGVuZ2VSZXNwb25zZRJdCgpUZXN0VmVyaWZ5EiYuaWN2LnZlcmlmaWNhdGlvbi52MS5UZXN0VmVyaWZ5UmVxdWVzdBonLmljdi52ZXJpZmljYXRpb24udjEuVGVzdFZlcmlmeVJlc3BvbnNlEnUKElJldm9rZVZlcmlmaWNhdGlvbhIuLmljdi52ZXJpZmljYXRpb24udjEuUmV2b2tlVmVyaWZpY2F0aW9uUmVxdWVzdBovLmljdi52ZXJpZmljYXRpb24udjEuUmV2b2tlVmVyaWZpY2F0aW9uUmVzcG9uc2USZgoNVmFsaWRhdGVQcm9vZhIpLmljdi52ZXJpZmljYXRpb24udjEuVmFsaWRhdGVQcm9vZlJlcXVlc3QaKi5pY3YudmVyaWZpY2F0aW9uLnYxLlZhbGlkYXRlUHJvb2ZSZXNwb25zZRKBAQoWTGlzdFZlcmlmaWNhdGlvbkV2ZW50cxIyLmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWNhdGlvbkV2ZW50c1JlcXVlc3QaMy5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RWZXJpZmljYXRpb25FdmVudHNSZXNwb25zZRJsCg9SZXNlbmRDaGFsbGVuZ2USKy5pY3YudmVyaWZpY2F0aW9uLnYxLlJlc2VuZENoYWxsZW5nZVJlcXVlc3QaLC5pY3YudmVyaWZpY2F0aW9uLnYxLlJlc2VuZENoYWxsZW5nZVJlc3BvbnNlEnIKEUxpc3RWZXJpZmllZFVzZXJzEi0uaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0VmVyaWZpZWRVc2Vyc1JlcXVlc3QaLi5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RWZXJpZmllZFVzZXJzUmVzcG9uc2USbAoPR2V0VmVyaWZpZWRVc2VyEisuaWN2LnZlcmlmaWNhdGlvbi52MS5HZXRWZXJpZmllZFVzZXJSZXF1ZXN0GiwuaWN2LnZlcmlmaWNhdGlvbi52MS5HZXRWZXJpZmllZFVzZXJSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_common_v1_scope, file_icv_verification_v1_verification]);
 
 /**
  * @generated from message icv.verification.v1.CreateVerificationRequest
@@ -433,6 +433,61 @@ export const ValidateProofResponseSchema: GenMessage<ValidateProofResponse> = /*
   messageDesc(file_icv_verification_v1_verification_service, 13);
 
 /**
+ * @generated from message icv.verification.v1.ResendChallengeRequest
+ */
+export type ResendChallengeRequest = Message<"icv.verification.v1.ResendChallengeRequest"> & {
+  /**
+   * @generated from field: icv.common.v1.TenantScope scope = 1;
+   */
+  scope?: TenantScope | undefined;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message icv.verification.v1.ResendChallengeRequest.
+ * Use `create(ResendChallengeRequestSchema)` to create a new message.
+ */
+export const ResendChallengeRequestSchema: GenMessage<ResendChallengeRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 14);
+
+/**
+ * @generated from message icv.verification.v1.ResendChallengeResponse
+ */
+export type ResendChallengeResponse = Message<"icv.verification.v1.ResendChallengeResponse"> & {
+  /**
+   * The verification with its new challenge (never the code).
+   *
+   * @generated from field: icv.verification.v1.Verification verification = 1;
+   */
+  verification?: Verification | undefined;
+
+  /**
+   * What happened, for the user: where the code went, or that a test key sent nothing.
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+
+  /**
+   * How many more resends this verification allows.
+   *
+   * @generated from field: int32 resends_remaining = 3;
+   */
+  resendsRemaining: number;
+};
+
+/**
+ * Describes the message icv.verification.v1.ResendChallengeResponse.
+ * Use `create(ResendChallengeResponseSchema)` to create a new message.
+ */
+export const ResendChallengeResponseSchema: GenMessage<ResendChallengeResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 15);
+
+/**
  * @generated from message icv.verification.v1.ListVerificationEventsRequest
  */
 export type ListVerificationEventsRequest = Message<"icv.verification.v1.ListVerificationEventsRequest"> & {
@@ -459,7 +514,7 @@ export type ListVerificationEventsRequest = Message<"icv.verification.v1.ListVer
  * Use `create(ListVerificationEventsRequestSchema)` to create a new message.
  */
 export const ListVerificationEventsRequestSchema: GenMessage<ListVerificationEventsRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 14);
+  messageDesc(file_icv_verification_v1_verification_service, 16);
 
 /**
  * @generated from message icv.verification.v1.ListVerificationEventsResponse
@@ -492,7 +547,7 @@ export type ListVerificationEventsResponse = Message<"icv.verification.v1.ListVe
  * Use `create(ListVerificationEventsResponseSchema)` to create a new message.
  */
 export const ListVerificationEventsResponseSchema: GenMessage<ListVerificationEventsResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 15);
+  messageDesc(file_icv_verification_v1_verification_service, 17);
 
 /**
  * One outbox event of a verification.
@@ -530,7 +585,203 @@ export type VerificationEvent = Message<"icv.verification.v1.VerificationEvent">
  * Use `create(VerificationEventSchema)` to create a new message.
  */
 export const VerificationEventSchema: GenMessage<VerificationEvent> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 16);
+  messageDesc(file_icv_verification_v1_verification_service, 18);
+
+/**
+ * @generated from message icv.verification.v1.ListVerifiedUsersRequest
+ */
+export type ListVerifiedUsersRequest = Message<"icv.verification.v1.ListVerifiedUsersRequest"> & {
+  /**
+   * @generated from field: icv.common.v1.TenantScope scope = 1;
+   */
+  scope?: TenantScope | undefined;
+
+  /**
+   * @generated from field: icv.common.v1.PageRequest page = 2;
+   */
+  page?: PageRequest | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.ListVerifiedUsersRequest.
+ * Use `create(ListVerifiedUsersRequestSchema)` to create a new message.
+ */
+export const ListVerifiedUsersRequestSchema: GenMessage<ListVerifiedUsersRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 19);
+
+/**
+ * @generated from message icv.verification.v1.ListVerifiedUsersResponse
+ */
+export type ListVerifiedUsersResponse = Message<"icv.verification.v1.ListVerifiedUsersResponse"> & {
+  /**
+   * @generated from field: repeated icv.verification.v1.VerifiedUser users = 1;
+   */
+  users: VerifiedUser[];
+
+  /**
+   * @generated from field: icv.common.v1.PageInfo page_info = 2;
+   */
+  pageInfo?: PageInfo | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.ListVerifiedUsersResponse.
+ * Use `create(ListVerifiedUsersResponseSchema)` to create a new message.
+ */
+export const ListVerifiedUsersResponseSchema: GenMessage<ListVerifiedUsersResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 20);
+
+/**
+ * @generated from message icv.verification.v1.GetVerifiedUserRequest
+ */
+export type GetVerifiedUserRequest = Message<"icv.verification.v1.GetVerifiedUserRequest"> & {
+  /**
+   * @generated from field: icv.common.v1.TenantScope scope = 1;
+   */
+  scope?: TenantScope | undefined;
+
+  /**
+   * @generated from field: string external_user_id = 2;
+   */
+  externalUserId: string;
+};
+
+/**
+ * Describes the message icv.verification.v1.GetVerifiedUserRequest.
+ * Use `create(GetVerifiedUserRequestSchema)` to create a new message.
+ */
+export const GetVerifiedUserRequestSchema: GenMessage<GetVerifiedUserRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 21);
+
+/**
+ * @generated from message icv.verification.v1.GetVerifiedUserResponse
+ */
+export type GetVerifiedUserResponse = Message<"icv.verification.v1.GetVerifiedUserResponse"> & {
+  /**
+   * @generated from field: icv.verification.v1.VerifiedUser user = 1;
+   */
+  user?: VerifiedUser | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.GetVerifiedUserResponse.
+ * Use `create(GetVerifiedUserResponseSchema)` to create a new message.
+ */
+export const GetVerifiedUserResponseSchema: GenMessage<GetVerifiedUserResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 22);
+
+/**
+ * One external user of a tenant and the verifications carrying its external_user_id.
+ *
+ * @generated from message icv.verification.v1.VerifiedUser
+ */
+export type VerifiedUser = Message<"icv.verification.v1.VerifiedUser"> & {
+  /**
+   * @generated from field: string external_user_id = 1;
+   */
+  externalUserId: string;
+
+  /**
+   * Verified (unrevoked) verifications.
+   *
+   * @generated from field: int32 verification_count = 2;
+   */
+  verificationCount: number;
+
+  /**
+   * Distinct types of the verified verifications, sorted.
+   *
+   * @generated from field: repeated string types_verified = 3;
+   */
+  typesVerified: string[];
+
+  /**
+   * List: the verified ones. Detail: the verified and the revoked ones. Newest verified_at first.
+   *
+   * @generated from field: repeated icv.verification.v1.VerifiedUserVerification verifications = 4;
+   */
+  verifications: VerifiedUserVerification[];
+
+  /**
+   * @generated from field: google.protobuf.Timestamp first_verified_at = 5;
+   */
+  firstVerifiedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp last_verified_at = 6;
+   */
+  lastVerifiedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.VerifiedUser.
+ * Use `create(VerifiedUserSchema)` to create a new message.
+ */
+export const VerifiedUserSchema: GenMessage<VerifiedUser> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 23);
+
+/**
+ * @generated from message icv.verification.v1.VerifiedUserVerification
+ */
+export type VerifiedUserVerification = Message<"icv.verification.v1.VerifiedUserVerification"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string type = 2;
+   */
+  type: string;
+
+  /**
+   * @generated from field: string channel = 3;
+   */
+  channel: string;
+
+  /**
+   * Masked (DECISIONS.md, "Masking").
+   *
+   * @generated from field: string identifier = 4;
+   */
+  identifier: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp verified_at = 5;
+   */
+  verifiedAt?: Timestamp | undefined;
+
+  /**
+   * verified or revoked.
+   *
+   * @generated from field: string status = 6;
+   */
+  status: string;
+
+  /**
+   * Verified, not revoked, and the proof not yet expired.
+   *
+   * @generated from field: bool has_proof = 7;
+   */
+  hasProof: boolean;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp proof_expires_at = 8;
+   */
+  proofExpiresAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 9;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.VerifiedUserVerification.
+ * Use `create(VerifiedUserVerificationSchema)` to create a new message.
+ */
+export const VerifiedUserVerificationSchema: GenMessage<VerifiedUserVerification> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 24);
 
 /**
  * Verifications: create a challenge, complete it, read it, revoke its proof.
@@ -606,6 +857,40 @@ export const VerificationService: GenService<{
     methodKind: "unary";
     input: typeof ListVerificationEventsRequestSchema;
     output: typeof ListVerificationEventsResponseSchema;
+  },
+  /**
+   * Sends a new code for a pending email verification (email, or domain by email); the old code
+   * stops working and the challenge gets a new expires_at. At most once per 60 s and 5 times in all.
+   * Test scopes send nothing, but the rules apply. The code is never in the answer.
+   *
+   * @generated from rpc icv.verification.v1.VerificationService.ResendChallenge
+   */
+  resendChallenge: {
+    methodKind: "unary";
+    input: typeof ResendChallengeRequestSchema;
+    output: typeof ResendChallengeResponseSchema;
+  },
+  /**
+   * Verified users: the tenant's external_user_ids with at least one verified verification, newest
+   * last_verified_at first. Counts, types and dates cover verified verifications only.
+   *
+   * @generated from rpc icv.verification.v1.VerificationService.ListVerifiedUsers
+   */
+  listVerifiedUsers: {
+    methodKind: "unary";
+    input: typeof ListVerifiedUsersRequestSchema;
+    output: typeof ListVerifiedUsersResponseSchema;
+  },
+  /**
+   * One verified user; its verifications also list revoked ones (with their status).
+   * NOT_FOUND when the external user has no verified verification in this scope.
+   *
+   * @generated from rpc icv.verification.v1.VerificationService.GetVerifiedUser
+   */
+  getVerifiedUser: {
+    methodKind: "unary";
+    input: typeof GetVerifiedUserRequestSchema;
+    output: typeof GetVerifiedUserResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_icv_verification_v1_verification_service, 0);

@@ -1,0 +1,150 @@
+import type { Client } from "@connectrpc/connect";
+import {
+  VerificationRequestService, type VerificationRequest as RequestMsg,
+} from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
+import { iso, rpcClient, type Config } from "@icv/platform";
+import { scopeOf } from "../clients.ts";
+import { route, type RouteDef } from "../registry.ts";
+import {
+  CancelVerificationRequestResponse, CreateVerificationRequestBody, ErrorBody, IdParams, ListVerificationRequestsQuery, ReferenceParams,
+  toPagination, VerificationRequest, VerificationRequestList,
+} from "../schemas.ts";
+
+const err = (description: string) => ({ description, schema: ErrorBody });
+const TAG = "Verification requests";
+
+/** RPC message → REST verification request (snake_case, ISO timestamps, null where unset). */
+export function toRestRequest(r: RequestMsg) {
+  return {
+    id: r.id,
+    status: r.status,
+    reference_id: r.referenceId ?? null,
+    assets: r.assets.map((a) => ({
+      index: a.index,
+      type: a.type,
+      identifier: a.identifier ?? null,
+      channel: a.channel ?? null,
+      allowed_channels: a.allowedChannels.length ? a.allowedChannels : null,
+      required: a.required,
+      status: a.status,
+      verification_id: a.verificationId ?? null,
+    })),
+    verification_url: r.verificationUrl,
+    created_at: iso(r.createdAt),
+    expires_at: iso(r.expiresAt),
+    action_type: r.actionType,
+    action_context: { title: r.actionContext?.title ?? null, description: r.actionContext?.description ?? null },
+    redirect_url: r.redirectUrl ?? null,
+    callback_url: r.callbackUrl ?? null,
+    partial_ok: r.partialOk,
+    external_user_id: r.externalUserId ?? null,
+    ...(r.clientMetadata ? { client_metadata: r.clientMetadata } : {}),
+    ...(r.completedAt ? { completed_at: iso(r.completedAt) } : {}),
+    ...(r.cancelledAt ? { cancelled_at: iso(r.cancelledAt) } : {}),
+    test_mode: r.testMode,
+  };
+}
+
+export function verificationRequestRoutes(config: Config, client?: Client<typeof VerificationRequestService>): RouteDef[] {
+  const c = client ?? rpcClient(VerificationRequestService, config.serviceUrl("verification"));
+  return [
+    route({
+      method: "post",
+      path: "/api/v1/verification-requests",
+      tag: TAG,
+      summary: "Create a verification request (several assets, a hosted page for the end user)",
+      description:
+        "Assets given with both identifier and channel get their verification at once (status in_progress, verification_id set), " +
+        "so an API-only integration can complete them; the others start from the hosted page at verification_url.",
+      auth: "key",
+      body: CreateVerificationRequestBody,
+      responses: {
+        201: { description: "Created (status pending)", schema: VerificationRequest },
+        400: err("validation_error, invalid_identifier, invalid_channel_for_type or channel_unavailable"),
+      },
+      async handler({ req, body }) {
+        const r = await c.createVerificationRequest({
+          scope: scopeOf(req),
+          assets: body.assets.map((a) => ({
+            type: a.type,
+            identifier: a.identifier ?? undefined,
+            channel: a.channel,
+            allowedChannels: a.allowed_channels ?? [],
+            required: a.required,
+          })),
+          referenceId: body.reference_id,
+          actionType: body.action_type,
+          actionContext: body.action_context,
+          redirectUrl: body.redirect_url,
+          callbackUrl: body.callback_url,
+          expiresIn: body.expires_in,
+          partialOk: body.partial_ok,
+          externalUserId: body.external_user_id,
+          clientMetadata: body.client_metadata as never,
+        });
+        return { status: 201, body: toRestRequest(r.request!) };
+      },
+    }),
+    route({
+      method: "get",
+      path: "/api/v1/verification-requests",
+      tag: TAG,
+      summary: "List verification requests, newest first",
+      auth: "key",
+      query: ListVerificationRequestsQuery,
+      responses: { 200: { description: "A page of requests", schema: VerificationRequestList }, 400: err("validation_error") },
+      async handler({ req, query }) {
+        const r = await c.listVerificationRequests({
+          scope: scopeOf(req),
+          page: { page: query.page ?? 1, limit: query.limit ?? 20 },
+          status: query.status,
+          referenceId: query.reference_id,
+        });
+        return { body: { data: r.requests.map(toRestRequest), pagination: toPagination(r.pageInfo!) } };
+      },
+    }),
+    route({
+      method: "get",
+      path: "/api/v1/verification-requests/by-reference/{referenceId}",
+      tag: TAG,
+      summary: "The newest verification request with this reference_id",
+      auth: "key",
+      params: ReferenceParams,
+      responses: { 200: { description: "The request", schema: VerificationRequest }, 404: err("not_found") },
+      async handler({ req, params }) {
+        const r = await c.getVerificationRequestByReference({ scope: scopeOf(req), referenceId: params.referenceId });
+        return { body: toRestRequest(r.request!) };
+      },
+    }),
+    route({
+      method: "get",
+      path: "/api/v1/verification-requests/{id}",
+      tag: TAG,
+      summary: "Get a verification request with its assets",
+      auth: "key",
+      params: IdParams,
+      responses: { 200: { description: "The request", schema: VerificationRequest }, 404: err("not_found") },
+      async handler({ req, params }) {
+        const r = await c.getVerificationRequest({ scope: scopeOf(req), id: params.id });
+        return { body: toRestRequest(r.request!) };
+      },
+    }),
+    route({
+      method: "delete",
+      path: "/api/v1/verification-requests/{id}",
+      tag: TAG,
+      summary: "Cancel a pending or partial verification request (its pending verifications expire)",
+      auth: "key",
+      params: IdParams,
+      responses: {
+        200: { description: "Cancelled", schema: CancelVerificationRequestResponse },
+        404: err("not_found"),
+        409: err("invalid_state: the request is completed, expired or cancelled"),
+      },
+      async handler({ req, params }) {
+        await c.cancelVerificationRequest({ scope: scopeOf(req), id: params.id });
+        return { body: { success: true, status: "cancelled" } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,89 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { VerificationRequestService, type VerificationRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
+import { pageInfo, pageRequest, requireScope, ts } from "@icv/platform";
+import type { Requests } from "./requests.ts";
+import type { RequestView } from "./store.ts";
+
+type RequestInit = Omit<VerificationRequest, "$typeName" | "$unknown">;
+
+/** Row → RPC message. */
+export function toRequestMessage(r: RequestView, url: string): RequestInit {
+  return {
+    id: r.id,
+    status: r.status,
+    referenceId: r.reference_id ?? undefined,
+    assets: r.assets.map((a) => ({
+      $typeName: "icv.verification.v1.RequestAsset",
+      index: a.idx,
+      type: a.type,
+      identifier: a.identifier ?? undefined,
+      channel: a.channel ?? undefined,
+      allowedChannels: a.allowed_channels ?? [],
+      required: a.required,
+      status: a.status,
+      verificationId: a.verification_id ?? undefined,
+    })),
+    verificationUrl: url,
+    createdAt: ts(r.created_at),
+    expiresAt: ts(r.expires_at),
+    actionType: r.action_type,
+    actionContext:
+      r.action_title !== null || r.action_description !== null
+        ? { $typeName: "icv.verification.v1.ActionContext", title: r.action_title ?? undefined, description: r.action_description ?? undefined }
+        : undefined,
+    redirectUrl: r.redirect_url ?? undefined,
+    callbackUrl: r.callback_url ?? undefined,
+    partialOk: r.partial_ok,
+    externalUserId: r.external_user_id ?? undefined,
+    clientMetadata: (r.client_metadata as JsonObject | null) ?? undefined,
+    completedAt: ts(r.completed_at),
+    cancelledAt: ts(r.cancelled_at),
+    testMode: r.environment === "test",
+  };
+}
+
+/** The VerificationRequestService handlers (thin: the use cases live in requests.ts). */
+export function verificationRequestRoutes(requests: Requests) {
+  const msg = (r: RequestView) => ({ request: toRequestMessage(r, requests.urlOf(r)) });
+  return (router: ConnectRouter) =>
+    router.service(VerificationRequestService, {
+      async createVerificationRequest(req) {
+        return msg(
+          await requests.create(requireScope(req.scope), {
+            assets: req.assets.map((a) => ({
+              type: a.type,
+              identifier: a.identifier,
+              channel: a.channel,
+              allowedChannels: a.allowedChannels,
+              required: a.required,
+            })),
+            referenceId: req.referenceId,
+            actionType: req.actionType,
+            actionContext: req.actionContext ? { title: req.actionContext.title, description: req.actionContext.description } : undefined,
+            redirectUrl: req.redirectUrl,
+            callbackUrl: req.callbackUrl,
+            expiresIn: req.expiresIn,
+            partialOk: req.partialOk,
+            externalUserId: req.externalUserId,
+            clientMetadata: req.clientMetadata,
+          }),
+        );
+      },
+      async getVerificationRequest(req) {
+        return msg(await requests.get(requireScope(req.scope), req.id));
+      },
+      async getVerificationRequestByReference(req) {
+        return msg(await requests.byReference(requireScope(req.scope), req.referenceId));
+      },
+      async listVerificationRequests(req) {
+        const { page, limit, offset } = pageRequest(req.page);
+        const { rows, total } = await requests.list(requireScope(req.scope), { status: req.status, referenceId: req.referenceId, limit, offset });
+        return { requests: rows.map((r) => msg(r).request), pageInfo: pageInfo(page, limit, total) };
+      },
+      async cancelVerificationRequest(req) {
+        const r = await requests.cancel(requireScope(req.scope), req.id);
+        return { id: r.id, status: r.status };
+      },
+    });
+}

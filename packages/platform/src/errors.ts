@@ -24,6 +24,11 @@ export const ERROR_CODES = {
   too_many_connections: { http: 429, connect: Code.ResourceExhausted },
   internal_error: { http: 500, connect: Code.Internal },
   service_unavailable: { http: 503, connect: Code.Unavailable },
+  // smart reuse (README "Smart reuse")
+  no_existing_proof: { http: 404, connect: Code.NotFound },
+  proof_too_old: { http: 422, connect: Code.FailedPrecondition },
+  already_verified: { http: 409, connect: Code.FailedPrecondition },
+  request_expired: { http: 410, connect: Code.FailedPrecondition },
 } as const satisfies Record<string, { http: number; connect: Code }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

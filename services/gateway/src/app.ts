@@ -4,13 +4,17 @@ import { keyAuth, rateLimit, type KeyAuth } from "./auth.ts";
 import type { Clients } from "./clients.ts";
 import { renderDocs } from "./docs.ts";
 import { errorHandler, notFound, requestId, requireJson } from "./http.ts";
+import type { HostedHub } from "./hosted/hub.ts";
+import { mountHostedPage } from "./hosted/page.ts";
 import { idempotency } from "./idempotency.ts";
 import { buildOpenApi } from "./openapi.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { mount, type RouteDef } from "./registry.ts";
+import { hostedRoutes } from "./routes/hosted.ts";
 import { API_VERSION, metaRoutes, type HealthDeps } from "./routes/meta.ts";
 import { plannedRoutes } from "./routes/planned.ts";
 import { proofRoutes } from "./routes/proofs.ts";
+import { reuseRoutes } from "./routes/reuse.ts";
 import { verificationEventRoutes } from "./routes/verification-events.ts";
 import { verificationRequestRoutes } from "./routes/verification-requests.ts";
 import { verificationRoutes } from "./routes/verifications.ts";
@@ -28,6 +32,8 @@ export interface GatewayDeps {
   redisPing?: () => Promise<boolean>;
   /** Server-sent event streams (without it the events route is documented but not mounted). */
   sse?: SseHub;
+  /** The hosted page's event streams (without it the page still works, without live updates). */
+  hosted?: HostedHub;
 }
 
 const PUBLIC_LIMIT_FACTOR = 6; // public endpoints: 6× the per-key limit, per client IP
@@ -55,6 +61,8 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
     ...verificationRoutes(clients),
     ...verificationEventRoutes(clients, deps.sse),
     ...verificationRequestRoutes(config),
+    ...hostedRoutes(config, deps.hosted),
+    ...reuseRoutes(config),
     ...proofRoutes(clients),
     ...webhookDeliveryRoutes(clients),
     ...plannedRoutes,
@@ -77,6 +85,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
   const ipLimit = rateLimit(limiter, config.RATE_LIMIT_PER_MINUTE * PUBLIC_LIMIT_FACTOR, (req: Request) => `ip:${req.ip}`);
   const replay = idempotency(store);
   mount(app, routes, (def) => (def.auth === "key" ? [auth.middleware, keyLimit, ...json, replay] : [ipLimit, ...json]));
+  mountHostedPage(app, ipLimit);
   app.use(notFound);
   app.use(errorHandler(logger));
   return { app, auth, routes };

@@ -74,6 +74,8 @@ export const Verification = z
     revoked_at: timestamp.optional(),
     revoked_reason: z.string().optional(),
     test_mode: z.boolean(),
+    method: z.enum(["challenge", "reused_proof"]).describe("challenge: the user answered it; reused_proof: completed from an earlier proof (smart reuse)"),
+    reused_from: z.string().optional().describe("The verification whose proof was reused (method reused_proof)"),
   })
   .meta({ id: "Verification" });
 
@@ -345,6 +347,9 @@ export const CreateVerificationRequestBody = z
     partial_ok: z.boolean().optional().describe("Send verification_request.partial when some required assets are verified"),
     external_user_id: z.string().min(1).max(255).optional().describe("Your user id; given to the request's verifications"),
     client_metadata: jsonObject.optional(),
+    max_proof_age: z
+      .number().int().min(60).max(31_536_000).optional()
+      .describe("Smart reuse: seconds; existing proofs must have been verified at most this long before the request was created (60 to 31536000; default: any age)"),
   })
   .strict()
   .meta({ id: "CreateVerificationRequest" });
@@ -381,6 +386,7 @@ export const VerificationRequest = z
     completed_at: timestamp.optional(),
     cancelled_at: timestamp.optional(),
     test_mode: z.boolean(),
+    max_proof_age: z.number().int().optional().describe("Smart reuse: seconds, when the request bounds the age of reused proofs"),
   })
   .meta({ id: "VerificationRequest" });
 

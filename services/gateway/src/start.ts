@@ -14,6 +14,7 @@ import { IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from "./rate-limit.ts";
 import { MemoryConnectionLimiter, RedisConnectionLimiter } from "./sse/connection-limiter.ts";
 import { SseHub } from "./sse/hub.ts";
+import { HostedHub } from "./hosted/hub.ts";
 import { GatewayStore } from "./store.ts";
 import { Tenants } from "./tenants.ts";
 
@@ -53,6 +54,8 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
     logger: log,
   });
   await sse.listen(events);
+  const hosted = new HostedHub({ heartbeatMs: config.SSE_HEARTBEAT_MS, logger: log });
+  await hosted.listen(events);
   const { app, auth } = buildApp({
     config,
     logger: log,
@@ -61,6 +64,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
     limiter,
     redisPing: redis ? async () => (await redis!.ping()) === "PONG" : undefined,
     sse,
+    hosted,
   });
 
   const server = http.createServer({ keepAliveTimeout: 65_000 }, app);
@@ -90,6 +94,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
     async close() {
       // open streams would hold server.close() forever: end them first
       await sse.close();
+      await hosted.close();
       server.closeIdleConnections();
       await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), admin.close()]);
       await purge.stop();

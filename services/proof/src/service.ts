@@ -3,7 +3,7 @@ import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.t
 import { AppError, requireScope, toDate, ts, type Clock } from "@icv/platform";
 import type { KeyRing } from "./keyring.ts";
 import type { ProofRow, ProofStore } from "./store.ts";
-import { PROOF_SCHEMA_VERSION, signDocument, signProof, verifyProof, invalid } from "./tokens.ts";
+import { PROOF_METHODS, PROOF_SCHEMA_VERSION, signDocument, signProof, verifyProof, invalid, type ProofMethod } from "./tokens.ts";
 
 export const REVOKE_REASONS = ["user_request", "fraud", "key_compromise", "asset_transferred", "other"] as const;
 const MIN_TTL_S = 60;
@@ -56,6 +56,8 @@ export function proofRoutes(deps: ProofServiceDeps) {
         if (!req.proofId || !req.type || !req.channel || !/^[0-9a-f]{64}$/.test(req.identifierHash)) {
           throw new AppError("validation_error", "proof_id, type, channel and a hex SHA-256 identifier_hash are required");
         }
+        const method = req.method ?? "challenge";
+        if (!(PROOF_METHODS as readonly string[]).includes(method)) throw new AppError("validation_error", `method must be one of ${PROOF_METHODS.join(", ")}`);
         const ttl = req.expiresInSeconds || 2_592_000;
         if (ttl < MIN_TTL_S || ttl > MAX_TTL_S) throw new AppError("validation_error", `expires_in must be between ${MIN_TTL_S} and ${MAX_TTL_S} seconds`);
         const now = clock.now();
@@ -77,6 +79,8 @@ export function proofRoutes(deps: ProofServiceDeps) {
           identifier_hash: req.identifierHash,
           verified_at: verifiedAt.toISOString(),
           ...(req.externalUserId ? { external_user_id: req.externalUserId } : {}),
+          // absent for challenge proofs: their claim set stays as it always was
+          ...(method === "challenge" ? {} : { method: method as ProofMethod }),
         });
         const expiresAt = new Date(exp * 1000);
         const inserted = await store.insertProof({

@@ -17,7 +17,12 @@ export interface ProofClaims {
   identifier_hash: string;
   verified_at: string;
   external_user_id?: string;
+  /** "reused_proof" when issued from an earlier proof (smart reuse); absent means "challenge" (the user answered the challenge). */
+  method?: ProofMethod;
 }
+
+export const PROOF_METHODS = ["challenge", "reused_proof"] as const;
+export type ProofMethod = (typeof PROOF_METHODS)[number];
 
 /** Signs the claims as an RS256 JWT with the key's kid in the header. */
 export function signProof(key: SigningKey, claims: ProofClaims): Promise<string> {

@@ -2,7 +2,9 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { VerificationRequestService, type VerificationRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import { pageInfo, pageRequest, requireScope, ts } from "@icv/platform";
+import { maskIdentifier, type AssetType } from "./identifiers.ts";
 import type { Requests } from "./requests.ts";
+import { hostedHandlers } from "./hosted-service.ts";
 import type { RequestView } from "./store.ts";
 
 type RequestInit = Omit<VerificationRequest, "$typeName" | "$unknown">;
@@ -40,6 +42,7 @@ export function toRequestMessage(r: RequestView, url: string): RequestInit {
     completedAt: ts(r.completed_at),
     cancelledAt: ts(r.cancelled_at),
     testMode: r.environment === "test",
+    maxProofAge: r.max_proof_age ?? undefined,
   };
 }
 
@@ -67,6 +70,7 @@ export function verificationRequestRoutes(requests: Requests) {
             partialOk: req.partialOk,
             externalUserId: req.externalUserId,
             clientMetadata: req.clientMetadata,
+            maxProofAge: req.maxProofAge,
           }),
         );
       },
@@ -85,5 +89,36 @@ export function verificationRequestRoutes(requests: Requests) {
         const r = await requests.cancel(requireScope(req.scope), req.id);
         return { id: r.id, status: r.status };
       },
+      async listReusableProofs(req) {
+        const offers = await requests.reusableProofs(req.requestId, req.token);
+        return {
+          proofs: offers.map((o) => ({
+            assetIndex: o.assetIndex,
+            verificationId: o.verificationId,
+            type: o.type,
+            channel: o.channel,
+            identifier: o.identifier,
+            verifiedAt: ts(o.verifiedAt),
+            proofExpiresAt: ts(o.proofExpiresAt),
+          })),
+        };
+      },
+      async autoVerifyAsset(req) {
+        const { request, verification: v } = await requests.autoVerify(req.requestId, req.token, req.assetIndex, req.verificationId);
+        return {
+          requestId: request.id,
+          requestStatus: request.status,
+          assetIndex: req.assetIndex,
+          assetStatus: request.assets.find((a) => a.idx === req.assetIndex)?.status ?? "verified",
+          verificationId: v.id,
+          reusedFrom: v.reused_from ?? "",
+          type: v.type,
+          channel: v.channel,
+          identifier: maskIdentifier(v.type as AssetType, v.identifier),
+          verifiedAt: ts(v.verified_at),
+          proofExpiresAt: ts(v.proof_expires_at),
+        };
+      },
+      ...hostedHandlers(requests),
     });
 }

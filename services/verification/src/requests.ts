@@ -5,11 +5,14 @@ import {
 } from "@icv/platform";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, missingProvider } from "./channels.ts";
 import { normalizeIdentifier, type AssetType } from "./identifiers.ts";
-import { createRequestToken, verificationUrl } from "./request-token.ts";
+import { createRequestToken, verificationUrl, verifyRequestToken } from "./request-token.ts";
 import type {
   AssetStatus, Decide, RequestAssetRow, RequestChange, RequestListFilter, RequestRow, RequestStatus, RequestStore, RequestView, Status,
 } from "./store.ts";
 import type { Verifications } from "./verifications.ts";
+import { autoVerify, MAX_PROOF_AGE_S, MIN_PROOF_AGE_S, reusableProofs, type AutoVerified, type Offer } from "./reuse.ts";
+import { hostedAssets, redirectTarget, type HostedView } from "./hosted.ts";
+import { RESEND_GAP_MS } from "./verifications.ts";
 
 export const DEFAULT_REQUEST_TTL_S = 86_400;
 export const MIN_REQUEST_TTL_S = 60;
@@ -37,6 +40,8 @@ export interface CreateRequestInput {
   partialOk?: boolean;
   externalUserId?: string;
   clientMetadata?: Record<string, unknown>;
+  /** Seconds (smart reuse): reused proofs must have been verified at most this long before the request. */
+  maxProofAge?: number;
 }
 
 export interface RequestDeps {
@@ -200,6 +205,20 @@ export class Requests {
     return verificationUrl(this.d.publicBaseUrl, r.id, createRequestToken(this.d.tokenKey, r.id, r.expires_at));
   }
 
+  /**
+   * The request a hosted-page token authorises (every request-scoped RPC starts here): a wrong
+   * token, another request's token or an unknown id → not_found (no oracle); the genuine token of
+   * an expired request → request_expired. Answers the request and its tenant scope.
+   */
+  async requireToken(id: string, token: string): Promise<{ request: RequestView; scope: Scope }> {
+    const now = this.d.clock.now();
+    const check = verifyRequestToken(this.d.tokenKey, id, token, now);
+    if (!check.valid && check.reason === "expired") throw new AppError("request_expired", "this verification request has expired");
+    const r = check.valid ? await this.d.store.getById(id) : undefined;
+    if (!check.valid || !r || r.expires_at.getTime() !== check.expiresAt.getTime()) throw new AppError("not_found", "verification request not found");
+    return { request: r, scope: { tenantId: r.tenant_id, env: r.environment } };
+  }
+
   async create(scope: Scope, input: CreateRequestInput): Promise<RequestView> {
     const { clock, store, verifications } = this.d;
     if (!input.assets.length) throw invalid("assets must hold at least one asset", "assets");
@@ -209,6 +228,9 @@ export class Requests {
     const ttl = input.expiresIn ?? DEFAULT_REQUEST_TTL_S;
     if (!Number.isInteger(ttl) || ttl < MIN_REQUEST_TTL_S || ttl > MAX_REQUEST_TTL_S) {
       throw invalid(`expires_in must be an integer from ${MIN_REQUEST_TTL_S} to ${MAX_REQUEST_TTL_S} seconds`, "expires_in");
+    }
+    if (input.maxProofAge !== undefined && (!Number.isInteger(input.maxProofAge) || input.maxProofAge < MIN_PROOF_AGE_S || input.maxProofAge > MAX_PROOF_AGE_S)) {
+      throw invalid(`max_proof_age must be an integer from ${MIN_PROOF_AGE_S} to ${MAX_PROOF_AGE_S} seconds`, "max_proof_age");
     }
     const actionType = input.actionType ?? "verification";
     if (!(ACTION_TYPES as readonly string[]).includes(actionType)) throw invalid(`action_type must be one of ${ACTION_TYPES.join(", ")}`, "action_type");
@@ -270,6 +292,7 @@ export class Requests {
       expires_at: new Date(now.getTime() + ttl * 1000),
       completed_at: null,
       cancelled_at: null,
+      max_proof_age: input.maxProofAge ?? null,
     };
     await store.insert(
       row,
@@ -325,5 +348,125 @@ export class Requests {
     if (event.aggregateType !== "verification" || event.eventType !== "verification.status_changed") return;
     const now = this.d.clock.now();
     for (const id of await this.d.store.requestIdsOf(q, event.aggregateId)) await this.d.store.apply(q, id, progress(now), now);
+  }
+
+  // ---- the hosted page (and smart reuse): authorised by the request token alone ----
+
+  /**
+   * requireToken for the page: a genuine token of an expired request may still read the final
+   * status (`allowExpired`, then without the assets). The request is brought up to date first:
+   * expiry, and a verification that moved a moment ago but has not reached the request yet.
+   */
+  private async hostedAccess(id: string, token: string, allowExpired = false): Promise<{ request: RequestView; scope: Scope; tokenExpired: boolean }> {
+    let found: { request: RequestView; scope: Scope } | undefined;
+    try {
+      found = await this.requireToken(id, token);
+    } catch (e) {
+      // request_expired is only answered after the token's MAC checked out
+      if (!(allowExpired && e instanceof AppError && e.code === "request_expired")) throw e;
+    }
+    const row = found?.request ?? (await this.d.store.getById(id));
+    if (!row) throw new AppError("not_found", "verification request not found");
+    const scope: Scope = found?.scope ?? { tenantId: row.tenant_id, env: row.environment };
+    await this.expireDue(scope);
+    const now = this.d.clock.now();
+    const r = await this.d.store.applyInScope(scope, id, progress(now), now);
+    return { request: r ? (r.after ?? r.before) : row, scope, tokenExpired: !found };
+  }
+
+  /** The page's view of a request: assets with their channels, availability and open challenges. */
+  async hostedView(id: string, token: string, shownCode?: { idx: number; code: string }): Promise<HostedView> {
+    const { request, scope, tokenExpired } = await this.hostedAccess(id, token, true);
+    if (tokenExpired) return { request, assets: [], redirectTo: redirectTarget(request), tokenExpired };
+    const rows = new Map<number, Awaited<ReturnType<Verifications["get"]>>>();
+    for (const a of request.assets) {
+      if (a.verification_id && a.status === "in_progress") rows.set(a.idx, await this.d.verifications.get(scope, a.verification_id));
+    }
+    return { request, assets: hostedAssets(request, rows, this.d.config, shownCode), redirectTo: redirectTarget(request), tokenExpired };
+  }
+
+  /** A request the page may act on: open, and the asset exists. */
+  private async openAsset(id: string, token: string, idx: number) {
+    const t = await this.hostedAccess(id, token);
+    const r = t.request;
+    if (r.status === "expired") throw new AppError("request_expired", "this verification request has expired");
+    if (r.status !== "pending" && r.status !== "partial") throw new AppError("invalid_state", `the request is ${r.status}`);
+    const asset = r.assets.find((a) => a.idx === idx);
+    if (!asset) throw new AppError("not_found", `the request has no asset ${idx}`);
+    return { ...t, asset };
+  }
+
+  /**
+   * Starts (or restarts) an asset from the page: the identifier the request left null, a channel
+   * among the allowed ones; a verification is made in the request's scope and the asset follows it.
+   */
+  async hostedStart(id: string, token: string, idx: number, input: { identifier?: string; channel?: string }): Promise<HostedView> {
+    const { scope, asset, request } = await this.openAsset(id, token, idx);
+    if (asset.status === "verified") throw new AppError("already_verified", "this asset is already verified");
+    const type = asset.type as AssetType;
+    const allowed = asset.allowed_channels ?? (asset.channel ? [asset.channel] : [...CHANNELS_BY_TYPE[type]]);
+    const channel = input.channel ?? asset.channel ?? (allowed.length === 1 ? allowed[0] : undefined);
+    if (!channel) throw invalid(`channel is required; one of ${allowed.join(", ")}`, "channel");
+    if (!allowed.includes(channel)) throw invalid(`channel must be one of ${allowed.join(", ")}`, "channel");
+    const identifier = asset.identifier ?? input.identifier;
+    if (!identifier) throw invalid("identifier is required for this asset", "identifier");
+    if (asset.identifier !== null && input.identifier !== undefined && input.identifier !== asset.identifier) {
+      throw invalid("this asset's identifier was set by the request and cannot be changed", "identifier");
+    }
+    // a restart that mails a new code keeps the resend gap (the page cannot be used to flood a mailbox)
+    if (channel === "email" && asset.verification_id && asset.status === "in_progress") {
+      const current = await this.d.verifications.get(scope, asset.verification_id);
+      const waitMs = current.created_at.getTime() + RESEND_GAP_MS - this.d.clock.now().getTime();
+      if (current.status === "pending" && waitMs > 0) {
+        const retryAfter = Math.ceil(waitMs / 1000);
+        throw new AppError("resend_too_soon", `a code was sent less than ${RESEND_GAP_MS / 1000} s ago; try again in ${retryAfter} s`, { extra: { retry_after: retryAfter } });
+      }
+    }
+    const v = await this.d.verifications.create(scope, {
+      type,
+      channel,
+      identifier,
+      externalUserId: request.external_user_id ?? undefined,
+      clientMetadata: request.client_metadata ?? undefined,
+    });
+    const now = this.d.clock.now();
+    if (!(await this.d.store.assignAsset(scope, id, idx, { identifier: v.row.identifier, channel, verificationId: v.row.id }, now))) {
+      throw new AppError("invalid_state", "the request is no longer open");
+    }
+    this.d.logger.info({ tenant_id: scope.tenantId, verification_request_id: id, asset_index: idx, verification_id: v.row.id, channel }, "request asset started from the hosted page");
+    return this.hostedView(id, token, v.code ? { idx, code: v.code } : undefined);
+  }
+
+  /** The user's answer to an asset's challenge (code, signature or bot token), as the verification's submit takes it. */
+  async hostedSubmit(id: string, token: string, idx: number, input: { challengeCode?: string; signature?: string; botToken?: string }): Promise<HostedView> {
+    const { scope, asset } = await this.openAsset(id, token, idx);
+    if (asset.status === "verified") throw new AppError("already_verified", "this asset is already verified");
+    if (!asset.verification_id || asset.status !== "in_progress") throw new AppError("invalid_state", "start this asset first");
+    await this.d.verifications.submit(scope, asset.verification_id, input);
+    return this.hostedView(id, token);
+  }
+
+  /** Test-mode requests only: completes an asset's verification at once (the page's test button). */
+  async hostedTestVerify(id: string, token: string, idx: number): Promise<HostedView> {
+    const { scope, asset } = await this.openAsset(id, token, idx);
+    if (scope.env !== "test") throw new AppError("test_mode_required", "only test-mode requests can be completed without a challenge");
+    if (!asset.verification_id || asset.status !== "in_progress") throw new AppError("invalid_state", "start this asset first");
+    await this.d.verifications.testVerify(scope, asset.verification_id);
+    return this.hostedView(id, token);
+  }
+
+  // ---- smart reuse (reuse.ts), authorised by the request token ----
+
+  /** The end user's existing proofs usable for the request's unverified assets. */
+  async reusableProofs(id: string, token: string): Promise<Offer[]> {
+    const { request, scope } = await this.requireToken(id, token);
+    return reusableProofs(this.d, scope, request);
+  }
+
+  /** Completes asset `idx` with a new proof made from an existing one (method reused_proof). */
+  async autoVerify(id: string, token: string, idx: number, verificationId?: string): Promise<AutoVerified> {
+    const { request, scope } = await this.requireToken(id, token);
+    const now = this.d.clock.now();
+    return autoVerify(this.d, scope, request, idx, progress(now), verificationId);
   }
 }

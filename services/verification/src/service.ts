@@ -42,6 +42,8 @@ export function toMessage({ row: v, code }: Answer): VerificationInit {
     revokedAt: ts(v.revoked_at),
     revokedReason: v.revoked_reason ?? undefined,
     testMode: v.environment === "test",
+    method: v.method ?? "challenge",
+    reusedFrom: v.reused_from ?? undefined,
   };
 }
 

@@ -35,9 +35,13 @@ export interface VerificationRow {
   resend_count: number;
   /** When the current code was sent by a resend; null while it is the one sent at creation. */
   code_sent_at: Date | null;
+  /** How it was completed: by its challenge, or from an earlier verification's proof (reuse.ts). */
+  method: "challenge" | "reused_proof";
+  /** The verification whose proof was reused (method reused_proof). */
+  reused_from: string | null;
 }
 
-export type NewVerification = Omit<VerificationRow, "status" | "attempts" | "updated_at" | "proof_token" | "proof_expires_at" | "verified_at" | "revoked_at" | "revoked_reason" | "resend_count" | "code_sent_at">;
+export type NewVerification = Omit<VerificationRow, "status" | "attempts" | "updated_at" | "proof_token" | "proof_expires_at" | "verified_at" | "revoked_at" | "revoked_reason" | "resend_count" | "code_sent_at" | "method" | "reused_from">;
 
 export interface ListFilter {
   status?: string;
@@ -113,6 +117,8 @@ export class VerificationStore {
       revoked_reason: null,
       resend_count: 0,
       code_sent_at: null,
+      method: "challenge",
+      reused_from: null,
     };
     const r = await writeWithEvents<VerificationRow>(
       this.db,
@@ -392,6 +398,8 @@ export interface RequestRow {
   expires_at: Date;
   completed_at: Date | null;
   cancelled_at: Date | null;
+  /** Seconds: proofs reused for this request must have been verified at most this long before it was created. */
+  max_proof_age: number | null;
 }
 
 export interface RequestAssetRow {
@@ -443,12 +451,12 @@ export class RequestStore {
     await this.db.tx(async (q) => {
       await q.query(
         `INSERT INTO ${S}.verification_requests (id, tenant_id, environment, status, reference_id, action_type, action_title, action_description,
-           redirect_url, callback_url, partial_ok, external_user_id, client_metadata, created_at, updated_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+           redirect_url, callback_url, partial_ok, external_user_id, client_metadata, created_at, updated_at, expires_at, max_proof_age)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
         [
           r.id, r.tenant_id, r.environment, r.status, r.reference_id, r.action_type, r.action_title, r.action_description, r.redirect_url,
           r.callback_url, r.partial_ok, r.external_user_id, r.client_metadata === null ? null : JSON.stringify(r.client_metadata),
-          r.created_at, r.updated_at, r.expires_at,
+          r.created_at, r.updated_at, r.expires_at, r.max_proof_age,
         ],
       );
       for (const a of assets) {
@@ -570,4 +578,129 @@ export class RequestStore {
       return due.rows.length;
     });
   }
+
+  /** One request by id alone, any tenant (the hosted page: its token, checked first, names the request). */
+  async getById(id: string): Promise<RequestView | undefined> {
+    const r = await this.db.query<RequestRow>(`SELECT * FROM ${S}.verification_requests WHERE id = $1`, [id]);
+    return (await this.withAssets(this.db, r.rows))[0];
+  }
+
+  /**
+   * The hosted page started an asset: it now follows this verification (in_progress), with the
+   * identifier and channel the user chose, and the verification it followed before (if still
+   * pending) expires. Only while the request is open; false otherwise.
+   */
+  async assignAsset(scope: Scope, id: string, idx: number, a: { identifier: string; channel: string; verificationId: string }, at: Date): Promise<boolean> {
+    return this.db.tx(async (q) => {
+      const r = await q.query(
+        `SELECT 1 FROM ${S}.verification_requests WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND ${OPEN_REQUEST} FOR UPDATE`,
+        [id, scope.tenantId, scope.env],
+      );
+      if (!r.rowCount) return false;
+      const prev = await q.query<{ verification_id: string | null }>(
+        `SELECT verification_id FROM ${S}.verification_request_assets WHERE request_id = $1 AND idx = $2`,
+        [id, idx],
+      );
+      await q.query(
+        `UPDATE ${S}.verification_request_assets SET identifier = $3, channel = $4, verification_id = $5, status = 'in_progress'
+          WHERE request_id = $1 AND idx = $2`,
+        [id, idx, a.identifier, a.channel, a.verificationId],
+      );
+      // a restart replaces the asset's verification: the one it had stops (its code no longer counts)
+      const old = prev.rows[0]?.verification_id;
+      if (old && old !== a.verificationId) {
+        const v = await q.query<VerificationRow>(
+          `UPDATE ${S}.verifications SET status = 'expired', updated_at = $2 WHERE id = $1 AND status = 'pending' RETURNING *`,
+          [old, at],
+        );
+        await appendEvents(q, S, v.rows.flatMap((row) => statusEvents(row, "pending", at)), at);
+      }
+      await q.query(`UPDATE ${S}.verification_requests SET updated_at = $2 WHERE id = $1`, [id, at]);
+      return true;
+    });
+  }
+
+  // ---- smart reuse (reuse.ts) -------------------------------------------------------------------
+
+  /**
+   * The verifications of a scope's external user whose proof may be reused for an asset: same
+   * type, same canonical identifier (any, when null), one of `channels` (any, when null),
+   * verified by their own challenge (a reused proof is never reused again), unrevoked, the proof
+   * valid past `minProofExpiry`. Newest verified first; at most 20.
+   */
+  async reuseCandidates(
+    scope: Scope,
+    f: { externalUserId: string; type: string; canonical: string | null; channels: string[] | null; minProofExpiry: Date },
+  ): Promise<ReuseCandidateRow[]> {
+    const r = await this.db.query<ReuseCandidateRow>(
+      `SELECT id, type, channel, identifier, identifier_canonical, verified_at, proof_expires_at
+         FROM ${S}.verifications
+        WHERE tenant_id = $1 AND environment = $2 AND external_user_id = $3 AND type = $4 AND status = 'verified'
+          AND method = 'challenge' AND proof_token IS NOT NULL AND proof_expires_at > $5 AND revoked_at IS NULL
+          AND ($6::text IS NULL OR identifier_canonical = $6) AND ($7::text[] IS NULL OR channel = ANY($7::text[]))
+        ORDER BY verified_at DESC, id DESC LIMIT 20`,
+      [scope.tenantId, scope.env, f.externalUserId, f.type, f.minProofExpiry, f.canonical, f.channels],
+    );
+    return r.rows;
+  }
+
+  /**
+   * Completes one asset of a request with a verification made from an earlier proof, in one
+   * transaction: locks the request, lets `check` refuse (it sees the request and whether the
+   * source verification is still verified), stores the verification (verified, with its proof and
+   * the events of a normal pending → verified move), points the asset at it and applies `decide`.
+   */
+  async attachReused(
+    scope: Scope,
+    requestId: string,
+    idx: number,
+    v: VerificationRow,
+    check: (r: RequestView | undefined, sourceVerified: boolean) => void,
+    decide: Decide,
+    at: Date,
+  ): Promise<RequestView> {
+    return this.db.tx(async (q) => {
+      const locked = await q.query<RequestRow>(
+        `SELECT * FROM ${S}.verification_requests WHERE id = $1 AND tenant_id = $2 AND environment = $3 FOR UPDATE`,
+        [requestId, scope.tenantId, scope.env],
+      );
+      const [r] = await this.withAssets(q, locked.rows);
+      const src = await q.query(
+        `SELECT 1 FROM ${S}.verifications WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'verified' FOR SHARE`,
+        [v.reused_from, scope.tenantId, scope.env],
+      );
+      check(r, src.rowCount === 1);
+      await q.query(
+        `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
+           challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
+           created_at, updated_at, verified_at, proof_token, proof_expires_at, method, reused_from)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'verified', NULL, $8, $9, NULL, NULL, $10, $11, $12, $13, $14, $14, $14, $15, $16, $17, $18)`,
+        [
+          v.id, v.tenant_id, v.environment, v.type, v.channel, v.identifier, v.identifier_canonical, v.challenge_expires_at, v.instruction,
+          v.max_attempts, v.client_metadata === null ? null : JSON.stringify(v.client_metadata), v.external_user_id, v.proof_expires_in,
+          at, v.proof_token, v.proof_expires_at, v.method, v.reused_from,
+        ],
+      );
+      const pending: VerificationRow = { ...v, status: "pending", verified_at: null, proof_token: null, proof_expires_at: null };
+      await appendEvents(q, S, [...statusEvents(pending, null, at), ...statusEvents(v, "pending", at)], at);
+      await q.query(
+        `UPDATE ${S}.verification_request_assets SET identifier = $3, channel = $4, verification_id = $5, status = 'in_progress'
+          WHERE request_id = $1 AND idx = $2`,
+        [requestId, idx, v.identifier, v.channel, v.id],
+      );
+      const applied = await this.apply(q, requestId, decide, at, scope);
+      return applied!.after ?? applied!.before;
+    });
+  }
+}
+
+/** A verification whose proof may be reused (RequestStore.reuseCandidates). */
+export interface ReuseCandidateRow {
+  id: string;
+  type: string;
+  channel: string;
+  identifier: string;
+  identifier_canonical: string;
+  verified_at: Date;
+  proof_expires_at: Date;
 }

@@ -253,6 +253,31 @@ export class Verifications {
     return r;
   }
 
+  /** Signs the proof of a verification completed from an earlier proof (reuse.ts): `method: reused_proof`; idempotent by id. */
+  async issueReusedProof(
+    scope: Scope,
+    v: { id: string; type: string; channel: string; identifierCanonical: string; externalUserId: string; ttl: number },
+    at: Date,
+  ): Promise<{ token: string; expiresAt: Date }> {
+    const proof = await this.d.proofs.issueProof({
+      scope: rpcScope(scope),
+      proofId: v.id,
+      type: v.type,
+      channel: v.channel,
+      identifierHash: identifierHash(v.identifierCanonical),
+      externalUserId: v.externalUserId,
+      verifiedAt: ts(at),
+      expiresInSeconds: v.ttl,
+      method: "reused_proof",
+    });
+    return { token: proof.token, expiresAt: toDate(proof.expiresAt)! };
+  }
+
+  /** Withdraws a proof that was issued for a verification that was then not stored. */
+  async withdrawProof(scope: Scope, id: string): Promise<void> {
+    await this.d.proofs.revokeProof({ scope: rpcScope(scope), proofId: id, reason: "other" });
+  }
+
   /** Sweeps stale pending verifications (of one scope, or all) to expired; returns how many moved. */
   async expireDue(scope?: Scope): Promise<number> {
     let total = 0;

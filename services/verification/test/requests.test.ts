@@ -65,7 +65,7 @@ describe("state machine", () => {
   const request = (status: RequestView["status"], partialOk: boolean, assets: RequestAssetView[]): RequestView => ({
     id: "vreq_1", tenant_id: "ten_1", environment: "test", status, reference_id: "ref", action_type: "verification", action_title: null,
     action_description: null, redirect_url: null, callback_url: "https://cb.example/h", partial_ok: partialOk, external_user_id: null,
-    client_metadata: null, created_at: now, updated_at: now, expires_at: exp, completed_at: null, cancelled_at: null, assets,
+    client_metadata: null, created_at: now, updated_at: now, expires_at: exp, completed_at: null, cancelled_at: null, max_proof_age: null, assets,
   });
 
   it("pending → partial, with its event only when partial_ok", () => {

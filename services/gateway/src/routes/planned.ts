@@ -22,8 +22,6 @@ export const plannedRoutes: RouteDef[] = [
   planned("post", "/api/v1/auth/sessions", "Auth sessions", "Create a 2FA / login / recovery session"),
   planned("post", "/api/v1/auth/sessions/{id}/test-verify", "Auth sessions", "Complete a test auth session at once (test keys only)"),
   planned("get", "/api/v1/auth/sessions/{id}", "Auth sessions", "Poll an auth session"),
-  planned("get", "/api/v1/verify/request/{id}/proofs", "Smart reuse", "Existing proofs usable for a request", "public"),
-  planned("post", "/api/v1/verify/request/{id}/assets/{assetIndex}/auto-verify", "Smart reuse", "Complete an asset with an existing proof", "public"),
   planned("get", "/api/v1/me/profiles", "Profiles", "List profiles"),
   planned("patch", "/api/v1/me/profiles/{id}", "Profiles", "Update a profile"),
   planned("delete", "/api/v1/me/profiles/{id}", "Profiles", "Delete a profile"),

@@ -42,6 +42,7 @@ export function toRestRequest(r: RequestMsg) {
     ...(r.completedAt ? { completed_at: iso(r.completedAt) } : {}),
     ...(r.cancelledAt ? { cancelled_at: iso(r.cancelledAt) } : {}),
     test_mode: r.testMode,
+    ...(r.maxProofAge !== undefined ? { max_proof_age: r.maxProofAge } : {}),
   };
 }
 
@@ -81,6 +82,7 @@ export function verificationRequestRoutes(config: Config, client?: Client<typeof
           partialOk: body.partial_ok,
           externalUserId: body.external_user_id,
           clientMetadata: body.client_metadata as never,
+          maxProofAge: body.max_proof_age,
         });
         return { status: 201, body: toRestRequest(r.request!) };
       },

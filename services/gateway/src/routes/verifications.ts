@@ -46,6 +46,8 @@ export function toRest(v: VerificationMsg) {
     max_attempts: v.maxAttempts,
     ...(v.revokedAt ? { revoked_at: iso(v.revokedAt), revoked_reason: v.revokedReason } : {}),
     test_mode: v.testMode,
+    method: (v.method || "challenge") as "challenge" | "reused_proof",
+    ...(v.reusedFrom ? { reused_from: v.reusedFrom } : {}),
   };
 }
 

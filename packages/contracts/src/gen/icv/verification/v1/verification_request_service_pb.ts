@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file icv/verification/v1/verification_request_service.proto.
  */
 export const file_icv_verification_v1_verification_request_service: GenFile = /*@__PURE__*/
-  fileDesc("CjZpY3YvdmVyaWZpY2F0aW9uL3YxL3ZlcmlmaWNhdGlvbl9yZXF1ZXN0X3NlcnZpY2UucHJvdG8SE2ljdi52ZXJpZmljYXRpb24udjEiVwoNQWN0aW9uQ29udGV4dBISCgV0aXRsZRgBIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAIgASgJSAGIAQFCCAoGX3RpdGxlQg4KDF9kZXNjcmlwdGlvbiKpAQoRUmVxdWVzdEFzc2V0SW5wdXQSDAoEdHlwZRgBIAEoCRIXCgppZGVudGlmaWVyGAIgASgJSACIAQESFAoHY2hhbm5lbBgDIAEoCUgBiAEBEhgKEGFsbG93ZWRfY2hhbm5lbHMYBCADKAkSFQoIcmVxdWlyZWQYBSABKAhIAogBAUINCgtfaWRlbnRpZmllckIKCghfY2hhbm5lbEILCglfcmVxdWlyZWQi4wEKDFJlcXVlc3RBc3NldBINCgVpbmRleBgBIAEoBRIMCgR0eXBlGAIgASgJEhcKCmlkZW50aWZpZXIYAyABKAlIAIgBARIUCgdjaGFubmVsGAQgASgJSAGIAQESGAoQYWxsb3dlZF9jaGFubmVscxgFIAMoCRIQCghyZXF1aXJlZBgGIAEoCBIOCgZzdGF0dXMYByABKAkSHAoPdmVyaWZpY2F0aW9uX2lkGAggASgJSAKIAQFCDQoLX2lkZW50aWZpZXJCCgoIX2NoYW5uZWxCEgoQX3ZlcmlmaWNhdGlvbl9pZCKkBQoTVmVyaWZpY2F0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSGQoMcmVmZXJlbmNlX2lkGAMgASgJSACIAQESMQoGYXNzZXRzGAQgAygLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5SZXF1ZXN0QXNzZXQSGAoQdmVyaWZpY2F0aW9uX3VybBgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgthY3Rpb25fdHlwZRgIIAEoCRI6Cg5hY3Rpb25fY29udGV4dBgJIAEoCzIiLmljdi52ZXJpZmljYXRpb24udjEuQWN0aW9uQ29udGV4dBIZCgxyZWRpcmVjdF91cmwYCiABKAlIAYgBARIZCgxjYWxsYmFja191cmwYCyABKAlIAogBARISCgpwYXJ0aWFsX29rGAwgASgIEh0KEGV4dGVybmFsX3VzZXJfaWQYDSABKAlIA4gBARIwCg9jbGllbnRfbWV0YWRhdGEYDiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjAKDGNvbXBsZXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY2FuY2VsbGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgl0ZXN0X21vZGUYESABKAhCDwoNX3JlZmVyZW5jZV9pZEIPCg1fcmVkaXJlY3RfdXJsQg8KDV9jYWxsYmFja191cmxCEwoRX2V4dGVybmFsX3VzZXJfaWQipQQKIENyZWF0ZVZlcmlmaWNhdGlvblJlcXVlc3RSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRI2CgZhc3NldHMYAiADKAsyJi5pY3YudmVyaWZpY2F0aW9uLnYxLlJlcXVlc3RBc3NldElucHV0EhkKDHJlZmVyZW5jZV9pZBgDIAEoCUgAiAEBEhgKC2FjdGlvbl90eXBlGAQgASgJSAGIAQESOgoOYWN0aW9uX2NvbnRleHQYBSABKAsyIi5pY3YudmVyaWZpY2F0aW9uLnYxLkFjdGlvbkNvbnRleHQSGQoMcmVkaXJlY3RfdXJsGAYgASgJSAKIAQESGQoMY2FsbGJhY2tfdXJsGAcgASgJSAOIAQESFwoKZXhwaXJlc19pbhgIIAEoBUgEiAEBEhcKCnBhcnRpYWxfb2sYCSABKAhIBYgBARIdChBleHRlcm5hbF91c2VyX2lkGAogASgJSAaIAQESMAoPY2xpZW50X21ldGFkYXRhGAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIPCg1fcmVmZXJlbmNlX2lkQg4KDF9hY3Rpb25fdHlwZUIPCg1fcmVkaXJlY3RfdXJsQg8KDV9jYWxsYmFja191cmxCDQoLX2V4cGlyZXNfaW5CDQoLX3BhcnRpYWxfb2tCEwoRX2V4dGVybmFsX3VzZXJfaWQiXgohQ3JlYXRlVmVyaWZpY2F0aW9uUmVxdWVzdFJlc3BvbnNlEjkKB3JlcXVlc3QYASABKAsyKC5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvblJlcXVlc3QiVgodR2V0VmVyaWZpY2F0aW9uUmVxdWVzdFJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJIlsKHkdldFZlcmlmaWNhdGlvblJlcXVlc3RSZXNwb25zZRI5CgdyZXF1ZXN0GAEgASgLMiguaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmljYXRpb25SZXF1ZXN0ImsKKEdldFZlcmlmaWNhdGlvblJlcXVlc3RCeVJlZmVyZW5jZVJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEhQKDHJlZmVyZW5jZV9pZBgCIAEoCSJmCilHZXRWZXJpZmljYXRpb25SZXF1ZXN0QnlSZWZlcmVuY2VSZXNwb25zZRI5CgdyZXF1ZXN0GAEgASgLMiguaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmljYXRpb25SZXF1ZXN0IsIBCh9MaXN0VmVyaWZpY2F0aW9uUmVxdWVzdHNSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIoCgRwYWdlGAIgASgLMhouaWN2LmNvbW1vbi52MS5QYWdlUmVxdWVzdBITCgZzdGF0dXMYAyABKAlIAIgBARIZCgxyZWZlcmVuY2VfaWQYBCABKAlIAYgBAUIJCgdfc3RhdHVzQg8KDV9yZWZlcmVuY2VfaWQiigEKIExpc3RWZXJpZmljYXRpb25SZXF1ZXN0c1Jlc3BvbnNlEjoKCHJlcXVlc3RzGAEgAygLMiguaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmljYXRpb25SZXF1ZXN0EioKCXBhZ2VfaW5mbxgCIAEoCzIXLmljdi5jb21tb24udjEuUGFnZUluZm8iWQogQ2FuY2VsVmVyaWZpY2F0aW9uUmVxdWVzdFJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJIj8KIUNhbmNlbFZlcmlmaWNhdGlvblJlcXVlc3RSZXNwb25zZRIKCgJpZBgBIAEoCRIOCgZzdGF0dXMYAiABKAky6QUKGlZlcmlmaWNhdGlvblJlcXVlc3RTZXJ2aWNlEooBChlDcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0EjUuaWN2LnZlcmlmaWNhdGlvbi52MS5DcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0UmVxdWVzdBo2Lmljdi52ZXJpZmljYXRpb24udjEuQ3JlYXRlVmVyaWZpY2F0aW9uUmVxdWVzdFJlc3BvbnNlEoEBChZHZXRWZXJpZmljYXRpb25SZXF1ZXN0EjIuaWN2LnZlcmlmaWNhdGlvbi52MS5HZXRWZXJpZmljYXRpb25SZXF1ZXN0UmVxdWVzdBozLmljdi52ZXJpZmljYXRpb24udjEuR2V0VmVyaWZpY2F0aW9uUmVxdWVzdFJlc3BvbnNlEqIBCiFHZXRWZXJpZmljYXRpb25SZXF1ZXN0QnlSZWZlcmVuY2USPS5pY3YudmVyaWZpY2F0aW9uLnYxLkdldFZlcmlmaWNhdGlvblJlcXVlc3RCeVJlZmVyZW5jZVJlcXVlc3QaPi5pY3YudmVyaWZpY2F0aW9uLnYxLkdldFZlcmlmaWNhdGlvblJlcXVlc3RCeVJlZmVyZW5jZVJlc3BvbnNlEocBChhMaXN0VmVyaWZpY2F0aW9uUmVxdWVzdHMSNC5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RWZXJpZmljYXRpb25SZXF1ZXN0c1JlcXVlc3QaNS5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RWZXJpZmljYXRpb25SZXF1ZXN0c1Jlc3BvbnNlEooBChlDYW5jZWxWZXJpZmljYXRpb25SZXF1ZXN0EjUuaWN2LnZlcmlmaWNhdGlvbi52MS5DYW5jZWxWZXJpZmljYXRpb25SZXF1ZXN0UmVxdWVzdBo2Lmljdi52ZXJpZmljYXRpb24udjEuQ2FuY2VsVmVyaWZpY2F0aW9uUmVxdWVzdFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_common_v1_scope]);
+  fileDesc("CjZpY3YvdmVyaWZpY2F0aW9uL3YxL3ZlcmlmaWNhdGlvbl9yZXF1ZXN0X3NlcnZpY2UucHJvdG8SE2ljdi52ZXJpZmljYXRpb24udjEiVwoNQWN0aW9uQ29udGV4dBISCgV0aXRsZRgBIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAIgASgJSAGIAQFCCAoGX3RpdGxlQg4KDF9kZXNjcmlwdGlvbiKpAQoRUmVxdWVzdEFzc2V0SW5wdXQSDAoEdHlwZRgBIAEoCRIXCgppZGVudGlmaWVyGAIgASgJSACIAQESFAoHY2hhbm5lbBgDIAEoCUgBiAEBEhgKEGFsbG93ZWRfY2hhbm5lbHMYBCADKAkSFQoIcmVxdWlyZWQYBSABKAhIAogBAUINCgtfaWRlbnRpZmllckIKCghfY2hhbm5lbEILCglfcmVxdWlyZWQi4wEKDFJlcXVlc3RBc3NldBINCgVpbmRleBgBIAEoBRIMCgR0eXBlGAIgASgJEhcKCmlkZW50aWZpZXIYAyABKAlIAIgBARIUCgdjaGFubmVsGAQgASgJSAGIAQESGAoQYWxsb3dlZF9jaGFubmVscxgFIAMoCRIQCghyZXF1aXJlZBgGIAEoCBIOCgZzdGF0dXMYByABKAkSHAoPdmVyaWZpY2F0aW9uX2lkGAggASgJSAKIAQFCDQoLX2lkZW50aWZpZXJCCgoIX2NoYW5uZWxCEgoQX3ZlcmlmaWNhdGlvbl9pZCLSBQoTVmVyaWZpY2F0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSGQoMcmVmZXJlbmNlX2lkGAMgASgJSACIAQESMQoGYXNzZXRzGAQgAygLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5SZXF1ZXN0QXNzZXQSGAoQdmVyaWZpY2F0aW9uX3VybBgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgthY3Rpb25fdHlwZRgIIAEoCRI6Cg5hY3Rpb25fY29udGV4dBgJIAEoCzIiLmljdi52ZXJpZmljYXRpb24udjEuQWN0aW9uQ29udGV4dBIZCgxyZWRpcmVjdF91cmwYCiABKAlIAYgBARIZCgxjYWxsYmFja191cmwYCyABKAlIAogBARISCgpwYXJ0aWFsX29rGAwgASgIEh0KEGV4dGVybmFsX3VzZXJfaWQYDSABKAlIA4gBARIwCg9jbGllbnRfbWV0YWRhdGEYDiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjAKDGNvbXBsZXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY2FuY2VsbGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgl0ZXN0X21vZGUYESABKAgSGgoNbWF4X3Byb29mX2FnZRgSIAEoBUgEiAEBQg8KDV9yZWZlcmVuY2VfaWRCDwoNX3JlZGlyZWN0X3VybEIPCg1fY2FsbGJhY2tfdXJsQhMKEV9leHRlcm5hbF91c2VyX2lkQhAKDl9tYXhfcHJvb2ZfYWdlItMECiBDcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0UmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSNgoGYXNzZXRzGAIgAygLMiYuaWN2LnZlcmlmaWNhdGlvbi52MS5SZXF1ZXN0QXNzZXRJbnB1dBIZCgxyZWZlcmVuY2VfaWQYAyABKAlIAIgBARIYCgthY3Rpb25fdHlwZRgEIAEoCUgBiAEBEjoKDmFjdGlvbl9jb250ZXh0GAUgASgLMiIuaWN2LnZlcmlmaWNhdGlvbi52MS5BY3Rpb25Db250ZXh0EhkKDHJlZGlyZWN0X3VybBgGIAEoCUgCiAEBEhkKDGNhbGxiYWNrX3VybBgHIAEoCUgDiAEBEhcKCmV4cGlyZXNfaW4YCCABKAVIBIgBARIXCgpwYXJ0aWFsX29rGAkgASgISAWIAQESHQoQZXh0ZXJuYWxfdXNlcl9pZBgKIAEoCUgGiAEBEjAKD2NsaWVudF9tZXRhZGF0YRgLIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSGgoNbWF4X3Byb29mX2FnZRgMIAEoBUgHiAEBQg8KDV9yZWZlcmVuY2VfaWRCDgoMX2FjdGlvbl90eXBlQg8KDV9yZWRpcmVjdF91cmxCDwoNX2NhbGxiYWNrX3VybEINCgtfZXhwaXJlc19pbkINCgtfcGFydGlhbF9va0ITChFfZXh0ZXJuYWxfdXNlcl9pZEIQCg5fbWF4X3Byb29mX2FnZSJeCiFDcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0UmVzcG9uc2USOQoHcmVxdWVzdBgBIAEoCzIoLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uUmVxdWVzdCJWCh1HZXRWZXJpZmljYXRpb25SZXF1ZXN0UmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkiWwoeR2V0VmVyaWZpY2F0aW9uUmVxdWVzdFJlc3BvbnNlEjkKB3JlcXVlc3QYASABKAsyKC5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvblJlcXVlc3QiawooR2V0VmVyaWZpY2F0aW9uUmVxdWVzdEJ5UmVmZXJlbmNlUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSFAoMcmVmZXJlbmNlX2lkGAIgASgJImYKKUdldFZlcmlmaWNhdGlvblJlcXVlc3RCeVJlZmVyZW5jZVJlc3BvbnNlEjkKB3JlcXVlc3QYASABKAsyKC5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvblJlcXVlc3QiwgEKH0xpc3RWZXJpZmljYXRpb25SZXF1ZXN0c1JlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEigKBHBhZ2UYAiABKAsyGi5pY3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EhMKBnN0YXR1cxgDIAEoCUgAiAEBEhkKDHJlZmVyZW5jZV9pZBgEIAEoCUgBiAEBQgkKB19zdGF0dXNCDwoNX3JlZmVyZW5jZV9pZCKKAQogTGlzdFZlcmlmaWNhdGlvblJlcXVlc3RzUmVzcG9uc2USOgoIcmVxdWVzdHMYASADKAsyKC5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvblJlcXVlc3QSKgoJcGFnZV9pbmZvGAIgASgLMhcuaWN2LmNvbW1vbi52MS5QYWdlSW5mbyJZCiBDYW5jZWxWZXJpZmljYXRpb25SZXF1ZXN0UmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkiPwohQ2FuY2VsVmVyaWZpY2F0aW9uUmVxdWVzdFJlc3BvbnNlEgoKAmlkGAEgASgJEg4KBnN0YXR1cxgCIAEoCSLXAQoNUmV1c2FibGVQcm9vZhITCgthc3NldF9pbmRleBgBIAEoBRIXCg92ZXJpZmljYXRpb25faWQYAiABKAkSDAoEdHlwZRgDIAEoCRIPCgdjaGFubmVsGAQgASgJEhIKCmlkZW50aWZpZXIYBSABKAkSLwoLdmVyaWZpZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHByb29mX2V4cGlyZXNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj4KGUxpc3RSZXVzYWJsZVByb29mc1JlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRINCgV0b2tlbhgCIAEoCSJQChpMaXN0UmV1c2FibGVQcm9vZnNSZXNwb25zZRIyCgZwcm9vZnMYASADKAsyIi5pY3YudmVyaWZpY2F0aW9uLnYxLlJldXNhYmxlUHJvb2YiggEKFkF1dG9WZXJpZnlBc3NldFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRINCgV0b2tlbhgCIAEoCRITCgthc3NldF9pbmRleBgDIAEoBRIcCg92ZXJpZmljYXRpb25faWQYBCABKAlIAIgBAUISChBfdmVyaWZpY2F0aW9uX2lkIrgCChdBdXRvVmVyaWZ5QXNzZXRSZXNwb25zZRISCgpyZXF1ZXN0X2lkGAEgASgJEhYKDnJlcXVlc3Rfc3RhdHVzGAIgASgJEhMKC2Fzc2V0X2luZGV4GAMgASgFEhQKDGFzc2V0X3N0YXR1cxgEIAEoCRIXCg92ZXJpZmljYXRpb25faWQYBSABKAkSEwoLcmV1c2VkX2Zyb20YBiABKAkSDAoEdHlwZRgHIAEoCRIPCgdjaGFubmVsGAggASgJEhIKCmlkZW50aWZpZXIYCSABKAkSLwoLdmVyaWZpZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHByb29mX2V4cGlyZXNfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wItYBCg9Ib3N0ZWRDaGFsbGVuZ2USEQoEY29kZRgBIAEoCUgAiAEBEhMKC2luc3RydWN0aW9uGAIgASgJEhYKCWRlZXBfbGluaxgDIAEoCUgBiAEBEhQKB21lc3NhZ2UYBCABKAlIAogBARIuCgpleHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIaChJhdHRlbXB0c19yZW1haW5pbmcYBiABKAVCBwoFX2NvZGVCDAoKX2RlZXBfbGlua0IKCghfbWVzc2FnZSLPAgoLSG9zdGVkQXNzZXQSDQoFaW5kZXgYASABKAUSDAoEdHlwZRgCIAEoCRIXCgppZGVudGlmaWVyGAMgASgJSACIAQESFAoHY2hhbm5lbBgEIAEoCUgBiAEBEhAKCGNoYW5uZWxzGAUgAygJEhoKEmF2YWlsYWJsZV9jaGFubmVscxgGIAMoCRIQCghyZXF1aXJlZBgHIAEoCBIOCgZzdGF0dXMYCCABKAkSEwoGbWV0aG9kGAkgASgJSAKIAQESNwoJY2hhbGxlbmdlGAogASgLMiQuaWN2LnZlcmlmaWNhdGlvbi52MS5Ib3N0ZWRDaGFsbGVuZ2USHAoPdmVyaWZpY2F0aW9uX2lkGAsgASgJSAOIAQFCDQoLX2lkZW50aWZpZXJCCgoIX2NoYW5uZWxCCQoHX21ldGhvZEISChBfdmVyaWZpY2F0aW9uX2lkItwCCg1Ib3N0ZWRSZXF1ZXN0EgoKAmlkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRITCgthY3Rpb25fdHlwZRgDIAEoCRI6Cg5hY3Rpb25fY29udGV4dBgEIAEoCzIiLmljdi52ZXJpZmljYXRpb24udjEuQWN0aW9uQ29udGV4dBIwCgZhc3NldHMYBSADKAsyIC5pY3YudmVyaWZpY2F0aW9uLnYxLkhvc3RlZEFzc2V0Ei4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXRlc3RfbW9kZRgHIAEoCBISCgpwYXJ0aWFsX29rGAggASgIEhQKDGhhc19yZWRpcmVjdBgJIAEoCBIYCgtyZWRpcmVjdF90bxgKIAEoCUgAiAEBEhUKDXRva2VuX2V4cGlyZWQYCyABKAhCDgoMX3JlZGlyZWN0X3RvIjwKF0dldEhvc3RlZFJlcXVlc3RSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDQoFdG9rZW4YAiABKAkiTwoYR2V0SG9zdGVkUmVxdWVzdFJlc3BvbnNlEjMKB3JlcXVlc3QYASABKAsyIi5pY3YudmVyaWZpY2F0aW9uLnYxLkhvc3RlZFJlcXVlc3QimwEKF1N0YXJ0SG9zdGVkQXNzZXRSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDQoFdG9rZW4YAiABKAkSEwoLYXNzZXRfaW5kZXgYAyABKAUSFwoKaWRlbnRpZmllchgEIAEoCUgAiAEBEhQKB2NoYW5uZWwYBSABKAlIAYgBAUINCgtfaWRlbnRpZmllckIKCghfY2hhbm5lbCJPChhTdGFydEhvc3RlZEFzc2V0UmVzcG9uc2USMwoHcmVxdWVzdBgBIAEoCzIiLmljdi52ZXJpZmljYXRpb24udjEuSG9zdGVkUmVxdWVzdCLOAQoYU3VibWl0SG9zdGVkQXNzZXRSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDQoFdG9rZW4YAiABKAkSEwoLYXNzZXRfaW5kZXgYAyABKAUSGwoOY2hhbGxlbmdlX2NvZGUYBCABKAlIAIgBARIWCglzaWduYXR1cmUYBSABKAlIAYgBARIWCglib3RfdG9rZW4YBiABKAlIAogBAUIRCg9fY2hhbGxlbmdlX2NvZGVCDAoKX3NpZ25hdHVyZUIMCgpfYm90X3Rva2VuIlAKGVN1Ym1pdEhvc3RlZEFzc2V0UmVzcG9uc2USMwoHcmVxdWVzdBgBIAEoCzIiLmljdi52ZXJpZmljYXRpb24udjEuSG9zdGVkUmVxdWVzdCJWChxUZXN0VmVyaWZ5SG9zdGVkQXNzZXRSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDQoFdG9rZW4YAiABKAkSEwoLYXNzZXRfaW5kZXgYAyABKAUiVAodVGVzdFZlcmlmeUhvc3RlZEFzc2V0UmVzcG9uc2USMwoHcmVxdWVzdBgBIAEoCzIiLmljdi52ZXJpZmljYXRpb24udjEuSG9zdGVkUmVxdWVzdDKkCwoaVmVyaWZpY2F0aW9uUmVxdWVzdFNlcnZpY2USigEKGUNyZWF0ZVZlcmlmaWNhdGlvblJlcXVlc3QSNS5pY3YudmVyaWZpY2F0aW9uLnYxLkNyZWF0ZVZlcmlmaWNhdGlvblJlcXVlc3RSZXF1ZXN0GjYuaWN2LnZlcmlmaWNhdGlvbi52MS5DcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0UmVzcG9uc2USgQEKFkdldFZlcmlmaWNhdGlvblJlcXVlc3QSMi5pY3YudmVyaWZpY2F0aW9uLnYxLkdldFZlcmlmaWNhdGlvblJlcXVlc3RSZXF1ZXN0GjMuaWN2LnZlcmlmaWNhdGlvbi52MS5HZXRWZXJpZmljYXRpb25SZXF1ZXN0UmVzcG9uc2USogEKIUdldFZlcmlmaWNhdGlvblJlcXVlc3RCeVJlZmVyZW5jZRI9Lmljdi52ZXJpZmljYXRpb24udjEuR2V0VmVyaWZpY2F0aW9uUmVxdWVzdEJ5UmVmZXJlbmNlUmVxdWVzdBo+Lmljdi52ZXJpZmljYXRpb24udjEuR2V0VmVyaWZpY2F0aW9uUmVxdWVzdEJ5UmVmZXJlbmNlUmVzcG9uc2UShwEKGExpc3RWZXJpZmljYXRpb25SZXF1ZXN0cxI0Lmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWNhdGlvblJlcXVlc3RzUmVxdWVzdBo1Lmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWNhdGlvblJlcXVlc3RzUmVzcG9uc2USigEKGUNhbmNlbFZlcmlmaWNhdGlvblJlcXVlc3QSNS5pY3YudmVyaWZpY2F0aW9uLnYxLkNhbmNlbFZlcmlmaWNhdGlvblJlcXVlc3RSZXF1ZXN0GjYuaWN2LnZlcmlmaWNhdGlvbi52MS5DYW5jZWxWZXJpZmljYXRpb25SZXF1ZXN0UmVzcG9uc2USdQoSTGlzdFJldXNhYmxlUHJvb2ZzEi4uaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0UmV1c2FibGVQcm9vZnNSZXF1ZXN0Gi8uaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0UmV1c2FibGVQcm9vZnNSZXNwb25zZRJsCg9BdXRvVmVyaWZ5QXNzZXQSKy5pY3YudmVyaWZpY2F0aW9uLnYxLkF1dG9WZXJpZnlBc3NldFJlcXVlc3QaLC5pY3YudmVyaWZpY2F0aW9uLnYxLkF1dG9WZXJpZnlBc3NldFJlc3BvbnNlEm8KEEdldEhvc3RlZFJlcXVlc3QSLC5pY3YudmVyaWZpY2F0aW9uLnYxLkdldEhvc3RlZFJlcXVlc3RSZXF1ZXN0Gi0uaWN2LnZlcmlmaWNhdGlvbi52MS5HZXRIb3N0ZWRSZXF1ZXN0UmVzcG9uc2USbwoQU3RhcnRIb3N0ZWRBc3NldBIsLmljdi52ZXJpZmljYXRpb24udjEuU3RhcnRIb3N0ZWRBc3NldFJlcXVlc3QaLS5pY3YudmVyaWZpY2F0aW9uLnYxLlN0YXJ0SG9zdGVkQXNzZXRSZXNwb25zZRJyChFTdWJtaXRIb3N0ZWRBc3NldBItLmljdi52ZXJpZmljYXRpb24udjEuU3VibWl0SG9zdGVkQXNzZXRSZXF1ZXN0Gi4uaWN2LnZlcmlmaWNhdGlvbi52MS5TdWJtaXRIb3N0ZWRBc3NldFJlc3BvbnNlEn4KFVRlc3RWZXJpZnlIb3N0ZWRBc3NldBIxLmljdi52ZXJpZmljYXRpb24udjEuVGVzdFZlcmlmeUhvc3RlZEFzc2V0UmVxdWVzdBoyLmljdi52ZXJpZmljYXRpb24udjEuVGVzdFZlcmlmeUhvc3RlZEFzc2V0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_common_v1_scope]);
 
 /**
  * @generated from message icv.verification.v1.ActionContext
@@ -223,6 +223,13 @@ export type VerificationRequest = Message<"icv.verification.v1.VerificationReque
    * @generated from field: bool test_mode = 17;
    */
   testMode: boolean;
+
+  /**
+   * Seconds: reused proofs must have been verified at most this long before the request was created.
+   *
+   * @generated from field: optional int32 max_proof_age = 18;
+   */
+  maxProofAge?: number | undefined;
 };
 
 /**
@@ -292,6 +299,13 @@ export type CreateVerificationRequestRequest = Message<"icv.verification.v1.Crea
    * @generated from field: google.protobuf.Struct client_metadata = 11;
    */
   clientMetadata?: JsonObject | undefined;
+
+  /**
+   * Seconds, 60 to 31536000; absent: proofs of any age may be reused.
+   *
+   * @generated from field: optional int32 max_proof_age = 12;
+   */
+  maxProofAge?: number | undefined;
 };
 
 /**
@@ -495,6 +509,597 @@ export const CancelVerificationRequestResponseSchema: GenMessage<CancelVerificat
   messageDesc(file_icv_verification_v1_verification_request_service, 13);
 
 /**
+ * @generated from message icv.verification.v1.ReusableProof
+ */
+export type ReusableProof = Message<"icv.verification.v1.ReusableProof"> & {
+  /**
+   * @generated from field: int32 asset_index = 1;
+   */
+  assetIndex: number;
+
+  /**
+   * @generated from field: string verification_id = 2;
+   */
+  verificationId: string;
+
+  /**
+   * @generated from field: string type = 3;
+   */
+  type: string;
+
+  /**
+   * @generated from field: string channel = 4;
+   */
+  channel: string;
+
+  /**
+   * Masked.
+   *
+   * @generated from field: string identifier = 5;
+   */
+  identifier: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp verified_at = 6;
+   */
+  verifiedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp proof_expires_at = 7;
+   */
+  proofExpiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.ReusableProof.
+ * Use `create(ReusableProofSchema)` to create a new message.
+ */
+export const ReusableProofSchema: GenMessage<ReusableProof> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 14);
+
+/**
+ * @generated from message icv.verification.v1.ListReusableProofsRequest
+ */
+export type ListReusableProofsRequest = Message<"icv.verification.v1.ListReusableProofsRequest"> & {
+  /**
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: string token = 2;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message icv.verification.v1.ListReusableProofsRequest.
+ * Use `create(ListReusableProofsRequestSchema)` to create a new message.
+ */
+export const ListReusableProofsRequestSchema: GenMessage<ListReusableProofsRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 15);
+
+/**
+ * @generated from message icv.verification.v1.ListReusableProofsResponse
+ */
+export type ListReusableProofsResponse = Message<"icv.verification.v1.ListReusableProofsResponse"> & {
+  /**
+   * @generated from field: repeated icv.verification.v1.ReusableProof proofs = 1;
+   */
+  proofs: ReusableProof[];
+};
+
+/**
+ * Describes the message icv.verification.v1.ListReusableProofsResponse.
+ * Use `create(ListReusableProofsResponseSchema)` to create a new message.
+ */
+export const ListReusableProofsResponseSchema: GenMessage<ListReusableProofsResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 16);
+
+/**
+ * @generated from message icv.verification.v1.AutoVerifyAssetRequest
+ */
+export type AutoVerifyAssetRequest = Message<"icv.verification.v1.AutoVerifyAssetRequest"> & {
+  /**
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: string token = 2;
+   */
+  token: string;
+
+  /**
+   * @generated from field: int32 asset_index = 3;
+   */
+  assetIndex: number;
+
+  /**
+   * Which existing verification to reuse; absent: the most recently verified one.
+   *
+   * @generated from field: optional string verification_id = 4;
+   */
+  verificationId?: string | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.AutoVerifyAssetRequest.
+ * Use `create(AutoVerifyAssetRequestSchema)` to create a new message.
+ */
+export const AutoVerifyAssetRequestSchema: GenMessage<AutoVerifyAssetRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 17);
+
+/**
+ * @generated from message icv.verification.v1.AutoVerifyAssetResponse
+ */
+export type AutoVerifyAssetResponse = Message<"icv.verification.v1.AutoVerifyAssetResponse"> & {
+  /**
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * The request's status after the asset was completed.
+   *
+   * @generated from field: string request_status = 2;
+   */
+  requestStatus: string;
+
+  /**
+   * @generated from field: int32 asset_index = 3;
+   */
+  assetIndex: number;
+
+  /**
+   * @generated from field: string asset_status = 4;
+   */
+  assetStatus: string;
+
+  /**
+   * The new verification (method reused_proof).
+   *
+   * @generated from field: string verification_id = 5;
+   */
+  verificationId: string;
+
+  /**
+   * @generated from field: string reused_from = 6;
+   */
+  reusedFrom: string;
+
+  /**
+   * @generated from field: string type = 7;
+   */
+  type: string;
+
+  /**
+   * @generated from field: string channel = 8;
+   */
+  channel: string;
+
+  /**
+   * Masked.
+   *
+   * @generated from field: string identifier = 9;
+   */
+  identifier: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp verified_at = 10;
+   */
+  verifiedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp proof_expires_at = 11;
+   */
+  proofExpiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.AutoVerifyAssetResponse.
+ * Use `create(AutoVerifyAssetResponseSchema)` to create a new message.
+ */
+export const AutoVerifyAssetResponseSchema: GenMessage<AutoVerifyAssetResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 18);
+
+/**
+ * An open challenge as the hosted page shows it.
+ *
+ * @generated from message icv.verification.v1.HostedChallenge
+ */
+export type HostedChallenge = Message<"icv.verification.v1.HostedChallenge"> & {
+  /**
+   * Phone channels: the code the user sends.
+   *
+   * @generated from field: optional string code = 1;
+   */
+  code?: string | undefined;
+
+  /**
+   * @generated from field: string instruction = 2;
+   */
+  instruction: string;
+
+  /**
+   * @generated from field: optional string deep_link = 3;
+   */
+  deepLink?: string | undefined;
+
+  /**
+   * Wallets: the text to sign; domains: the DNS record / HTTP file value.
+   *
+   * @generated from field: optional string message = 4;
+   */
+  message?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp expires_at = 5;
+   */
+  expiresAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: int32 attempts_remaining = 6;
+   */
+  attemptsRemaining: number;
+};
+
+/**
+ * Describes the message icv.verification.v1.HostedChallenge.
+ * Use `create(HostedChallengeSchema)` to create a new message.
+ */
+export const HostedChallengeSchema: GenMessage<HostedChallenge> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 19);
+
+/**
+ * @generated from message icv.verification.v1.HostedAsset
+ */
+export type HostedAsset = Message<"icv.verification.v1.HostedAsset"> & {
+  /**
+   * @generated from field: int32 index = 1;
+   */
+  index: number;
+
+  /**
+   * @generated from field: string type = 2;
+   */
+  type: string;
+
+  /**
+   * @generated from field: optional string identifier = 3;
+   */
+  identifier?: string | undefined;
+
+  /**
+   * @generated from field: optional string channel = 4;
+   */
+  channel?: string | undefined;
+
+  /**
+   * The channels the user may choose from.
+   *
+   * @generated from field: repeated string channels = 5;
+   */
+  channels: string[];
+
+  /**
+   * Those of channels that can run here (provider configured, or a test-mode request).
+   *
+   * @generated from field: repeated string available_channels = 6;
+   */
+  availableChannels: string[];
+
+  /**
+   * @generated from field: bool required = 7;
+   */
+  required: boolean;
+
+  /**
+   * pending, in_progress, verified, failed or expired.
+   *
+   * @generated from field: string status = 8;
+   */
+  status: string;
+
+  /**
+   * code, signature, bot_token, domain_check or oauth (while a challenge is open).
+   *
+   * @generated from field: optional string method = 9;
+   */
+  method?: string | undefined;
+
+  /**
+   * @generated from field: icv.verification.v1.HostedChallenge challenge = 10;
+   */
+  challenge?: HostedChallenge | undefined;
+
+  /**
+   * The asset's current verification (the page's event stream follows it).
+   *
+   * @generated from field: optional string verification_id = 11;
+   */
+  verificationId?: string | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.HostedAsset.
+ * Use `create(HostedAssetSchema)` to create a new message.
+ */
+export const HostedAssetSchema: GenMessage<HostedAsset> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 20);
+
+/**
+ * A request as its hosted page sees it: no tenant data beyond the action context.
+ *
+ * @generated from message icv.verification.v1.HostedRequest
+ */
+export type HostedRequest = Message<"icv.verification.v1.HostedRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * @generated from field: string action_type = 3;
+   */
+  actionType: string;
+
+  /**
+   * @generated from field: icv.verification.v1.ActionContext action_context = 4;
+   */
+  actionContext?: ActionContext | undefined;
+
+  /**
+   * @generated from field: repeated icv.verification.v1.HostedAsset assets = 5;
+   */
+  assets: HostedAsset[];
+
+  /**
+   * @generated from field: google.protobuf.Timestamp expires_at = 6;
+   */
+  expiresAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: bool test_mode = 7;
+   */
+  testMode: boolean;
+
+  /**
+   * @generated from field: bool partial_ok = 8;
+   */
+  partialOk: boolean;
+
+  /**
+   * @generated from field: bool has_redirect = 9;
+   */
+  hasRedirect: boolean;
+
+  /**
+   * redirect_url with request_id and status appended, once the request settled.
+   *
+   * @generated from field: optional string redirect_to = 10;
+   */
+  redirectTo?: string | undefined;
+
+  /**
+   * The request expired: only id, status and redirect_to are filled.
+   *
+   * @generated from field: bool token_expired = 11;
+   */
+  tokenExpired: boolean;
+};
+
+/**
+ * Describes the message icv.verification.v1.HostedRequest.
+ * Use `create(HostedRequestSchema)` to create a new message.
+ */
+export const HostedRequestSchema: GenMessage<HostedRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 21);
+
+/**
+ * @generated from message icv.verification.v1.GetHostedRequestRequest
+ */
+export type GetHostedRequestRequest = Message<"icv.verification.v1.GetHostedRequestRequest"> & {
+  /**
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: string token = 2;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message icv.verification.v1.GetHostedRequestRequest.
+ * Use `create(GetHostedRequestRequestSchema)` to create a new message.
+ */
+export const GetHostedRequestRequestSchema: GenMessage<GetHostedRequestRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 22);
+
+/**
+ * @generated from message icv.verification.v1.GetHostedRequestResponse
+ */
+export type GetHostedRequestResponse = Message<"icv.verification.v1.GetHostedRequestResponse"> & {
+  /**
+   * @generated from field: icv.verification.v1.HostedRequest request = 1;
+   */
+  request?: HostedRequest | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.GetHostedRequestResponse.
+ * Use `create(GetHostedRequestResponseSchema)` to create a new message.
+ */
+export const GetHostedRequestResponseSchema: GenMessage<GetHostedRequestResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 23);
+
+/**
+ * @generated from message icv.verification.v1.StartHostedAssetRequest
+ */
+export type StartHostedAssetRequest = Message<"icv.verification.v1.StartHostedAssetRequest"> & {
+  /**
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: string token = 2;
+   */
+  token: string;
+
+  /**
+   * @generated from field: int32 asset_index = 3;
+   */
+  assetIndex: number;
+
+  /**
+   * Required when the request left the asset's identifier null.
+   *
+   * @generated from field: optional string identifier = 4;
+   */
+  identifier?: string | undefined;
+
+  /**
+   * @generated from field: optional string channel = 5;
+   */
+  channel?: string | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.StartHostedAssetRequest.
+ * Use `create(StartHostedAssetRequestSchema)` to create a new message.
+ */
+export const StartHostedAssetRequestSchema: GenMessage<StartHostedAssetRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 24);
+
+/**
+ * @generated from message icv.verification.v1.StartHostedAssetResponse
+ */
+export type StartHostedAssetResponse = Message<"icv.verification.v1.StartHostedAssetResponse"> & {
+  /**
+   * @generated from field: icv.verification.v1.HostedRequest request = 1;
+   */
+  request?: HostedRequest | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.StartHostedAssetResponse.
+ * Use `create(StartHostedAssetResponseSchema)` to create a new message.
+ */
+export const StartHostedAssetResponseSchema: GenMessage<StartHostedAssetResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 25);
+
+/**
+ * @generated from message icv.verification.v1.SubmitHostedAssetRequest
+ */
+export type SubmitHostedAssetRequest = Message<"icv.verification.v1.SubmitHostedAssetRequest"> & {
+  /**
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: string token = 2;
+   */
+  token: string;
+
+  /**
+   * @generated from field: int32 asset_index = 3;
+   */
+  assetIndex: number;
+
+  /**
+   * @generated from field: optional string challenge_code = 4;
+   */
+  challengeCode?: string | undefined;
+
+  /**
+   * @generated from field: optional string signature = 5;
+   */
+  signature?: string | undefined;
+
+  /**
+   * @generated from field: optional string bot_token = 6;
+   */
+  botToken?: string | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.SubmitHostedAssetRequest.
+ * Use `create(SubmitHostedAssetRequestSchema)` to create a new message.
+ */
+export const SubmitHostedAssetRequestSchema: GenMessage<SubmitHostedAssetRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 26);
+
+/**
+ * @generated from message icv.verification.v1.SubmitHostedAssetResponse
+ */
+export type SubmitHostedAssetResponse = Message<"icv.verification.v1.SubmitHostedAssetResponse"> & {
+  /**
+   * @generated from field: icv.verification.v1.HostedRequest request = 1;
+   */
+  request?: HostedRequest | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.SubmitHostedAssetResponse.
+ * Use `create(SubmitHostedAssetResponseSchema)` to create a new message.
+ */
+export const SubmitHostedAssetResponseSchema: GenMessage<SubmitHostedAssetResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 27);
+
+/**
+ * @generated from message icv.verification.v1.TestVerifyHostedAssetRequest
+ */
+export type TestVerifyHostedAssetRequest = Message<"icv.verification.v1.TestVerifyHostedAssetRequest"> & {
+  /**
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: string token = 2;
+   */
+  token: string;
+
+  /**
+   * @generated from field: int32 asset_index = 3;
+   */
+  assetIndex: number;
+};
+
+/**
+ * Describes the message icv.verification.v1.TestVerifyHostedAssetRequest.
+ * Use `create(TestVerifyHostedAssetRequestSchema)` to create a new message.
+ */
+export const TestVerifyHostedAssetRequestSchema: GenMessage<TestVerifyHostedAssetRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 28);
+
+/**
+ * @generated from message icv.verification.v1.TestVerifyHostedAssetResponse
+ */
+export type TestVerifyHostedAssetResponse = Message<"icv.verification.v1.TestVerifyHostedAssetResponse"> & {
+  /**
+   * @generated from field: icv.verification.v1.HostedRequest request = 1;
+   */
+  request?: HostedRequest | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.TestVerifyHostedAssetResponse.
+ * Use `create(TestVerifyHostedAssetResponseSchema)` to create a new message.
+ */
+export const TestVerifyHostedAssetResponseSchema: GenMessage<TestVerifyHostedAssetResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 29);
+
+/**
  * Verification requests: several assets for one end user, completed on the hosted page at
  * verification_url or through the API. Served by the verification service.
  *
@@ -545,6 +1150,70 @@ export const VerificationRequestService: GenService<{
     methodKind: "unary";
     input: typeof CancelVerificationRequestRequestSchema;
     output: typeof CancelVerificationRequestResponseSchema;
+  },
+  /**
+   * Smart reuse, authorised by the request token (no tenant scope): NOT_FOUND for a wrong token or
+   * request, FAILED_PRECONDITION (request_expired) once the request expired.
+   * The end user's existing proofs usable for the request's unverified assets.
+   *
+   * @generated from rpc icv.verification.v1.VerificationRequestService.ListReusableProofs
+   */
+  listReusableProofs: {
+    methodKind: "unary";
+    input: typeof ListReusableProofsRequestSchema;
+    output: typeof ListReusableProofsResponseSchema;
+  },
+  /**
+   * Completes one asset with a new verification and proof (method reused_proof) from an existing proof.
+   *
+   * @generated from rpc icv.verification.v1.VerificationRequestService.AutoVerifyAsset
+   */
+  autoVerifyAsset: {
+    methodKind: "unary";
+    input: typeof AutoVerifyAssetRequestSchema;
+    output: typeof AutoVerifyAssetResponseSchema;
+  },
+  /**
+   * The hosted page at verification_url, authorised by the request token alone (no tenant scope):
+   * NOT_FOUND for a wrong token or request; FAILED_PRECONDITION (request_expired) for actions once
+   * the request expired (GetHostedRequest then answers the final status only).
+   *
+   * @generated from rpc icv.verification.v1.VerificationRequestService.GetHostedRequest
+   */
+  getHostedRequest: {
+    methodKind: "unary";
+    input: typeof GetHostedRequestRequestSchema;
+    output: typeof GetHostedRequestResponseSchema;
+  },
+  /**
+   * Starts (or restarts) an asset: a verification in the request's scope with the identifier and channel the user chose.
+   *
+   * @generated from rpc icv.verification.v1.VerificationRequestService.StartHostedAsset
+   */
+  startHostedAsset: {
+    methodKind: "unary";
+    input: typeof StartHostedAssetRequestSchema;
+    output: typeof StartHostedAssetResponseSchema;
+  },
+  /**
+   * The user's answer to an asset's challenge: code, wallet signature or bot token.
+   *
+   * @generated from rpc icv.verification.v1.VerificationRequestService.SubmitHostedAsset
+   */
+  submitHostedAsset: {
+    methodKind: "unary";
+    input: typeof SubmitHostedAssetRequestSchema;
+    output: typeof SubmitHostedAssetResponseSchema;
+  },
+  /**
+   * Test-mode requests only (PERMISSION_DENIED test_mode_required otherwise): completes an asset at once.
+   *
+   * @generated from rpc icv.verification.v1.VerificationRequestService.TestVerifyHostedAsset
+   */
+  testVerifyHostedAsset: {
+    methodKind: "unary";
+    input: typeof TestVerifyHostedAssetRequestSchema;
+    output: typeof TestVerifyHostedAssetResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_icv_verification_v1_verification_request_service, 0);

@@ -1,0 +1,374 @@
+// The hosted verification page. Plain browser JavaScript, no dependencies. The request token is
+// read from the URL fragment (never sent in a URL except the event stream's ?token=) and goes to
+// the API in the X-Request-Token header. Texts come from texts.js (window.ICV_TEXTS).
+"use strict";
+(function () {
+  const T = window.ICV_TEXTS;
+  const $ = (id) => document.getElementById(id);
+  const requestId = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop() || "");
+  const token = location.hash.slice(1);
+  const base = "/api/v1/verify/request/" + encodeURIComponent(requestId);
+  const FINAL = ["completed", "expired", "cancelled"];
+  const REDIRECT_DELAY_MS = 1500;
+
+  let state = null;
+  const rendered = new Map(); // asset index → JSON of what the card shows
+  let redirectTimer = null;
+  let events = null;
+  let offers = new Map(); // asset index → existing proofs the user may reuse (smart reuse)
+
+  document.documentElement.lang = T.lang;
+  document.title = T.pageTitle;
+  $("progress").textContent = T.loading;
+
+  /** An element with attributes and children; text only through textContent. */
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "text") e.textContent = v;
+      else if (k === "on") for (const [ev, fn] of Object.entries(v)) e.addEventListener(ev, fn);
+      else if (k in e && typeof v !== "string") e[k] = v;
+      else e.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children.flat()) if (c) e.append(c);
+    return e;
+  }
+
+  async function api(method, path, body) {
+    let res;
+    try {
+      res = await fetch(base + path, {
+        method,
+        headers: Object.assign({ "X-Request-Token": token, Accept: "application/json" }, body ? { "Content-Type": "application/json" } : {}),
+        body: body ? JSON.stringify(body) : undefined,
+        cache: "no-store",
+        credentials: "omit",
+        referrerPolicy: "no-referrer",
+      });
+    } catch {
+      throw { code: "network", message: T.errors.network };
+    }
+    const json = await res.json().catch(() => ({}));
+    if (!res.ok) throw json.error || { code: "generic" };
+    return json;
+  }
+
+  function showError(e) {
+    const box = $("alert");
+    box.textContent = T.errors[e.code] || e.message || T.errors.generic;
+    box.hidden = false;
+    box.focus();
+  }
+  const clearError = () => {
+    $("alert").hidden = true;
+    $("alert").textContent = "";
+  };
+
+  const typeName = (t) => T.types[t] || t;
+  const channelName = (c) => T.channels[c] || c;
+  const open = () => state && (state.status === "pending" || state.status === "partial") && !state.token_expired;
+
+  /** Runs an action of one asset: disables its buttons meanwhile, shows errors, applies the answer, moves focus. */
+  async function act(card, fn, focusAfter) {
+    clearError();
+    const buttons = card ? [...card.querySelectorAll("button")] : [];
+    buttons.forEach((b) => (b.disabled = true));
+    try {
+      apply(await fn());
+      if (focusAfter) focusAfter();
+    } catch (e) {
+      buttons.forEach((b) => (b.disabled = false));
+      showError(e);
+    }
+  }
+
+  function focusAsset(index) {
+    const card = $("asset-" + index);
+    const target = card && (card.querySelector("input, textarea, a.button, button") || card);
+    if (target) target.focus();
+  }
+
+  function startForm(a) {
+    const idId = "identifier-" + a.index;
+    const children = [];
+    if (a.identifier === null) {
+      const type = a.type === "email" ? "email" : a.type === "phone" ? "tel" : "text";
+      children.push(el("label", { for: idId, text: T.identifierLabel[a.type] || T.types[a.type] }));
+      children.push(el("input", { id: idId, name: "identifier", type, required: true, autocomplete: a.type === "email" ? "email" : a.type === "phone" ? "tel" : "off" }));
+    }
+    const available = a.channels.filter((c) => a.available_channels.includes(c));
+    if (a.channels.length > 1) {
+      const firstOk = a.channel && available.includes(a.channel) ? a.channel : available[0];
+      children.push(
+        el(
+          "fieldset",
+          {},
+          el("legend", { text: T.channelLegend }),
+          a.channels.map((c) => {
+            const ok = available.includes(c);
+            const rid = "channel-" + a.index + "-" + c;
+            return el(
+              "label",
+              { class: "choice" + (ok ? "" : " unavailable"), for: rid },
+              el("input", { type: "radio", id: rid, name: "channel", value: c, disabled: !ok, checked: c === firstOk }),
+              el("span", { text: ok ? channelName(c) : channelName(c) + " (" + T.unavailable + ")" }),
+            );
+          }),
+        ),
+      );
+    } else if (!available.length) {
+      children.push(el("p", { text: channelName(a.channels[0]) + " (" + T.unavailable + ")" }));
+    }
+    if (!available.length) return el("div", {}, children, el("p", { text: T.noChannel }));
+    const form = el("form", { novalidate: true }, children, el("button", { type: "submit", text: a.status === "pending" ? T.start : T.restart }));
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const body = {};
+      const input = form.querySelector("input[name=identifier]");
+      if (input) body.identifier = input.value.trim();
+      const chosen = form.querySelector("input[name=channel]:checked");
+      body.channel = chosen ? chosen.value : available[0];
+      act(form, () => api("POST", "/assets/" + a.index + "/start", body), () => focusAsset(a.index));
+    });
+    return form;
+  }
+
+  function submitForm(a, label, field, inputType) {
+    const fid = field + "-" + a.index;
+    const form = el(
+      "form",
+      { novalidate: true },
+      el("label", { for: fid, text: label }),
+      inputType === "textarea"
+        ? el("textarea", { id: fid, name: field, required: true, spellcheck: "false" })
+        : el("input", { id: fid, name: field, type: "text", required: true, autocomplete: "one-time-code", inputmode: field === "challenge_code" ? "text" : undefined, spellcheck: "false" }),
+      el("button", { type: "submit", text: T.confirm }),
+    );
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const value = form.elements[field].value.trim();
+      act(form, () => api("POST", "/assets/" + a.index + "/submit", { [field]: value }), () => focusAsset(a.index));
+    });
+    return form;
+  }
+
+  function challengeView(a) {
+    const ch = a.challenge;
+    const out = [];
+    const channel = channelName(a.channel);
+    if (a.type === "phone") {
+      out.push(el("p", { text: T.phoneHow(channel) }));
+      if (ch.code) out.push(el("p", { class: "tag", text: T.phoneCode }), el("p", { class: "code", text: ch.code }));
+      if (ch.deep_link) out.push(el("a", { class: "button", href: ch.deep_link, rel: "noopener noreferrer", target: "_blank", text: T.openApp(channel) }));
+      if (ch.qr_code) out.push(el("img", { class: "qr", src: ch.qr_code, alt: T.qrAlt(channel), width: 192, height: 192 }));
+    } else if (a.method === "code") {
+      out.push(el("p", { text: T.emailSent }), submitForm(a, T.codeLabel, "challenge_code"));
+    } else if (a.method === "signature") {
+      out.push(el("p", { text: T.signMessage }), el("pre", { text: ch.message || "" }));
+      if (a.channel === "ethereum" && window.ethereum) {
+        out.push(
+          el("button", {
+            type: "button",
+            text: T.signWithWallet,
+            on: {
+              click: async (ev) => {
+                const card = ev.target.closest("li");
+                let signature;
+                try {
+                  const hex = "0x" + [...new TextEncoder().encode(ch.message)].map((b) => b.toString(16).padStart(2, "0")).join("");
+                  signature = await window.ethereum.request({ method: "personal_sign", params: [hex, a.identifier] });
+                } catch {
+                  return showError({ message: T.walletFailed });
+                }
+                act(card, () => api("POST", "/assets/" + a.index + "/submit", { signature }), () => focusAsset(a.index));
+              },
+            },
+          }),
+        );
+      }
+      out.push(submitForm(a, T.signatureLabel, "signature", "textarea"));
+    } else if (a.method === "oauth") {
+      out.push(el("p", { text: ch.instruction }));
+      if (ch.deep_link) out.push(el("a", { class: "button", href: ch.deep_link, rel: "noopener noreferrer", text: T.oauthButton(channel) }));
+    } else if (a.method === "domain_check") {
+      out.push(el("p", { text: ch.instruction }), el("p", { text: T.domainRecord }), el("pre", { text: ch.message || "" }), el("p", { text: T.domainWait }));
+    } else if (a.method === "bot_token") {
+      out.push(el("p", { text: ch.instruction }), submitForm(a, T.botTokenLabel, "bot_token"));
+    } else {
+      out.push(el("p", { text: ch.instruction }));
+    }
+    const meta = [T.expiresAt(new Date(ch.expires_at).toLocaleTimeString())];
+    if (a.method !== "oauth" && a.method !== "domain_check" && a.type !== "phone") meta.push(T.attemptsLeft(ch.attempts_remaining));
+    out.push(el("p", { class: "tag", text: meta.join(" · ") }));
+    if (state.test_mode) {
+      out.push(
+        el("button", {
+          type: "button",
+          class: "secondary",
+          text: T.testComplete,
+          on: { click: (ev) => act(ev.target.closest("li"), () => api("POST", "/assets/" + a.index + "/test-verify"), () => focusAsset(a.index)) },
+        }),
+      );
+    }
+    return out;
+  }
+
+  /** Smart reuse: proofs of this asset the user already holds; one click completes it. */
+  function reuseOffer(a, proofs) {
+    return el(
+      "div",
+      { class: "reuse" },
+      el("p", { text: T.reuseIntro }),
+      proofs.slice(0, 3).map((p) =>
+        el("button", {
+          type: "button",
+          text: T.reuseButton(p.identifier, new Date(p.verified_at).toLocaleDateString()),
+          on: {
+            click: (ev) =>
+              act(ev.target.closest("li"), async () => {
+                await api("POST", "/assets/" + a.index + "/auto-verify", { verification_id: p.verification_id });
+                offers.delete(a.index);
+                return api("GET", "");
+              }, () => focusAsset(a.index)),
+          },
+        }),
+      ),
+    );
+  }
+
+  function assetCard(a) {
+    const headingId = "asset-title-" + a.index;
+    const body = [];
+    if (a.identifier) body.push(el("p", { class: "identifier", text: a.identifier + (a.channel ? " · " + channelName(a.channel) : "") }));
+    if (a.status === "verified") body.push(el("p", { text: T.verifiedNote }));
+    else if (open()) {
+      const reusable = offers.get(a.index) || [];
+      if (reusable.length) body.push(reuseOffer(a, reusable));
+      if (a.status === "in_progress" && a.challenge) {
+        body.push(...challengeView(a));
+        if (a.channels.length > 1 || a.type === "email") {
+          body.push(el("details", {}, el("summary", { text: T.restart }), startForm(Object.assign({}, a, { status: "in_progress" }))));
+        }
+      } else body.push(startForm(a));
+    }
+    return el(
+      "li",
+      { id: "asset-" + a.index, class: "asset", tabindex: "-1", "aria-labelledby": headingId },
+      el(
+        "div",
+        { class: "asset-head" },
+        el("h2", { id: headingId, text: typeName(a.type) }),
+        el("span", { class: "status status-" + a.status, text: T.statuses[a.status] || a.status }),
+      ),
+      el("p", { class: "tag", text: a.required ? T.required : T.optional }),
+      body,
+    );
+  }
+
+  /** Applies a new page state: cards that changed are redrawn (others keep what the user typed). */
+  function apply(next) {
+    const before = state;
+    state = next;
+    const title = next.action_context && next.action_context.title;
+    $("title").textContent = title || T.titles[next.action_type] || T.pageTitle;
+    const desc = next.action_context && next.action_context.description;
+    $("description").hidden = !desc;
+    $("description").textContent = desc || "";
+    $("test-mode").hidden = !next.test_mode;
+    $("test-mode").textContent = T.testMode;
+
+    const list = $("assets");
+    const seen = new Set();
+    for (const a of next.assets) {
+      seen.add(a.index);
+      const key = JSON.stringify([a, next.status, next.test_mode, offers.get(a.index) || null]);
+      if (rendered.get(a.index) === key) continue;
+      const card = assetCard(a);
+      const old = $("asset-" + a.index);
+      const hadFocus = old && old.contains(document.activeElement);
+      if (old) old.replaceWith(card);
+      else list.append(card);
+      rendered.set(a.index, key);
+      if (hadFocus) focusAsset(a.index);
+      const prev = before && before.assets.find((x) => x.index === a.index);
+      if (prev && prev.status !== a.status) $("announcer").textContent = T.announce(typeName(a.type), T.statuses[a.status] || a.status);
+    }
+    for (const [index] of rendered) if (!seen.has(index)) ($("asset-" + index) || { remove() {} }).remove(), rendered.delete(index);
+
+    const done = next.assets.filter((a) => a.status === "verified").length;
+    $("progress").textContent = next.assets.length ? T.progress(done, next.assets.length) : "";
+    finish(next);
+  }
+
+  /** A final request (or a partial one with partial_ok): say so, and go back to the tenant when it gave a redirect_url. */
+  function finish(s) {
+    const final = FINAL.includes(s.status) || s.token_expired;
+    const partialDone = s.status === "partial" && s.partial_ok && s.redirect_to;
+    const box = $("final");
+    if (!final && !partialDone) {
+      box.hidden = true;
+      return;
+    }
+    const wasHidden = box.hidden;
+    $("final-text").textContent = T.final[s.status] || T.final.expired;
+    const link = $("continue");
+    link.hidden = !s.redirect_to;
+    if (s.redirect_to) {
+      link.href = s.redirect_to;
+      link.textContent = T.continue;
+    }
+    box.hidden = false;
+    if (wasHidden) box.focus();
+    if (final) {
+      if (events) events.close();
+      if (s.redirect_to && !redirectTimer) {
+        $("announcer").textContent = T.redirecting;
+        redirectTimer = setTimeout(() => location.assign(s.redirect_to), REDIRECT_DELAY_MS);
+      }
+    }
+  }
+
+  function listen() {
+    if (!window.EventSource) return;
+    events = new EventSource(base + "/events?token=" + encodeURIComponent(token));
+    events.addEventListener("request", (ev) => {
+      try {
+        apply(JSON.parse(ev.data));
+      } catch {
+        /* a malformed event changes nothing */
+      }
+    });
+  }
+
+  async function load() {
+    if (!token) return showError({ code: "not_found" });
+    try {
+      apply(await api("GET", ""));
+    } catch (e) {
+      $("progress").textContent = "";
+      return showError(e);
+    }
+    if (open()) {
+      listen();
+      loadOffers();
+    }
+  }
+
+  /** Existing proofs for the request's open assets (requests with an external_user_id); optional, errors ignored. */
+  async function loadOffers() {
+    try {
+      const r = await api("GET", "/proofs");
+      offers = new Map();
+      for (const p of r.proofs || []) offers.set(p.asset_index, (offers.get(p.asset_index) || []).concat(p));
+      if (offers.size && state) {
+        rendered.clear();
+        apply(state);
+      }
+    } catch {
+      /* no reuse offers: the page works without them */
+    }
+  }
+
+  load();
+})();

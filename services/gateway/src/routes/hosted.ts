@@ -1,0 +1,238 @@
+import type { Client } from "@connectrpc/connect";
+import type { Request, Response } from "express";
+import QRCode from "qrcode";
+import { z } from "zod";
+import {
+  VerificationRequestService, type HostedRequest,
+} from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
+import { AppError, iso, rpcClient, type Config } from "@icv/platform";
+import type { HostedHub, HostedState } from "../hosted/hub.ts";
+import { route, type RouteDef } from "../registry.ts";
+import { ErrorBody } from "../schemas.ts";
+
+const err = (description: string) => ({ description, schema: ErrorBody });
+const TAG = "Hosted page";
+export const TOKEN_HEADER = "x-request-token";
+
+const Params = z.object({ id: z.string().min(1).max(64) });
+const AssetParams = z.object({
+  id: z.string().min(1).max(64),
+  assetIndex: z.string().regex(/^\d{1,2}$/, "assetIndex must be a whole number").transform(Number),
+});
+const StartBody = z
+  .object({ identifier: z.string().min(1).max(320).optional(), channel: z.string().min(1).max(32).optional() })
+  .strict()
+  .meta({ id: "HostedStart" });
+const SubmitBody = z
+  .object({ challenge_code: z.string().max(64).optional(), signature: z.string().max(1024).optional(), bot_token: z.string().max(256).optional() })
+  .strict()
+  .meta({ id: "HostedSubmit" });
+const EventsQuery = z.object({ token: z.string().max(128).optional() });
+
+const HostedChallenge = z.object({
+  code: z.string().optional(),
+  instruction: z.string(),
+  deep_link: z.string().optional(),
+  qr_code: z.string().optional().describe("data: URI of a PNG QR code of deep_link (phone channels)"),
+  message: z.string().optional(),
+  expires_at: z.string(),
+  attempts_remaining: z.number().int(),
+});
+const HostedAsset = z.object({
+  index: z.number().int(),
+  type: z.string(),
+  identifier: z.string().nullable(),
+  channel: z.string().nullable(),
+  channels: z.array(z.string()),
+  available_channels: z.array(z.string()),
+  required: z.boolean(),
+  status: z.string(),
+  verification_id: z.string().nullable(),
+  method: z.string().nullable(),
+  challenge: HostedChallenge.nullable(),
+});
+export const HostedRequestBody = z
+  .object({
+    id: z.string(),
+    status: z.string(),
+    action_type: z.string(),
+    action_context: z.object({ title: z.string().nullable(), description: z.string().nullable() }),
+    assets: z.array(HostedAsset),
+    expires_at: z.string(),
+    test_mode: z.boolean(),
+    partial_ok: z.boolean(),
+    has_redirect: z.boolean(),
+    redirect_to: z.string().nullable(),
+    token_expired: z.boolean(),
+  })
+  .meta({ id: "HostedRequest" });
+
+/** A QR code PNG (data: URI) of a phone challenge's deep link, so a laptop user can scan it with the phone. */
+const qrOf = (link: string) => QRCode.toDataURL(link, { errorCorrectionLevel: "M", margin: 2, scale: 6 });
+
+/** RPC message → the page's JSON (snake_case, ISO timestamps, null where unset). */
+export async function toHostedBody(r: HostedRequest) {
+  return {
+    id: r.id,
+    status: r.status,
+    action_type: r.actionType,
+    action_context: { title: r.actionContext?.title ?? null, description: r.actionContext?.description ?? null },
+    assets: await Promise.all(
+      r.assets.map(async (a) => ({
+        index: a.index,
+        type: a.type,
+        identifier: a.identifier ?? null,
+        channel: a.channel ?? null,
+        channels: a.channels,
+        available_channels: a.availableChannels,
+        required: a.required,
+        status: a.status,
+        verification_id: a.verificationId ?? null,
+        method: a.method ?? null,
+        challenge: a.challenge
+          ? {
+              ...(a.challenge.code ? { code: a.challenge.code } : {}),
+              instruction: a.challenge.instruction,
+              ...(a.challenge.deepLink ? { deep_link: a.challenge.deepLink } : {}),
+              ...(a.challenge.deepLink && a.type === "phone" ? { qr_code: await qrOf(a.challenge.deepLink) } : {}),
+              ...(a.challenge.message ? { message: a.challenge.message } : {}),
+              expires_at: iso(a.challenge.expiresAt)!,
+              attempts_remaining: a.challenge.attemptsRemaining,
+            }
+          : null,
+      })),
+    ),
+    expires_at: iso(r.expiresAt)!,
+    test_mode: r.testMode,
+    partial_ok: r.partialOk,
+    has_redirect: r.hasRedirect,
+    redirect_to: r.redirectTo ?? null,
+    token_expired: r.tokenExpired,
+  };
+}
+
+/** The request token: header X-Request-Token (the page never puts it in a URL, except the event stream's). */
+function tokenOf(req: Request): string {
+  const t = req.get(TOKEN_HEADER);
+  if (!t) throw new AppError("not_found", "verification request not found");
+  return t;
+}
+
+/** Nothing of the page's API may be cached or leak the page URL onwards. */
+function privateHeaders(res: Response): void {
+  res.setHeader("Cache-Control", "no-store");
+  res.setHeader("Referrer-Policy", "no-referrer");
+}
+
+const DESCRIPTION = `The hosted page's API: no API key, authorised by the token in the verification_url fragment, sent in the
+\`X-Request-Token\` header. It authorises that one request until it expires: a wrong or another request's token answers
+404 not_found; actions on an expired request answer 410 request_expired (GET then answers the final status only).`;
+
+/** The hosted page's API under /api/v1/verify/request/{id} (public routes, per-IP limits). */
+export function hostedRoutes(config: Config, hub?: HostedHub, client?: Client<typeof VerificationRequestService>): RouteDef[] {
+  const c = client ?? rpcClient(VerificationRequestService, config.serviceUrl("verification"));
+  const base = "/api/v1/verify/request/{id}";
+  const assetErrors = {
+    400: err("validation_error, invalid_identifier, invalid_code, invalid_signature, challenge_expired, channel_unavailable"),
+    403: err("test_mode_required (test-verify of a live request)"),
+    404: err("not_found: unknown request, wrong token or asset"),
+    409: err("invalid_state or already_verified"),
+    410: err("request_expired"),
+  };
+  return [
+    route({
+      method: "get",
+      path: base,
+      tag: TAG,
+      summary: "The hosted page's view of a request (X-Request-Token)",
+      description: DESCRIPTION,
+      auth: "public",
+      params: Params,
+      responses: { 200: { description: "The request as the page shows it", schema: HostedRequestBody }, 404: err("not_found") },
+      async handler({ req, res, params }) {
+        privateHeaders(res);
+        const r = await c.getHostedRequest({ requestId: params.id, token: tokenOf(req) });
+        return { body: await toHostedBody(r.request!) };
+      },
+    }),
+    route({
+      method: "post",
+      path: `${base}/assets/{assetIndex}/start`,
+      tag: TAG,
+      summary: "Start (or restart) an asset from the hosted page: identifier where the request left it null, channel among the allowed ones",
+      description: "Answers the page state; the asset's challenge holds the code, deep link and QR (phone), the message to sign (wallet), the sign-in link (social, account) or the record to publish (domain). Email codes are mailed.",
+      auth: "public",
+      params: AssetParams,
+      body: StartBody,
+      responses: { 200: { description: "The page state", schema: HostedRequestBody }, ...assetErrors },
+      async handler({ req, res, params, body }) {
+        privateHeaders(res);
+        const r = await c.startHostedAsset({ requestId: params.id, token: tokenOf(req), assetIndex: params.assetIndex, identifier: body.identifier, channel: body.channel });
+        return { body: await toHostedBody(r.request!) };
+      },
+    }),
+    route({
+      method: "post",
+      path: `${base}/assets/{assetIndex}/submit`,
+      tag: TAG,
+      summary: "Answer an asset's challenge from the hosted page (code, signature or bot token)",
+      auth: "public",
+      params: AssetParams,
+      body: SubmitBody,
+      responses: { 200: { description: "The page state", schema: HostedRequestBody }, ...assetErrors },
+      async handler({ req, res, params, body }) {
+        privateHeaders(res);
+        const r = await c.submitHostedAsset({
+          requestId: params.id,
+          token: tokenOf(req),
+          assetIndex: params.assetIndex,
+          challengeCode: body.challenge_code,
+          signature: body.signature,
+          botToken: body.bot_token,
+        });
+        return { body: await toHostedBody(r.request!) };
+      },
+    }),
+    route({
+      method: "post",
+      path: `${base}/assets/{assetIndex}/test-verify`,
+      tag: TAG,
+      summary: "Complete a started asset at once (test-mode requests only)",
+      auth: "public",
+      params: AssetParams,
+      responses: { 200: { description: "The page state", schema: HostedRequestBody }, ...assetErrors },
+      async handler({ req, res, params }) {
+        privateHeaders(res);
+        const r = await c.testVerifyHostedAsset({ requestId: params.id, token: tokenOf(req), assetIndex: params.assetIndex });
+        return { body: await toHostedBody(r.request!) };
+      },
+    }),
+    route({
+      method: "get",
+      path: `${base}/events`,
+      tag: TAG,
+      summary: "Server-sent events of the hosted page: connected, then request (the page state) on every change",
+      description:
+        "The token comes as `?token=` here (an EventSource cannot set headers). `connected` first, then `request` with the " +
+        "page state (the GET shape) whenever it changes; a `: heartbeat` comment every SSE_HEARTBEAT_MS. The stream ends after a final state.",
+      auth: "public",
+      params: Params,
+      query: EventsQuery,
+      responses: {
+        200: { description: "text/event-stream: connected, request…", contentType: "text/event-stream" },
+        404: err("not_found"),
+        429: err("too_many_connections or rate_limited"),
+      },
+      handler: hub
+        ? async ({ res, params, query }) => {
+            privateHeaders(res);
+            const token = query.token;
+            if (!token) throw new AppError("not_found", "verification request not found");
+            const read = async () => (await toHostedBody((await c.getHostedRequest({ requestId: params.id, token })).request!)) as HostedState;
+            await hub.open(res, params.id, read);
+            return {};
+          }
+        : undefined,
+    }),
+  ];
+}

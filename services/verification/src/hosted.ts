@@ -1,0 +1,95 @@
+import type { Config } from "@icv/platform";
+import { CHANNELS_BY_TYPE, methodOf, missingProvider, type Method } from "./channels.ts";
+import type { AssetType } from "./identifiers.ts";
+import type { RequestView, VerificationRow } from "./store.ts";
+
+/** An open challenge as the hosted page shows it. */
+export interface HostedChallenge {
+  /** Phone channels: the code the user sends (it is in the instruction and deep link anyway). */
+  code?: string;
+  instruction: string;
+  deepLink?: string;
+  /** Wallets: the text to sign. Domains: the DNS record / HTTP file value. */
+  message?: string;
+  expiresAt: Date;
+  attemptsRemaining: number;
+}
+
+export interface HostedAsset {
+  idx: number;
+  type: string;
+  identifier: string | null;
+  channel: string | null;
+  /** The channels the user may choose from (allowed_channels, else the set channel, else every channel of the type). */
+  channels: string[];
+  /** Those of `channels` that can run here (provider configured, or a test-mode request). */
+  available: string[];
+  required: boolean;
+  status: string;
+  verificationId: string | null;
+  /** How the open challenge is completed: code, signature, bot_token, domain_check or oauth. */
+  method?: Method;
+  challenge?: HostedChallenge;
+}
+
+export interface HostedView {
+  request: RequestView;
+  assets: HostedAsset[];
+  /** Where the page sends the user once the request settled: redirect_url with request_id and status. */
+  redirectTo?: string;
+  /** The token's request has expired: the page only learns the final status. */
+  tokenExpired: boolean;
+}
+
+const FINAL = new Set(["completed", "expired", "cancelled"]);
+
+/** redirect_url with `request_id` and `status` appended, once the request is final (or partial with partial_ok). */
+export function redirectTarget(r: RequestView): string | undefined {
+  if (!r.redirect_url) return undefined;
+  if (!FINAL.has(r.status) && !(r.status === "partial" && r.partial_ok)) return undefined;
+  const url = new URL(r.redirect_url);
+  url.searchParams.set("request_id", r.id);
+  url.searchParams.set("status", r.status);
+  return url.toString();
+}
+
+/** The code inside a phone challenge's deep link (t.me ?start=, wa.me ?text=, sms: ?body=). */
+export function phoneCodeOf(deepLink: string | null): string | undefined {
+  if (!deepLink) return undefined;
+  const query = deepLink.includes("?") ? deepLink.slice(deepLink.indexOf("?") + 1) : "";
+  const p = new URLSearchParams(query);
+  const code = p.get("start") ?? p.get("text") ?? p.get("body") ?? "";
+  return /^[A-Z0-9]{6}$/.test(code) ? code : undefined;
+}
+
+export function hostedAssets(r: RequestView, rows: Map<number, VerificationRow>, config: Config, shown?: { idx: number; code: string }): HostedAsset[] {
+  return r.assets.map((a) => {
+    const type = a.type as AssetType;
+    const channels = a.allowed_channels ?? (a.channel ? [a.channel] : [...CHANNELS_BY_TYPE[type]]);
+    const available = r.environment === "test" ? channels : channels.filter((c) => !missingProvider(type, c, config).length);
+    const v = rows.get(a.idx);
+    const open = v && v.status === "pending";
+    return {
+      idx: a.idx,
+      type: a.type,
+      identifier: a.identifier,
+      channel: a.channel,
+      channels,
+      available,
+      required: a.required,
+      verificationId: a.verification_id,
+      status: !v || a.status === "expired" ? a.status : v.status === "pending" ? "in_progress" : v.status === "revoked" ? "failed" : v.status,
+      method: open ? methodOf(type, v.channel) : undefined,
+      challenge: open
+        ? {
+            code: type === "phone" ? (shown?.idx === a.idx ? shown.code : phoneCodeOf(v.deep_link)) : undefined,
+            instruction: v.instruction,
+            deepLink: v.deep_link ?? undefined,
+            message: v.challenge_message ?? undefined,
+            expiresAt: v.challenge_expires_at,
+            attemptsRemaining: Math.max(0, v.max_attempts - v.attempts),
+          }
+        : undefined,
+    };
+  });
+}

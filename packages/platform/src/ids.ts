@@ -9,6 +9,7 @@ export const ID_PREFIXES = {
   tenant: "ten",
   apiKey: "key",
   event: "evt",
+  testMessage: "tmsg",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -2,7 +2,7 @@ import { decodeTime } from "ulid";
 import { describe, expect, it } from "vitest";
 import { ID_PREFIXES, isId, newId, type IdKind } from "../src/ids.ts";
 
-// DECISIONS.md "Identifiers and shapes"
+// DECISIONS.md "Identifiers and shapes" (tmsg_: test-mode messages, which DECISIONS does not name)
 const PREFIXES: Record<IdKind, string> = {
   verification: "ver",
   verificationRequest: "vreq",
@@ -12,6 +12,7 @@ const PREFIXES: Record<IdKind, string> = {
   tenant: "ten",
   apiKey: "key",
   event: "evt",
+  testMessage: "tmsg",
 };
 const ULID = "[0-9A-HJKMNP-TV-Z]{26}";
 

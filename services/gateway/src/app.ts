@@ -15,6 +15,7 @@ import { API_VERSION, metaRoutes, type HealthDeps } from "./routes/meta.ts";
 import { plannedRoutes } from "./routes/planned.ts";
 import { proofRoutes } from "./routes/proofs.ts";
 import { reuseRoutes } from "./routes/reuse.ts";
+import { testMessageRoutes } from "./routes/test-messages.ts";
 import { verificationEventRoutes } from "./routes/verification-events.ts";
 import { verificationRequestRoutes } from "./routes/verification-requests.ts";
 import { verificationRoutes } from "./routes/verifications.ts";
@@ -65,6 +66,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
     ...reuseRoutes(config),
     ...proofRoutes(clients),
     ...webhookDeliveryRoutes(clients),
+    ...testMessageRoutes(clients),
     ...plannedRoutes,
   ];
   // literal paths before parameterised ones (e.g. /proofs/revoked before /proofs/{id}/…)

@@ -401,3 +401,25 @@ export const ReferenceParams = z.object({ referenceId: z.string().min(1).max(255
 export const CancelVerificationRequestResponse = z
   .object({ success: z.literal(true), status: z.literal("cancelled") })
   .meta({ id: "CancelVerificationRequestResult" });
+
+// ---- test mode: GET /api/v1/test/messages ----
+
+export const TestMessagesQuery = z
+  .object({ ...PageQuery, verification_id: z.string().regex(/^ver_[0-9A-HJKMNP-TV-Z]{26}$/, "verification_id must be a verification id (ver_…)").optional() })
+  .strict();
+
+export const TestMessage = z
+  .object({
+    id: z.string(),
+    verification_id: z.string(),
+    channel: z.string(),
+    direction: z.enum(["outbound", "inbound"]).describe("outbound: we would have sent it; inbound: we expect the user to send it"),
+    from: z.string().optional().describe("inbound: the user's number"),
+    to: z.string().describe("outbound: the email address; inbound: our number or @bot"),
+    subject: z.string().optional(),
+    text: z.string().describe("The message text; it contains the code (test mode only)"),
+    created_at: z.string(),
+  })
+  .meta({ id: "TestMessage" });
+
+export const TestMessageList = z.object({ data: z.array(TestMessage), pagination: Pagination }).meta({ id: "TestMessageList" });

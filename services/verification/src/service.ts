@@ -3,7 +3,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import type { Verification } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
 import { AppError, isId, pageInfo, pageRequest, requireScope, toDate, ts } from "@icv/platform";
-import type { EventRow, VerificationRow, VerificationStore } from "./store.ts";
+import type { EventRow, TestMessageRow, VerificationRow, VerificationStore } from "./store.ts";
 import type { Answer, Verifications } from "./verifications.ts";
 import { systemClock, type Clock } from "@icv/platform";
 import { DETAIL_STATUSES, LIST_STATUSES, toVerifiedUsers } from "./users.ts";
@@ -66,6 +66,19 @@ export function eventsAnswer(v: VerificationRow, rows: EventRow[], after?: strin
       .map((r) => ({ id: r.id, eventType: r.event_type, payload: r.payload as JsonObject, createdAt: ts(r.created_at) })),
   };
 }
+
+/** A stored test message → RPC message. */
+export const toTestMessage = (m: TestMessageRow) => ({
+  id: m.id,
+  verificationId: m.verification_id,
+  channel: m.channel,
+  direction: m.direction,
+  from: m.from_address ?? undefined,
+  to: m.to_address,
+  subject: m.subject ?? undefined,
+  text: m.body,
+  createdAt: ts(m.created_at),
+});
 
 export function verificationRoutes(verifications: Verifications, store: VerificationStore, clock: Clock = systemClock) {
   return (router: ConnectRouter) =>
@@ -140,6 +153,18 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
         const { rows, total } = await store.verifiedUsers(scope, limit, offset);
         const verifications = await store.userVerifications(scope, rows.map((r) => r.external_user_id), LIST_STATUSES, clock.now());
         return { users: toVerifiedUsers(rows, verifications), pageInfo: pageInfo(page, limit, total) };
+      },
+      async listTestMessages(req) {
+        const scope = requireScope(req.scope);
+        if (scope.env !== "test") throw new AppError("test_mode_required", "test messages are only kept for test keys (pk_test_)");
+        if (req.verificationId !== undefined && !isId("verification", req.verificationId)) {
+          throw new AppError("validation_error", "verification_id must be a verification id (ver_…)", {
+            details: [{ field: "verification_id", message: "not a verification id", code: "invalid_string" }],
+          });
+        }
+        const { page, limit, offset } = pageRequest(req.page);
+        const { rows, total } = await store.testMessages(scope, { verificationId: req.verificationId, limit, offset });
+        return { messages: rows.map(toTestMessage), pageInfo: pageInfo(page, limit, total) };
       },
       async getVerifiedUser(req) {
         const scope = requireScope(req.scope);

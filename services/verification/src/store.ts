@@ -101,10 +101,50 @@ export function statusEvents(v: VerificationRow, previous: Status | null, at: Da
   return events;
 }
 
+/** A message a test-mode verification would have sent or expects (verification.test_messages). */
+export interface TestMessageRow {
+  id: string;
+  tenant_id: string;
+  environment: "test";
+  verification_id: string;
+  channel: string;
+  direction: "outbound" | "inbound";
+  from_address: string | null;
+  to_address: string;
+  subject: string | null;
+  body: string;
+  created_at: Date;
+}
+
+/** How long test messages are kept: older rows of the tenant are pruned on each write. */
+export const TEST_MESSAGE_TTL_MS = 7 * 24 * 3600_000;
+
+async function insertTestMessage(q: Queryable, m: TestMessageRow): Promise<void> {
+  await q.query(
+    `INSERT INTO ${S}.test_messages (id, tenant_id, environment, verification_id, channel, direction, from_address, to_address, subject, body, created_at)
+     VALUES ($1, $2, 'test', $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [m.id, m.tenant_id, m.verification_id, m.channel, m.direction, m.from_address, m.to_address, m.subject, m.body, m.created_at],
+  );
+  await q.query(`DELETE FROM ${S}.test_messages WHERE tenant_id = $1 AND environment = 'test' AND created_at < $2`, [
+    m.tenant_id,
+    new Date(m.created_at.getTime() - TEST_MESSAGE_TTL_MS),
+  ]);
+}
+
 export class VerificationStore {
   constructor(private readonly db: Database) {}
 
-  async insert(v: NewVerification): Promise<VerificationRow> {
+  /** Stores a new verification with its creation event; a test-mode message (testMessageOf in verifications.ts) goes in the same transaction. */
+  async insert(v: NewVerification, testMessage?: TestMessageRow): Promise<VerificationRow> {
+    if (testMessage) return this.db.tx(async (q) => {
+      const row = await this.insertIn(q, v);
+      await insertTestMessage(q, testMessage);
+      return row;
+    });
+    return this.insertIn(this.db, v);
+  }
+
+  private async insertIn(q: Queryable, v: NewVerification): Promise<VerificationRow> {
     const row: VerificationRow = {
       ...v,
       status: "pending",
@@ -121,7 +161,7 @@ export class VerificationStore {
       reused_from: null,
     };
     const r = await writeWithEvents<VerificationRow>(
-      this.db,
+      q,
       S,
       `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
          challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
@@ -246,8 +286,24 @@ export class VerificationStore {
     next: { codeHmac: string; expiresAt: Date },
     rules: { maxResends: number; minGapMs: number },
     at: Date,
+    testMessage?: TestMessageRow,
   ): Promise<VerificationRow | undefined> {
-    const r = await this.db.query<VerificationRow>(
+    if (testMessage) return this.db.tx(async (q) => {
+      const row = await this.writeResentCodeIn(q, v, next, rules, at);
+      if (row) await insertTestMessage(q, testMessage);
+      return row;
+    });
+    return this.writeResentCodeIn(this.db, v, next, rules, at);
+  }
+
+  private async writeResentCodeIn(
+    q: Queryable,
+    v: VerificationRow,
+    next: { codeHmac: string; expiresAt: Date },
+    rules: { maxResends: number; minGapMs: number },
+    at: Date,
+  ): Promise<VerificationRow | undefined> {
+    const r = await q.query<VerificationRow>(
       `UPDATE ${S}.verifications
           SET code_hmac = $4, challenge_expires_at = $5, resend_count = resend_count + 1, code_sent_at = $6, updated_at = $6
         WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' AND challenge_expires_at > $6
@@ -309,6 +365,17 @@ export class VerificationStore {
       await appendEvents(q, S, r.rows.flatMap((v) => statusEvents(v, "pending", now)), now);
       return r.rows.length;
     });
+  }
+
+  /** A page of the scope's test messages, newest first, optionally of one verification. */
+  async testMessages(scope: Scope, f: { verificationId?: string; limit: number; offset: number }): Promise<{ rows: TestMessageRow[]; total: number }> {
+    const params: unknown[] = [scope.tenantId, scope.env, f.verificationId ?? null];
+    const w = `tenant_id = $1 AND environment = $2 AND ($3::text IS NULL OR verification_id = $3)`;
+    const [rows, count] = await Promise.all([
+      this.db.query<TestMessageRow>(`SELECT * FROM ${S}.test_messages WHERE ${w} ORDER BY created_at DESC, id DESC LIMIT ${f.limit} OFFSET ${f.offset}`, params),
+      this.db.query<{ total: number }>(`SELECT count(*)::int AS total FROM ${S}.test_messages WHERE ${w}`, params),
+    ]);
+    return { rows: rows.rows, total: count.rows[0].total };
   }
 
   /**

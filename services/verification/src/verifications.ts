@@ -3,12 +3,12 @@ import type { Client } from "@connectrpc/connect";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { AppError, newId, toDate, toEnvironment, ts, type Clock, type Config, type Logger, type Scope } from "@icv/platform";
 import { codeHmac, codeMatches } from "./challenge.ts";
-import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, methodOf, missingProvider } from "./channels.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, TEST_PLACEHOLDERS, TTL_MS, buildChallenge, methodOf, missingProvider, type ChallengeSpec } from "./channels.ts";
 import { codeMail, type Mailer } from "./mailer.ts";
 import { maskIdentifier, normalizeIdentifier, type AssetType } from "./identifiers.ts";
 import { verifyWalletSignature, type WalletChannel } from "./signatures.ts";
 import { botUsernameOf } from "./telegram-bot.ts";
-import type { ListFilter, Status, VerificationRow, VerificationStore } from "./store.ts";
+import type { ListFilter, Status, TestMessageRow, VerificationRow, VerificationStore } from "./store.ts";
 
 export const MAX_ATTEMPTS = 5;
 /** Email code resends (DECISIONS.md): at most MAX_RESENDS in all, at least RESEND_GAP_MS after the last send. */
@@ -57,6 +57,48 @@ const rpcScope = (s: Scope) => ({ tenantId: s.tenantId, environment: toEnvironme
 
 export const identifierHash = (canonical: string) => createHash("sha256").update(canonical).digest("hex");
 
+/**
+ * Test mode (GET /test/messages): the message a test verification would have sent (the code
+ * email, outbound, with the code in it) or expects from the user (phone: the code message the
+ * deep link pre-fills, inbound from the user's number to our number or bot). Undefined for
+ * channels without a message (wallets, domains by DNS/HTTP, OAuth, bot tokens).
+ */
+export function testMessageOf(
+  config: Config,
+  scope: Scope,
+  v: { id: string; type: string; channel: string; identifier: string },
+  ch: ChallengeSpec,
+  now: Date,
+  minutes: number,
+  purpose: string,
+  resent = false,
+): TestMessageRow | undefined {
+  if (!ch.code) return undefined;
+  const base = {
+    id: newId("testMessage", now.getTime()),
+    tenant_id: scope.tenantId,
+    environment: "test" as const,
+    verification_id: v.id,
+    channel: v.channel,
+    created_at: now,
+  };
+  if (ch.sendTo) {
+    const mail = codeMail(ch.sendTo, ch.code, minutes, purpose, { resent });
+    return { ...base, direction: "outbound", from_address: null, to_address: mail.to, subject: mail.subject, body: mail.text };
+  }
+  if (v.type !== "phone") return undefined;
+  const plus = (n: string) => (n.startsWith("+") ? n : `+${n}`);
+  const to =
+    v.channel === "whatsapp"
+      ? plus(config.WHATSAPP_PHONE_NUMBER ?? TEST_PLACEHOLDERS.whatsappNumber)
+      : v.channel === "telegram"
+        ? `@${config.TELEGRAM_BOT_USERNAME ?? TEST_PLACEHOLDERS.telegramBot}`
+        : plus(config.SMS_PHONE_NUMBER ?? TEST_PLACEHOLDERS.smsNumber);
+  // telegram's t.me/<bot>?start=<code> link makes the app send "/start <code>"; wa.me and sms: links pre-fill the code
+  const text = v.channel === "telegram" ? `/start ${ch.code}` : ch.code;
+  return { ...base, direction: "inbound", from_address: v.identifier, to_address: to, subject: null, body: text };
+}
+
 /** The verification use cases: plain functions over the store, the proof client, the clock. */
 export class Verifications {
   constructor(private readonly d: VerificationDeps) {}
@@ -92,10 +134,14 @@ export class Verifications {
     const now = clock.now();
     const id = newId("verification", now.getTime());
     const ch = buildChallenge({ id, type, channel: input.channel, identifier: ident.value, env: scope.env, now, config });
+    const codeMinutes = Math.round(TTL_MS[type] / 60_000);
+    const purpose = type === "domain" ? `control of ${ident.value}` : "your email address";
     if (ch.sendTo && ch.code && scope.env === "live") {
       // sent before the row is stored: a failed send leaves nothing half-made, and test keys never send
-      await this.d.mailer!.send(codeMail(ch.sendTo, ch.code, Math.round(TTL_MS[type] / 60_000), type === "domain" ? `control of ${ident.value}` : "your email address"));
+      await this.d.mailer!.send(codeMail(ch.sendTo, ch.code, codeMinutes, purpose));
     }
+    // test keys send nothing; the message that would have gone out (or is expected) is stored with the row
+    const testMessage = scope.env === "test" ? testMessageOf(this.d.config, scope, { id, type, channel: input.channel, identifier: ident.value }, ch, now, codeMinutes, purpose) : undefined;
     const row = await store.insert({
       id,
       tenant_id: scope.tenantId,
@@ -114,7 +160,7 @@ export class Verifications {
       external_user_id: input.externalUserId ?? null,
       proof_expires_in: proofTtl,
       created_at: now,
-    });
+    }, testMessage);
     this.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: id, type, channel: input.channel, env: scope.env }, "verification created");
     return { row, code: ch.showCode ? ch.code : undefined };
   }
@@ -186,7 +232,15 @@ export class Verifications {
     if (scope.env === "live" && !this.d.mailer) throw new AppError("channel_unavailable", "email is not configured on this service (missing SMTP_URL)");
     const type = v.type as AssetType;
     const ch = buildChallenge({ id: v.id, type, channel: v.channel, identifier: v.identifier, env: scope.env, now, config });
-    const written = await store.writeResentCode(v, { codeHmac: codeHmac(hmacKey, v.id, ch.code!), expiresAt: ch.expiresAt }, { maxResends: MAX_RESENDS, minGapMs: RESEND_GAP_MS }, now);
+    const purpose = type === "domain" ? `control of ${v.identifier}` : "your email address";
+    const testMessage = scope.env === "test" ? testMessageOf(config, scope, v, ch, now, Math.round(TTL_MS[type] / 60_000), purpose, true) : undefined;
+    const written = await store.writeResentCode(
+      v,
+      { codeHmac: codeHmac(hmacKey, v.id, ch.code!), expiresAt: ch.expiresAt },
+      { maxResends: MAX_RESENDS, minGapMs: RESEND_GAP_MS },
+      now,
+      testMessage,
+    );
     if (!written) {
       // it changed since it was read (a concurrent resend, a submit, expiry): answer why from the row as it is now
       const cur = await this.get(scope, id);

@@ -19,7 +19,8 @@ onShutdown(async () => {
 
 // services that call nobody first, then their callers
 running.push(...(await Promise.all([startProofService(config, logger), startDomainService(config, logger), startWebhookService(config, logger)])));
-running.push(...(await Promise.all([startVerificationService(config, logger), startSessionService(config, logger)])));
+running.push(await startVerificationService(config, logger));
+running.push(await startSessionService(config, logger));
 const gw = await startGateway(config, logger);
 running.push(gw);
 logger.info({ url: gw.url, ms: Date.now() - started }, "ICV is up");

@@ -33,7 +33,7 @@ export interface Stack {
   /** A new tenant with its keys. */
   tenant(name?: string): Promise<TenantKeys>;
   /** Restart one service on the same database (simulates a crash and recovery of that process). */
-  restart(name: "proof" | "verification"): Promise<void>;
+  restart(name: "proof" | "verification" | "session"): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -70,8 +70,9 @@ export async function startStack(overrides: Record<string, string> = {}, clock: 
   env.PROOF_URL = services.proof.url;
   env.DOMAIN_URL = services.domain.url;
   env.WEBHOOK_URL = services.webhook.url;
-  [services.verification, services.session] = await Promise.all([startVerificationService(cfg(), logger, clock), startSessionService(cfg(), logger)]);
+  services.verification = await startVerificationService(cfg(), logger, clock);
   env.VERIFICATION_URL = services.verification.url;
+  services.session = await startSessionService(cfg(), logger, clock);
   env.SESSION_URL = services.session.url;
   const gateway = await startGateway(cfg(), logger, clock);
 
@@ -94,11 +95,13 @@ export async function startStack(overrides: Record<string, string> = {}, clock: 
     async restart(name) {
       await services[name].close();
       const pinned = parseConfig({ ...env, [`${name.toUpperCase()}_GRPC_PORT`]: port(services[name].url) });
-      services[name] = name === "proof" ? await startProofService(pinned, logger, clock) : await startVerificationService(pinned, logger, clock);
+      const start = { proof: startProofService, verification: startVerificationService, session: startSessionService }[name];
+      services[name] = await start(pinned, logger, clock);
     },
     async close() {
       await gateway.close();
-      await Promise.all([services.verification.close(), services.session.close()]);
+      await services.session.close();
+      await services.verification.close();
       await Promise.all([services.proof.close(), services.domain.close(), services.webhook.close()]);
       await db?.drop();
       rmSync(dataDir, { recursive: true, force: true });

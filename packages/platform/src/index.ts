@@ -17,3 +17,4 @@ export * from "./running.ts";
 export * from "./events/index.ts";
 export * from "./outbound.ts";
 export * from "./paging.ts";
+export * from "./providers.ts";

@@ -6,6 +6,7 @@ import { renderDocs } from "./docs.ts";
 import { errorHandler, notFound, requestId, requireJson } from "./http.ts";
 import type { HostedHub } from "./hosted/hub.ts";
 import { mountHostedPage } from "./hosted/page.ts";
+import { mountProviderHooks } from "./hooks/routes.ts";
 import { idempotency } from "./idempotency.ts";
 import { buildOpenApi } from "./openapi.ts";
 import type { RateLimiter } from "./rate-limit.ts";
@@ -15,6 +16,7 @@ import { API_VERSION, metaRoutes, type HealthDeps } from "./routes/meta.ts";
 import { plannedRoutes } from "./routes/planned.ts";
 import { proofRoutes } from "./routes/proofs.ts";
 import { reuseRoutes } from "./routes/reuse.ts";
+import { sessionRoutes } from "./routes/sessions.ts";
 import { testMessageRoutes } from "./routes/test-messages.ts";
 import { verificationEventRoutes } from "./routes/verification-events.ts";
 import { verificationRequestRoutes } from "./routes/verification-requests.ts";
@@ -67,6 +69,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
     ...proofRoutes(clients),
     ...webhookDeliveryRoutes(clients),
     ...testMessageRoutes(clients),
+    ...sessionRoutes(clients),
     ...plannedRoutes,
   ];
   // literal paths before parameterised ones (e.g. /proofs/revoked before /proofs/{id}/…)
@@ -88,6 +91,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
   const replay = idempotency(store);
   mount(app, routes, (def) => (def.auth === "key" ? [auth.middleware, keyLimit, ...json, replay] : [ipLimit, ...json]));
   mountHostedPage(app, ipLimit);
+  mountProviderHooks(app, { config, logger, session: clients.session, limiter });
   app.use(notFound);
   app.use(errorHandler(logger));
   return { app, auth, routes };

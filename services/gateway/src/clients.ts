@@ -1,6 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
+import { SessionService } from "@icv/contracts/gen/icv/session/v1/session_service_pb.ts";
 import { WebhookService } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
 import { rpcClient, toEnvironment, type Config, type ServiceName } from "@icv/platform";
 import type { Request } from "express";
@@ -9,6 +10,7 @@ export interface Clients {
   verification: Client<typeof VerificationService>;
   proof: Client<typeof ProofService>;
   webhook: Client<typeof WebhookService>;
+  session: Client<typeof SessionService>;
   /** Base URLs of every backing service, for /health. */
   urls: Record<ServiceName, string>;
 }
@@ -18,6 +20,7 @@ export function makeClients(config: Config): Clients {
     verification: rpcClient(VerificationService, config.serviceUrl("verification")),
     proof: rpcClient(ProofService, config.serviceUrl("proof")),
     webhook: rpcClient(WebhookService, config.serviceUrl("webhook")),
+    session: rpcClient(SessionService, config.serviceUrl("session")),
     urls: {
       verification: config.serviceUrl("verification"),
       proof: config.serviceUrl("proof"),

@@ -411,7 +411,8 @@ export const TestMessagesQuery = z
 export const TestMessage = z
   .object({
     id: z.string(),
-    verification_id: z.string(),
+    verification_id: z.string().optional().describe("The test verification the message belongs to"),
+    session_id: z.string().optional().describe("Or the test session (sess_… or auth_…) it belongs to"),
     channel: z.string(),
     direction: z.enum(["outbound", "inbound"]).describe("outbound: we would have sent it; inbound: we expect the user to send it"),
     from: z.string().optional().describe("inbound: the user's number"),
@@ -423,3 +424,72 @@ export const TestMessage = z
   .meta({ id: "TestMessage" });
 
 export const TestMessageList = z.object({ data: z.array(TestMessage), pagination: Pagination }).meta({ id: "TestMessageList" });
+
+// ---- phone-first sessions and auth sessions ----
+
+export const SESSION_CHANNELS = ["telegram", "whatsapp"] as const;
+export const AUTH_SESSION_TYPES = ["2fa", "login", "recovery"] as const;
+
+export const CreateSessionBody = z
+  .object({ channel: z.enum(SESSION_CHANNELS), client_metadata: jsonObject.optional() })
+  .strict()
+  .meta({ id: "CreateSession" });
+
+export const CreateAuthSessionBody = z
+  .object({
+    channel: z.enum(SESSION_CHANNELS),
+    phone_number: z.string().min(1).max(64).describe("The number that must answer, E.164"),
+    type: z.enum(AUTH_SESSION_TYPES).optional().describe("Default 2fa"),
+    client_metadata: jsonObject.optional(),
+  })
+  .strict()
+  .meta({ id: "CreateAuthSession" });
+
+export const SessionTestVerifyBody = z
+  .object({ phone_number: z.string().min(1).max(64).optional().describe("The number that answers; default +15555550100 (phone-first) or the session's number (auth)") })
+  .strict()
+  .meta({ id: "SessionTestVerify" });
+
+const sessionProof = z.object({ token: z.string(), expires_at: timestamp });
+
+export const PhoneSession = z
+  .object({
+    id: z.string().describe("sess_…"),
+    channel: z.enum(SESSION_CHANNELS),
+    status: z.enum(["pending", "verified", "expired"]),
+    deep_link: z.string().optional().describe("While pending: opens the bot (t.me/<bot>?start=<token>) or WhatsApp with the message pre-filled"),
+    qr_code: z.string().optional().describe("While pending: the URL of a PNG QR code of deep_link"),
+    expires_at: timestamp,
+    instructions: z.string(),
+    phone_number: z.string().optional().describe("Once verified: the number the user answered from (E.164)"),
+    verified_at: timestamp.optional(),
+    verification_id: z.string().optional().describe("Once verified: the phone verification made for it"),
+    proof: sessionProof.optional(),
+    client_metadata: z.record(z.string(), z.unknown()).optional(),
+    created_at: timestamp,
+    test_mode: z.boolean(),
+  })
+  .meta({ id: "PhoneSession" });
+
+export const AuthSession = z
+  .object({
+    id: z.string().describe("auth_…"),
+    type: z.enum(AUTH_SESSION_TYPES),
+    channel: z.enum(SESSION_CHANNELS),
+    status: z.enum(["pending", "verified", "failed", "expired"]).describe("failed: a different phone answered"),
+    deep_link: z.string().optional(),
+    qr_code: z.string().optional().describe("While pending: a data:image/png;base64 URI of deep_link"),
+    expires_at: timestamp,
+    instructions: z.string(),
+    phone_number: z.string().describe("The number that must answer (E.164)"),
+    verified_at: timestamp.optional(),
+    failed_at: timestamp.optional(),
+    verification_id: z.string().optional(),
+    proof: sessionProof.optional().describe("Once verified: a proof that lives 10 minutes"),
+    client_metadata: z.record(z.string(), z.unknown()).optional(),
+    created_at: timestamp,
+    test_mode: z.boolean(),
+  })
+  .meta({ id: "AuthSession" });
+
+export const SessionQrQuery = z.object({ sig: z.string().min(1).max(64) }).strict();

@@ -1,6 +1,90 @@
-import { hostService, type Config, type Logger, type RunningService } from "@icv/platform";
+import { createHmac } from "node:crypto";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
+import {
+  dataDirSecret, hostService, openServiceDatabase, rpcClient, startSweeper, systemClock,
+  type Clock, type Config, type Logger, type RunningService,
+} from "@icv/platform";
+import { CHAT_TTL_MS, Inbound, type Repliers } from "./inbound.ts";
+import { TelegramClient, startTelegramPolling } from "./providers/telegram.ts";
+import { TwilioClient } from "./providers/twilio.ts";
+import { WhatsAppClient } from "./providers/whatsapp.ts";
+import { sessionRoutes } from "./service.ts";
+import { Sessions } from "./sessions.ts";
+import { SessionStore } from "./store.ts";
 
-/** Starts the session service. For now it hosts only its gRPC health endpoint; its RPCs arrive with their issue. */
-export function startSessionService(config: Config, logger: Logger): Promise<RunningService> {
-  return hostService(config, "session", { rpcName: "icv.session.v1.SessionService", logger: logger.child({ service: "session" }), routes: () => undefined });
+const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
+/** Handled inbound message ids are remembered this long (providers retry for at most a day or so). */
+const INBOUND_MEMORY_MS = 7 * 24 * 3600_000;
+
+/** The reply clients of the configured providers. */
+export function repliersOf(config: Config): Repliers {
+  return {
+    telegram: config.TELEGRAM_BOT_TOKEN ? new TelegramClient({ apiUrl: config.TELEGRAM_API_URL, botToken: config.TELEGRAM_BOT_TOKEN }) : undefined,
+    whatsapp:
+      config.WHATSAPP_PHONE_NUMBER_ID && config.WHATSAPP_ACCESS_TOKEN
+        ? new WhatsAppClient({ apiUrl: config.WHATSAPP_API_URL, phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID, accessToken: config.WHATSAPP_ACCESS_TOKEN })
+        : undefined,
+    sms:
+      config.TWILIO_ACCOUNT_SID && config.TWILIO_AUTH_TOKEN && config.SMS_PHONE_NUMBER
+        ? new TwilioClient({ apiUrl: config.TWILIO_API_URL, accountSid: config.TWILIO_ACCOUNT_SID, authToken: config.TWILIO_AUTH_TOKEN, from: config.SMS_PHONE_NUMBER })
+        : undefined,
+  };
+}
+
+/**
+ * Starts the session service: sessions (phone-first and auth), their expiry sweeper, inbound
+ * provider updates (and, for Telegram, setWebhook at start or the long-polling loop).
+ */
+export async function startSessionService(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningService> {
+  const log = logger.child({ service: "session" });
+  const db = await openServiceDatabase(config, "session", MIGRATIONS, log);
+  const store = new SessionStore(db);
+  const hmacKey = config.CHALLENGE_HMAC_KEY ?? dataDirSecret(config.DATA_DIR, "challenge-hmac-key", "CHALLENGE_HMAC_KEY", log);
+  const verification = rpcClient(VerificationService, config.serviceUrl("verification"));
+  const sessions = new Sessions({
+    store,
+    verification,
+    config,
+    clock,
+    key: createHmac("sha256", hmacKey).update("icv session tokens").digest("base64"),
+    logger: log,
+  });
+  const repliers = repliersOf(config);
+  const inbound = new Inbound({ store, sessions, verification, repliers, clock, logger: log });
+  const sweeper = startSweeper("session-expiry", () => sessions.expireDue(), config.SWEEP_INTERVAL_MS, log);
+  const pruner = startSweeper(
+    "inbound-prune",
+    () => store.prune(new Date(clock.now().getTime() - INBOUND_MEMORY_MS), new Date(clock.now().getTime() - CHAT_TTL_MS)),
+    Math.max(config.SWEEP_INTERVAL_MS, 60_000),
+    log,
+  );
+
+  let polling: { stop(): Promise<void> } | undefined;
+  const bot = repliers.telegram;
+  if (bot && config.TELEGRAM_MODE === "polling") {
+    polling = startTelegramPolling(bot, async (u) => void (await inbound.handle("telegram", Buffer.from(JSON.stringify(u)))), log);
+    log.info("telegram: long polling for updates");
+  } else if (bot && config.TELEGRAM_WEBHOOK_SECRET) {
+    const url = `${config.publicBaseUrl}/hooks/telegram`;
+    // a failure is logged, not fatal: the rest of the service works, and the next start tries again
+    await bot.setWebhook(url, config.TELEGRAM_WEBHOOK_SECRET).then(
+      () => log.info({ url }, "telegram: webhook set"),
+      (err: Error) => log.error({ err: err.message }, "telegram: setWebhook failed"),
+    );
+  }
+
+  return hostService(config, "session", {
+    rpcName: "icv.session.v1.SessionService",
+    logger: log,
+    db,
+    routes: sessionRoutes(sessions, inbound),
+    async onClose() {
+      await polling?.stop();
+      await sweeper.stop();
+      await pruner.stop();
+      await inbound.drain();
+    },
+  });
 }

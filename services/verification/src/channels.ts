@@ -1,4 +1,4 @@
-import type { Config, EnvName } from "@icv/platform";
+import { missingMessagingProvider, type Config, type EnvName, type MessagingChannel } from "@icv/platform";
 import type { AssetType } from "./identifiers.ts";
 import { generateCode, nonce, publicToken } from "./challenge.ts";
 
@@ -50,9 +50,7 @@ export function methodOf(type: AssetType, channel: string): Method {
  */
 export function missingProvider(type: AssetType, channel: string, config: Config): string[] {
   const need = (...names: string[]) => names.filter((n) => !(config as unknown as Record<string, unknown>)[n]);
-  if (type === "phone" && channel === "whatsapp") return need("WHATSAPP_PHONE_NUMBER");
-  if (type === "phone" && channel === "telegram") return need("TELEGRAM_BOT_USERNAME");
-  if (type === "phone" && channel === "sms") return need("SMS_PHONE_NUMBER");
+  if (type === "phone") return missingMessagingProvider(channel as MessagingChannel, config);
   if (channel === "email") return need("SMTP_URL");
   if (type === "domain" && channel === "auto") return need("DNS_PROVIDER_API");
   if (type === "social" || type === "account") return need(`OAUTH_${channel.toUpperCase()}_CLIENT_ID`);

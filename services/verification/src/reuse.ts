@@ -134,6 +134,8 @@ export async function autoVerify(d: ReuseDeps, scope: Scope, r: RequestView, idx
     code_hmac: null,
     challenge_expires_at: now,
     instruction: "Completed with an existing proof.",
+    code_lookup: null,
+    origin: null,
     deep_link: null,
     challenge_message: null,
     attempts: 0,

@@ -70,7 +70,8 @@ export function eventsAnswer(v: VerificationRow, rows: EventRow[], after?: strin
 /** A stored test message → RPC message. */
 export const toTestMessage = (m: TestMessageRow) => ({
   id: m.id,
-  verificationId: m.verification_id,
+  verificationId: m.verification_id ?? "",
+  sessionId: m.session_id ?? undefined,
   channel: m.channel,
   direction: m.direction,
   from: m.from_address ?? undefined,
@@ -165,6 +166,33 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
         const { page, limit, offset } = pageRequest(req.page);
         const { rows, total } = await store.testMessages(scope, { verificationId: req.verificationId, limit, offset });
         return { messages: rows.map(toTestMessage), pageInfo: pageInfo(page, limit, total) };
+      },
+      async recordTestMessage(req) {
+        if (req.direction !== "inbound" && req.direction !== "outbound") throw new AppError("validation_error", "direction must be inbound or outbound");
+        const row = await verifications.recordTestMessage(requireScope(req.scope), {
+          sessionId: req.sessionId,
+          channel: req.channel,
+          direction: req.direction,
+          from: req.from,
+          to: req.to,
+          text: req.text,
+        });
+        return { message: toTestMessage(row) };
+      },
+      async completeInboundCode(req) {
+        const r = await verifications.completeInbound(req.channel, req.code, req.sender);
+        return { outcome: r.outcome, verificationId: r.verificationId ?? "", attemptsRemaining: r.attemptsRemaining ?? 0 };
+      },
+      async recordSessionVerification(req) {
+        return one(
+          await verifications.recordSessionVerification(requireScope(req.scope), {
+            channel: req.channel,
+            phoneNumber: req.phoneNumber,
+            origin: req.origin,
+            proofExpiresIn: req.proofExpiresIn,
+            clientMetadata: req.clientMetadata,
+          }),
+        );
       },
       async getVerifiedUser(req) {
         const scope = requireScope(req.scope);

@@ -39,6 +39,10 @@ export interface VerificationRow {
   method: "challenge" | "reused_proof";
   /** The verification whose proof was reused (method reused_proof). */
   reused_from: string | null;
+  /** Live phone verifications: HMAC of (channel, code), to find the verification an inbound message's code belongs to. */
+  code_lookup: string | null;
+  /** The session that proved this verification (RecordSessionVerification); one verification per session. */
+  origin: string | null;
 }
 
 export type NewVerification = Omit<VerificationRow, "status" | "attempts" | "updated_at" | "proof_token" | "proof_expires_at" | "verified_at" | "revoked_at" | "revoked_reason" | "resend_count" | "code_sent_at" | "method" | "reused_from">;
@@ -106,7 +110,9 @@ export interface TestMessageRow {
   id: string;
   tenant_id: string;
   environment: "test";
-  verification_id: string;
+  verification_id: string | null;
+  /** Set for a test session's message. */
+  session_id: string | null;
   channel: string;
   direction: "outbound" | "inbound";
   from_address: string | null;
@@ -121,9 +127,9 @@ export const TEST_MESSAGE_TTL_MS = 7 * 24 * 3600_000;
 
 async function insertTestMessage(q: Queryable, m: TestMessageRow): Promise<void> {
   await q.query(
-    `INSERT INTO ${S}.test_messages (id, tenant_id, environment, verification_id, channel, direction, from_address, to_address, subject, body, created_at)
-     VALUES ($1, $2, 'test', $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [m.id, m.tenant_id, m.verification_id, m.channel, m.direction, m.from_address, m.to_address, m.subject, m.body, m.created_at],
+    `INSERT INTO ${S}.test_messages (id, tenant_id, environment, verification_id, session_id, channel, direction, from_address, to_address, subject, body, created_at)
+     VALUES ($1, $2, 'test', $3, $11, $4, $5, $6, $7, $8, $9, $10)`,
+    [m.id, m.tenant_id, m.verification_id, m.channel, m.direction, m.from_address, m.to_address, m.subject, m.body, m.created_at, m.session_id],
   );
   await q.query(`DELETE FROM ${S}.test_messages WHERE tenant_id = $1 AND environment = 'test' AND created_at < $2`, [
     m.tenant_id,
@@ -165,17 +171,47 @@ export class VerificationStore {
       S,
       `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
          challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
-         created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17) RETURNING *`,
+         created_at, updated_at, code_lookup, origin)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18, $19) RETURNING *`,
       [
         v.id, v.tenant_id, v.environment, v.type, v.channel, v.identifier, v.identifier_canonical, v.code_hmac,
         v.challenge_expires_at, v.instruction, v.deep_link, v.challenge_message, v.max_attempts,
         v.client_metadata === null ? null : JSON.stringify(v.client_metadata), v.external_user_id, v.proof_expires_in, v.created_at,
+        v.code_lookup, v.origin,
       ],
       statusEvents(row, null, v.created_at),
       v.created_at,
     );
     return r.rows[0];
+  }
+
+  /**
+   * The live verifications holding this code lookup (any tenant), pending ones first, then the
+   * newest: an inbound message's code is matched here. Codes repeat only by chance (36^6), so
+   * this is one row nearly always.
+   */
+  async byCodeLookup(lookup: string): Promise<VerificationRow[]> {
+    const r = await this.db.query<VerificationRow>(
+      `SELECT * FROM ${S}.verifications WHERE code_lookup = $1 AND environment = 'live'
+        ORDER BY (status = 'pending') DESC, created_at DESC LIMIT 10`,
+      [lookup],
+    );
+    return r.rows;
+  }
+
+  /** The verification a session made (RecordSessionVerification), in this scope. */
+  async byOrigin(scope: Scope, origin: string): Promise<VerificationRow | undefined> {
+    const r = await this.db.query<VerificationRow>(`SELECT * FROM ${S}.verifications WHERE origin = $1 AND tenant_id = $2 AND environment = $3`, [
+      origin,
+      scope.tenantId,
+      scope.env,
+    ]);
+    return r.rows[0];
+  }
+
+  /** Stores one test-mode message that is not written with a verification (a test session's). */
+  async insertTestMessage(m: TestMessageRow): Promise<void> {
+    await this.db.tx((q) => insertTestMessage(q, m));
   }
 
   async get(scope: Scope, id: string): Promise<VerificationRow | undefined> {

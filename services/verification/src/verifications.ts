@@ -2,10 +2,10 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { AppError, newId, toDate, toEnvironment, ts, type Clock, type Config, type Logger, type Scope } from "@icv/platform";
-import { codeHmac, codeMatches } from "./challenge.ts";
+import { codeHmac, codeLookup, codeMatches } from "./challenge.ts";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, TEST_PLACEHOLDERS, TTL_MS, buildChallenge, methodOf, missingProvider, type ChallengeSpec } from "./channels.ts";
 import { codeMail, type Mailer } from "./mailer.ts";
-import { maskIdentifier, normalizeIdentifier, type AssetType } from "./identifiers.ts";
+import { maskIdentifier, normalizeIdentifier, providerPhone, type AssetType } from "./identifiers.ts";
 import { verifyWalletSignature, type WalletChannel } from "./signatures.ts";
 import { botUsernameOf } from "./telegram-bot.ts";
 import type { ListFilter, Status, TestMessageRow, VerificationRow, VerificationStore } from "./store.ts";
@@ -50,6 +50,13 @@ export interface VerificationDeps {
   mailer?: Mailer;
 }
 
+/** What an inbound code did (CompleteInboundCode). */
+export interface InboundOutcome {
+  outcome: "verified" | "already_verified" | "wrong_sender" | "failed" | "expired" | "not_pending" | "unknown_code";
+  verificationId?: string;
+  attemptsRemaining?: number;
+}
+
 /** The error of a wrong answer: its code and what to tell the user. */
 type Failure = ["invalid_code" | "invalid_signature", string];
 
@@ -79,6 +86,7 @@ export function testMessageOf(
     tenant_id: scope.tenantId,
     environment: "test" as const,
     verification_id: v.id,
+    session_id: null,
     channel: v.channel,
     created_at: now,
   };
@@ -160,6 +168,9 @@ export class Verifications {
       external_user_id: input.externalUserId ?? null,
       proof_expires_in: proofTtl,
       created_at: now,
+      // live phone codes arrive in provider messages without the verification id: index them
+      code_lookup: type === "phone" && scope.env === "live" && ch.code ? codeLookup(hmacKey, input.channel, ch.code) : null,
+      origin: null,
     }, testMessage);
     this.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: id, type, channel: input.channel, env: scope.env }, "verification created");
     return { row, code: ch.showCode ? ch.code : undefined };
@@ -279,6 +290,119 @@ export class Verifications {
     }
   }
 
+  /**
+   * Reverse OTP: `code` arrived over `channel` from `sender`. Finds the live phone verification
+   * holding the code (any tenant: the message names none) and settles it: the verification's own
+   * number → verified, with its proof and events as test-verify makes them; another number → a
+   * failed attempt (the last one fails the verification). A repeat of a settled message changes
+   * nothing: a verified one answers already_verified.
+   */
+  async completeInbound(channel: string, code: string, sender: string): Promise<InboundOutcome> {
+    if (!/^[A-Za-z0-9]{6}$/.test(code) || !CHANNELS_BY_TYPE.phone.includes(channel)) return { outcome: "unknown_code" };
+    const rows = await this.d.store.byCodeLookup(codeLookup(this.d.hmacKey, channel, code));
+    if (!rows.length) return { outcome: "unknown_code" };
+    const from = providerPhone(sender);
+    const target = rows.find((r) => r.identifier_canonical === from) ?? rows[0];
+    const scope: Scope = { tenantId: target.tenant_id, env: target.environment };
+    const v = await this.get(scope, target.id);
+    const own = v.identifier_canonical === from;
+    const answer = (outcome: InboundOutcome["outcome"], attemptsRemaining?: number): InboundOutcome => {
+      this.d.logger.info({ tenant_id: v.tenant_id, verification_id: v.id, channel, outcome }, "inbound code");
+      return { outcome, verificationId: v.id, attemptsRemaining };
+    };
+    if (v.status === "expired") return answer("expired");
+    if (v.status !== "pending") return answer(own && v.status === "verified" ? "already_verified" : "not_pending");
+    if (own) {
+      try {
+        await this.complete(scope, v);
+        return answer("verified");
+      } catch (e) {
+        if (e instanceof AppError && e.code === "challenge_expired") return answer("expired");
+        throw e;
+      }
+    }
+    const after = await this.d.store.recordFailedAttempt(scope, v.id, this.d.clock.now());
+    if (!after) return answer("not_pending");
+    return after.status === "failed" ? answer("failed", 0) : answer("wrong_sender", after.max_attempts - after.attempts);
+  }
+
+  /**
+   * A phone verification a session proved: made and completed at once (the same events as
+   * test-verify). One per origin (the session id): a repeat answers the first one, and finishes
+   * it if a crash stopped it between the two steps.
+   */
+  async recordSessionVerification(
+    scope: Scope,
+    input: { channel: string; phoneNumber: string; origin: string; proofExpiresIn: number; clientMetadata?: Record<string, unknown> },
+  ): Promise<VerificationRow> {
+    const { store, clock } = this.d;
+    const existing = await store.byOrigin(scope, input.origin);
+    if (existing) return existing.status === "pending" ? this.complete(scope, existing) : existing;
+    if (!["whatsapp", "telegram"].includes(input.channel)) throw new AppError("validation_error", "channel must be whatsapp or telegram");
+    if (!Number.isInteger(input.proofExpiresIn) || input.proofExpiresIn < 60 || input.proofExpiresIn > 31_536_000) {
+      throw new AppError("validation_error", "proof_expires_in must be an integer from 60 to 31536000 seconds");
+    }
+    const phone = providerPhone(input.phoneNumber);
+    if (!phone) throw new AppError("invalid_identifier", "phone_number is not a possible phone number");
+    const ident = { value: phone, canonical: phone };
+    const now = clock.now();
+    let row: VerificationRow;
+    try {
+      row = await store.insert({
+        id: newId("verification", now.getTime()),
+        tenant_id: scope.tenantId,
+        environment: scope.env,
+        type: "phone",
+        channel: input.channel,
+        identifier: ident.value,
+        identifier_canonical: ident.canonical,
+        code_hmac: null,
+        challenge_expires_at: new Date(now.getTime() + TTL_MS.phone),
+        instruction: `Confirmed by a message from this number to our ${input.channel === "telegram" ? "Telegram bot" : "WhatsApp number"}.`,
+        deep_link: null,
+        challenge_message: null,
+        max_attempts: MAX_ATTEMPTS,
+        client_metadata: input.clientMetadata ?? null,
+        external_user_id: null,
+        proof_expires_in: input.proofExpiresIn,
+        created_at: now,
+        code_lookup: null,
+        origin: input.origin,
+      });
+    } catch (e) {
+      // a concurrent repeat made it first (unique origin)
+      const made = await store.byOrigin(scope, input.origin);
+      if (!made) throw e;
+      return made.status === "pending" ? this.complete(scope, made) : made;
+    }
+    return this.complete(scope, row);
+  }
+
+  /** Keeps a test session's message for GET /test/messages (test scopes only). */
+  async recordTestMessage(
+    scope: Scope,
+    m: { sessionId: string; channel: string; direction: "inbound" | "outbound"; from?: string; to: string; text: string },
+  ): Promise<TestMessageRow> {
+    if (scope.env !== "test") throw new AppError("test_mode_required", "test messages are only kept for test keys (pk_test_)");
+    const now = this.d.clock.now();
+    const row: TestMessageRow = {
+      id: newId("testMessage", now.getTime()),
+      tenant_id: scope.tenantId,
+      environment: "test",
+      verification_id: null,
+      session_id: m.sessionId,
+      channel: m.channel,
+      direction: m.direction,
+      from_address: m.from ?? null,
+      to_address: m.to,
+      subject: null,
+      body: m.text,
+      created_at: now,
+    };
+    await this.d.store.insertTestMessage(row);
+    return row;
+  }
+
   /** Revokes the proof (proof service first: it is the authority), then records it here. Idempotent. */
   async revoke(scope: Scope, id: string, reason: string): Promise<VerificationRow> {
     const v = await this.get(scope, id);
@@ -297,7 +421,8 @@ export class Verifications {
     try {
       canonical = normalizeIdentifier(r.type as AssetType, r.channel, identifier).canonical;
     } catch {
-      canonical = undefined;
+      // a phone a session captured may be one the strict check refuses (providerPhone)
+      canonical = r.type === "phone" ? providerPhone(identifier.replace(/[\s().\-/]/g, "")) : undefined;
     }
     const a = Buffer.from(canonical ? identifierHash(canonical) : "", "hex");
     const b = Buffer.from(r.identifierHash, "hex");

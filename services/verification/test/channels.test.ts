@@ -12,6 +12,13 @@ const configured = parseConfig({
   WHATSAPP_PHONE_NUMBER: "+15551234567",
   TELEGRAM_BOT_USERNAME: "acme_verify_bot",
   SMS_PHONE_NUMBER: "15557654321",
+  WHATSAPP_PHONE_NUMBER_ID: "1098765432",
+  WHATSAPP_ACCESS_TOKEN: "EAAG-test-access-token",
+  WHATSAPP_APP_SECRET: "whatsapp-app-secret-1",
+  TELEGRAM_BOT_TOKEN: "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0",
+  TELEGRAM_WEBHOOK_SECRET: "telegram-webhook-secret",
+  TWILIO_ACCOUNT_SID: "AC0123456789abcdef0123456789abcdef",
+  TWILIO_AUTH_TOKEN: "twilio-auth-token-1",
   SMTP_URL: "smtp://127.0.0.1:2525",
   DNS_PROVIDER_API: "cloudflare",
   OAUTH_GITHUB_CLIENT_ID: "gh-client",
@@ -161,9 +168,9 @@ describe("TTL per type (DECISIONS.md)", () => {
 
 describe("missingProvider", () => {
   const cases: [AssetType, string, string[]][] = [
-    ["phone", "whatsapp", ["WHATSAPP_PHONE_NUMBER"]],
-    ["phone", "telegram", ["TELEGRAM_BOT_USERNAME"]],
-    ["phone", "sms", ["SMS_PHONE_NUMBER"]],
+    ["phone", "whatsapp", ["WHATSAPP_PHONE_NUMBER", "WHATSAPP_PHONE_NUMBER_ID", "WHATSAPP_ACCESS_TOKEN", "WHATSAPP_APP_SECRET"]],
+    ["phone", "telegram", ["TELEGRAM_BOT_USERNAME", "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET"]],
+    ["phone", "sms", ["SMS_PHONE_NUMBER", "TWILIO_ACCOUNT_SID", "TWILIO_AUTH_TOKEN"]],
     ["email", "email", ["SMTP_URL"]],
     ["domain", "email", ["SMTP_URL"]],
     ["domain", "auto", ["DNS_PROVIDER_API"]],
@@ -178,6 +185,10 @@ describe("missingProvider", () => {
   ];
   it.each(cases)("%s/%s without providers lacks %j", (type, channel, missing) => {
     expect(missingProvider(type, channel, bare)).toEqual(missing);
+  });
+
+  it("telegram in polling mode (local development) needs no webhook secret", () => {
+    expect(missingProvider("phone", "telegram", parseConfig({ TELEGRAM_MODE: "polling", TELEGRAM_BOT_USERNAME: "acme_verify_bot" }))).toEqual(["TELEGRAM_BOT_TOKEN"]);
   });
 
   it("lacks nothing once the providers are configured", () => {

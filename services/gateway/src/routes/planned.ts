@@ -16,12 +16,6 @@ function planned(method: RouteDef["method"], path: string, tag: string, summary:
 export const plannedRoutes: RouteDef[] = [
   planned("post", "/api/v1/verifications/domain", "Domains", "Start a domain verification"),
   planned("post", "/api/v1/verifications/domain/{id}/check", "Domains", "Check a domain verification"),
-  planned("post", "/api/v1/sessions", "Sessions", "Create a phone-first session"),
-  planned("get", "/api/v1/sessions/{id}", "Sessions", "Poll a phone-first session"),
-  planned("post", "/api/v1/sessions/{id}/test-verify", "Sessions", "Complete a test session at once (test keys only)"),
-  planned("post", "/api/v1/auth/sessions", "Auth sessions", "Create a 2FA / login / recovery session"),
-  planned("post", "/api/v1/auth/sessions/{id}/test-verify", "Auth sessions", "Complete a test auth session at once (test keys only)"),
-  planned("get", "/api/v1/auth/sessions/{id}", "Auth sessions", "Poll an auth session"),
   planned("get", "/api/v1/me/profiles", "Profiles", "List profiles"),
   planned("patch", "/api/v1/me/profiles/{id}", "Profiles", "Update a profile"),
   planned("delete", "/api/v1/me/profiles/{id}", "Profiles", "Delete a profile"),

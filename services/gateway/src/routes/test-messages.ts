@@ -8,7 +8,8 @@ const err = (description: string) => ({ description, schema: ErrorBody });
 
 const toItem = (m: TestMessageMsg) => ({
   id: m.id,
-  verification_id: m.verificationId,
+  ...(m.verificationId ? { verification_id: m.verificationId } : {}),
+  ...(m.sessionId ? { session_id: m.sessionId } : {}),
   channel: m.channel,
   direction: m.direction as "outbound" | "inbound",
   ...(m.from !== undefined ? { from: m.from } : {}),

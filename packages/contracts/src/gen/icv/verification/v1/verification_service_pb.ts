@@ -16,7 +16,203 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file icv/verification/v1/verification_service.proto.
  */
 export const file_icv_verification_v1_verification_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci5pY3YvdmVyaWZpY2F0aW9uL3YxL3ZlcmlmaWNhdGlvbl9zZXJ2aWNlLnByb3RvEhNpY3YudmVyaWZpY2F0aW9uLnYxIpMCChlDcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIMCgR0eXBlGAIgASgJEg8KB2NoYW5uZWwYAyABKAkSEgoKaWRlbnRpZmllchgEIAEoCRIwCg9jbGllbnRfbWV0YWRhdGEYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eh0KEGV4dGVybmFsX3VzZXJfaWQYBiABKAlIAIgBARIdChBwcm9vZl9leHBpcmVzX2luGAcgASgFSAGIAQFCEwoRX2V4dGVybmFsX3VzZXJfaWRCEwoRX3Byb29mX2V4cGlyZXNfaW4iVQoaQ3JlYXRlVmVyaWZpY2F0aW9uUmVzcG9uc2USNwoMdmVyaWZpY2F0aW9uGAEgASgLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmljYXRpb24iTwoWR2V0VmVyaWZpY2F0aW9uUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkiUgoXR2V0VmVyaWZpY2F0aW9uUmVzcG9uc2USNwoMdmVyaWZpY2F0aW9uGAEgASgLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmljYXRpb24i6AIKGExpc3RWZXJpZmljYXRpb25zUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSKAoEcGFnZRgCIAEoCzIaLmljdi5jb21tb24udjEuUGFnZVJlcXVlc3QSEwoGc3RhdHVzGAMgASgJSACIAQESEQoEdHlwZRgEIAEoCUgBiAEBEhQKB2NoYW5uZWwYBSABKAlIAogBARIdChBleHRlcm5hbF91c2VyX2lkGAYgASgJSAOIAQESMQoNY3JlYXRlZF9hZnRlchgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY3JlYXRlZF9iZWZvcmUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgkKB19zdGF0dXNCBwoFX3R5cGVCCgoIX2NoYW5uZWxCEwoRX2V4dGVybmFsX3VzZXJfaWQigQEKGUxpc3RWZXJpZmljYXRpb25zUmVzcG9uc2USOAoNdmVyaWZpY2F0aW9ucxgBIAMoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uEioKCXBhZ2VfaW5mbxgCIAEoCzIXLmljdi5jb21tb24udjEuUGFnZUluZm8igQIKFlN1Ym1pdENoYWxsZW5nZVJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJEhsKDmNoYWxsZW5nZV9jb2RlGAMgASgJSACIAQESHgoRc291cmNlX2lkZW50aWZpZXIYBCABKAlIAYgBARIWCglzaWduYXR1cmUYBSABKAlIAogBARIWCglib3RfdG9rZW4YBiABKAlIA4gBAUIRCg9fY2hhbGxlbmdlX2NvZGVCFAoSX3NvdXJjZV9pZGVudGlmaWVyQgwKCl9zaWduYXR1cmVCDAoKX2JvdF90b2tlbiJSChdTdWJtaXRDaGFsbGVuZ2VSZXNwb25zZRI3Cgx2ZXJpZmljYXRpb24YASABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbiJKChFUZXN0VmVyaWZ5UmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkiTQoSVGVzdFZlcmlmeVJlc3BvbnNlEjcKDHZlcmlmaWNhdGlvbhgBIAEoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uImIKGVJldm9rZVZlcmlmaWNhdGlvblJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJEg4KBnJlYXNvbhgDIAEoCSJ1ChpSZXZva2VWZXJpZmljYXRpb25SZXNwb25zZRIXCg92ZXJpZmljYXRpb25faWQYASABKAkSDgoGc3RhdHVzGAIgASgJEi4KCnJldm9rZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlMKFFZhbGlkYXRlUHJvb2ZSZXF1ZXN0EhMKC3Byb29mX3Rva2VuGAEgASgJEhcKCmlkZW50aWZpZXIYAiABKAlIAIgBAUINCgtfaWRlbnRpZmllciLzAQoVVmFsaWRhdGVQcm9vZlJlc3BvbnNlEg0KBXZhbGlkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJEhcKD3ZlcmlmaWNhdGlvbl9pZBgEIAEoCRIMCgR0eXBlGAUgASgJEg8KB2NoYW5uZWwYBiABKAkSLwoLdmVyaWZpZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXRlc3RfbW9kZRgJIAEoCCJPChZSZXNlbmRDaGFsbGVuZ2VSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIKCgJpZBgCIAEoCSJ+ChdSZXNlbmRDaGFsbGVuZ2VSZXNwb25zZRI3Cgx2ZXJpZmljYXRpb24YASABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbhIPCgdtZXNzYWdlGAIgASgJEhkKEXJlc2VuZHNfcmVtYWluaW5nGAMgASgFIpMBCh1MaXN0VmVyaWZpY2F0aW9uRXZlbnRzUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSFwoPdmVyaWZpY2F0aW9uX2lkGAIgASgJEhsKDmFmdGVyX2V2ZW50X2lkGAMgASgJSACIAQFCEQoPX2FmdGVyX2V2ZW50X2lkIn8KHkxpc3RWZXJpZmljYXRpb25FdmVudHNSZXNwb25zZRI2CgZldmVudHMYASADKAsyJi5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbkV2ZW50Eg4KBnN0YXR1cxgCIAEoCRIVCg1sYXN0X2V2ZW50X2lkGAMgASgJIo0BChFWZXJpZmljYXRpb25FdmVudBIKCgJpZBgBIAEoCRISCgpldmVudF90eXBlGAIgASgJEigKB3BheWxvYWQYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIm8KGExpc3RWZXJpZmllZFVzZXJzUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSKAoEcGFnZRgCIAEoCzIaLmljdi5jb21tb24udjEuUGFnZVJlcXVlc3QieQoZTGlzdFZlcmlmaWVkVXNlcnNSZXNwb25zZRIwCgV1c2VycxgBIAMoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpZWRVc2VyEioKCXBhZ2VfaW5mbxgCIAEoCzIXLmljdi5jb21tb24udjEuUGFnZUluZm8iXQoWR2V0VmVyaWZpZWRVc2VyUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSGAoQZXh0ZXJuYWxfdXNlcl9pZBgCIAEoCSJKChdHZXRWZXJpZmllZFVzZXJSZXNwb25zZRIvCgR1c2VyGAEgASgLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmllZFVzZXIijwIKDFZlcmlmaWVkVXNlchIYChBleHRlcm5hbF91c2VyX2lkGAEgASgJEhoKEnZlcmlmaWNhdGlvbl9jb3VudBgCIAEoBRIWCg50eXBlc192ZXJpZmllZBgDIAMoCRJECg12ZXJpZmljYXRpb25zGAQgAygLMi0uaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmllZFVzZXJWZXJpZmljYXRpb24SNQoRZmlyc3RfdmVyaWZpZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEGxhc3RfdmVyaWZpZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpMCChhWZXJpZmllZFVzZXJWZXJpZmljYXRpb24SCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIPCgdjaGFubmVsGAMgASgJEhIKCmlkZW50aWZpZXIYBCABKAkSLwoLdmVyaWZpZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnN0YXR1cxgGIAEoCRIRCgloYXNfcHJvb2YYByABKAgSNAoQcHJvb2ZfZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAioAEKF0xpc3RUZXN0TWVzc2FnZXNSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIoCgRwYWdlGAIgASgLMhouaWN2LmNvbW1vbi52MS5QYWdlUmVxdWVzdBIcCg92ZXJpZmljYXRpb25faWQYAyABKAlIAIgBAUISChBfdmVyaWZpY2F0aW9uX2lkInoKGExpc3RUZXN0TWVzc2FnZXNSZXNwb25zZRIyCghtZXNzYWdlcxgBIAMoCzIgLmljdi52ZXJpZmljYXRpb24udjEuVGVzdE1lc3NhZ2USKgoJcGFnZV9pbmZvGAIgASgLMhcuaWN2LmNvbW1vbi52MS5QYWdlSW5mbyLeAQoLVGVzdE1lc3NhZ2USCgoCaWQYASABKAkSFwoPdmVyaWZpY2F0aW9uX2lkGAIgASgJEg8KB2NoYW5uZWwYAyABKAkSEQoJZGlyZWN0aW9uGAQgASgJEhEKBGZyb20YBSABKAlIAIgBARIKCgJ0bxgGIAEoCRIUCgdzdWJqZWN0GAcgASgJSAGIAQESDAoEdGV4dBgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIHCgVfZnJvbUIKCghfc3ViamVjdDLfCgoTVmVyaWZpY2F0aW9uU2VydmljZRJ1ChJDcmVhdGVWZXJpZmljYXRpb24SLi5pY3YudmVyaWZpY2F0aW9uLnYxLkNyZWF0ZVZlcmlmaWNhdGlvblJlcXVlc3QaLy5pY3YudmVyaWZpY2F0aW9uLnYxLkNyZWF0ZVZlcmlmaWNhdGlvblJlc3BvbnNlEmwKD0dldFZlcmlmaWNhdGlvbhIrLmljdi52ZXJpZmljYXRpb24udjEuR2V0VmVyaWZpY2F0aW9uUmVxdWVzdBosLmljdi52ZXJpZmljYXRpb24udjEuR2V0VmVyaWZpY2F0aW9uUmVzcG9uc2UScgoRTGlzdFZlcmlmaWNhdGlvbnMSLS5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RWZXJpZmljYXRpb25zUmVxdWVzdBouLmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWNhdGlvbnNSZXNwb25zZRJsCg9TdWJtaXRDaGFsbGVuZ2USKy5pY3YudmVyaWZpY2F0aW9uLnYxLlN1Ym1pdENoYWxsZW5nZVJlcXVlc3QaLC5pY3YudmVyaWZpY2F0aW9uLnYxLlN1Ym1pdENoYWxsZW5nZVJlc3BvbnNlEl0KClRlc3RWZXJpZnkSJi5pY3YudmVyaWZpY2F0aW9uLnYxLlRlc3RWZXJpZnlSZXF1ZXN0GicuaWN2LnZlcmlmaWNhdGlvbi52MS5UZXN0VmVyaWZ5UmVzcG9uc2USdQoSUmV2b2tlVmVyaWZpY2F0aW9uEi4uaWN2LnZlcmlmaWNhdGlvbi52MS5SZXZva2VWZXJpZmljYXRpb25SZXF1ZXN0Gi8uaWN2LnZlcmlmaWNhdGlvbi52MS5SZXZva2VWZXJpZmljYXRpb25SZXNwb25zZRJmCg1WYWxpZGF0ZVByb29mEikuaWN2LnZlcmlmaWNhdGlvbi52MS5WYWxpZGF0ZVByb29mUmVxdWVzdBoqLmljdi52ZXJpZmljYXRpb24udjEuVmFsaWRhdGVQcm9vZlJlc3BvbnNlEoEBChZMaXN0VmVyaWZpY2F0aW9uRXZlbnRzEjIuaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0VmVyaWZpY2F0aW9uRXZlbnRzUmVxdWVzdBozLmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWNhdGlvbkV2ZW50c1Jlc3BvbnNlEmwKD1Jlc2VuZENoYWxsZW5nZRIrLmljdi52ZXJpZmljYXRpb24udjEuUmVzZW5kQ2hhbGxlbmdlUmVxdWVzdBosLmljdi52ZXJpZmljYXRpb24udjEuUmVzZW5kQ2hhbGxlbmdlUmVzcG9uc2UScgoRTGlzdFZlcmlmaWVkVXNlcnMSLS5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RWZXJpZmllZFVzZXJzUmVxdWVzdBouLmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWVkVXNlcnNSZXNwb25zZRJsCg9HZXRWZXJpZmllZFVzZXISKy5pY3YudmVyaWZpY2F0aW9uLnYxLkdldFZlcmlmaWVkVXNlclJlcXVlc3QaLC5pY3YudmVyaWZpY2F0aW9uLnYxLkdldFZlcmlmaWVkVXNlclJlc3BvbnNlEm8KEExpc3RUZXN0TWVzc2FnZXMSLC5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RUZXN0TWVzc2FnZXNSZXF1ZXN0Gi0uaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0VGVzdE1lc3NhZ2VzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_common_v1_scope, file_icv_verification_v1_verification]);
+  fileDesc("Ci5pY3YvdmVyaWZpY2F0aW9uL3YxL3ZlcmlmaWNhdGlvbl9zZXJ2aWNlLnByb3RvEhNpY3YudmVyaWZpY2F0aW9uLnYxIrMBChhSZWNvcmRUZXN0TWVzc2FnZVJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEhIKCnNlc3Npb25faWQYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIRCglkaXJlY3Rpb24YBCABKAkSEQoEZnJvbRgFIAEoCUgAiAEBEgoKAnRvGAYgASgJEgwKBHRleHQYByABKAlCBwoFX2Zyb20iTgoZUmVjb3JkVGVzdE1lc3NhZ2VSZXNwb25zZRIxCgdtZXNzYWdlGAEgASgLMiAuaWN2LnZlcmlmaWNhdGlvbi52MS5UZXN0TWVzc2FnZSJLChpDb21wbGV0ZUluYm91bmRDb2RlUmVxdWVzdBIPCgdjaGFubmVsGAEgASgJEgwKBGNvZGUYAiABKAkSDgoGc2VuZGVyGAMgASgJImMKG0NvbXBsZXRlSW5ib3VuZENvZGVSZXNwb25zZRIPCgdvdXRjb21lGAEgASgJEhcKD3ZlcmlmaWNhdGlvbl9pZBgCIAEoCRIaChJhdHRlbXB0c19yZW1haW5pbmcYAyABKAUi0AEKIFJlY29yZFNlc3Npb25WZXJpZmljYXRpb25SZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIPCgdjaGFubmVsGAIgASgJEhQKDHBob25lX251bWJlchgDIAEoCRIOCgZvcmlnaW4YBCABKAkSGAoQcHJvb2ZfZXhwaXJlc19pbhgFIAEoBRIwCg9jbGllbnRfbWV0YWRhdGEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IlwKIVJlY29yZFNlc3Npb25WZXJpZmljYXRpb25SZXNwb25zZRI3Cgx2ZXJpZmljYXRpb24YASABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbiKTAgoZQ3JlYXRlVmVyaWZpY2F0aW9uUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSDAoEdHlwZRgCIAEoCRIPCgdjaGFubmVsGAMgASgJEhIKCmlkZW50aWZpZXIYBCABKAkSMAoPY2xpZW50X21ldGFkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIdChBleHRlcm5hbF91c2VyX2lkGAYgASgJSACIAQESHQoQcHJvb2ZfZXhwaXJlc19pbhgHIAEoBUgBiAEBQhMKEV9leHRlcm5hbF91c2VyX2lkQhMKEV9wcm9vZl9leHBpcmVzX2luIlUKGkNyZWF0ZVZlcmlmaWNhdGlvblJlc3BvbnNlEjcKDHZlcmlmaWNhdGlvbhgBIAEoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uIk8KFkdldFZlcmlmaWNhdGlvblJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJIlIKF0dldFZlcmlmaWNhdGlvblJlc3BvbnNlEjcKDHZlcmlmaWNhdGlvbhgBIAEoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uIugCChhMaXN0VmVyaWZpY2F0aW9uc1JlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEigKBHBhZ2UYAiABKAsyGi5pY3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EhMKBnN0YXR1cxgDIAEoCUgAiAEBEhEKBHR5cGUYBCABKAlIAYgBARIUCgdjaGFubmVsGAUgASgJSAKIAQESHQoQZXh0ZXJuYWxfdXNlcl9pZBgGIAEoCUgDiAEBEjEKDWNyZWF0ZWRfYWZ0ZXIYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIJCgdfc3RhdHVzQgcKBV90eXBlQgoKCF9jaGFubmVsQhMKEV9leHRlcm5hbF91c2VyX2lkIoEBChlMaXN0VmVyaWZpY2F0aW9uc1Jlc3BvbnNlEjgKDXZlcmlmaWNhdGlvbnMYASADKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbhIqCglwYWdlX2luZm8YAiABKAsyFy5pY3YuY29tbW9uLnYxLlBhZ2VJbmZvIoECChZTdWJtaXRDaGFsbGVuZ2VSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIKCgJpZBgCIAEoCRIbCg5jaGFsbGVuZ2VfY29kZRgDIAEoCUgAiAEBEh4KEXNvdXJjZV9pZGVudGlmaWVyGAQgASgJSAGIAQESFgoJc2lnbmF0dXJlGAUgASgJSAKIAQESFgoJYm90X3Rva2VuGAYgASgJSAOIAQFCEQoPX2NoYWxsZW5nZV9jb2RlQhQKEl9zb3VyY2VfaWRlbnRpZmllckIMCgpfc2lnbmF0dXJlQgwKCl9ib3RfdG9rZW4iUgoXU3VibWl0Q2hhbGxlbmdlUmVzcG9uc2USNwoMdmVyaWZpY2F0aW9uGAEgASgLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmljYXRpb24iSgoRVGVzdFZlcmlmeVJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJIk0KElRlc3RWZXJpZnlSZXNwb25zZRI3Cgx2ZXJpZmljYXRpb24YASABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbiJiChlSZXZva2VWZXJpZmljYXRpb25SZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIKCgJpZBgCIAEoCRIOCgZyZWFzb24YAyABKAkidQoaUmV2b2tlVmVyaWZpY2F0aW9uUmVzcG9uc2USFwoPdmVyaWZpY2F0aW9uX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIuCgpyZXZva2VkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJTChRWYWxpZGF0ZVByb29mUmVxdWVzdBITCgtwcm9vZl90b2tlbhgBIAEoCRIXCgppZGVudGlmaWVyGAIgASgJSACIAQFCDQoLX2lkZW50aWZpZXIi8wEKFVZhbGlkYXRlUHJvb2ZSZXNwb25zZRINCgV2YWxpZBgBIAEoCBIOCgZyZWFzb24YAiABKAkSDwoHbWVzc2FnZRgDIAEoCRIXCg92ZXJpZmljYXRpb25faWQYBCABKAkSDAoEdHlwZRgFIAEoCRIPCgdjaGFubmVsGAYgASgJEi8KC3ZlcmlmaWVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgl0ZXN0X21vZGUYCSABKAgiTwoWUmVzZW5kQ2hhbGxlbmdlUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkifgoXUmVzZW5kQ2hhbGxlbmdlUmVzcG9uc2USNwoMdmVyaWZpY2F0aW9uGAEgASgLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmljYXRpb24SDwoHbWVzc2FnZRgCIAEoCRIZChFyZXNlbmRzX3JlbWFpbmluZxgDIAEoBSKTAQodTGlzdFZlcmlmaWNhdGlvbkV2ZW50c1JlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEhcKD3ZlcmlmaWNhdGlvbl9pZBgCIAEoCRIbCg5hZnRlcl9ldmVudF9pZBgDIAEoCUgAiAEBQhEKD19hZnRlcl9ldmVudF9pZCJ/Ch5MaXN0VmVyaWZpY2F0aW9uRXZlbnRzUmVzcG9uc2USNgoGZXZlbnRzGAEgAygLMiYuaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmljYXRpb25FdmVudBIOCgZzdGF0dXMYAiABKAkSFQoNbGFzdF9ldmVudF9pZBgDIAEoCSKNAQoRVmVyaWZpY2F0aW9uRXZlbnQSCgoCaWQYASABKAkSEgoKZXZlbnRfdHlwZRgCIAEoCRIoCgdwYXlsb2FkGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIuCgpjcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJvChhMaXN0VmVyaWZpZWRVc2Vyc1JlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEigKBHBhZ2UYAiABKAsyGi5pY3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0InkKGUxpc3RWZXJpZmllZFVzZXJzUmVzcG9uc2USMAoFdXNlcnMYASADKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWVkVXNlchIqCglwYWdlX2luZm8YAiABKAsyFy5pY3YuY29tbW9uLnYxLlBhZ2VJbmZvIl0KFkdldFZlcmlmaWVkVXNlclJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEhgKEGV4dGVybmFsX3VzZXJfaWQYAiABKAkiSgoXR2V0VmVyaWZpZWRVc2VyUmVzcG9uc2USLwoEdXNlchgBIAEoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpZWRVc2VyIo8CCgxWZXJpZmllZFVzZXISGAoQZXh0ZXJuYWxfdXNlcl9pZBgBIAEoCRIaChJ2ZXJpZmljYXRpb25fY291bnQYAiABKAUSFgoOdHlwZXNfdmVyaWZpZWQYAyADKAkSRAoNdmVyaWZpY2F0aW9ucxgEIAMoCzItLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpZWRVc2VyVmVyaWZpY2F0aW9uEjUKEWZpcnN0X3ZlcmlmaWVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI0ChBsYXN0X3ZlcmlmaWVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKTAgoYVmVyaWZpZWRVc2VyVmVyaWZpY2F0aW9uEgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRISCgppZGVudGlmaWVyGAQgASgJEi8KC3ZlcmlmaWVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzdGF0dXMYBiABKAkSEQoJaGFzX3Byb29mGAcgASgIEjQKEHByb29mX2V4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqABChdMaXN0VGVzdE1lc3NhZ2VzUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSKAoEcGFnZRgCIAEoCzIaLmljdi5jb21tb24udjEuUGFnZVJlcXVlc3QSHAoPdmVyaWZpY2F0aW9uX2lkGAMgASgJSACIAQFCEgoQX3ZlcmlmaWNhdGlvbl9pZCJ6ChhMaXN0VGVzdE1lc3NhZ2VzUmVzcG9uc2USMgoIbWVzc2FnZXMYASADKAsyIC5pY3YudmVyaWZpY2F0aW9uLnYxLlRlc3RNZXNzYWdlEioKCXBhZ2VfaW5mbxgCIAEoCzIXLmljdi5jb21tb24udjEuUGFnZUluZm8ihgIKC1Rlc3RNZXNzYWdlEgoKAmlkGAEgASgJEhcKD3ZlcmlmaWNhdGlvbl9pZBgCIAEoCRIPCgdjaGFubmVsGAMgASgJEhEKCWRpcmVjdGlvbhgEIAEoCRIRCgRmcm9tGAUgASgJSACIAQESCgoCdG8YBiABKAkSFAoHc3ViamVjdBgHIAEoCUgBiAEBEgwKBHRleHQYCCABKAkSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoKc2Vzc2lvbl9pZBgKIAEoCUgCiAEBQgcKBV9mcm9tQgoKCF9zdWJqZWN0Qg0KC19zZXNzaW9uX2lkMtoNChNWZXJpZmljYXRpb25TZXJ2aWNlEnUKEkNyZWF0ZVZlcmlmaWNhdGlvbhIuLmljdi52ZXJpZmljYXRpb24udjEuQ3JlYXRlVmVyaWZpY2F0aW9uUmVxdWVzdBovLmljdi52ZXJpZmljYXRpb24udjEuQ3JlYXRlVmVyaWZpY2F0aW9uUmVzcG9uc2USbAoPR2V0VmVyaWZpY2F0aW9uEisuaWN2LnZlcmlmaWNhdGlvbi52MS5HZXRWZXJpZmljYXRpb25SZXF1ZXN0GiwuaWN2LnZlcmlmaWNhdGlvbi52MS5HZXRWZXJpZmljYXRpb25SZXNwb25zZRJyChFMaXN0VmVyaWZpY2F0aW9ucxItLmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWNhdGlvbnNSZXF1ZXN0Gi4uaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0VmVyaWZpY2F0aW9uc1Jlc3BvbnNlEmwKD1N1Ym1pdENoYWxsZW5nZRIrLmljdi52ZXJpZmljYXRpb24udjEuU3VibWl0Q2hhbGxlbmdlUmVxdWVzdBosLmljdi52ZXJpZmljYXRpb24udjEuU3VibWl0Q2hhbGxlbmdlUmVzcG9uc2USXQoKVGVzdFZlcmlmeRImLmljdi52ZXJpZmljYXRpb24udjEuVGVzdFZlcmlmeVJlcXVlc3QaJy5pY3YudmVyaWZpY2F0aW9uLnYxLlRlc3RWZXJpZnlSZXNwb25zZRJ1ChJSZXZva2VWZXJpZmljYXRpb24SLi5pY3YudmVyaWZpY2F0aW9uLnYxLlJldm9rZVZlcmlmaWNhdGlvblJlcXVlc3QaLy5pY3YudmVyaWZpY2F0aW9uLnYxLlJldm9rZVZlcmlmaWNhdGlvblJlc3BvbnNlEmYKDVZhbGlkYXRlUHJvb2YSKS5pY3YudmVyaWZpY2F0aW9uLnYxLlZhbGlkYXRlUHJvb2ZSZXF1ZXN0GiouaWN2LnZlcmlmaWNhdGlvbi52MS5WYWxpZGF0ZVByb29mUmVzcG9uc2USgQEKFkxpc3RWZXJpZmljYXRpb25FdmVudHMSMi5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RWZXJpZmljYXRpb25FdmVudHNSZXF1ZXN0GjMuaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0VmVyaWZpY2F0aW9uRXZlbnRzUmVzcG9uc2USbAoPUmVzZW5kQ2hhbGxlbmdlEisuaWN2LnZlcmlmaWNhdGlvbi52MS5SZXNlbmRDaGFsbGVuZ2VSZXF1ZXN0GiwuaWN2LnZlcmlmaWNhdGlvbi52MS5SZXNlbmRDaGFsbGVuZ2VSZXNwb25zZRJyChFMaXN0VmVyaWZpZWRVc2VycxItLmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWVkVXNlcnNSZXF1ZXN0Gi4uaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0VmVyaWZpZWRVc2Vyc1Jlc3BvbnNlEmwKD0dldFZlcmlmaWVkVXNlchIrLmljdi52ZXJpZmljYXRpb24udjEuR2V0VmVyaWZpZWRVc2VyUmVxdWVzdBosLmljdi52ZXJpZmljYXRpb24udjEuR2V0VmVyaWZpZWRVc2VyUmVzcG9uc2USbwoQTGlzdFRlc3RNZXNzYWdlcxIsLmljdi52ZXJpZmljYXRpb24udjEuTGlzdFRlc3RNZXNzYWdlc1JlcXVlc3QaLS5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RUZXN0TWVzc2FnZXNSZXNwb25zZRJyChFSZWNvcmRUZXN0TWVzc2FnZRItLmljdi52ZXJpZmljYXRpb24udjEuUmVjb3JkVGVzdE1lc3NhZ2VSZXF1ZXN0Gi4uaWN2LnZlcmlmaWNhdGlvbi52MS5SZWNvcmRUZXN0TWVzc2FnZVJlc3BvbnNlEngKE0NvbXBsZXRlSW5ib3VuZENvZGUSLy5pY3YudmVyaWZpY2F0aW9uLnYxLkNvbXBsZXRlSW5ib3VuZENvZGVSZXF1ZXN0GjAuaWN2LnZlcmlmaWNhdGlvbi52MS5Db21wbGV0ZUluYm91bmRDb2RlUmVzcG9uc2USigEKGVJlY29yZFNlc3Npb25WZXJpZmljYXRpb24SNS5pY3YudmVyaWZpY2F0aW9uLnYxLlJlY29yZFNlc3Npb25WZXJpZmljYXRpb25SZXF1ZXN0GjYuaWN2LnZlcmlmaWNhdGlvbi52MS5SZWNvcmRTZXNzaW9uVmVyaWZpY2F0aW9uUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_common_v1_scope, file_icv_verification_v1_verification]);
+
+/**
+ * @generated from message icv.verification.v1.RecordTestMessageRequest
+ */
+export type RecordTestMessageRequest = Message<"icv.verification.v1.RecordTestMessageRequest"> & {
+  /**
+   * @generated from field: icv.common.v1.TenantScope scope = 1;
+   */
+  scope?: TenantScope | undefined;
+
+  /**
+   * @generated from field: string session_id = 2;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string channel = 3;
+   */
+  channel: string;
+
+  /**
+   * outbound or inbound
+   *
+   * @generated from field: string direction = 4;
+   */
+  direction: string;
+
+  /**
+   * @generated from field: optional string from = 5;
+   */
+  from?: string | undefined;
+
+  /**
+   * @generated from field: string to = 6;
+   */
+  to: string;
+
+  /**
+   * @generated from field: string text = 7;
+   */
+  text: string;
+};
+
+/**
+ * Describes the message icv.verification.v1.RecordTestMessageRequest.
+ * Use `create(RecordTestMessageRequestSchema)` to create a new message.
+ */
+export const RecordTestMessageRequestSchema: GenMessage<RecordTestMessageRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 0);
+
+/**
+ * @generated from message icv.verification.v1.RecordTestMessageResponse
+ */
+export type RecordTestMessageResponse = Message<"icv.verification.v1.RecordTestMessageResponse"> & {
+  /**
+   * @generated from field: icv.verification.v1.TestMessage message = 1;
+   */
+  message?: TestMessage | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.RecordTestMessageResponse.
+ * Use `create(RecordTestMessageResponseSchema)` to create a new message.
+ */
+export const RecordTestMessageResponseSchema: GenMessage<RecordTestMessageResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 1);
+
+/**
+ * @generated from message icv.verification.v1.CompleteInboundCodeRequest
+ */
+export type CompleteInboundCodeRequest = Message<"icv.verification.v1.CompleteInboundCodeRequest"> & {
+  /**
+   * whatsapp, telegram or sms
+   *
+   * @generated from field: string channel = 1;
+   */
+  channel: string;
+
+  /**
+   * The 6-character code as the user sent it (case does not matter).
+   *
+   * @generated from field: string code = 2;
+   */
+  code: string;
+
+  /**
+   * The number the message came from, E.164 (or digits).
+   *
+   * @generated from field: string sender = 3;
+   */
+  sender: string;
+};
+
+/**
+ * Describes the message icv.verification.v1.CompleteInboundCodeRequest.
+ * Use `create(CompleteInboundCodeRequestSchema)` to create a new message.
+ */
+export const CompleteInboundCodeRequestSchema: GenMessage<CompleteInboundCodeRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 2);
+
+/**
+ * @generated from message icv.verification.v1.CompleteInboundCodeResponse
+ */
+export type CompleteInboundCodeResponse = Message<"icv.verification.v1.CompleteInboundCodeResponse"> & {
+  /**
+   * verified, already_verified, wrong_sender, failed (the wrong sender used the last attempt),
+   * expired, not_pending (failed or revoked before), unknown_code.
+   *
+   * @generated from field: string outcome = 1;
+   */
+  outcome: string;
+
+  /**
+   * Set unless unknown_code.
+   *
+   * @generated from field: string verification_id = 2;
+   */
+  verificationId: string;
+
+  /**
+   * wrong_sender: the attempts left.
+   *
+   * @generated from field: int32 attempts_remaining = 3;
+   */
+  attemptsRemaining: number;
+};
+
+/**
+ * Describes the message icv.verification.v1.CompleteInboundCodeResponse.
+ * Use `create(CompleteInboundCodeResponseSchema)` to create a new message.
+ */
+export const CompleteInboundCodeResponseSchema: GenMessage<CompleteInboundCodeResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 3);
+
+/**
+ * @generated from message icv.verification.v1.RecordSessionVerificationRequest
+ */
+export type RecordSessionVerificationRequest = Message<"icv.verification.v1.RecordSessionVerificationRequest"> & {
+  /**
+   * @generated from field: icv.common.v1.TenantScope scope = 1;
+   */
+  scope?: TenantScope | undefined;
+
+  /**
+   * whatsapp or telegram
+   *
+   * @generated from field: string channel = 2;
+   */
+  channel: string;
+
+  /**
+   * @generated from field: string phone_number = 3;
+   */
+  phoneNumber: string;
+
+  /**
+   * The session id; one verification per origin.
+   *
+   * @generated from field: string origin = 4;
+   */
+  origin: string;
+
+  /**
+   * @generated from field: int32 proof_expires_in = 5;
+   */
+  proofExpiresIn: number;
+
+  /**
+   * @generated from field: google.protobuf.Struct client_metadata = 6;
+   */
+  clientMetadata?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.RecordSessionVerificationRequest.
+ * Use `create(RecordSessionVerificationRequestSchema)` to create a new message.
+ */
+export const RecordSessionVerificationRequestSchema: GenMessage<RecordSessionVerificationRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 4);
+
+/**
+ * @generated from message icv.verification.v1.RecordSessionVerificationResponse
+ */
+export type RecordSessionVerificationResponse = Message<"icv.verification.v1.RecordSessionVerificationResponse"> & {
+  /**
+   * @generated from field: icv.verification.v1.Verification verification = 1;
+   */
+  verification?: Verification | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.RecordSessionVerificationResponse.
+ * Use `create(RecordSessionVerificationResponseSchema)` to create a new message.
+ */
+export const RecordSessionVerificationResponseSchema: GenMessage<RecordSessionVerificationResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 5);
 
 /**
  * @generated from message icv.verification.v1.CreateVerificationRequest
@@ -63,7 +259,7 @@ export type CreateVerificationRequest = Message<"icv.verification.v1.CreateVerif
  * Use `create(CreateVerificationRequestSchema)` to create a new message.
  */
 export const CreateVerificationRequestSchema: GenMessage<CreateVerificationRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 0);
+  messageDesc(file_icv_verification_v1_verification_service, 6);
 
 /**
  * @generated from message icv.verification.v1.CreateVerificationResponse
@@ -80,7 +276,7 @@ export type CreateVerificationResponse = Message<"icv.verification.v1.CreateVeri
  * Use `create(CreateVerificationResponseSchema)` to create a new message.
  */
 export const CreateVerificationResponseSchema: GenMessage<CreateVerificationResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 1);
+  messageDesc(file_icv_verification_v1_verification_service, 7);
 
 /**
  * @generated from message icv.verification.v1.GetVerificationRequest
@@ -102,7 +298,7 @@ export type GetVerificationRequest = Message<"icv.verification.v1.GetVerificatio
  * Use `create(GetVerificationRequestSchema)` to create a new message.
  */
 export const GetVerificationRequestSchema: GenMessage<GetVerificationRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 2);
+  messageDesc(file_icv_verification_v1_verification_service, 8);
 
 /**
  * @generated from message icv.verification.v1.GetVerificationResponse
@@ -119,7 +315,7 @@ export type GetVerificationResponse = Message<"icv.verification.v1.GetVerificati
  * Use `create(GetVerificationResponseSchema)` to create a new message.
  */
 export const GetVerificationResponseSchema: GenMessage<GetVerificationResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 3);
+  messageDesc(file_icv_verification_v1_verification_service, 9);
 
 /**
  * @generated from message icv.verification.v1.ListVerificationsRequest
@@ -171,7 +367,7 @@ export type ListVerificationsRequest = Message<"icv.verification.v1.ListVerifica
  * Use `create(ListVerificationsRequestSchema)` to create a new message.
  */
 export const ListVerificationsRequestSchema: GenMessage<ListVerificationsRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 4);
+  messageDesc(file_icv_verification_v1_verification_service, 10);
 
 /**
  * @generated from message icv.verification.v1.ListVerificationsResponse
@@ -193,7 +389,7 @@ export type ListVerificationsResponse = Message<"icv.verification.v1.ListVerific
  * Use `create(ListVerificationsResponseSchema)` to create a new message.
  */
 export const ListVerificationsResponseSchema: GenMessage<ListVerificationsResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 5);
+  messageDesc(file_icv_verification_v1_verification_service, 11);
 
 /**
  * @generated from message icv.verification.v1.SubmitChallengeRequest
@@ -235,7 +431,7 @@ export type SubmitChallengeRequest = Message<"icv.verification.v1.SubmitChalleng
  * Use `create(SubmitChallengeRequestSchema)` to create a new message.
  */
 export const SubmitChallengeRequestSchema: GenMessage<SubmitChallengeRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 6);
+  messageDesc(file_icv_verification_v1_verification_service, 12);
 
 /**
  * @generated from message icv.verification.v1.SubmitChallengeResponse
@@ -252,7 +448,7 @@ export type SubmitChallengeResponse = Message<"icv.verification.v1.SubmitChallen
  * Use `create(SubmitChallengeResponseSchema)` to create a new message.
  */
 export const SubmitChallengeResponseSchema: GenMessage<SubmitChallengeResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 7);
+  messageDesc(file_icv_verification_v1_verification_service, 13);
 
 /**
  * @generated from message icv.verification.v1.TestVerifyRequest
@@ -274,7 +470,7 @@ export type TestVerifyRequest = Message<"icv.verification.v1.TestVerifyRequest">
  * Use `create(TestVerifyRequestSchema)` to create a new message.
  */
 export const TestVerifyRequestSchema: GenMessage<TestVerifyRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 8);
+  messageDesc(file_icv_verification_v1_verification_service, 14);
 
 /**
  * @generated from message icv.verification.v1.TestVerifyResponse
@@ -291,7 +487,7 @@ export type TestVerifyResponse = Message<"icv.verification.v1.TestVerifyResponse
  * Use `create(TestVerifyResponseSchema)` to create a new message.
  */
 export const TestVerifyResponseSchema: GenMessage<TestVerifyResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 9);
+  messageDesc(file_icv_verification_v1_verification_service, 15);
 
 /**
  * @generated from message icv.verification.v1.RevokeVerificationRequest
@@ -318,7 +514,7 @@ export type RevokeVerificationRequest = Message<"icv.verification.v1.RevokeVerif
  * Use `create(RevokeVerificationRequestSchema)` to create a new message.
  */
 export const RevokeVerificationRequestSchema: GenMessage<RevokeVerificationRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 10);
+  messageDesc(file_icv_verification_v1_verification_service, 16);
 
 /**
  * @generated from message icv.verification.v1.RevokeVerificationResponse
@@ -345,7 +541,7 @@ export type RevokeVerificationResponse = Message<"icv.verification.v1.RevokeVeri
  * Use `create(RevokeVerificationResponseSchema)` to create a new message.
  */
 export const RevokeVerificationResponseSchema: GenMessage<RevokeVerificationResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 11);
+  messageDesc(file_icv_verification_v1_verification_service, 17);
 
 /**
  * @generated from message icv.verification.v1.ValidateProofRequest
@@ -367,7 +563,7 @@ export type ValidateProofRequest = Message<"icv.verification.v1.ValidateProofReq
  * Use `create(ValidateProofRequestSchema)` to create a new message.
  */
 export const ValidateProofRequestSchema: GenMessage<ValidateProofRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 12);
+  messageDesc(file_icv_verification_v1_verification_service, 18);
 
 /**
  * @generated from message icv.verification.v1.ValidateProofResponse
@@ -430,7 +626,7 @@ export type ValidateProofResponse = Message<"icv.verification.v1.ValidateProofRe
  * Use `create(ValidateProofResponseSchema)` to create a new message.
  */
 export const ValidateProofResponseSchema: GenMessage<ValidateProofResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 13);
+  messageDesc(file_icv_verification_v1_verification_service, 19);
 
 /**
  * @generated from message icv.verification.v1.ResendChallengeRequest
@@ -452,7 +648,7 @@ export type ResendChallengeRequest = Message<"icv.verification.v1.ResendChalleng
  * Use `create(ResendChallengeRequestSchema)` to create a new message.
  */
 export const ResendChallengeRequestSchema: GenMessage<ResendChallengeRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 14);
+  messageDesc(file_icv_verification_v1_verification_service, 20);
 
 /**
  * @generated from message icv.verification.v1.ResendChallengeResponse
@@ -485,7 +681,7 @@ export type ResendChallengeResponse = Message<"icv.verification.v1.ResendChallen
  * Use `create(ResendChallengeResponseSchema)` to create a new message.
  */
 export const ResendChallengeResponseSchema: GenMessage<ResendChallengeResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 15);
+  messageDesc(file_icv_verification_v1_verification_service, 21);
 
 /**
  * @generated from message icv.verification.v1.ListVerificationEventsRequest
@@ -514,7 +710,7 @@ export type ListVerificationEventsRequest = Message<"icv.verification.v1.ListVer
  * Use `create(ListVerificationEventsRequestSchema)` to create a new message.
  */
 export const ListVerificationEventsRequestSchema: GenMessage<ListVerificationEventsRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 16);
+  messageDesc(file_icv_verification_v1_verification_service, 22);
 
 /**
  * @generated from message icv.verification.v1.ListVerificationEventsResponse
@@ -547,7 +743,7 @@ export type ListVerificationEventsResponse = Message<"icv.verification.v1.ListVe
  * Use `create(ListVerificationEventsResponseSchema)` to create a new message.
  */
 export const ListVerificationEventsResponseSchema: GenMessage<ListVerificationEventsResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 17);
+  messageDesc(file_icv_verification_v1_verification_service, 23);
 
 /**
  * One outbox event of a verification.
@@ -585,7 +781,7 @@ export type VerificationEvent = Message<"icv.verification.v1.VerificationEvent">
  * Use `create(VerificationEventSchema)` to create a new message.
  */
 export const VerificationEventSchema: GenMessage<VerificationEvent> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 18);
+  messageDesc(file_icv_verification_v1_verification_service, 24);
 
 /**
  * @generated from message icv.verification.v1.ListVerifiedUsersRequest
@@ -607,7 +803,7 @@ export type ListVerifiedUsersRequest = Message<"icv.verification.v1.ListVerified
  * Use `create(ListVerifiedUsersRequestSchema)` to create a new message.
  */
 export const ListVerifiedUsersRequestSchema: GenMessage<ListVerifiedUsersRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 19);
+  messageDesc(file_icv_verification_v1_verification_service, 25);
 
 /**
  * @generated from message icv.verification.v1.ListVerifiedUsersResponse
@@ -629,7 +825,7 @@ export type ListVerifiedUsersResponse = Message<"icv.verification.v1.ListVerifie
  * Use `create(ListVerifiedUsersResponseSchema)` to create a new message.
  */
 export const ListVerifiedUsersResponseSchema: GenMessage<ListVerifiedUsersResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 20);
+  messageDesc(file_icv_verification_v1_verification_service, 26);
 
 /**
  * @generated from message icv.verification.v1.GetVerifiedUserRequest
@@ -651,7 +847,7 @@ export type GetVerifiedUserRequest = Message<"icv.verification.v1.GetVerifiedUse
  * Use `create(GetVerifiedUserRequestSchema)` to create a new message.
  */
 export const GetVerifiedUserRequestSchema: GenMessage<GetVerifiedUserRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 21);
+  messageDesc(file_icv_verification_v1_verification_service, 27);
 
 /**
  * @generated from message icv.verification.v1.GetVerifiedUserResponse
@@ -668,7 +864,7 @@ export type GetVerifiedUserResponse = Message<"icv.verification.v1.GetVerifiedUs
  * Use `create(GetVerifiedUserResponseSchema)` to create a new message.
  */
 export const GetVerifiedUserResponseSchema: GenMessage<GetVerifiedUserResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 22);
+  messageDesc(file_icv_verification_v1_verification_service, 28);
 
 /**
  * One external user of a tenant and the verifications carrying its external_user_id.
@@ -718,7 +914,7 @@ export type VerifiedUser = Message<"icv.verification.v1.VerifiedUser"> & {
  * Use `create(VerifiedUserSchema)` to create a new message.
  */
 export const VerifiedUserSchema: GenMessage<VerifiedUser> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 23);
+  messageDesc(file_icv_verification_v1_verification_service, 29);
 
 /**
  * @generated from message icv.verification.v1.VerifiedUserVerification
@@ -781,7 +977,7 @@ export type VerifiedUserVerification = Message<"icv.verification.v1.VerifiedUser
  * Use `create(VerifiedUserVerificationSchema)` to create a new message.
  */
 export const VerifiedUserVerificationSchema: GenMessage<VerifiedUserVerification> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 24);
+  messageDesc(file_icv_verification_v1_verification_service, 30);
 
 /**
  * @generated from message icv.verification.v1.ListTestMessagesRequest
@@ -810,7 +1006,7 @@ export type ListTestMessagesRequest = Message<"icv.verification.v1.ListTestMessa
  * Use `create(ListTestMessagesRequestSchema)` to create a new message.
  */
 export const ListTestMessagesRequestSchema: GenMessage<ListTestMessagesRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 25);
+  messageDesc(file_icv_verification_v1_verification_service, 31);
 
 /**
  * @generated from message icv.verification.v1.ListTestMessagesResponse
@@ -832,7 +1028,7 @@ export type ListTestMessagesResponse = Message<"icv.verification.v1.ListTestMess
  * Use `create(ListTestMessagesResponseSchema)` to create a new message.
  */
 export const ListTestMessagesResponseSchema: GenMessage<ListTestMessagesResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 26);
+  messageDesc(file_icv_verification_v1_verification_service, 32);
 
 /**
  * A message a test verification would have sent (outbound) or expects from the user (inbound).
@@ -848,6 +1044,8 @@ export type TestMessage = Message<"icv.verification.v1.TestMessage"> & {
   id: string;
 
   /**
+   * Empty for a session's message.
+   *
    * @generated from field: string verification_id = 2;
    */
   verificationId: string;
@@ -888,6 +1086,13 @@ export type TestMessage = Message<"icv.verification.v1.TestMessage"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 9;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * Set for a session's message (`sess_…` or `auth_…`).
+   *
+   * @generated from field: optional string session_id = 10;
+   */
+  sessionId?: string | undefined;
 };
 
 /**
@@ -895,7 +1100,7 @@ export type TestMessage = Message<"icv.verification.v1.TestMessage"> & {
  * Use `create(TestMessageSchema)` to create a new message.
  */
 export const TestMessageSchema: GenMessage<TestMessage> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 27);
+  messageDesc(file_icv_verification_v1_verification_service, 33);
 
 /**
  * Verifications: create a challenge, complete it, read it, revoke its proof.
@@ -1017,6 +1222,42 @@ export const VerificationService: GenService<{
     methodKind: "unary";
     input: typeof ListTestMessagesRequestSchema;
     output: typeof ListTestMessagesResponseSchema;
+  },
+  /**
+   * Stores a test-mode message that is not a verification's own (a test session's expected
+   * message). Test scopes only.
+   *
+   * @generated from rpc icv.verification.v1.VerificationService.RecordTestMessage
+   */
+  recordTestMessage: {
+    methodKind: "unary";
+    input: typeof RecordTestMessageRequestSchema;
+    output: typeof RecordTestMessageResponseSchema;
+  },
+  /**
+   * Reverse OTP: a code arrived from `sender` over a provider (whatsapp, telegram, sms). Finds the
+   * live pending phone verification on that channel holding the code, whatever its tenant. The
+   * sender's number must be the verification's: then it is verified (with its proof and events,
+   * like test-verify); a known code from another number counts as a failed attempt.
+   *
+   * @generated from rpc icv.verification.v1.VerificationService.CompleteInboundCode
+   */
+  completeInboundCode: {
+    methodKind: "unary";
+    input: typeof CompleteInboundCodeRequestSchema;
+    output: typeof CompleteInboundCodeResponseSchema;
+  },
+  /**
+   * A phone verification that a session proved (the user answered from `phone_number` on
+   * `channel`): made verified at once, with its proof and the same events as test-verify.
+   * Idempotent by `origin` (the session id): a repeat answers the verification made the first time.
+   *
+   * @generated from rpc icv.verification.v1.VerificationService.RecordSessionVerification
+   */
+  recordSessionVerification: {
+    methodKind: "unary";
+    input: typeof RecordSessionVerificationRequestSchema;
+    output: typeof RecordSessionVerificationResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_icv_verification_v1_verification_service, 0);

@@ -1,0 +1,129 @@
+import type { Session as SessionMsg } from "@icv/contracts/gen/icv/session/v1/session_service_pb.ts";
+import { iso } from "@icv/platform";
+import { scopeOf, type Clients } from "../clients.ts";
+import { route, type RouteDef } from "../registry.ts";
+import {
+  AuthSession, CreateAuthSessionBody, CreateSessionBody, ErrorBody, IdParams, PhoneSession, SessionQrQuery, SessionTestVerifyBody,
+} from "../schemas.ts";
+
+const err = (description: string) => ({ description, schema: ErrorBody });
+
+/** RPC session → REST (snake_case, ISO timestamps, absent members left out); auth sessions add type and failed_at. */
+export function toRest(s: SessionMsg) {
+  return {
+    id: s.id,
+    ...(s.kind === "auth" ? { type: s.type } : {}),
+    channel: s.channel,
+    status: s.status,
+    ...(s.deepLink ? { deep_link: s.deepLink } : {}),
+    ...(s.qrCode ? { qr_code: s.qrCode } : {}),
+    expires_at: iso(s.expiresAt),
+    instructions: s.instructions,
+    ...(s.phoneNumber ? { phone_number: s.phoneNumber } : {}),
+    ...(s.verifiedAt ? { verified_at: iso(s.verifiedAt) } : {}),
+    ...(s.failedAt ? { failed_at: iso(s.failedAt) } : {}),
+    ...(s.verificationId ? { verification_id: s.verificationId } : {}),
+    ...(s.proof ? { proof: { token: s.proof.token, expires_at: iso(s.proof.expiresAt) } } : {}),
+    ...(s.clientMetadata ? { client_metadata: s.clientMetadata } : {}),
+    created_at: iso(s.createdAt),
+    test_mode: s.testMode,
+  };
+}
+
+/** Phone-first sessions (/sessions) and auth sessions (/auth/sessions): one set of routes per kind. */
+export function sessionRoutes(c: Clients): RouteDef[] {
+  const family = (kind: "phone" | "auth") => {
+    const base = kind === "phone" ? "/api/v1/sessions" : "/api/v1/auth/sessions";
+    const tag = kind === "phone" ? "Sessions" : "Auth sessions";
+    const schema = kind === "phone" ? PhoneSession : AuthSession;
+    const what = kind === "phone" ? "phone-first session" : "2FA / login / recovery session";
+    return [
+      route({
+        method: "post",
+        path: base,
+        tag,
+        summary: `Create a ${what}`,
+        description:
+          kind === "phone"
+            ? "The user opens deep_link (or scans qr_code) and messages our bot; the number they write from is captured and verified. Lives 10 minutes."
+            : "The user opens deep_link on the phone with phone_number and messages our bot; another number fails the session. Lives 5 minutes; the proof it yields 10 minutes.",
+        auth: "key",
+        body: kind === "phone" ? CreateSessionBody : CreateAuthSessionBody,
+        responses: {
+          201: { description: "Created", schema },
+          400: err("validation_error, invalid_identifier or channel_unavailable"),
+        },
+        async handler({ req, body }) {
+          const b = body as { channel: string; phone_number?: string; type?: string; client_metadata?: Record<string, unknown> };
+          const r = await c.session.createSession({
+            scope: scopeOf(req),
+            kind,
+            channel: b.channel,
+            phoneNumber: b.phone_number,
+            type: b.type,
+            clientMetadata: b.client_metadata as never,
+          });
+          return { status: 201, body: toRest(r.session!) };
+        },
+      }),
+      route({
+        method: "get",
+        path: `${base}/{id}`,
+        tag,
+        summary: `Poll a ${what}`,
+        auth: "key",
+        params: IdParams,
+        responses: { 200: { description: "The session", schema }, 404: err("not_found") },
+        async handler({ req, params }) {
+          const r = await c.session.getSession({ scope: scopeOf(req), kind, id: params.id });
+          return { body: toRest(r.session!) };
+        },
+      }),
+      route({
+        method: "post",
+        path: `${base}/{id}/test-verify`,
+        tag,
+        summary: `Complete a test ${what} at once (test keys only)`,
+        description:
+          kind === "phone"
+            ? "As if phone_number (default +15555550100) had answered: the session is verified with a verification and its proof."
+            : "As if phone_number (default the session's own) had answered: the same number verifies it, another fails it.",
+        auth: "key",
+        params: IdParams,
+        body: SessionTestVerifyBody,
+        responses: {
+          200: { description: "The session after the answer", schema },
+          400: err("invalid_identifier or challenge_expired"),
+          403: err("test_mode_required: a live key"),
+          404: err("not_found"),
+          409: err("invalid_state: the session is no longer pending"),
+        },
+        async handler({ req, params, body }) {
+          const r = await c.session.testVerifySession({ scope: scopeOf(req), kind, id: params.id, phoneNumber: body.phone_number });
+          return { body: toRest(r.session!) };
+        },
+      }),
+    ];
+  };
+  return [
+    ...family("phone"),
+    ...family("auth"),
+    route({
+      method: "get",
+      path: "/api/v1/sessions/{id}/qr.png",
+      tag: "Sessions",
+      summary: "The QR code (PNG) of a pending phone-first session's deep link",
+      description: "Public, so an <img> can show it; the URL (a session's qr_code) carries a signature, so the id alone does not reach it.",
+      auth: "public",
+      params: IdParams,
+      query: SessionQrQuery,
+      responses: { 200: { description: "PNG image", contentType: "image/png" }, 404: err("not_found") },
+      async handler({ params, query, res }) {
+        const r = await c.session.getSessionQrCode({ id: params.id, signature: query.sig });
+        res.setHeader("cache-control", "private, max-age=600");
+        res.type("png").send(Buffer.from(r.png));
+        return {};
+      },
+    }),
+  ];
+}

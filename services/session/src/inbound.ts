@@ -1,0 +1,209 @@
+import type { Client } from "@connectrpc/connect";
+import type { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
+import { AppError, type Clock, type Logger } from "@icv/platform";
+import { parseTelegramUpdate, type TelegramClient, type TelegramMessage } from "./providers/telegram.ts";
+import { parseTwilioForm, type TwilioClient } from "./providers/twilio.ts";
+import { parseWhatsAppWebhook, type WhatsAppClient } from "./providers/whatsapp.ts";
+import { e164, type AnswerOutcome, type Sessions } from "./sessions.ts";
+import type { SessionStore } from "./store.ts";
+import { REPLY } from "./texts.ts";
+import { SESSION_TOKEN_RE } from "./tokens.ts";
+
+export type Provider = "telegram" | "whatsapp" | "sms";
+
+/** The clients that send the bots' replies (absent when the provider is not configured). */
+export interface Repliers {
+  telegram?: TelegramClient;
+  whatsapp?: WhatsAppClient;
+  sms?: TwilioClient;
+}
+
+export interface InboundDeps {
+  store: SessionStore;
+  sessions: Sessions;
+  verification: Client<typeof VerificationService>;
+  repliers: Repliers;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** A claim on a message left unfinished by a crash is taken over after this long. */
+const STALE_CLAIM_MS = 60_000;
+/** How long a Telegram chat waits for the contact after /start (the longest phone challenge). */
+export const CHAT_TTL_MS = 10 * 60_000;
+
+/** What a message's text asks for: a phone verification's code, a session token, or nothing we know. */
+export function readText(text: string | undefined): { kind: "code" | "session"; value: string } | undefined {
+  if (!text) return undefined;
+  // "/start <payload>" from a t.me deep link, a code typed alone, or the pre-filled "…: <token>"
+  const words = text.trim().replace(/^\/start(@\w+)?\s*/i, "").split(/\s+/).filter(Boolean);
+  // a message of one word may be a code in any case; in a sentence only an upper-case code counts
+  const code = words.length === 1 ? /^[A-Za-z0-9]{6}$/ : /^[A-Z0-9]{6}$/;
+  for (const w of words.reverse()) {
+    if (SESSION_TOKEN_RE.test(w)) return { kind: "session", value: w };
+    if (code.test(w)) return { kind: "code", value: w.toUpperCase() };
+  }
+  return undefined;
+}
+
+type CodeOutcome = "verified" | "already_verified" | "wrong_sender" | "failed" | "expired" | "not_pending" | "unknown_code";
+
+function replyFor(outcome: CodeOutcome | AnswerOutcome, attemptsRemaining = 0, kind: "code" | "session" = "code"): string {
+  switch (outcome) {
+    case "verified":
+      return kind === "code" ? REPLY.verified : REPLY.sessionVerified;
+    case "already_verified":
+      return REPLY.alreadyVerified;
+    case "wrong_sender":
+      return kind === "code" ? REPLY.wrongSender(attemptsRemaining) : REPLY.authFailed;
+    case "failed":
+      return REPLY.failed;
+    case "expired":
+      return REPLY.expired;
+    case "not_pending":
+      return REPLY.notPending;
+    default:
+      return REPLY.unknown;
+  }
+}
+
+/**
+ * Inbound provider updates, already signature-checked by the gateway: Telegram updates, WhatsApp
+ * Cloud API webhooks, Twilio SMS webhooks. Each message is handled once (a provider's retry of a
+ * handled message changes nothing), settles a phone verification (reverse OTP: code + sender) or
+ * a session (token + sender), and gets a reply telling the user what happened. Replies are sent
+ * after the state change and never fail the update.
+ */
+export class Inbound {
+  private readonly replies = new Set<Promise<void>>();
+
+  constructor(private readonly d: InboundDeps) {}
+
+  async handle(provider: Provider, body: Uint8Array): Promise<string[]> {
+    if (provider === "telegram") {
+      const u = parseTelegramUpdate(body);
+      if (!u) throw new AppError("validation_error", "not a Telegram update");
+      if (!u.message) return ["ignored"];
+      const msg = u.message;
+      return [await this.once("telegram", String(u.update_id), () => this.telegram(msg))];
+    }
+    if (provider === "whatsapp") {
+      const out: string[] = [];
+      for (const m of parseWhatsAppWebhook(body)) {
+        out.push(await this.once("whatsapp", m.id, () => this.byNumber("whatsapp", m.from, m.text, (t) => this.d.repliers.whatsapp?.sendText(m.from, t))));
+      }
+      return out;
+    }
+    if (provider === "sms") {
+      const m = parseTwilioForm(body);
+      if (!m) throw new AppError("validation_error", "not a Twilio message webhook");
+      return [await this.once("sms", m.sid, () => this.byNumber("sms", m.from, m.body, (t) => this.d.repliers.sms?.sendSms(m.from, t)))];
+    }
+    throw new AppError("validation_error", `unknown provider ${provider}`);
+  }
+
+  /** Waits for replies still being sent (shutdown). */
+  async drain(): Promise<void> {
+    await Promise.allSettled([...this.replies]);
+  }
+
+  /** Runs a message's handler once per provider message id. */
+  private async once(provider: Provider, messageId: string, run: () => Promise<string>): Promise<string> {
+    const claim = await this.d.store.claimInbound(provider, messageId, this.d.clock.now(), STALE_CLAIM_MS);
+    if (claim === "done") return "duplicate";
+    if (claim === "busy") throw new AppError("service_unavailable", "this message is being handled; retry later");
+    let outcome: string;
+    try {
+      outcome = await run();
+    } catch (e) {
+      await this.d.store.releaseInbound(provider, messageId).catch(() => undefined);
+      throw e;
+    }
+    await this.d.store.finishInbound(provider, messageId, outcome);
+    return outcome;
+  }
+
+  /** WhatsApp and SMS: the sender's number is known, so the message settles at once. */
+  private async byNumber(channel: "whatsapp" | "sms", from: string, text: string | undefined, reply: (t: string) => Promise<void> | undefined): Promise<string> {
+    const phone = e164(from);
+    const asked = readText(text);
+    if (!asked || !phone || (asked.kind === "session" && channel === "sms")) {
+      this.reply(() => reply(REPLY.help));
+      return "unrecognized";
+    }
+    if (asked.kind === "code") {
+      const r = await this.d.verification.completeInboundCode({ channel, code: asked.value, sender: phone });
+      this.reply(() => reply(replyFor(r.outcome as CodeOutcome, r.attemptsRemaining)));
+      return r.outcome;
+    }
+    const outcome = await this.d.sessions.answerToken(asked.value, channel, phone);
+    this.reply(() => reply(replyFor(outcome, 0, "session")));
+    return outcome;
+  }
+
+  /**
+   * Telegram gives no number with a message: /start <code or token> opens a conversation and the
+   * bot asks for the contact (a keyboard button); only a contact whose user_id is the sender's
+   * own counts, and its number settles what /start named.
+   */
+  private async telegram(msg: TelegramMessage): Promise<string> {
+    const { store, clock } = this.d;
+    const bot = this.d.repliers.telegram;
+    const chatId = msg.chat.id;
+    const say = (text: string, keyboard?: { requestContact: string } | { remove: true }) => this.reply(() => bot?.sendMessage(chatId, text, keyboard));
+    if (!msg.from || msg.from.is_bot) return "ignored";
+
+    if (msg.contact) {
+      const chat = await store.chat(String(chatId), clock.now(), CHAT_TTL_MS);
+      if (!chat) {
+        say(REPLY.noConversation, { remove: true });
+        return "no_conversation";
+      }
+      if (msg.contact.user_id !== msg.from.id) {
+        say(REPLY.foreignContact, { requestContact: REPLY.shareButton });
+        return "foreign_contact";
+      }
+      const phone = e164(msg.contact.phone_number);
+      if (!phone) {
+        say(REPLY.unknown, { remove: true });
+        return "unrecognized";
+      }
+      let outcome: string;
+      let text: string;
+      if (chat.target_kind === "code") {
+        const r = await this.d.verification.completeInboundCode({ channel: "telegram", code: chat.target, sender: phone });
+        outcome = r.outcome;
+        text = replyFor(r.outcome as CodeOutcome, r.attemptsRemaining);
+      } else {
+        const o = await this.d.sessions.answerToken(chat.target, "telegram", phone);
+        outcome = o;
+        text = replyFor(o, 0, "session");
+      }
+      await store.endChat(String(chatId));
+      say(text, { remove: true });
+      return outcome;
+    }
+
+    const asked = readText(msg.text);
+    if (!asked) {
+      say(REPLY.help);
+      return "unrecognized";
+    }
+    if (asked.kind === "session" && !(await this.d.sessions.isOpen(asked.value, "telegram"))) {
+      say(REPLY.unknown);
+      return "unknown";
+    }
+    await store.startChat({ chat_id: String(chatId), user_id: String(msg.from.id), target_kind: asked.kind, target: asked.value, started_at: clock.now() });
+    say(REPLY.askContact, { requestContact: REPLY.shareButton });
+    return "contact_requested";
+  }
+
+  /** Sends a reply in the background; a failure is logged, never thrown (the state change stands). */
+  private reply(send: () => Promise<void> | undefined): void {
+    const p = Promise.resolve()
+      .then(send)
+      .catch((err: unknown) => this.d.logger.warn({ err: err instanceof Error ? err.message : String(err) }, "bot reply failed"))
+      .finally(() => this.replies.delete(p));
+    this.replies.add(p);
+  }
+}

@@ -1,0 +1,151 @@
+import { z } from "zod";
+
+/**
+ * WhatsApp Cloud API (Meta Graph API): reading the messages of a webhook delivery and sending a
+ * text message. The access token goes only into the Authorization header and never into an error.
+ */
+
+/** One message a user sent to our WhatsApp number. */
+export interface WhatsAppInbound {
+  /** The message id ("wamid.…"), unique per message: use it to ignore redeliveries. */
+  id: string;
+  /** The sender's WhatsApp id: the phone number in digits, without "+". */
+  from: string;
+  /** The text typed, or the label of the button tapped; undefined for media and other kinds. */
+  text?: string;
+  /** When the user sent it, in Unix seconds. */
+  timestamp: number;
+  /** Which of our numbers received it (metadata.phone_number_id of the delivery). */
+  phoneNumberId?: string;
+}
+
+const messageSchema = z.object({
+  id: z.string().min(1),
+  from: z.string().regex(/^\d{1,20}$/),
+  timestamp: z.union([z.string().regex(/^\d{1,12}$/), z.number().int().nonnegative()]),
+  type: z.string().optional(),
+  text: z.object({ body: z.string() }).optional(),
+  button: z.object({ text: z.string() }).optional(),
+  interactive: z
+    .object({
+      button_reply: z.object({ title: z.string() }).optional(),
+      list_reply: z.object({ title: z.string() }).optional(),
+    })
+    .optional(),
+});
+type RawMessage = z.infer<typeof messageSchema>;
+
+const valueSchema = z.object({
+  metadata: z.object({ phone_number_id: z.string().optional() }).optional(),
+  messages: z.array(z.unknown()).optional(),
+});
+
+function textOf(m: RawMessage): string | undefined {
+  switch (m.type) {
+    case "text":
+      return m.text?.body;
+    case "button":
+      return m.button?.text;
+    case "interactive":
+      return m.interactive?.button_reply?.title ?? m.interactive?.list_reply?.title;
+    default:
+      return undefined;
+  }
+}
+
+/** Reads `object: "whatsapp_business_account"` webhook deliveries into user messages; statuses and malformed entries give none. */
+export function parseWhatsAppWebhook(body: Uint8Array | string): WhatsAppInbound[] {
+  let root: unknown;
+  try {
+    root = JSON.parse(typeof body === "string" ? body : new TextDecoder().decode(body));
+  } catch {
+    return [];
+  }
+  if (typeof root !== "object" || root === null || (root as { object?: unknown }).object !== "whatsapp_business_account") return [];
+  const entries = (root as { entry?: unknown }).entry;
+  if (!Array.isArray(entries)) return [];
+  const out: WhatsAppInbound[] = [];
+  for (const entry of entries) {
+    const changes = (entry as { changes?: unknown } | null)?.changes;
+    if (!Array.isArray(changes)) continue;
+    for (const change of changes) {
+      const value = valueSchema.safeParse((change as { value?: unknown } | null)?.value);
+      if (!value.success) continue;
+      const phoneNumberId = value.data.metadata?.phone_number_id;
+      for (const raw of value.data.messages ?? []) {
+        const m = messageSchema.safeParse(raw);
+        if (!m.success) continue;
+        const inbound: WhatsAppInbound = { id: m.data.id, from: m.data.from, timestamp: Number(m.data.timestamp), text: textOf(m.data) };
+        if (phoneNumberId !== undefined) inbound.phoneNumberId = phoneNumberId;
+        out.push(inbound);
+      }
+    }
+  }
+  return out;
+}
+
+/** A refused or failed Cloud API call; the message carries Graph's error code and text, never the token. */
+export class WhatsAppApiError extends Error {
+  constructor(
+    message: string,
+    /** The HTTP status, when the Graph API answered. */
+    readonly status?: number,
+    /** Graph's error.code (190: token invalid or expired; 131047: outside the 24-hour window…). */
+    readonly code?: number,
+  ) {
+    super(message);
+    this.name = "WhatsAppApiError";
+  }
+}
+
+const graphErrorSchema = z.object({
+  error: z.object({ message: z.string().optional(), type: z.string().optional(), code: z.number().optional() }),
+});
+
+function failureReason(e: unknown): string {
+  const name = (e as { name?: unknown })?.name;
+  if (name === "TimeoutError") return "timed out";
+  if (name === "AbortError") return "aborted";
+  const code = (e as { cause?: { code?: unknown } })?.cause?.code;
+  return typeof code === "string" && /^[A-Z0-9_]+$/.test(code) ? `network error ${code}` : "network error";
+}
+
+/** Sends WhatsApp messages from one business phone number through the Cloud API. */
+export class WhatsAppClient {
+  private readonly url: string;
+  private readonly token: string;
+  private readonly timeoutMs: number;
+
+  constructor(o: { apiUrl: string; phoneNumberId: string; accessToken: string; timeoutMs?: number }) {
+    this.url = `${o.apiUrl.replace(/\/+$/, "")}/${encodeURIComponent(o.phoneNumberId)}/messages`;
+    this.token = o.accessToken;
+    this.timeoutMs = o.timeoutMs ?? 10_000;
+  }
+
+  /** Sends a plain text message (no link preview) to a WhatsApp id. */
+  async sendText(toWaId: string, text: string): Promise<void> {
+    let res: Response;
+    try {
+      res = await fetch(this.url, {
+        method: "POST",
+        headers: { authorization: `Bearer ${this.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ messaging_product: "whatsapp", recipient_type: "individual", to: toWaId, type: "text", text: { preview_url: false, body: text } }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+        redirect: "error",
+      });
+    } catch (e) {
+      throw new WhatsAppApiError(`WhatsApp send failed: ${failureReason(e)}`);
+    }
+    const json: unknown = await res.json().catch(() => undefined);
+    if (res.ok) {
+      const ids = (json as { messages?: unknown } | undefined)?.messages;
+      if (!Array.isArray(ids) || ids.length === 0) throw new WhatsAppApiError(`WhatsApp send failed: HTTP ${res.status} without a message id`, res.status);
+      return;
+    }
+    const g = graphErrorSchema.safeParse(json);
+    if (!g.success) throw new WhatsAppApiError(`WhatsApp send failed: HTTP ${res.status}`, res.status);
+    const { code, type, message } = g.data.error;
+    const detail = (message ?? "no message").split(this.token).join("[redacted]");
+    throw new WhatsAppApiError(`WhatsApp send failed: HTTP ${res.status} ${type ?? "error"} ${code ?? "?"}: ${detail}`, res.status, code);
+  }
+}

@@ -1,0 +1,250 @@
+import type { Client } from "@connectrpc/connect";
+import type { JsonObject } from "@bufbuild/protobuf";
+import QRCode from "qrcode";
+import type { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
+import {
+  AppError, missingMessagingProvider, newId, toDate, toEnvironment,
+  type Clock, type Config, type Logger, type Scope,
+} from "@icv/platform";
+import { parsePhoneNumberFromString } from "libphonenumber-js";
+import type { SessionKind, SessionRow, SessionStore } from "./store.ts";
+import { AUTH_PURPOSE, sessionInstructions, whatsappPrefill } from "./texts.ts";
+import { qrSignature, qrSignatureValid, sessionToken, tokenLookup } from "./tokens.ts";
+
+/** Lifetimes (DECISIONS.md): phone-first 10 min, auth 5 min; an auth session's proof lives 10 min. */
+export const SESSION_TTL_MS: Record<SessionKind, number> = { phone: 10 * 60_000, auth: 5 * 60_000 };
+export const AUTH_PROOF_TTL_S = 600;
+/** Proofs of phone-first sessions live as long as a verification's by default (30 days). */
+export const PHONE_PROOF_TTL_S = 2_592_000;
+/** The number a test phone-first session is completed with when test-verify names none. */
+export const TEST_PHONE = "+15555550100";
+/** Placeholders a test session's deep link uses when no provider is configured (as for verifications). */
+export const TEST_PLACEHOLDERS = { telegramBot: "icv_test_bot", whatsappNumber: "+15550001000" };
+export const AUTH_TYPES = Object.keys(AUTH_PURPOSE);
+const MAX_METADATA_BYTES = 4096;
+
+/** What a message from a phone did to a session. */
+export type AnswerOutcome = "verified" | "already_verified" | "wrong_sender" | "expired" | "not_pending" | "unknown";
+
+/** A session as the service answers it: the row plus what is derived from its token. */
+export interface SessionView {
+  row: SessionRow;
+  deepLink?: string;
+  qrCode?: string;
+  instructions: string;
+}
+
+export interface SessionDeps {
+  store: SessionStore;
+  verification: Client<typeof VerificationService>;
+  config: Config;
+  clock: Clock;
+  /** Derives session tokens and QR URL signatures. */
+  key: string;
+  logger: Logger;
+}
+
+/**
+ * E.164 of a number (`+` optional); undefined when it is not one. `strict` (a tenant's input)
+ * needs a valid number; a number a provider attests (or test-verify plays) needs only a possible
+ * one, as the verification service's providerPhone.
+ */
+export function e164(raw: string, strict = false): string | undefined {
+  const s = raw.trim();
+  const p = parsePhoneNumberFromString(s.startsWith("+") ? s : `+${s}`);
+  return p && !p.ext && (strict ? p.isValid() : p.isPossible()) ? p.number : undefined;
+}
+
+const rpcScope = (s: Scope) => ({ tenantId: s.tenantId, environment: toEnvironment(s.env), requestId: s.requestId ?? "" });
+const scopeOfRow = (s: SessionRow): Scope => ({ tenantId: s.tenant_id, env: s.environment });
+
+/** Phone-first and auth sessions: create, read, complete (by a message, or test-verify in test mode), expire. */
+export class Sessions {
+  constructor(private readonly d: SessionDeps) {}
+
+  /** Where the user writes: the bot's @username or our WhatsApp number. */
+  target(channel: string): string {
+    const c = this.d.config;
+    if (channel === "telegram") return `@${c.TELEGRAM_BOT_USERNAME ?? TEST_PLACEHOLDERS.telegramBot}`;
+    const n = c.WHATSAPP_PHONE_NUMBER ?? TEST_PLACEHOLDERS.whatsappNumber;
+    return n.startsWith("+") ? n : `+${n}`;
+  }
+
+  /** What a session's deep link says (also the message a test session records as expected). */
+  expectedMessage(s: Pick<SessionRow, "id" | "kind" | "channel" | "auth_type">): string {
+    const token = sessionToken(this.d.key, s.id);
+    return s.channel === "telegram" ? `/start ${token}` : whatsappPrefill(s.kind, s.auth_type, token);
+  }
+
+  async create(scope: Scope, kind: SessionKind, input: { channel: string; phoneNumber?: string; type?: string; clientMetadata?: Record<string, unknown> }): Promise<SessionView> {
+    const { config, clock, store } = this.d;
+    if (input.channel !== "telegram" && input.channel !== "whatsapp") {
+      throw new AppError("validation_error", "channel must be telegram or whatsapp", { details: [{ field: "channel", message: "must be telegram or whatsapp", code: "invalid_enum_value" }] });
+    }
+    let phone: string | null = null;
+    let authType: string | null = null;
+    if (kind === "auth") {
+      if (!input.phoneNumber) throw new AppError("validation_error", "phone_number is required", { details: [{ field: "phone_number", message: "required", code: "required" }] });
+      phone = e164(input.phoneNumber, true) ?? null;
+      if (!phone) throw new AppError("invalid_identifier", "phone_number is not a valid phone number (E.164, e.g. +37069199199)");
+      authType = input.type ?? "2fa";
+      if (!AUTH_TYPES.includes(authType)) {
+        throw new AppError("validation_error", `type must be one of ${AUTH_TYPES.join(", ")}`, { details: [{ field: "type", message: "unknown type", code: "invalid_enum_value" }] });
+      }
+    }
+    if (input.clientMetadata && Buffer.byteLength(JSON.stringify(input.clientMetadata)) > MAX_METADATA_BYTES) {
+      throw new AppError("validation_error", "client_metadata must be at most 4 KB of JSON");
+    }
+    if (scope.env === "live") {
+      const missing = missingMessagingProvider(input.channel, config);
+      if (missing.length) throw new AppError("channel_unavailable", `channel ${input.channel} is not configured on this service (missing ${missing.join(", ")})`);
+    }
+    const now = clock.now();
+    const id = newId(kind === "phone" ? "session" : "authSession", now.getTime());
+    const row = await store.insert({
+      id,
+      kind,
+      tenant_id: scope.tenantId,
+      environment: scope.env,
+      channel: input.channel,
+      auth_type: authType,
+      phone_number: phone,
+      token_lookup: tokenLookup(sessionToken(this.d.key, id)),
+      client_metadata: input.clientMetadata ?? null,
+      created_at: now,
+      expires_at: new Date(now.getTime() + SESSION_TTL_MS[kind]),
+    });
+    if (scope.env === "test") {
+      // nothing is sent in test mode: keep the message the user would send, for GET /test/messages
+      await this.d.verification.recordTestMessage({
+        scope: rpcScope(scope),
+        sessionId: id,
+        channel: row.channel,
+        direction: "inbound",
+        from: phone ?? undefined,
+        to: this.target(row.channel),
+        text: this.expectedMessage(row),
+      });
+    }
+    this.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, session_id: id, kind, channel: row.channel, env: scope.env }, "session created");
+    return this.view(row);
+  }
+
+  /** The session as it stands now; a pending one past its expiry is expired first. */
+  async get(scope: Scope, kind: SessionKind, id: string): Promise<SessionView> {
+    return this.view(await this.current(scope, kind, id));
+  }
+
+  /** Test mode: completes a pending session as if `phone` had answered it (an auth session answered by another number fails). */
+  async testVerify(scope: Scope, kind: SessionKind, id: string, phone?: string): Promise<SessionView> {
+    if (scope.env !== "test") throw new AppError("test_mode_required", "test-verify needs a test key (pk_test_)");
+    const s = await this.current(scope, kind, id);
+    const from = phone === undefined ? (kind === "auth" ? s.phone_number! : TEST_PHONE) : e164(phone);
+    if (!from) throw new AppError("invalid_identifier", "phone_number is not a valid phone number (E.164, e.g. +15555550100)");
+    if (s.status === "verified" && s.phone_number === from) return this.view(s); // a retry after a lost answer
+    if (s.status === "expired") throw new AppError("challenge_expired", "the session has expired; create a new one");
+    if (s.status !== "pending") throw new AppError("invalid_state", `session is ${s.status}`);
+    await this.answer(s, from);
+    return this.view(await this.current(scope, kind, id));
+  }
+
+  /**
+   * A message carrying this token came from `phone` over `channel`. Only live sessions answer to
+   * provider messages (test sessions are completed by test-verify).
+   */
+  async answerToken(token: string, channel: string, phone: string): Promise<AnswerOutcome> {
+    const s = await this.d.store.byTokenLookup(tokenLookup(token));
+    if (!s || s.channel !== channel || s.environment !== "live") return "unknown";
+    return this.answer(s, phone);
+  }
+
+  /** Whether a token names a live pending session on this channel (Telegram asks for the contact only then). */
+  async isOpen(token: string, channel: string): Promise<boolean> {
+    const s = await this.d.store.byTokenLookup(tokenLookup(token));
+    return !!s && s.channel === channel && s.environment === "live" && s.status === "pending" && s.expires_at > this.d.clock.now();
+  }
+
+  /** The PNG of a pending phone-first session's deep link, for its signed qr_code URL; not_found otherwise. */
+  async qrPng(id: string, signature: string): Promise<Buffer> {
+    const s = signature && id.startsWith("sess_") ? await this.d.store.byId(id) : undefined;
+    if (!s || !qrSignatureValid(this.d.key, id, signature)) throw new AppError("not_found", "QR code not found");
+    if (s.status !== "pending" || s.expires_at <= this.d.clock.now()) throw new AppError("not_found", "the session is no longer pending; its QR code is gone");
+    return QRCode.toBuffer(this.deepLink(s), { type: "png", errorCorrectionLevel: "M", margin: 2, width: 320 });
+  }
+
+  async expireDue(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.d.store.expireDue(this.d.clock.now());
+      total += n;
+      if (n < 500) return total;
+    }
+  }
+
+  /** Settles a pending session answered from `phone`. */
+  private async answer(s: SessionRow, phone: string): Promise<AnswerOutcome> {
+    const now = this.d.clock.now();
+    if (s.status === "pending" && s.expires_at <= now) {
+      await this.d.store.expireOne(s.id, now);
+      return "expired";
+    }
+    if (s.status === "expired") return "expired";
+    if (s.status !== "pending") return s.status === "verified" && s.phone_number === phone ? "already_verified" : "not_pending";
+    const log = { tenant_id: s.tenant_id, session_id: s.id, kind: s.kind, channel: s.channel };
+    if (s.kind === "auth" && s.phone_number !== phone) {
+      const failed = await this.d.store.markFailed(s, now);
+      this.d.logger.info({ ...log, outcome: "wrong_sender" }, "session answered");
+      return failed ? "wrong_sender" : this.answerAgain(s, phone);
+    }
+    const r = await this.d.verification.recordSessionVerification({
+      scope: rpcScope(scopeOfRow(s)),
+      channel: s.channel,
+      phoneNumber: phone,
+      origin: s.id,
+      proofExpiresIn: s.kind === "auth" ? AUTH_PROOF_TTL_S : PHONE_PROOF_TTL_S,
+      clientMetadata: (s.client_metadata as JsonObject | null) ?? undefined,
+    });
+    const v = r.verification!;
+    // another number got there first (the verification of a session is made once)
+    if (v.identifier !== phone) return "not_pending";
+    const done = await this.d.store.markVerified(
+      s,
+      { phone, verificationId: v.id, proofToken: v.proof!.token, proofExpiresAt: toDate(v.proof!.expiresAt)! },
+      toDate(v.verifiedAt) ?? now,
+    );
+    this.d.logger.info({ ...log, verification_id: v.id, outcome: "verified" }, "session answered");
+    return done ? "verified" : this.answerAgain(s, phone);
+  }
+
+  /** The session moved while it was being answered: answer from where it is now. */
+  private async answerAgain(s: SessionRow, phone: string): Promise<AnswerOutcome> {
+    const cur = await this.d.store.byId(s.id);
+    return cur && cur.status !== "pending" ? this.answer(cur, phone) : "not_pending";
+  }
+
+  private async current(scope: Scope, kind: SessionKind, id: string): Promise<SessionRow> {
+    const s = await this.d.store.get(scope, kind, id);
+    if (!s) throw new AppError("not_found", `${kind === "phone" ? "session" : "auth session"} not found`);
+    if (s.status === "pending" && s.expires_at <= this.d.clock.now()) {
+      return (await this.d.store.expireOne(s.id, this.d.clock.now())) ?? (await this.current(scope, kind, id));
+    }
+    return s;
+  }
+
+  private deepLink(s: SessionRow): string {
+    const token = sessionToken(this.d.key, s.id);
+    if (s.channel === "telegram") return `https://t.me/${this.target("telegram").slice(1)}?start=${token}`;
+    return `https://wa.me/${this.target("whatsapp").slice(1)}?text=${encodeURIComponent(whatsappPrefill(s.kind, s.auth_type, token))}`;
+  }
+
+  private async view(row: SessionRow): Promise<SessionView> {
+    const instructions = sessionInstructions(row.kind, row.channel, row.auth_type, this.target(row.channel));
+    if (row.status !== "pending") return { row, instructions };
+    const deepLink = this.deepLink(row);
+    const qrCode =
+      row.kind === "phone"
+        ? `${this.d.config.publicBaseUrl}/api/v1/sessions/${row.id}/qr.png?sig=${qrSignature(this.d.key, row.id)}`
+        : await QRCode.toDataURL(deepLink, { errorCorrectionLevel: "M", margin: 2, width: 256 });
+    return { row, deepLink, qrCode, instructions };
+  }
+}

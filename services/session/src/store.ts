@@ -1,0 +1,178 @@
+import type { Database, Scope } from "@icv/platform";
+
+const S = "session";
+
+export type SessionKind = "phone" | "auth";
+export type SessionStatus = "pending" | "verified" | "failed" | "expired";
+
+export interface SessionRow {
+  id: string;
+  kind: SessionKind;
+  tenant_id: string;
+  environment: "live" | "test";
+  channel: "telegram" | "whatsapp";
+  auth_type: string | null;
+  status: SessionStatus;
+  phone_number: string | null;
+  token_lookup: string;
+  client_metadata: Record<string, unknown> | null;
+  created_at: Date;
+  expires_at: Date;
+  verified_at: Date | null;
+  failed_at: Date | null;
+  verification_id: string | null;
+  proof_token: string | null;
+  proof_expires_at: Date | null;
+  updated_at: Date;
+}
+
+export type NewSession = Pick<
+  SessionRow,
+  "id" | "kind" | "tenant_id" | "environment" | "channel" | "auth_type" | "phone_number" | "token_lookup" | "client_metadata" | "created_at" | "expires_at"
+>;
+
+/** A Telegram chat waiting for the user's contact (what its /start named). */
+export interface ChatRow {
+  chat_id: string;
+  user_id: string;
+  target_kind: "code" | "session";
+  target: string;
+  started_at: Date;
+}
+
+/** The only file with the session service's SQL. */
+export class SessionStore {
+  constructor(private readonly db: Database) {}
+
+  async insert(s: NewSession): Promise<SessionRow> {
+    const r = await this.db.query<SessionRow>(
+      `INSERT INTO ${S}.sessions (id, kind, tenant_id, environment, channel, auth_type, status, phone_number, token_lookup, client_metadata,
+         created_at, expires_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9, $10, $11, $10) RETURNING *`,
+      [
+        s.id, s.kind, s.tenant_id, s.environment, s.channel, s.auth_type, s.phone_number, s.token_lookup,
+        s.client_metadata === null ? null : JSON.stringify(s.client_metadata), s.created_at, s.expires_at,
+      ],
+    );
+    return r.rows[0];
+  }
+
+  async get(scope: Scope, kind: SessionKind, id: string): Promise<SessionRow | undefined> {
+    const r = await this.db.query<SessionRow>(`SELECT * FROM ${S}.sessions WHERE id = $1 AND kind = $2 AND tenant_id = $3 AND environment = $4`, [
+      id,
+      kind,
+      scope.tenantId,
+      scope.env,
+    ]);
+    return r.rows[0];
+  }
+
+  /** Any session by id, for the public QR image (its URL carries a signature, checked by the caller). */
+  async byId(id: string): Promise<SessionRow | undefined> {
+    return (await this.db.query<SessionRow>(`SELECT * FROM ${S}.sessions WHERE id = $1`, [id])).rows[0];
+  }
+
+  /** The session a message's token names. */
+  async byTokenLookup(lookup: string): Promise<SessionRow | undefined> {
+    return (await this.db.query<SessionRow>(`SELECT * FROM ${S}.sessions WHERE token_lookup = $1`, [lookup])).rows[0];
+  }
+
+  /** pending → verified with the number, the verification and its proof; undefined when it was no longer pending. */
+  async markVerified(s: SessionRow, v: { phone: string; verificationId: string; proofToken: string; proofExpiresAt: Date }, at: Date) {
+    const r = await this.db.query<SessionRow>(
+      `UPDATE ${S}.sessions SET status = 'verified', phone_number = $2, verification_id = $3, proof_token = $4, proof_expires_at = $5,
+              verified_at = $6, updated_at = $6
+        WHERE id = $1 AND status = 'pending' AND expires_at > $6 RETURNING *`,
+      [s.id, v.phone, v.verificationId, v.proofToken, v.proofExpiresAt, at],
+    );
+    return r.rows[0];
+  }
+
+  /** pending → failed (an auth session answered by another number); undefined when it was no longer pending. */
+  async markFailed(s: SessionRow, at: Date): Promise<SessionRow | undefined> {
+    const r = await this.db.query<SessionRow>(
+      `UPDATE ${S}.sessions SET status = 'failed', failed_at = $2, updated_at = $2 WHERE id = $1 AND status = 'pending' AND expires_at > $2 RETURNING *`,
+      [s.id, at],
+    );
+    return r.rows[0];
+  }
+
+  /** Expires one pending session past its expiry (the read path never shows a stale pending). */
+  async expireOne(id: string, now: Date): Promise<SessionRow | undefined> {
+    const r = await this.db.query<SessionRow>(
+      `UPDATE ${S}.sessions SET status = 'expired', updated_at = $2 WHERE id = $1 AND status = 'pending' AND expires_at <= $2 RETURNING *`,
+      [id, now],
+    );
+    return r.rows[0];
+  }
+
+  /** Moves up to `batch` due pending sessions to expired; rows another replica holds are skipped. */
+  async expireDue(now: Date, batch = 500): Promise<number> {
+    if ((await this.db.query(`SELECT 1 FROM ${S}.sessions WHERE status = 'pending' AND expires_at <= $1 LIMIT 1`, [now])).rowCount === 0) return 0;
+    const r = await this.db.query(
+      `UPDATE ${S}.sessions s SET status = 'expired', updated_at = $1
+         FROM (SELECT id FROM ${S}.sessions WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at LIMIT ${batch} FOR UPDATE SKIP LOCKED) due
+        WHERE s.id = due.id`,
+      [now],
+    );
+    return r.rowCount ?? 0;
+  }
+
+  /** Remembers what a Telegram chat started (replacing what it started before). */
+  async startChat(c: ChatRow): Promise<void> {
+    await this.db.query(
+      `INSERT INTO ${S}.telegram_chats (chat_id, user_id, target_kind, target, started_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (chat_id) DO UPDATE SET user_id = $2, target_kind = $3, target = $4, started_at = $5`,
+      [c.chat_id, c.user_id, c.target_kind, c.target, c.started_at],
+    );
+  }
+
+  /** The chat's open conversation, if it started within maxAgeMs. */
+  async chat(chatId: string, now: Date, maxAgeMs: number): Promise<ChatRow | undefined> {
+    const r = await this.db.query<ChatRow>(`SELECT chat_id::text, user_id::text, target_kind, target, started_at FROM ${S}.telegram_chats WHERE chat_id = $1 AND started_at > $2`, [
+      chatId,
+      new Date(now.getTime() - maxAgeMs),
+    ]);
+    return r.rows[0];
+  }
+
+  async endChat(chatId: string): Promise<void> {
+    await this.db.query(`DELETE FROM ${S}.telegram_chats WHERE chat_id = $1`, [chatId]);
+  }
+
+  /**
+   * Claims an inbound message for handling. "new": handle it. "done": it was handled (a provider
+   * retry; change nothing). "busy": another call is handling it right now (the provider should
+   * retry later). A claim left unfinished by a crashed process is taken over after staleMs.
+   */
+  async claimInbound(provider: string, messageId: string, now: Date, staleMs: number): Promise<"new" | "done" | "busy"> {
+    const ins = await this.db.query(
+      `INSERT INTO ${S}.inbound_messages (provider, message_id, received_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+      [provider, messageId, now],
+    );
+    if (ins.rowCount === 1) return "new";
+    const taken = await this.db.query(
+      `UPDATE ${S}.inbound_messages SET received_at = $3 WHERE provider = $1 AND message_id = $2 AND outcome IS NULL AND received_at <= $4`,
+      [provider, messageId, now, new Date(now.getTime() - staleMs)],
+    );
+    if (taken.rowCount === 1) return "new";
+    const r = await this.db.query<{ outcome: string | null }>(`SELECT outcome FROM ${S}.inbound_messages WHERE provider = $1 AND message_id = $2`, [provider, messageId]);
+    return r.rows[0]?.outcome ? "done" : "busy";
+  }
+
+  async finishInbound(provider: string, messageId: string, outcome: string): Promise<void> {
+    await this.db.query(`UPDATE ${S}.inbound_messages SET outcome = $3 WHERE provider = $1 AND message_id = $2`, [provider, messageId, outcome]);
+  }
+
+  /** A handler failed: forget the claim so the provider's retry is handled afresh. */
+  async releaseInbound(provider: string, messageId: string): Promise<void> {
+    await this.db.query(`DELETE FROM ${S}.inbound_messages WHERE provider = $1 AND message_id = $2 AND outcome IS NULL`, [provider, messageId]);
+  }
+
+  /** Forgets handled messages and stale chats older than the cutoffs; answers how many rows went. */
+  async prune(messagesBefore: Date, chatsBefore: Date): Promise<number> {
+    const a = await this.db.query(`DELETE FROM ${S}.inbound_messages WHERE received_at < $1`, [messagesBefore]);
+    const b = await this.db.query(`DELETE FROM ${S}.telegram_chats WHERE started_at < $1`, [chatsBefore]);
+    return (a.rowCount ?? 0) + (b.rowCount ?? 0);
+  }
+}

@@ -1,0 +1,32 @@
+// Every text the bots send or a session shows, in one place so they can be translated.
+
+export const AUTH_PURPOSE: Record<string, string> = { "2fa": "sign-in confirmation", login: "login", recovery: "account recovery" };
+
+/** The text a WhatsApp deep link pre-fills (the session token is what we look for in it). */
+export const whatsappPrefill = (kind: "phone" | "auth", authType: string | null, token: string) =>
+  kind === "phone" ? `Verify my phone number: ${token}` : `Confirm ${AUTH_PURPOSE[authType ?? "2fa"]}: ${token}`;
+
+export function sessionInstructions(kind: "phone" | "auth", channel: string, authType: string | null, target: string): string {
+  const what = kind === "phone" ? "to confirm your phone number" : `to confirm this ${AUTH_PURPOSE[authType ?? "2fa"]}`;
+  return channel === "telegram"
+    ? `Open the link (or scan the QR code) ${what}: it opens ${target} in Telegram. Press Start, then share your phone number with the button the bot shows.`
+    : `Open the link (or scan the QR code) ${what}: it opens WhatsApp with a message to ${target}. Send it without changing it.`;
+}
+
+export const REPLY = {
+  askContact: "To confirm, tap the button below to share your phone number with us.",
+  shareButton: "Share my phone number",
+  foreignContact: "Please share your own phone number with the button below, not someone else's contact.",
+  noConversation: "Open the link from the app or website you are verifying with first, then share your number.",
+  help: "Hi! To verify your number, send the 6-character code shown in the app or website, or open the link it gave you.",
+  verified: "Thank you, your phone number is verified. You can go back to the app now.",
+  alreadyVerified: "This number is already verified. You can go back to the app now.",
+  sessionVerified: "Thank you, confirmed. You can go back to the app now.",
+  authFailed: "This request was meant for a different phone number, so it was not confirmed.",
+  wrongSender: (left: number) =>
+    `This code was issued for a different phone number. Send it from the number you are verifying (${left} ${left === 1 ? "try" : "tries"} left).`,
+  failed: "This code was sent from the wrong number too many times; the verification has failed. Start a new one in the app.",
+  expired: "This code or link has expired. Start again in the app to get a new one.",
+  notPending: "This code or link can no longer be used. Start again in the app if you still need to verify.",
+  unknown: "We don't recognise this code or link. Check it, or start again in the app.",
+} as const;

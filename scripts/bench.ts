@@ -16,6 +16,7 @@ import { paced } from "./bench/paced.ts";
 import { mb, pct, perSec, table, type Row } from "./bench/report.ts";
 import { measureSignRate } from "./bench/sign-rate.ts";
 import { benchSse } from "./bench/sse.ts";
+import { BENCH_WHATSAPP, benchHooks, startGraphStandIn } from "./bench/hooks.ts";
 import { benchWebhooks } from "./bench/webhooks.ts";
 import { createTenant, freshPostgres, startHelloWorld, startStack, stackEnv, type RunningStack } from "./bench/stack.ts";
 
@@ -32,6 +33,7 @@ const WARMUP = process.env.BENCH_WARMUP === "0" ? 0 : num("BENCH_WARMUP", 2);
 const CONNECTIONS = num("BENCH_CONNECTIONS", 50);
 const SSE_STREAMS = num("BENCH_SSE_STREAMS", 10_000);
 const WEBHOOKS = num("BENCH_WEBHOOKS", 10_000);
+const HOOKS = num("BENCH_HOOKS", 2_000);
 const KEY_BITS = Number(process.env.PROOF_KEY_BITS ?? 2048);
 const MB = 1024 * 1024;
 
@@ -70,7 +72,18 @@ async function main(): Promise<void> {
   if (db) cleanups.push(() => db.drop());
   const dataDir = mkdtempSync(path.join(tmpdir(), "icv-bench-"));
   cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
-  const env = await stackEnv(dataDir, { DATABASE_URL: db?.url, REDIS_URL: redisUrl });
+  // WhatsApp configured (live phone verifications and the signed hook), its replies to a local stand-in
+  const graph = await startGraphStandIn();
+  cleanups.push(() => graph.close());
+  const env = await stackEnv(dataDir, {
+    DATABASE_URL: db?.url,
+    REDIS_URL: redisUrl,
+    WHATSAPP_API_URL: graph.url,
+    WHATSAPP_PHONE_NUMBER: BENCH_WHATSAPP.number,
+    WHATSAPP_PHONE_NUMBER_ID: BENCH_WHATSAPP.phoneNumberId,
+    WHATSAPP_ACCESS_TOKEN: BENCH_WHATSAPP.accessToken,
+    WHATSAPP_APP_SECRET: BENCH_WHATSAPP.appSecret,
+  });
   process.stderr.write("  starting the stack (cold) …\n");
   let stack: RunningStack = await startStack(env);
   let stopStack = () => stack.stop();
@@ -131,6 +144,9 @@ async function main(): Promise<void> {
   const sse = await benchSse(stack.url, t.testKey, SSE_STREAMS, () => (rssWithStreams = stack.rss() ?? 0));
   const perStream = (rssWithStreams - rssBeforeStreams) / sse.opened;
 
+  process.stderr.write(`  ${HOOKS} WhatsApp hooks → verified …\n`);
+  const hooks = await benchHooks(stack.url, t.liveKey, HOOKS, CONNECTIONS, graph.replies);
+
   // 5. warm start: stop, start again on the same DATA_DIR (and database)
   process.stderr.write("  stopping; warm start …\n");
   await stack.stop();
@@ -159,6 +175,7 @@ async function main(): Promise<void> {
     { name: "POST /api/v1/proofs/validate", rate: perSec(validate.rate), p50: validate.p50, p99: validate.p99, ratio: `${pct(validate.rate / hw.rate)} of hello`, target: "≥ 50 % of hello", pass: validate.rate >= 0.5 * hw.rate, errors: bad(validate), cpu: validate.cpu, cpuMsPerOp: validate.cpuMsPerOp },
     { name: `SSE: ${sse.opened} streams on one verification, test-verify → status_changed`, rate: `${sse.received} got it`, p50: sse.p50, p99: sse.p99, ratio: `p99 ${sse.p99.toFixed(1)} ms`, target: "p99 ≤ 100 ms, 10,000 streams", pass: sse.opened >= 10_000 && sse.received === sse.opened && sse.p99 <= 100, errors: sse.opened - sse.received },
     { name: "SSE: memory per open stream (gateway RSS growth / streams)", ratio: `${(perStream / 1024).toFixed(1)} KB`, target: `(info; opened in ${(sse.openMs / 1000).toFixed(1)} s, test-verify took ${sse.verifyMs.toFixed(1)} ms)` },
+    { name: `inbound WhatsApp hook → verified (proof + events), ${CONNECTIONS} at once`, rate: perSec(hooks.rate, "hooks/s"), p50: hooks.p50, p99: hooks.p99, ratio: `${hooks.verified}/${hooks.count} verified, ${hooks.replies} replies`, target: "(info)", errors: hooks.count - hooks.ok },
     { name: "webhook deliveries to a local receiver (0 % failures)", rate: perSec(wh.rate, "deliveries/s"), ratio: `${wh.delivered}/${wh.count} delivered in ${wh.seconds.toFixed(1)} s`, target: "≥ 1,000/s, none lost", pass: wh.rate >= 1000 && wh.delivered === wh.count, errors: wh.count - wh.delivered },
     { name: "webhook deliveries, receiver fails half the requests", rate: perSec(whFail.rate, "deliveries/s"), ratio: `${whFail.delivered}/${whFail.count} delivered, ${whFail.refused} of ${whFail.requests} requests got 500`, target: "none lost", pass: whFail.delivered === whFail.count, errors: whFail.count - whFail.delivered },
     { name: "all-in-one RSS, idle after start", ratio: mb(idleRss), target: "≤ 400 MB", pass: idleRss !== undefined && idleRss <= 400 * MB },

@@ -173,8 +173,9 @@ describe("WhatsApp (Cloud API)", () => {
 describe("Telegram (Bot API, webhook mode)", () => {
   const user = { userId: 880001, firstName: "Ona" };
 
-  it("registered its webhook at start with the secret token", () => {
-    expect(tg.webhook).toMatchObject({ url: `${PUBLIC}/hooks/telegram`, secret: TG.secret });
+  it("registered its webhook at start with the secret token", async () => {
+    await waitFor(async () => tg.webhook, 5_000);
+    expect(tg.webhook).toMatchObject({ url: `${PUBLIC}/hooks/telegram`, secret: TG.secret, allowedUpdates: ["message"] });
   });
 
   it("asks for the contact after /start <code>, ignores someone else's contact, verifies with the user's own", async () => {

@@ -11,7 +11,16 @@ let stack: Stack;
 let t: TenantKeys;
 
 beforeAll(async () => {
-  stack = await startStack({ TELEGRAM_BOT_USERNAME: "icv_e2e_bot" }, clock);
+  // a configured bot (live creates allowed) whose Bot API is unreachable: nothing here may reach it
+  stack = await startStack(
+    {
+      TELEGRAM_BOT_USERNAME: "icv_e2e_bot",
+      TELEGRAM_BOT_TOKEN: "7000000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0",
+      TELEGRAM_WEBHOOK_SECRET: "tg-webhook-secret-0123456789",
+      TELEGRAM_API_URL: "http://127.0.0.1:9",
+    },
+    clock,
+  );
   t = await stack.tenant("Test messages");
 });
 afterAll(async () => {

@@ -68,8 +68,8 @@ export async function startSessionService(config: Config, logger: Logger, clock:
     log.info("telegram: long polling for updates");
   } else if (bot && config.TELEGRAM_WEBHOOK_SECRET) {
     const url = `${config.publicBaseUrl}/hooks/telegram`;
-    // a failure is logged, not fatal: the rest of the service works, and the next start tries again
-    await bot.setWebhook(url, config.TELEGRAM_WEBHOOK_SECRET).then(
+    // in the background, and a failure is logged, not fatal: the rest of the service works, and the next start tries again
+    void bot.setWebhook(url, config.TELEGRAM_WEBHOOK_SECRET).then(
       () => log.info({ url }, "telegram: webhook set"),
       (err: Error) => log.error({ err: err.message }, "telegram: setWebhook failed"),
     );

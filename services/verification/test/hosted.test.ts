@@ -54,7 +54,7 @@ describe("hostedAssets", () => {
     const test = hostedAssets(r, new Map(), config);
     expect(test.map((a) => a.channels)).toEqual([["whatsapp", "telegram", "sms"], ["sms", "telegram"], ["telegram"]]);
     expect(test.map((a) => a.available)).toEqual(test.map((a) => a.channels));
-    const live = hostedAssets({ ...r, environment: "live" }, new Map(), { ...config, TELEGRAM_BOT_USERNAME: "real_bot" } as typeof config);
+    const live = hostedAssets({ ...r, environment: "live" }, new Map(), { ...config, TELEGRAM_BOT_USERNAME: "real_bot", TELEGRAM_BOT_TOKEN: "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0", TELEGRAM_WEBHOOK_SECRET: "telegram-webhook-secret" } as typeof config);
     expect(live.map((a) => a.available)).toEqual([["telegram"], ["telegram"], ["telegram"]]);
   });
 

@@ -1,0 +1,107 @@
+// The session service's storage rules on a real database (PGlite, or a fresh Postgres database
+// when DATABASE_URL is set): inbound messages are handled once (and a crashed claim is taken
+// over), due sessions are swept to expired, and what a message's text asks for is read right.
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrate, openDatabase, readMigrations, type Database } from "@icv/platform";
+import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
+import { readText } from "../src/inbound.ts";
+import { SessionStore, type NewSession } from "../src/store.ts";
+import { sessionToken, tokenLookup } from "../src/tokens.ts";
+
+const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
+let pgFresh: FreshPostgres | undefined;
+let db: Database;
+let store: SessionStore;
+const T0 = new Date("2026-11-22T10:00:00.000Z");
+const at = (ms: number) => new Date(T0.getTime() + ms);
+
+beforeAll(async () => {
+  pgFresh = process.env.DATABASE_URL ? await freshPostgres(process.env.DATABASE_URL) : undefined;
+  db = await openDatabase(pgFresh ? { url: pgFresh.url, poolMax: 2 } : { dataDir: "memory://" });
+  await migrate(db, "session", readMigrations(MIGRATIONS));
+  store = new SessionStore(db);
+});
+afterAll(async () => {
+  await db?.close();
+  await pgFresh?.drop();
+});
+
+const session = (id: string, expiresAt: Date): NewSession => ({
+  id,
+  kind: "phone",
+  tenant_id: "ten_store",
+  environment: "live",
+  channel: "telegram",
+  auth_type: null,
+  phone_number: null,
+  token_lookup: tokenLookup(sessionToken("k".repeat(32), id)),
+  client_metadata: null,
+  created_at: T0,
+  expires_at: expiresAt,
+});
+
+describe("inbound messages are handled once", () => {
+  it("a repeat of a handled message is done; a message being handled is busy; a failed one can be handled again", async () => {
+    expect(await store.claimInbound("whatsapp", "wamid.1", at(0), 60_000)).toBe("new");
+    expect(await store.claimInbound("whatsapp", "wamid.1", at(1_000), 60_000)).toBe("busy");
+    await store.finishInbound("whatsapp", "wamid.1", "verified");
+    expect(await store.claimInbound("whatsapp", "wamid.1", at(2_000), 60_000)).toBe("done");
+    // the same id from another provider is another message
+    expect(await store.claimInbound("sms", "wamid.1", at(2_000), 60_000)).toBe("new");
+
+    expect(await store.claimInbound("telegram", "42", at(0), 60_000)).toBe("new");
+    await store.releaseInbound("telegram", "42");
+    expect(await store.claimInbound("telegram", "42", at(1_000), 60_000)).toBe("new");
+  });
+
+  it("takes over a claim left unfinished by a crashed process once it is stale, and only one caller gets it", async () => {
+    expect(await store.claimInbound("sms", "SM1", at(0), 60_000)).toBe("new");
+    expect(await store.claimInbound("sms", "SM1", at(59_000), 60_000)).toBe("busy");
+    const both = await Promise.all([store.claimInbound("sms", "SM1", at(61_000), 60_000), store.claimInbound("sms", "SM1", at(61_000), 60_000)]);
+    expect(both.sort()).toEqual(["busy", "new"]);
+  });
+
+  it("forgets handled messages and stale chats older than the cutoffs", async () => {
+    await store.startChat({ chat_id: "5001", user_id: "5001", target_kind: "code", target: "ABC123", started_at: at(0) });
+    expect(await store.chat("5001", at(60_000), 600_000)).toMatchObject({ target: "ABC123", target_kind: "code" });
+    expect(await store.chat("5001", at(600_001), 600_000)).toBeUndefined();
+    // four messages (whatsapp wamid.1, sms wamid.1, telegram 42, sms SM1) and the chat
+    expect(await store.prune(at(100_000), at(1))).toBe(5);
+    expect(await store.claimInbound("whatsapp", "wamid.1", at(3_000), 60_000)).toBe("new");
+  });
+});
+
+describe("session expiry sweep", () => {
+  it("moves only due pending sessions to expired, and a verified one never", async () => {
+    await store.insert(session("sess_01JSWEEP00000000000000000A", at(1_000)));
+    await store.insert(session("sess_01JSWEEP00000000000000000B", at(5_000)));
+    const c = await store.insert(session("sess_01JSWEEP00000000000000000C", at(1_000)));
+    await store.markVerified(c, { phone: "+37069100001", verificationId: "ver_1", proofToken: "t", proofExpiresAt: at(9_000) }, at(500));
+    expect(await store.expireDue(at(999))).toBe(0);
+    expect(await store.expireDue(at(1_000))).toBe(1);
+    const rows = await Promise.all(["A", "B", "C"].map((x) => store.byId(`sess_01JSWEEP00000000000000000${x}`)));
+    expect(rows.map((r) => r!.status)).toEqual(["expired", "pending", "verified"]);
+    // a late answer cannot verify an expired session
+    expect(await store.markVerified(rows[0]!, { phone: "+1", verificationId: "ver_2", proofToken: "t", proofExpiresAt: at(9_000) }, at(1_001))).toBeUndefined();
+  });
+});
+
+describe("readText", () => {
+  const token = sessionToken("k".repeat(32), "sess_01JTEXT0000000000000000000");
+  it.each([
+    ["ABC123", { kind: "code", value: "ABC123" }],
+    ["  abc123 ", { kind: "code", value: "ABC123" }],
+    ["/start QW12ER", { kind: "code", value: "QW12ER" }],
+    ["/start@icv_bot QW12ER", { kind: "code", value: "QW12ER" }],
+    [`/start ${token}`, { kind: "session", value: token }],
+    [`Verify my phone number: ${token}`, { kind: "session", value: token }],
+    ["my code is QW12ER thanks", { kind: "code", value: "QW12ER" }],
+  ])("%j asks for %j", (text, want) => {
+    expect(readText(text)).toEqual(want);
+  });
+  it.each(["hello", "Please verify me", "/start", "", "ABC1234"])("%j asks for nothing we know", (text) => {
+    expect(readText(text)).toBeUndefined();
+  });
+});

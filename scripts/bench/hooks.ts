@@ -55,12 +55,15 @@ async function pool(count: number, concurrency: number, work: (i: number) => Pro
   }));
 }
 
-/** Creates `count` live WhatsApp phone verifications, then delivers one signed hook per code and times each. */
-export async function benchHooks(base: string, liveKey: string, count: number, concurrency: number, replies: () => number): Promise<HookResult> {
+/**
+ * Creates `count` live WhatsApp phone verifications (numbers from `first` on, so runs do not
+ * collide), then delivers one signed hook per code, `concurrency` at once, and times each.
+ */
+export async function benchHooks(base: string, liveKey: string, count: number, concurrency: number, replies: () => number, first: number): Promise<HookResult> {
   const auth = { authorization: `Bearer ${liveKey}` };
   const codes: { phone: string; code: string }[] = new Array(count);
   await pool(count, concurrency, async (i) => {
-    const phone = `+3706${String(1_000_000 + i).padStart(7, "0")}`;
+    const phone = `+3706${String(1_000_000 + first + i).padStart(7, "0")}`;
     const r = await fetch(`${base}/api/v1/verifications`, {
       method: "POST",
       headers: { ...auth, "content-type": "application/json" },
@@ -88,7 +91,7 @@ export async function benchHooks(base: string, liveKey: string, count: number, c
             messaging_product: "whatsapp",
             metadata: { display_phone_number: BENCH_WHATSAPP.number.slice(1), phone_number_id: BENCH_WHATSAPP.phoneNumberId },
             contacts: [{ profile: { name: "Bench" }, wa_id: waId }],
-            messages: [{ from: waId, id: `wamid.bench.${i}`, timestamp: String(Math.floor(Date.now() / 1000)), type: "text", text: { body: code } }],
+            messages: [{ from: waId, id: `wamid.bench.${first + i}`, timestamp: String(Math.floor(Date.now() / 1000)), type: "text", text: { body: code } }],
           },
         }],
       }],
@@ -105,8 +108,15 @@ export async function benchHooks(base: string, liveKey: string, count: number, c
   });
   const seconds = (performance.now() - began) / 1000;
 
-  const list = await fetch(`${base}/api/v1/verifications?channel=whatsapp&status=verified&limit=1`, { headers: auth });
-  const verified = ((await list.json()) as { pagination: { total: number } }).pagination.total;
+  // every verification of this run, read back (status verified, a proof)
+  let verified = 0;
+  const ids = new Set(codes.map((c) => c.phone));
+  for (let page = 1; ; page++) {
+    const list = await fetch(`${base}/api/v1/verifications?channel=whatsapp&status=verified&limit=100&page=${page}`, { headers: auth });
+    const body = (await list.json()) as { data: { identifier: string; proof?: { token: string } }[]; pagination: { hasMore: boolean } };
+    verified += body.data.filter((v) => ids.has(v.identifier) && v.proof?.token).length;
+    if (!body.pagination.hasMore) break;
+  }
   // replies are sent after the answer: give the last ones a moment
   for (let i = 0; i < 50 && replies() - before < ok; i++) await new Promise((r) => setTimeout(r, 20));
   latencies.sort((a, b) => a - b);

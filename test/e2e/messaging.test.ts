@@ -226,6 +226,21 @@ describe("Telegram (Bot API, webhook mode)", () => {
     expect((await getV(got.verification_id))).toMatchObject({ type: "phone", channel: "telegram", identifier: "+37069100014", status: "verified" });
   });
 
+  it("ignores the bot's messages in group chats (another member could answer there)", async () => {
+    const v = await createPhone("telegram", "+37069100016");
+    const u = { userId: 880006, chatId: -100123 };
+    const start = tg.textUpdate(u, `/start ${v.challenge.code}`);
+    start.message!.chat.type = "supergroup";
+    const contact = tg.contactUpdate(u, "+37069100016");
+    contact.message!.chat.type = "supergroup";
+    const n = tg.sent.length;
+    expect((await tg.userSends(hook("telegram"), start)).status).toBe(200);
+    expect((await tg.userSends(hook("telegram"), contact)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(tg.sent.length).toBe(n);
+    expect((await getV(v.id)).status).toBe("pending");
+  });
+
   it("a contact with no conversation started is answered with what to do, and changes nothing", async () => {
     const u = { userId: 880005 };
     await tg.userSends(hook("telegram"), tg.contactUpdate(u, "+37069100015"));

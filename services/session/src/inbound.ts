@@ -151,11 +151,12 @@ export class Inbound {
     const bot = this.d.repliers.telegram;
     const chatId = msg.chat.id;
     const say = (text: string, keyboard?: { requestContact: string } | { remove: true }) => this.reply(() => bot?.sendMessage(chatId, text, keyboard));
-    if (!msg.from || msg.from.is_bot) return "ignored";
+    // only people, in the private chat with the bot (in a group another member could answer)
+    if (!msg.from || msg.from.is_bot || msg.chat.type !== "private") return "ignored";
 
     if (msg.contact) {
       const chat = await store.chat(String(chatId), clock.now(), CHAT_TTL_MS);
-      if (!chat) {
+      if (!chat || chat.user_id !== String(msg.from.id)) {
         say(REPLY.noConversation, { remove: true });
         return "no_conversation";
       }

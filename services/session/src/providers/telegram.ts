@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
+import { failureReason } from "./failure.ts";
 
 /**
  * Telegram Bot API: the update types we read, a client for the few methods we call, and a
@@ -101,15 +102,6 @@ const envelopeSchema = z.object({
   description: z.string().optional(),
   parameters: z.object({ retry_after: z.number().optional() }).optional(),
 });
-
-/** Why a fetch threw, in words that cannot contain the URL. */
-function failureReason(e: unknown): string {
-  const name = (e as { name?: unknown })?.name;
-  if (name === "TimeoutError") return "timed out";
-  if (name === "AbortError") return "aborted";
-  const code = (e as { cause?: { code?: unknown } })?.cause?.code;
-  return typeof code === "string" && /^[A-Z0-9_]+$/.test(code) ? `network error ${code}` : "network error";
-}
 
 /** A client for the Telegram Bot API methods ICV uses (sendMessage, setWebhook, deleteWebhook, getUpdates). */
 export class TelegramClient {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { failureReason } from "./failure.ts";
 
 /**
  * Twilio Programmable SMS: reading an inbound-message webhook (a form POST) and sending an SMS
@@ -42,14 +43,6 @@ export class TwilioApiError extends Error {
 }
 
 const twilioErrorSchema = z.object({ code: z.number().optional(), message: z.string().optional() });
-
-function failureReason(e: unknown): string {
-  const name = (e as { name?: unknown })?.name;
-  if (name === "TimeoutError") return "timed out";
-  if (name === "AbortError") return "aborted";
-  const code = (e as { cause?: { code?: unknown } })?.cause?.code;
-  return typeof code === "string" && /^[A-Z0-9_]+$/.test(code) ? `network error ${code}` : "network error";
-}
 
 /** Sends SMS from one Twilio number through the Messages API. */
 export class TwilioClient {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { failureReason } from "./failure.ts";
 
 /**
  * WhatsApp Cloud API (Meta Graph API): reading the messages of a webhook delivery and sending a
@@ -101,14 +102,6 @@ export class WhatsAppApiError extends Error {
 const graphErrorSchema = z.object({
   error: z.object({ message: z.string().optional(), type: z.string().optional(), code: z.number().optional() }),
 });
-
-function failureReason(e: unknown): string {
-  const name = (e as { name?: unknown })?.name;
-  if (name === "TimeoutError") return "timed out";
-  if (name === "AbortError") return "aborted";
-  const code = (e as { cause?: { code?: unknown } })?.cause?.code;
-  return typeof code === "string" && /^[A-Z0-9_]+$/.test(code) ? `network error ${code}` : "network error";
-}
 
 /** Sends WhatsApp messages from one business phone number through the Cloud API. */
 export class WhatsAppClient {

@@ -304,7 +304,9 @@ export class Verifications {
     const from = providerPhone(sender);
     const target = rows.find((r) => r.identifier_canonical === from) ?? rows[0];
     const scope: Scope = { tenantId: target.tenant_id, env: target.environment };
-    const v = await this.get(scope, target.id);
+    // the row just read, expired first if its challenge ran out (get() would read it again)
+    const now = this.d.clock.now();
+    const v = target.status === "pending" && target.challenge_expires_at <= now ? ((await this.d.store.expireOne(target, now)) ?? (await this.get(scope, target.id))) : target;
     const own = v.identifier_canonical === from;
     const answer = (outcome: InboundOutcome["outcome"], attemptsRemaining?: number): InboundOutcome => {
       this.d.logger.info({ tenant_id: v.tenant_id, verification_id: v.id, channel, outcome }, "inbound code");

@@ -138,7 +138,7 @@ describe("auth sessions (test key)", () => {
     expect(Date.parse(r.body.expires_at) - clock.now().getTime()).toBe(5 * 60_000);
     expect(r.body.qr_code).toMatch(/^data:image\/png;base64,/);
     expect(decodeQr(Buffer.from(r.body.qr_code.split(",")[1], "base64"))).toBe(r.body.deep_link);
-    expect(new URL(r.body.deep_link).searchParams.get("text")).toMatch(/^Confirm sign-in confirmation: [A-Za-z0-9_-]{22}$/);
+    expect(new URL(r.body.deep_link).searchParams.get("text")).toMatch(/^Confirm sign-in: [A-Za-z0-9_-]{22}$/);
   });
 
   it("verifies when its own number answers, with a proof that lives 10 minutes", async () => {

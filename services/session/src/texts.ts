@@ -1,6 +1,6 @@
 // Every text the bots send or a session shows, in one place so they can be translated.
 
-export const AUTH_PURPOSE: Record<string, string> = { "2fa": "sign-in confirmation", login: "login", recovery: "account recovery" };
+export const AUTH_PURPOSE: Record<string, string> = { "2fa": "sign-in", login: "login", recovery: "account recovery" };
 
 /** The text a WhatsApp deep link pre-fills (the session token is what we look for in it). */
 export const whatsappPrefill = (kind: "phone" | "auth", authType: string | null, token: string) =>

@@ -162,7 +162,9 @@ DATABASE_URL
       name: {{ $secret }}
       key: PROOF_KEY_ENCRYPTION_KEY
 {{- end }}
-{{- if eq $name "verification" }}
+{{- if or (eq $name "verification") (eq $name "session") }}
+# verification: HMAC of challenge codes; session: session tokens and QR signatures are derived
+# from it (both need the same value)
 - name: CHALLENGE_HMAC_KEY
   valueFrom:
     secretKeyRef:

@@ -135,6 +135,10 @@ describe("WhatsApp (Cloud API)", () => {
     const unsigned = await wa.userSends(hook("whatsapp"), { from: "37069100004", text: v.challenge.code }, { signWith: null });
     expect(unsigned.status).toBe(401);
     expect(await getV(v.id)).toMatchObject({ status: "pending", attempts: 0 });
+    // bodies past 256 KB are refused before anything reads them
+    const huge = await fetch(hook("whatsapp"), { method: "POST", headers: { "content-type": "application/json" }, body: "x".repeat(300_000) });
+    expect(huge.status).toBe(413);
+    expect(((await huge.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: "payload_too_large", message: expect.stringContaining("256 KB") });
   });
 
   it("a code sent after the challenge expired does not verify, and the user is told", async () => {

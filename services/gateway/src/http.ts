@@ -49,7 +49,7 @@ export function errorHandler(logger: Logger) {
     if (isAppError(err)) app = err;
     else if (err instanceof ConnectError) app = fromConnectError(err);
     else if (err instanceof z.ZodError) app = new AppError("validation_error", "invalid request", { details: zodDetails(err) });
-    else if (e?.type === "entity.too.large") app = new AppError("payload_too_large", "request body is larger than 10 KB");
+    else if (e?.type === "entity.too.large") app = new AppError("payload_too_large", `request body is larger than ${Math.round(((err as { limit?: number }).limit ?? 10_240) / 1024)} KB`);
     else if (e?.type === "entity.parse.failed") app = new AppError("validation_error", "request body is not valid JSON");
     else if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported") app = new AppError("unsupported_media_type", "unsupported body encoding");
     else if (err instanceof URIError || e?.status === 400) app = new AppError("validation_error", "malformed request (bad URL encoding?)");

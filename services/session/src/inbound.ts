@@ -85,19 +85,19 @@ export class Inbound {
       if (!u) throw new AppError("validation_error", "not a Telegram update");
       if (!u.message) return ["ignored"];
       const msg = u.message;
-      return [await this.once("telegram", String(u.update_id), () => this.telegram(msg))];
+      return [await this.once("telegram", String(u.update_id), (key) => this.telegram(msg, key))];
     }
     if (provider === "whatsapp") {
       const out: string[] = [];
       for (const m of parseWhatsAppWebhook(body)) {
-        out.push(await this.once("whatsapp", m.id, () => this.byNumber("whatsapp", m.from, m.text, (t) => this.d.repliers.whatsapp?.sendText(m.from, t))));
+        out.push(await this.once("whatsapp", m.id, (key) => this.byNumber("whatsapp", key, m.from, m.text, (t) => this.d.repliers.whatsapp?.sendText(m.from, t))));
       }
       return out;
     }
     if (provider === "sms") {
       const m = parseTwilioForm(body);
       if (!m) throw new AppError("validation_error", "not a Twilio message webhook");
-      return [await this.once("sms", m.sid, () => this.byNumber("sms", m.from, m.body, (t) => this.d.repliers.sms?.sendSms(m.from, t)))];
+      return [await this.once("sms", m.sid, (key) => this.byNumber("sms", key, m.from, m.body, (t) => this.d.repliers.sms?.sendSms(m.from, t)))];
     }
     throw new AppError("validation_error", `unknown provider ${provider}`);
   }
@@ -107,14 +107,14 @@ export class Inbound {
     await Promise.allSettled([...this.replies]);
   }
 
-  /** Runs a message's handler once per provider message id. */
-  private async once(provider: Provider, messageId: string, run: () => Promise<string>): Promise<string> {
+  /** Runs a message's handler once per provider message id; the handler gets the message's key ("provider:id"). */
+  private async once(provider: Provider, messageId: string, run: (key: string) => Promise<string>): Promise<string> {
     const claim = await this.d.store.claimInbound(provider, messageId, this.d.clock.now(), STALE_CLAIM_MS);
     if (claim === "done") return "duplicate";
     if (claim === "busy") throw new AppError("service_unavailable", "this message is being handled; retry later");
     let outcome: string;
     try {
-      outcome = await run();
+      outcome = await run(`${provider}:${messageId}`);
     } catch (e) {
       await this.d.store.releaseInbound(provider, messageId).catch(() => undefined);
       throw e;
@@ -124,7 +124,13 @@ export class Inbound {
   }
 
   /** WhatsApp and SMS: the sender's number is known, so the message settles at once. */
-  private async byNumber(channel: "whatsapp" | "sms", from: string, text: string | undefined, reply: (t: string) => Promise<void> | undefined): Promise<string> {
+  private async byNumber(
+    channel: "whatsapp" | "sms",
+    key: string,
+    from: string,
+    text: string | undefined,
+    reply: (t: string) => Promise<void> | undefined,
+  ): Promise<string> {
     const phone = e164(from);
     const asked = readText(text);
     if (!asked || !phone || (asked.kind === "session" && channel === "sms")) {
@@ -132,7 +138,7 @@ export class Inbound {
       return "unrecognized";
     }
     if (asked.kind === "code") {
-      const r = await this.d.verification.completeInboundCode({ channel, code: asked.value, sender: phone });
+      const r = await this.d.verification.completeInboundCode({ channel, code: asked.value, sender: phone, messageKey: key });
       this.reply(() => reply(replyFor(r.outcome as CodeOutcome, r.attemptsRemaining)));
       return r.outcome;
     }
@@ -146,7 +152,7 @@ export class Inbound {
    * bot asks for the contact (a keyboard button); only a contact whose user_id is the sender's
    * own counts, and its number settles what /start named.
    */
-  private async telegram(msg: TelegramMessage): Promise<string> {
+  private async telegram(msg: TelegramMessage, key: string): Promise<string> {
     const { store, clock } = this.d;
     const bot = this.d.repliers.telegram;
     const chatId = msg.chat.id;
@@ -172,7 +178,7 @@ export class Inbound {
       let outcome: string;
       let text: string;
       if (chat.target_kind === "code") {
-        const r = await this.d.verification.completeInboundCode({ channel: "telegram", code: chat.target, sender: phone });
+        const r = await this.d.verification.completeInboundCode({ channel: "telegram", code: chat.target, sender: phone, messageKey: key });
         outcome = r.outcome;
         text = replyFor(r.outcome as CodeOutcome, r.attemptsRemaining);
       } else {

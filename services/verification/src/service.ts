@@ -180,7 +180,7 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
         return { message: toTestMessage(row) };
       },
       async completeInboundCode(req) {
-        const r = await verifications.completeInbound(req.channel, req.code, req.sender);
+        const r = await verifications.completeInbound(req.channel, req.code, req.sender, req.messageKey || undefined);
         return { outcome: r.outcome, verificationId: r.verificationId ?? "", attemptsRemaining: r.attemptsRemaining ?? 0 };
       },
       async recordSessionVerification(req) {

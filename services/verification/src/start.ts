@@ -31,6 +31,12 @@ export async function startVerificationService(config: Config, logger: Logger, c
     mailer: smtpMailer(config),
   });
   const sweeper = startSweeper("verification-expiry", () => verifications.expireDue(), config.SWEEP_INTERVAL_MS, log);
+  const attemptsPruner = startSweeper(
+    "inbound-attempts-prune",
+    () => store.pruneInboundAttempts(new Date(clock.now().getTime() - 7 * 24 * 3600_000)),
+    Math.max(config.SWEEP_INTERVAL_MS, 60_000),
+    log,
+  );
 
   // Verification requests: their token key is derived from the challenge HMAC key (one secret to
   // share between replicas); their state follows the verifications' own events.
@@ -64,6 +70,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     },
     async onClose() {
       await sweeper.stop();
+      await attemptsPruner.stop();
       await requestSweeper.stop();
       await requestConsumer.close();
       await events.close();

@@ -209,6 +209,11 @@ export class VerificationStore {
     return r.rows[0];
   }
 
+  /** Forgets the inbound attempt keys older than `before`; answers how many went. */
+  async pruneInboundAttempts(before: Date): Promise<number> {
+    return (await this.db.query(`DELETE FROM ${S}.inbound_attempts WHERE created_at < $1`, [before])).rowCount ?? 0;
+  }
+
   /** Stores one test-mode message that is not written with a verification (a test session's). */
   async insertTestMessage(m: TestMessageRow): Promise<void> {
     await this.db.tx((q) => insertTestMessage(q, m));
@@ -265,8 +270,19 @@ export class VerificationStore {
    * Records a wrong answer: one more attempt, and `failed` when it was the last one. Answers the
    * row afterwards, or undefined when it was no longer pending.
    */
-  async recordFailedAttempt(scope: Scope, id: string, at: Date): Promise<VerificationRow | undefined> {
+  async recordFailedAttempt(scope: Scope, id: string, at: Date, messageKey?: string): Promise<VerificationRow | undefined> {
     return this.db.tx(async (q) => {
+      if (messageKey) {
+        // a provider message counts once: its key is kept in the same transaction as the count
+        const first = await q.query(
+          `INSERT INTO ${S}.inbound_attempts (message_key, verification_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+          [messageKey, id, at],
+        );
+        if (first.rowCount === 0) {
+          const cur = await q.query<VerificationRow>(`SELECT * FROM ${S}.verifications WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [id, scope.tenantId, scope.env]);
+          return cur.rows[0];
+        }
+      }
       const r = await q.query<VerificationRow>(
         `UPDATE ${S}.verifications
             SET attempts = attempts + 1,

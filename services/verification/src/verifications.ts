@@ -294,10 +294,10 @@ export class Verifications {
    * Reverse OTP: `code` arrived over `channel` from `sender`. Finds the live phone verification
    * holding the code (any tenant: the message names none) and settles it: the verification's own
    * number → verified, with its proof and events as test-verify makes them; another number → a
-   * failed attempt (the last one fails the verification). A repeat of a settled message changes
-   * nothing: a verified one answers already_verified.
+   * failed attempt (the last one fails the verification), once per `messageKey`. A repeat of a
+   * settled message changes nothing: a verified one answers already_verified.
    */
-  async completeInbound(channel: string, code: string, sender: string): Promise<InboundOutcome> {
+  async completeInbound(channel: string, code: string, sender: string, messageKey?: string): Promise<InboundOutcome> {
     if (!/^[A-Za-z0-9]{6}$/.test(code) || !CHANNELS_BY_TYPE.phone.includes(channel)) return { outcome: "unknown_code" };
     const rows = await this.d.store.byCodeLookup(codeLookup(this.d.hmacKey, channel, code));
     if (!rows.length) return { outcome: "unknown_code" };
@@ -323,8 +323,9 @@ export class Verifications {
         throw e;
       }
     }
-    const after = await this.d.store.recordFailedAttempt(scope, v.id, this.d.clock.now());
-    if (!after) return answer("not_pending");
+    // keyed by the provider message: handled again after a crash, it does not count twice
+    const after = await this.d.store.recordFailedAttempt(scope, v.id, now, messageKey);
+    if (!after || (after.status !== "pending" && after.status !== "failed")) return answer("not_pending");
     return after.status === "failed" ? answer("failed", 0) : answer("wrong_sender", after.max_attempts - after.attempts);
   }
 

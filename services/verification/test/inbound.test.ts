@@ -79,6 +79,15 @@ describe("completeInbound (reverse OTP)", () => {
     expect((await v.get(liveA, a.row.id)).status).toBe("failed");
   });
 
+  it("counts a wrong-sender message once by its key, even when it is handled again after a crash", async () => {
+    const a = await v.create(liveA, { type: "phone", channel: "whatsapp", identifier: "+37069100107" });
+    expect(await v.completeInbound("whatsapp", a.code!, "+37069100108", "whatsapp:wamid.same")).toMatchObject({ outcome: "wrong_sender", attemptsRemaining: 4 });
+    expect(await v.completeInbound("whatsapp", a.code!, "+37069100108", "whatsapp:wamid.same")).toMatchObject({ outcome: "wrong_sender", attemptsRemaining: 4 });
+    expect((await v.get(liveA, a.row.id)).attempts).toBe(1);
+    // another message counts
+    expect(await v.completeInbound("whatsapp", a.code!, "+37069100108", "whatsapp:wamid.other")).toMatchObject({ outcome: "wrong_sender", attemptsRemaining: 3 });
+  });
+
   it("never matches a test verification's code (test keys are completed by test-verify)", async () => {
     const a = await v.create(test, { type: "phone", channel: "whatsapp", identifier: "+37069100105" });
     expect((await v.completeInbound("whatsapp", a.code!, "+37069100105")).outcome).toBe("unknown_code");

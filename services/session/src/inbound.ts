@@ -1,10 +1,10 @@
 import type { Client } from "@connectrpc/connect";
 import type { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
-import { AppError, type Clock, type Logger } from "@icv/platform";
+import { AppError, providerPhone, type Clock, type Logger } from "@icv/platform";
 import { parseTelegramUpdate, type TelegramClient, type TelegramMessage } from "./providers/telegram.ts";
 import { parseTwilioForm, type TwilioClient } from "./providers/twilio.ts";
 import { parseWhatsAppWebhook, type WhatsAppClient } from "./providers/whatsapp.ts";
-import { e164, type AnswerOutcome, type Sessions } from "./sessions.ts";
+import { type AnswerOutcome, type Sessions } from "./sessions.ts";
 import type { SessionStore } from "./store.ts";
 import { REPLY } from "./texts.ts";
 import { SESSION_TOKEN_RE } from "./tokens.ts";
@@ -131,7 +131,7 @@ export class Inbound {
     text: string | undefined,
     reply: (t: string) => Promise<void> | undefined,
   ): Promise<string> {
-    const phone = e164(from);
+    const phone = providerPhone(from);
     const asked = readText(text);
     if (!asked || !phone || (asked.kind === "session" && channel === "sms")) {
       this.reply(() => reply(REPLY.help));
@@ -170,7 +170,7 @@ export class Inbound {
         say(REPLY.foreignContact, { requestContact: REPLY.shareButton });
         return "foreign_contact";
       }
-      const phone = e164(msg.contact.phone_number);
+      const phone = providerPhone(msg.contact.phone_number);
       if (!phone) {
         say(REPLY.unknown, { remove: true });
         return "unrecognized";

@@ -3,7 +3,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import QRCode from "qrcode";
 import type { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import {
-  AppError, missingMessagingProvider, newId, toDate, toEnvironment,
+  AppError, messagingAddress, missingMessagingProvider, newId, providerPhone, toDate, toEnvironment,
   type Clock, type Config, type Logger, type Scope,
 } from "@icv/platform";
 import { parsePhoneNumberFromString } from "libphonenumber-js";
@@ -18,10 +18,9 @@ export const AUTH_PROOF_TTL_S = 600;
 export const PHONE_PROOF_TTL_S = 2_592_000;
 /** The number a test phone-first session is completed with when test-verify names none. */
 export const TEST_PHONE = "+15555550100";
-/** Placeholders a test session's deep link uses when no provider is configured (as for verifications). */
-export const TEST_PLACEHOLDERS = { telegramBot: "icv_test_bot", whatsappNumber: "+15550001000" };
 export const AUTH_TYPES = Object.keys(AUTH_PURPOSE);
 const MAX_METADATA_BYTES = 4096;
+const QR_CACHE_SIZE = 1000;
 
 /** What a message from a phone did to a session. */
 export type AnswerOutcome = "verified" | "already_verified" | "wrong_sender" | "expired" | "not_pending" | "unknown";
@@ -44,15 +43,11 @@ export interface SessionDeps {
   logger: Logger;
 }
 
-/**
- * E.164 of a number (`+` optional); undefined when it is not one. `strict` (a tenant's input)
- * needs a valid number; a number a provider attests (or test-verify plays) needs only a possible
- * one, as the verification service's providerPhone.
- */
-export function e164(raw: string, strict = false): string | undefined {
+/** A tenant's number (an auth session's phone_number): E.164 when it is a valid number. */
+function validPhone(raw: string): string | undefined {
   const s = raw.trim();
   const p = parsePhoneNumberFromString(s.startsWith("+") ? s : `+${s}`);
-  return p && !p.ext && (strict ? p.isValid() : p.isPossible()) ? p.number : undefined;
+  return p && !p.ext && p.isValid() ? p.number : undefined;
 }
 
 const rpcScope = (s: Scope) => ({ tenantId: s.tenantId, environment: toEnvironment(s.env), requestId: s.requestId ?? "" });
@@ -60,14 +55,14 @@ const scopeOfRow = (s: SessionRow): Scope => ({ tenantId: s.tenant_id, env: s.en
 
 /** Phone-first and auth sessions: create, read, complete (by a message, or test-verify in test mode), expire. */
 export class Sessions {
+  /** Auth-session QR data URIs by session id, oldest first (bounded). */
+  private readonly qrCache = new Map<string, string>();
+
   constructor(private readonly d: SessionDeps) {}
 
   /** Where the user writes: the bot's @username or our WhatsApp number. */
-  target(channel: string): string {
-    const c = this.d.config;
-    if (channel === "telegram") return `@${c.TELEGRAM_BOT_USERNAME ?? TEST_PLACEHOLDERS.telegramBot}`;
-    const n = c.WHATSAPP_PHONE_NUMBER ?? TEST_PLACEHOLDERS.whatsappNumber;
-    return n.startsWith("+") ? n : `+${n}`;
+  target(channel: "telegram" | "whatsapp"): string {
+    return messagingAddress(channel, this.d.config);
   }
 
   /** What a session's deep link says (also the message a test session records as expected). */
@@ -85,7 +80,7 @@ export class Sessions {
     let authType: string | null = null;
     if (kind === "auth") {
       if (!input.phoneNumber) throw new AppError("validation_error", "phone_number is required", { details: [{ field: "phone_number", message: "required", code: "required" }] });
-      phone = e164(input.phoneNumber, true) ?? null;
+      phone = validPhone(input.phoneNumber) ?? null;
       if (!phone) throw new AppError("invalid_identifier", "phone_number is not a valid phone number (E.164, e.g. +37069199199)");
       authType = input.type ?? "2fa";
       if (!AUTH_TYPES.includes(authType)) {
@@ -139,7 +134,7 @@ export class Sessions {
   async testVerify(scope: Scope, kind: SessionKind, id: string, phone?: string): Promise<SessionView> {
     if (scope.env !== "test") throw new AppError("test_mode_required", "test-verify needs a test key (pk_test_)");
     const s = await this.current(scope, kind, id);
-    const from = phone === undefined ? (kind === "auth" ? s.phone_number! : TEST_PHONE) : e164(phone);
+    const from = phone === undefined ? (kind === "auth" ? s.phone_number! : TEST_PHONE) : providerPhone(phone);
     if (!from) throw new AppError("invalid_identifier", "phone_number is not a valid phone number (E.164, e.g. +15555550100)");
     if (s.status === "verified" && s.phone_number === from) return this.view(s); // a retry after a lost answer
     if (s.status === "expired") throw new AppError("challenge_expired", "the session has expired; create a new one");
@@ -237,6 +232,17 @@ export class Sessions {
     return `https://wa.me/${this.target("whatsapp").slice(1)}?text=${encodeURIComponent(whatsappPrefill(s.kind, s.auth_type, token))}`;
   }
 
+  /** An auth session's QR data URI, rendered once per session (clients poll GET while pending). */
+  private async authQr(id: string, deepLink: string): Promise<string> {
+    let uri = this.qrCache.get(id);
+    if (!uri) {
+      uri = await QRCode.toDataURL(deepLink, { errorCorrectionLevel: "M", margin: 2, width: 256 });
+      this.qrCache.set(id, uri);
+      if (this.qrCache.size > QR_CACHE_SIZE) this.qrCache.delete(this.qrCache.keys().next().value!);
+    }
+    return uri;
+  }
+
   private async view(row: SessionRow): Promise<SessionView> {
     const instructions = sessionInstructions(row.kind, row.channel, row.auth_type, this.target(row.channel));
     if (row.status !== "pending") return { row, instructions };
@@ -244,7 +250,7 @@ export class Sessions {
     const qrCode =
       row.kind === "phone"
         ? `${this.d.config.publicBaseUrl}/api/v1/sessions/${row.id}/qr.png?sig=${qrSignature(this.d.key, row.id)}`
-        : await QRCode.toDataURL(deepLink, { errorCorrectionLevel: "M", margin: 2, width: 256 });
+        : await this.authQr(row.id, deepLink);
     return { row, deepLink, qrCode, instructions };
   }
 }

@@ -1,4 +1,4 @@
-import { missingMessagingProvider, type Config, type EnvName, type MessagingChannel } from "@icv/platform";
+import { MESSAGING_TEST_PLACEHOLDERS, messagingAddress, missingMessagingProvider, type Config, type EnvName, type MessagingChannel } from "@icv/platform";
 import type { AssetType } from "./identifiers.ts";
 import { generateCode, nonce, publicToken } from "./challenge.ts";
 
@@ -30,11 +30,7 @@ export const TTL_MS: Record<AssetType, number> = {
 };
 
 /** Placeholders that test-mode deep links use when no provider is configured (documented in the README). */
-export const TEST_PLACEHOLDERS = {
-  telegramBot: "icv_test_bot",
-  whatsappNumber: "+15550001000",
-  smsNumber: "+15550002000",
-};
+export const TEST_PLACEHOLDERS = MESSAGING_TEST_PLACEHOLDERS;
 
 export function methodOf(type: AssetType, channel: string): Method {
   if (type === "wallet") return "signature";
@@ -81,7 +77,6 @@ export interface ChallengeInput {
   config: Config;
 }
 
-const digits = (e164: string) => e164.replace(/^\+/, "");
 
 /** Builds the challenge of a new verification: code, instruction, deep link, message to sign. */
 export function buildChallenge(input: ChallengeInput): ChallengeSpec {
@@ -92,29 +87,26 @@ export function buildChallenge(input: ChallengeInput): ChallengeSpec {
 
   if (type === "phone") {
     const code = generateCode();
+    const to = messagingAddress(channel as MessagingChannel, config);
     if (channel === "whatsapp") {
-      const number = config.WHATSAPP_PHONE_NUMBER ?? (test ? TEST_PLACEHOLDERS.whatsappNumber : "");
       return {
         code,
         showCode: true,
         expiresAt,
-        instruction: `Send the code ${code} from your WhatsApp account to ${number.startsWith("+") ? number : `+${number}`}.`,
-        deepLink: `https://wa.me/${digits(number)}?text=${encodeURIComponent(code)}`,
+        instruction: `Send the code ${code} from your WhatsApp account to ${to}.`,
+        deepLink: `https://wa.me/${to.slice(1)}?text=${encodeURIComponent(code)}`,
       };
     }
     if (channel === "telegram") {
-      const bot = config.TELEGRAM_BOT_USERNAME ?? TEST_PLACEHOLDERS.telegramBot;
       return {
         code,
         showCode: true,
         expiresAt,
-        instruction: `Open @${bot} in Telegram, press Start and share your phone number (or send the code ${code}).`,
-        deepLink: `https://t.me/${bot}?start=${code}`,
+        instruction: `Open ${to} in Telegram, press Start and share your phone number (or send the code ${code}).`,
+        deepLink: `https://t.me/${to.slice(1)}?start=${code}`,
       };
     }
-    const number = config.SMS_PHONE_NUMBER ?? TEST_PLACEHOLDERS.smsNumber;
-    const e164 = number.startsWith("+") ? number : `+${number}`;
-    return { code, showCode: true, expiresAt, instruction: `Text the code ${code} to ${e164} from this phone.`, deepLink: `sms:${e164}?body=${code}` };
+    return { code, showCode: true, expiresAt, instruction: `Text the code ${code} to ${to} from this phone.`, deepLink: `sms:${to}?body=${code}` };
   }
 
   if (channel === "email") {

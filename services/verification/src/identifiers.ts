@@ -80,18 +80,6 @@ function normalizePhone(input: string): string {
   return parsed.number;
 }
 
-/**
- * A number a messaging provider attests (a WhatsApp wa_id, a Telegram contact, Twilio's From),
- * `+` optional: E.164 when it is a *possible* number. The provider has delivered a message from
- * it, so the stricter validity check of tenant input (whose ranges lag new allocations, and which
- * refuses the documented test number +15555550100) is not applied. Undefined when impossible.
- */
-export function providerPhone(raw: string): string | undefined {
-  const s = raw.trim();
-  const parsed = parsePhoneNumberFromString(s.startsWith("+") ? s : `+${s}`);
-  return parsed && !parsed.ext && parsed.isPossible() ? parsed.number : undefined;
-}
-
 // ---------------------------------------------------------------------------------------------
 // domain (also used for the domain part of an email address)
 

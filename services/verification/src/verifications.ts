@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
-import { AppError, newId, toDate, toEnvironment, ts, type Clock, type Config, type Logger, type Scope } from "@icv/platform";
+import { AppError, messagingAddress, newId, providerPhone, toDate, toEnvironment, ts, type Clock, type Config, type Logger, type MessagingChannel, type Scope } from "@icv/platform";
 import { codeHmac, codeLookup, codeMatches } from "./challenge.ts";
-import { ASSET_TYPES, CHANNELS_BY_TYPE, TEST_PLACEHOLDERS, TTL_MS, buildChallenge, methodOf, missingProvider, type ChallengeSpec } from "./channels.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, methodOf, missingProvider, type ChallengeSpec } from "./channels.ts";
 import { codeMail, type Mailer } from "./mailer.ts";
-import { maskIdentifier, normalizeIdentifier, providerPhone, type AssetType } from "./identifiers.ts";
+import { maskIdentifier, normalizeIdentifier, type AssetType } from "./identifiers.ts";
 import { verifyWalletSignature, type WalletChannel } from "./signatures.ts";
 import { botUsernameOf } from "./telegram-bot.ts";
 import type { ListFilter, Status, TestMessageRow, VerificationRow, VerificationStore } from "./store.ts";
@@ -95,13 +95,7 @@ export function testMessageOf(
     return { ...base, direction: "outbound", from_address: null, to_address: mail.to, subject: mail.subject, body: mail.text };
   }
   if (v.type !== "phone") return undefined;
-  const plus = (n: string) => (n.startsWith("+") ? n : `+${n}`);
-  const to =
-    v.channel === "whatsapp"
-      ? plus(config.WHATSAPP_PHONE_NUMBER ?? TEST_PLACEHOLDERS.whatsappNumber)
-      : v.channel === "telegram"
-        ? `@${config.TELEGRAM_BOT_USERNAME ?? TEST_PLACEHOLDERS.telegramBot}`
-        : plus(config.SMS_PHONE_NUMBER ?? TEST_PLACEHOLDERS.smsNumber);
+  const to = messagingAddress(v.channel as MessagingChannel, config);
   // telegram's t.me/<bot>?start=<code> link makes the app send "/start <code>"; wa.me and sms: links pre-fill the code
   const text = v.channel === "telegram" ? `/start ${ch.code}` : ch.code;
   return { ...base, direction: "inbound", from_address: v.identifier, to_address: to, subject: null, body: text };

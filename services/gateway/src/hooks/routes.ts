@@ -30,28 +30,27 @@ export function mountProviderHooks(app: Express, d: HookDeps): void {
   const { config } = d;
   const raw = express.raw({ type: () => true, limit: HOOK_BODY_LIMIT });
 
+  const body = (req: Request): Buffer => (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
   const refuse = async (req: Request, res: Response, what: string) => {
     const decision = await d.limiter.consume(`hookfail:${req.ip}`, config.AUTH_FAILURES_PER_MINUTE);
     d.logger.warn({ request_id: req.requestId, path: req.path, ip: req.ip }, `${what} hook refused: bad signature`);
     if (!decision.allowed) return sendError(res, req, new AppError("rate_limited", "too many badly signed requests", { extra: { retry_after: decision.retryAfter } }));
     sendError(res, req, new AppError("unauthorized", "the request is not signed by the provider"));
   };
-  const forward = async (req: Request, res: Response, provider: string, answer: () => void) => {
-    const r = await d.session.handleInbound({ provider, body: req.body as Buffer });
+  const forward = async (req: Request, provider: string, answer: () => void) => {
+    const r = await d.session.handleInbound({ provider, body: body(req) });
     d.logger.info({ request_id: req.requestId, provider, outcomes: r.outcomes }, "provider hook");
     answer();
   };
   const wrap = (fn: (req: Request, res: Response) => Promise<void>) => (req: Request, res: Response, next: NextFunction) => {
     fn(req, res).catch(next);
   };
-  const body = (req: Request): Buffer => (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
 
   if (config.TELEGRAM_BOT_TOKEN && config.TELEGRAM_WEBHOOK_SECRET && config.TELEGRAM_MODE === "webhook") {
     const secret = config.TELEGRAM_WEBHOOK_SECRET;
     app.post("/hooks/telegram", raw, wrap(async (req, res) => {
       if (!secretTokenValid(secret, req.get("x-telegram-bot-api-secret-token"))) return refuse(req, res, "telegram");
-      req.body = body(req);
-      await forward(req, res, "telegram", () => res.status(200).json({ ok: true }));
+      await forward(req, "telegram", () => res.status(200).json({ ok: true }));
     }));
   }
 
@@ -68,8 +67,7 @@ export function mountProviderHooks(app: Express, d: HookDeps): void {
     });
     app.post("/hooks/whatsapp", raw, wrap(async (req, res) => {
       if (!whatsappSignatureValid(appSecret, body(req), req.get("x-hub-signature-256"))) return refuse(req, res, "whatsapp");
-      req.body = body(req);
-      await forward(req, res, "whatsapp", () => res.status(200).json({ ok: true }));
+      await forward(req, "whatsapp", () => res.status(200).json({ ok: true }));
     }));
   }
 
@@ -80,9 +78,8 @@ export function mountProviderHooks(app: Express, d: HookDeps): void {
       const params: Record<string, string> = {};
       for (const [k, v] of new URLSearchParams(body(req).toString("utf8"))) params[k] = v;
       if (!twilioSignatureValid(authToken, url, params, req.get("x-twilio-signature"))) return refuse(req, res, "sms");
-      req.body = body(req);
       // replies go out through the Messages API, so the TwiML answer is empty
-      await forward(req, res, "sms", () => res.status(200).type("text/xml").send('<?xml version="1.0" encoding="UTF-8"?><Response></Response>'));
+      await forward(req, "sms", () => res.status(200).type("text/xml").send('<?xml version="1.0" encoding="UTF-8"?><Response></Response>'));
     }));
   }
 }

@@ -121,6 +121,9 @@ export type Config = Base & {
 
 export class ConfigError extends Error {}
 
+/** Every variable the config reads; `.env.example` lists each one (test/env-example.test.ts checks). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
 /** Parses and validates the environment once. Throws ConfigError with a one-line message naming the variable. */
 export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));

@@ -1,0 +1,80 @@
+// .env.example is the list of record of the configuration: every variable the config reads is
+// in it (as `NAME=` or `# NAME=`), and every variable in it is read, by the config or by one of
+// the tools named below.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { CONFIG_VARIABLES } from "../src/config.ts";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+
+/** Variables in .env.example that the services' config does not read: who reads them, and why. */
+const READ_ELSEWHERE: Record<string, { file: string; why: string }> = {
+  ADMIN_URL: { file: "scripts/admin.ts", why: "the admin CLI's address of the admin API" },
+  BENCH_DURATION: { file: "scripts/bench.ts", why: "npm run bench: seconds per case" },
+  BENCH_WARMUP: { file: "scripts/bench.ts", why: "npm run bench: warm-up seconds" },
+  BENCH_CONNECTIONS: { file: "scripts/bench.ts", why: "npm run bench: connections" },
+  BENCH_SSE_STREAMS: { file: "scripts/bench.ts", why: "npm run bench: event streams opened" },
+  BENCH_WEBHOOKS: { file: "scripts/bench.ts", why: "npm run bench: webhook deliveries sent" },
+  BENCH_HOOKS: { file: "scripts/bench.ts", why: "npm run bench: inbound WhatsApp hooks sent" },
+  BENCH_CPU_PROF: { file: "scripts/bench/stack.ts", why: "npm run bench: profile the benchmarked stack" },
+};
+
+/** Names assigned in .env.example, commented out or not. */
+function exampleVariables(): Set<string> {
+  const text = readFileSync(path.join(ROOT, ".env.example"), "utf8");
+  return new Set([...text.matchAll(/^#?[ \t]*([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]));
+}
+
+/** A read of `name` in the source: process.env.NAME, process.env["NAME"], or the name as a string literal. */
+function reads(source: string, name: string): boolean {
+  return new RegExp(`process\\.env\\.${name}\\b|process\\.env\\[["'\`]${name}["'\`]\\]|["'\`]${name}["'\`]`).test(source);
+}
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = path.join(dir, f);
+    if (statSync(p).isDirectory()) return f === "node_modules" || f === "test" || f === "gen" ? [] : tsFiles(p);
+    return p.endsWith(".ts") ? [p] : [];
+  });
+}
+
+describe(".env.example", () => {
+  it("is parsed", () => {
+    expect(exampleVariables().has("PORT")).toBe(true);
+    expect(exampleVariables().has("e")).toBe(false);
+    expect(CONFIG_VARIABLES).toContain("PORT");
+    expect(CONFIG_VARIABLES).toContain("VERIFICATION_GRPC_PORT");
+  });
+
+  it("lists every variable the config reads", () => {
+    const listed = exampleVariables();
+    expect(CONFIG_VARIABLES.filter((v) => !listed.has(v))).toEqual([]);
+  });
+
+  it("lists only variables the config or a named tool reads", () => {
+    const config = new Set(CONFIG_VARIABLES);
+    expect([...exampleVariables()].filter((v) => !config.has(v) && !READ_ELSEWHERE[v])).toEqual([]);
+  });
+
+  it("names tools that do read their variables", () => {
+    const unread = Object.entries(READ_ELSEWHERE).filter(([name, { file }]) => !reads(readFileSync(path.join(ROOT, file), "utf8"), name));
+    expect(unread.map(([name, { file }]) => `${name} in ${file}`)).toEqual([]);
+    expect(Object.keys(READ_ELSEWHERE).filter((v) => !exampleVariables().has(v))).toEqual([]);
+  });
+
+  it("covers the variables read directly from process.env outside the config", () => {
+    const known = new Set([...CONFIG_VARIABLES, ...Object.keys(READ_ELSEWHERE)]);
+    const dirs = ["packages", "services", "scripts"].map((d) => path.join(ROOT, d));
+    const unknown = new Set<string>();
+    for (const file of dirs.flatMap(tsFiles)) {
+      const text = readFileSync(file, "utf8");
+      for (const m of text.matchAll(/process\.env\.([A-Z][A-Z0-9_]*)|process\.env\[["'`]([A-Z][A-Z0-9_]*)["'`]\]/g)) {
+        const name = m[1] ?? m[2];
+        if (!known.has(name)) unknown.add(`${name} (${path.relative(ROOT, file)})`);
+      }
+    }
+    expect([...unknown]).toEqual([]);
+  });
+});

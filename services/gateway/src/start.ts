@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient, type RedisClientType } from "redis";
 import {
-  createEventLog, dataDirSecret, openServiceDatabase, startOutboxRelay, startSweeper, systemClock,
+  createEventLog, dataDirSecret, openServiceDatabase, serviceIdentity, startOutboxRelay, startSweeper, systemClock,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { startAdminServer } from "./admin.ts";
@@ -41,7 +41,8 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
   } else {
     limiter = new MemoryRateLimiter();
   }
-  const clients = makeClients(config);
+  const identity = await serviceIdentity(config, "gateway", log);
+  const clients = makeClients(config, identity);
   const tenants = new Tenants(store, clock);
   // event streams: one broadcast subscription fans verification events out to this replica's streams;
   // connection leases outlive a few missed heartbeats, so a dead replica's slots free themselves
@@ -102,6 +103,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
       await events.close();
       if (redis) await redis.quit().catch(() => undefined);
       await db.close();
+      identity.close();
     },
   };
 }

@@ -103,9 +103,14 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
   });
 
   const server = http2.createSecureServer({ ...opts.identity.options, requestCert: true, rejectUnauthorized: true, allowHTTP1: false }, handler);
-  const rotated = () => server.setSecureContext(opts.identity.options);
-  const stopWatching = opts.identity.onChange(rotated);
   const sessions = new Set<http2.ServerHttp2Session>();
+  // new files: new handshakes use them, and open connections get GOAWAY (their calls in flight
+  // finish) so that callers reconnect under the new certificates
+  const rotated = () => {
+    server.setSecureContext(opts.identity.options);
+    for (const s of sessions) s.close();
+  };
+  const stopWatching = opts.identity.onChange(rotated);
   server.on("session", (s) => {
     sessions.add(s);
     s.on("close", () => sessions.delete(s));

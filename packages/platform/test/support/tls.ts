@@ -44,5 +44,12 @@ export function grpcCredentials(ca: string, client?: CertKey): grpc.ChannelCrede
     : grpc.credentials.createSsl(Buffer.from(ca));
 }
 
-/** Channel options for a server whose certificate names `serverName` reached at 127.0.0.1. */
-export const targetName = (serverName: string): grpc.ChannelOptions => ({ "grpc.ssl_target_name_override": serverName, "grpc.default_authority": serverName });
+/**
+ * Channel options for a server whose certificate names `serverName` reached at 127.0.0.1; each
+ * channel its own connection (grpc-js otherwise shares one between equal clients).
+ */
+export const targetName = (serverName: string): grpc.ChannelOptions => ({
+  "grpc.ssl_target_name_override": serverName,
+  "grpc.default_authority": serverName,
+  "grpc.use_local_subchannel_pool": 1,
+});

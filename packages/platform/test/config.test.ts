@@ -101,6 +101,13 @@ describe("parseConfig", () => {
     expect(e.message.startsWith(`invalid configuration: ${name} `)).toBe(true);
   });
 
+  it("binds the admin listener to loopback unless told otherwise, and elsewhere only with an ADMIN_TOKEN", () => {
+    expect(parseConfig({}).ADMIN_HOST).toBe("127.0.0.1");
+    expect(configError({ ADMIN_HOST: "0.0.0.0" }).message).toContain("ADMIN_TOKEN is required");
+    expect(parseConfig({ ADMIN_HOST: "0.0.0.0", ADMIN_TOKEN: "x".repeat(24) }).ADMIN_HOST).toBe("0.0.0.0");
+    expect(parseConfig({ ADMIN_HOST: "::1" }).ADMIN_HOST).toBe("::1");
+  });
+
   it("names what a postgres URL and a key-encryption key must be", () => {
     expect(configError({ DATABASE_URL: "mysql://x" }).message).toContain("postgres://");
     expect(configError({ PROOF_KEY_ENCRYPTION_KEY: KEY_16 }).message).toContain("32 bytes");

@@ -77,7 +77,8 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
   log.info({ port }, "gateway listening");
 
   const adminToken = config.ADMIN_TOKEN ?? dataDirSecret(config.DATA_DIR, "admin-token", "ADMIN_TOKEN", log);
-  const admin = await startAdminServer({ host: "127.0.0.1", port: config.ADMIN_PORT, token: adminToken, tenants, clients, onKeyRevoked: () => auth.forget(), logger: log });
+  // loopback by default; anywhere else only with an ADMIN_TOKEN set (config checks it)
+  const admin = await startAdminServer({ host: config.ADMIN_HOST, port: config.ADMIN_PORT, token: adminToken, tenants, clients, onKeyRevoked: () => auth.forget(), logger: log });
 
   let devTenant: RunningGateway["devTenant"];
   if (config.BOOTSTRAP_DEV_TENANT && (await store.tenantCount()) === 0) {
@@ -89,7 +90,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
 
   return {
     url: `http://127.0.0.1:${port}`,
-    adminUrl: `http://127.0.0.1:${admin.port}`,
+    adminUrl: `http://${["0.0.0.0", "::"].includes(config.ADMIN_HOST) ? "127.0.0.1" : config.ADMIN_HOST.includes(":") ? `[${config.ADMIN_HOST}]` : config.ADMIN_HOST}:${admin.port}`,
     adminToken,
     devTenant,
     async close() {

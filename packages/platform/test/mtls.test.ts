@@ -174,6 +174,33 @@ describe("mutual TLS: the allow-lists", () => {
   });
 });
 
+describe("mutual TLS: rpcClient over the network (as a service in another process calls)", () => {
+  // "localhost" is not the URL the host registered in process, so these calls take the socket
+  const networkUrl = () => `https://localhost:${proof.port}`;
+
+  it("presents the caller's certificate: verification may issue, session may not", async () => {
+    const issuedBefore = ran.IssueProof ?? 0;
+    await rpcClient(ProofService, networkUrl(), await tls.identity("verification")).issueProof({});
+    expect(ran.IssueProof).toBe(issuedBefore + 1);
+    const refused = await rpcClient(ProofService, networkUrl(), await tls.identity("session")).issueProof({}).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((refused as ConnectError).code).toBe(Code.PermissionDenied);
+  });
+
+  it("refuses a server whose certificate does not name the service it asked for", async () => {
+    const before = ran.GetTenantWebhooks ?? 0;
+    const wrong = await rpcClient(WebhookService, `https://localhost:${proof.port}`, await tls.identity("gateway")).getTenantWebhooks({}).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(wrong).toBeInstanceOf(ConnectError);
+    expect((wrong as ConnectError).message).toContain("not in the cert's altnames: DNS:proof");
+    expect(ran.GetTenantWebhooks ?? 0).toBe(before);
+  });
+});
+
 describe("mutual TLS: rotation without restart", () => {
   it("a server whose CA and certificate files are replaced takes them for new connections", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "icv-rotate-"));

@@ -111,9 +111,12 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
     for (const s of sessions) s.close();
   };
   const stopWatching = opts.identity.onChange(rotated);
-  server.on("session", (s) => {
+  const track = (s: http2.ServerHttp2Session) => {
     sessions.add(s);
     s.on("close", () => sessions.delete(s));
+  };
+  server.on("session", (s) => {
+    track(s);
     const cert = (s.socket as unknown as TLSSocket).getPeerCertificate?.();
     peers.set(s, cert ? certificateNames(cert) : []);
   });
@@ -130,6 +133,7 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
     if (opts.healthPort !== undefined) {
       // probes (kubelet) hold no client certificate: health only, nothing else on this port
       healthServer = http2.createServer(connectNodeAdapter({ interceptors: [errors], routes: health }));
+      healthServer.on("session", track);
       healthPort = await listen(healthServer, opts.healthPort);
     }
   } catch (e) {
@@ -156,7 +160,9 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
         stopWatching();
         const timeout = opts.shutdownTimeoutMs ?? 10_000;
         const drained = local.drain(timeout);
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const closed = Promise.all(
+          [server, healthServer].map((srv) => srv && new Promise<void>((resolve) => srv.close(() => resolve()))),
+        );
         // GOAWAY: peers open no new streams; streams in flight run to completion.
         for (const s of sessions) s.close();
         let timer: NodeJS.Timeout | undefined;
@@ -171,7 +177,6 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
         ]);
         clearTimeout(timer);
         await drained;
-        if (healthServer) await new Promise<void>((resolve) => healthServer!.close(() => resolve()));
         opts.logger.info({ rpc_service: opts.name }, "service stopped");
       })();
       return closing;

@@ -9,6 +9,7 @@ import * as grpc from "@grpc/grpc-js";
 import { create, fromBinary, toBinary, type DescMessage, type DescMethodUnary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Health } from "@icv/contracts/gen/grpc/health/v1/health_pb.ts";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { WebhookService } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
 import { proofCallers } from "../../../services/proof/src/callers.ts";
@@ -174,6 +175,32 @@ describe("mutual TLS: the allow-lists", () => {
   });
 });
 
+describe("the plain health port (for probes without a certificate)", () => {
+  it("answers grpc.health.v1 without a client certificate and serves nothing else", async () => {
+    const host = await startServiceHost({
+      name: "icv.proof.v1.ProofService",
+      host: "127.0.0.1",
+      port: 0,
+      healthPort: 0,
+      logger: silent,
+      identity: await tls.identity("proof"),
+      callers: proofCallers,
+      routes: (router) => router.service(ProofService, { issueProof: count("IssueProof") }),
+    });
+    try {
+      const plain = grpc.credentials.createInsecure();
+      expect((await call(host.healthPort!, plain, "proof", Health.method.check)).code).toBe(grpc.status.OK);
+      const before = ran.IssueProof ?? 0;
+      expect((await call(host.healthPort!, plain, "proof", ProofService.method.issueProof)).code).toBe(grpc.status.UNIMPLEMENTED);
+      // and the main port still wants a certificate
+      expect((await call(host.port, plain, "proof", Health.method.check)).code).toBe(grpc.status.UNAVAILABLE);
+      expect(ran.IssueProof ?? 0).toBe(before);
+    } finally {
+      await host.close();
+    }
+  });
+});
+
 describe("mutual TLS: rpcClient over the network (as a service in another process calls)", () => {
   // "localhost" is not the URL the host registered in process, so these calls take the socket
   const networkUrl = () => `https://localhost:${proof.port}`;
@@ -239,6 +266,39 @@ describe("mutual TLS: rotation without restart", () => {
       expect((await call(host.port, oldGateway, "proof", ProofService.method.getJwks)).code).toBe(grpc.status.UNAVAILABLE);
     } finally {
       await host.close();
+      identity.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a client whose certificate files are replaced presents the new certificate on its next connection", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "icv-rotate-"));
+    const files = { ca: path.join(dir, "ca.crt"), cert: path.join(dir, "gateway.crt"), key: path.join(dir, "gateway.key") };
+    const stale = await issueCertificate(await createCa("retired CA"), "gateway");
+    writeFileSync(files.ca, caCert());
+    writeFileSync(files.cert, stale.cert);
+    writeFileSync(files.key, stale.key);
+    const identity = await TlsIdentity.load("gateway", files, silent, 100);
+    try {
+      const client = rpcClient(ProofService, `https://localhost:${proof.port}`, identity);
+      const refused = await client.getJwks({}).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(ConnectError);
+      const fresh = await issueCertificate(tls.ca(), "gateway");
+      writeFileSync(files.key, fresh.key);
+      writeFileSync(files.cert, fresh.cert);
+      let ok = false;
+      for (let i = 0; i < 50 && !ok; i++) {
+        await sleep(100);
+        ok = await client.getJwks({}).then(
+          () => true,
+          () => false,
+        );
+      }
+      expect(ok).toBe(true);
+    } finally {
       identity.close();
       rmSync(dir, { recursive: true, force: true });
     }

@@ -11,7 +11,8 @@ const locals = new Map<string, Transport>();
 /**
  * Makes a service hosted in this process reachable in memory: callers configured with its URL
  * skip HTTP/2 and sockets (the all-in-one process; a standalone deployment has no local
- * services). The same routes and interceptors run, so behaviour and errors are identical.
+ * services). The same routes run, so behaviour and errors are identical; `interceptors` must
+ * check the caller named by rpcClient (LOCAL_CALLER_HEADER) against the same allow-list.
  */
 export function registerLocalService(url: string, routes: (router: ConnectRouter) => void, interceptors: Interceptor[]): LocalService {
   const inner = createRouterTransport(routes, { router: { interceptors } });

@@ -142,7 +142,12 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
     throw e;
   }
   const url = `https://${opts.host === "0.0.0.0" ? "127.0.0.1" : opts.host}:${port}`;
-  const local = registerLocalService(url, routes, [check((req) => { const n = req.header.get(LOCAL_CALLER_HEADER); return n ? [n] : []; }), errors]);
+  // the in-memory transport is reachable only from this process (rpcClient sets the header there)
+  const localCaller = check((req) => {
+    const name = req.header.get(LOCAL_CALLER_HEADER);
+    return name ? [name] : [];
+  });
+  const local = registerLocalService(url, routes, [localCaller, errors]);
   opts.logger.info({ rpc_service: opts.name, port, health_port: healthPort }, "service listening (mutual TLS)");
 
   let closing: Promise<void> | undefined;

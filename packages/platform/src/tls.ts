@@ -107,9 +107,9 @@ export function ensureTlsDir(dir: string, logger: Logger): Promise<void> {
   const key = path.resolve(dir);
   let p = preparing.get(key);
   if (!p) {
-    p = prepareDir(key, logger);
+    // shared by the services starting together in one process; a later start looks again
+    p = prepareDir(key, logger).finally(() => preparing.delete(key));
     preparing.set(key, p);
-    p.catch(() => preparing.delete(key));
   }
   return p;
 }

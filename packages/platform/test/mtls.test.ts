@@ -1,6 +1,7 @@
 // Internal calls over real sockets with a plain gRPC client (grpc-js), as an attacker inside the
 // cluster network would make them: mutual TLS, the callers' allow-lists of the real services,
 // expired and foreign certificates, rotation without restart, and the in-process path.
+import { X509Certificate } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -17,7 +18,8 @@ import { webhookCallers } from "../../../services/webhook/src/callers.ts";
 import { createLogger } from "../src/logger.ts";
 import { rpcClient } from "../src/rpc.ts";
 import { startServiceHost, type ServiceHost } from "../src/service-host.ts";
-import { createCa, issueCertificate, TlsIdentity, type CertKey } from "../src/tls.ts";
+import { createCa, ensureTlsDir, issueCertificate, serviceIdentity, TlsIdentity, type CertKey } from "../src/tls.ts";
+import { parseConfig } from "../src/config.ts";
 import { lineCollector } from "./support/log-lines.ts";
 import { grpcCredentials, targetName, testTls, type TestTls } from "./support/tls.ts";
 
@@ -323,3 +325,38 @@ describe("mutual TLS: rotation without restart", () => {
     }
   });
 });
+
+describe("certificate files", () => {
+  it("a service refuses to start with a certificate that names another service", async () => {
+    const files = { ca: path.join(tls.dir, "ca.crt"), cert: path.join(tls.dir, "session.crt"), key: path.join(tls.dir, "session.key") };
+    await expect(TlsIdentity.load("proof", files, silent)).rejects.toThrow("names session, not proof");
+  });
+
+  it("TLS_*_FILE are used as they are; without them the data dir's generated files are", async () => {
+    const cfg = parseConfig({ DATA_DIR: tls.dir, TLS_DIR: tls.dir, TLS_CA_FILE: path.join(tls.dir, "ca.crt"), TLS_CERT_FILE: path.join(tls.dir, "gateway.crt"), TLS_KEY_FILE: path.join(tls.dir, "gateway.key") });
+    await expect(serviceIdentity(cfg, "proof", silent)).rejects.toThrow("names gateway, not proof");
+    const id = await serviceIdentity(parseConfig({ TLS_DIR: tls.dir }), "proof", silent);
+    expect(id.options.cert).toBe(readFileSync(path.join(tls.dir, "proof.crt"), "utf8"));
+    id.close();
+  });
+
+  it("the embedded default issues a service certificate again when it is about to expire, with the same CA", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "icv-tlsdir-"));
+    try {
+      await ensureTlsDir(dir, silent);
+      const ca = readFileSync(path.join(dir, "ca.crt"), "utf8");
+      const soon = await issueCertificate({ cert: ca, key: readFileSync(path.join(dir, "ca.key"), "utf8") }, "proof", { notAfter: new Date(Date.now() + 86400_000) });
+      writeFileSync(path.join(dir, "proof.crt"), soon.cert);
+      writeFileSync(path.join(dir, "proof.key"), soon.key);
+      // a later start
+      await ensureTlsDir(dir, silent);
+      const renewed = new X509Certificate(readFileSync(path.join(dir, "proof.crt")));
+      expect(new Date(renewed.validTo).getTime()).toBeGreaterThan(Date.now() + 300 * 86400_000);
+      expect(renewed.verify(new X509Certificate(ca).publicKey)).toBe(true);
+      expect(readFileSync(path.join(dir, "ca.crt"), "utf8")).toBe(ca);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+

@@ -5,14 +5,14 @@
 // admits exactly the callers in the service's allow-list.
 import { execFileSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
-import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { callersOf, type ServiceCallers } from "@icv/platform";
+import { callersOf, createCa, type ServiceCallers } from "@icv/platform";
 import { verificationCallers } from "../../services/verification/src/callers.ts";
 import { proofCallers } from "../../services/proof/src/callers.ts";
 import { sessionCallers } from "../../services/session/src/callers.ts";
@@ -60,12 +60,13 @@ if (!helm) console.warn(`chart tests skipped: ${why}`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 type Doc = { kind: string; metadata: { name: string }; spec?: any; data?: Record<string, string> };
-function render(...sets: string[]): Doc[] {
-  const out = execFileSync(helm!, ["template", "icv", CHART, ...[...REQUIRED, ...sets].flatMap((s) => ["--set", s])], { encoding: "utf8", maxBuffer: 32 << 20 });
+function renderWith(args: string[]): Doc[] {
+  const out = execFileSync(helm!, ["template", "icv", CHART, ...REQUIRED.flatMap((s) => ["--set", s]), ...args], { encoding: "utf8", maxBuffer: 32 << 20 });
   return parseAllDocuments(out)
     .map((d) => d.toJS() as Doc)
     .filter(Boolean);
 }
+const render = (...sets: string[]): Doc[] => renderWith(sets.flatMap((s) => ["--set", s]));
 const component = (d: Doc) => d.metadata.name.replace(/^icv-/, "");
 const selected = (d: Doc) => d.spec.podSelector.matchLabels["app.kubernetes.io/component"] as string;
 
@@ -127,6 +128,19 @@ describe.skipIf(!helm)("helm chart: mutual TLS between the services", () => {
       expect(Buffer.from(s.data!["ca.crt"], "base64").toString()).toBe(caCert.toString());
     }
     expect(own.some((d) => d.kind === "Certificate")).toBe(false);
+  });
+
+  it("with a CA given in tls.ca: every certificate is signed by it, and the chart keeps no CA of its own", async () => {
+    const ca = await createCa("operator's CA");
+    writeFileSync(path.join(dir, "given-ca.crt"), ca.cert);
+    writeFileSync(path.join(dir, "given-ca.key"), ca.key);
+    const docs = renderWith(["--set-file", `tls.ca.crt=${path.join(dir, "given-ca.crt")}`, "--set-file", `tls.ca.key=${path.join(dir, "given-ca.key")}`]);
+    const given = new X509Certificate(ca.cert);
+    expect(docs.some((d) => d.kind === "Secret" && d.metadata.name === "icv-ca")).toBe(false);
+    for (const name of ["gateway", ...Object.keys(ALLOW_LISTS)]) {
+      const s = docs.find((d) => d.kind === "Secret" && d.metadata.name === `icv-${name}-tls`)!;
+      expect(new X509Certificate(Buffer.from(s.data!["tls.crt"], "base64")).verify(given.publicKey), name).toBe(true);
+    }
   });
 
   it("with cert-manager: a Certificate per Deployment naming its service, and no chart-made keys", () => {

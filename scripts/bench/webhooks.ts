@@ -11,7 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { WebhookService } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
 import {
-  appendEvents, createLogger, newId, openServiceDatabase, parseConfig, rpcClient, startOutboxRelay, type OutboxEvent,
+  appendEvents, createLogger, newId, openServiceDatabase, parseConfig, rpcClient, serviceIdentity, startOutboxRelay, type OutboxEvent,
 } from "@icv/platform";
 import { startWebhookService } from "../../services/webhook/src/start.ts";
 import { freshPostgres, REPO_ROOT } from "./stack.ts";
@@ -68,7 +68,7 @@ export async function benchWebhooks(count: number, failFirst: boolean, pgUrl?: s
   const relay = await startOutboxRelay({ config, db: source, schema: "verification", logger });
   const webhook = await startWebhookService(config, logger);
   try {
-    const client = rpcClient(WebhookService, webhook.url);
+    const client = rpcClient(WebhookService, webhook.url, await serviceIdentity(config, "gateway", logger));
     const tenantId = newId("tenant");
     await client.ensureTenantSecrets({ tenantId });
     await client.setEndpoint({ tenantId, environment: Environment.TEST, url: `http://127.0.0.1:${port}/hook` });

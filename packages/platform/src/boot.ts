@@ -7,6 +7,8 @@ import { openDatabase, type Database } from "./database.ts";
 import type { Logger } from "./logger.ts";
 import { migrate, readMigrations } from "./migrations.ts";
 import { startOutboxRelay } from "./events/relay.ts";
+import type { ServiceCallers } from "./callers.ts";
+import { serviceIdentity, type TlsIdentity } from "./tls.ts";
 
 /**
  * Opens a service's database (its own <NAME>_DATABASE_URL or DATABASE_URL, else the embedded
@@ -53,6 +55,10 @@ export interface HostServiceOptions {
   rpcName: string;
   logger: Logger;
   routes: (router: ConnectRouter) => void;
+  /** Who may call which of its RPCs (the service's callers.ts). */
+  callers: readonly ServiceCallers[];
+  /** Its TLS identity when the service made it already (for its own clients); else made here. Closed on close(). */
+  identity?: TlsIdentity;
   /** The service's database: health reports NOT_SERVING while it does not answer; closed last. */
   db?: Database;
   /** Stops background work (sweepers) after the RPC server has drained. */
@@ -64,6 +70,7 @@ export interface HostServiceOptions {
 /** Serves a service's RPCs on its configured port; close() drains calls, then background work, then the database. */
 export async function hostService(config: Config, name: ServiceName, opts: HostServiceOptions): Promise<RunningService> {
   const { db } = opts;
+  const identity = opts.identity ?? (await serviceIdentity(config, name, opts.logger));
   const relay = db && opts.outbox ? await startOutboxRelay({ config, db, schema: name, logger: opts.logger }) : undefined;
   let host: Awaited<ReturnType<typeof startServiceHost>>;
   try {
@@ -71,6 +78,9 @@ export async function hostService(config: Config, name: ServiceName, opts: HostS
       name: opts.rpcName,
       host: config.GRPC_HOST,
       port: config.servicePort(name),
+      healthPort: config.healthPort(name),
+      identity,
+      callers: opts.callers,
       logger: opts.logger,
       routes: opts.routes,
       ready: db ? async () => (await db.query("SELECT 1")).rowCount === 1 : undefined,
@@ -78,6 +88,7 @@ export async function hostService(config: Config, name: ServiceName, opts: HostS
     });
   } catch (e) {
     await relay?.stop();
+    identity.close();
     throw e;
   }
   return {
@@ -87,6 +98,7 @@ export async function hostService(config: Config, name: ServiceName, opts: HostS
       await opts.onClose?.();
       await relay?.stop();
       await db?.close();
+      identity.close();
     },
   };
 }

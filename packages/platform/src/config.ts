@@ -1,3 +1,4 @@
+import path from "node:path";
 import { z } from "zod";
 
 /** Service names and their default loopback gRPC ports. */
@@ -14,7 +15,11 @@ const bool = z
   .enum(["true", "false", "1", "0"])
   .transform((v) => v === "true" || v === "1");
 const port = z.coerce.number().int().min(0).max(65535);
-const optionalUrl = z.string().url().optional();
+const httpsUrl = z
+  .string()
+  .url()
+  .regex(/^https:\/\//, "must be an https:// URL (internal calls are mutual TLS)")
+  .optional();
 
 const base = z.object({
   PORT: port.default(3000),
@@ -27,6 +32,14 @@ const base = z.object({
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   GRPC_HOST: z.string().default("127.0.0.1"),
   ADMIN_PORT: port.default(3001),
+  // the admin listener's bind address: loopback unless ADMIN_TOKEN is set (checked below)
+  ADMIN_HOST: z.string().default("127.0.0.1"),
+  // internal mTLS: one service's files (production), else generated per service into TLS_DIR
+  TLS_DIR: z.string().min(1).optional(),
+  TLS_CA_FILE: z.string().min(1).optional(),
+  TLS_CERT_FILE: z.string().min(1).optional(),
+  TLS_KEY_FILE: z.string().min(1).optional(),
+  TLS_RELOAD_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
   ADMIN_TOKEN: z.string().min(24, "must be at least 24 characters").optional(),
   PROOF_ISSUER: z.string().min(1).optional(),
   PROOF_KEY_ENCRYPTION_KEY: z
@@ -94,7 +107,10 @@ const base = z.object({
   DNS_PROVIDER_API: z.string().optional(),
 });
 
-/** Per service: <NAME>_GRPC_PORT (listen), <NAME>_URL (callers' address), <NAME>_DATABASE_URL. */
+/**
+ * Per service: <NAME>_GRPC_PORT (listen), <NAME>_URL (callers' address), <NAME>_DATABASE_URL,
+ * <NAME>_HEALTH_PORT (a plain grpc.health.v1 listener for probes; unset: none).
+ */
 const perService = z.object({
   GATEWAY_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(),
   ...Object.fromEntries(
@@ -102,7 +118,8 @@ const perService = z.object({
       const up = s.toUpperCase();
       return [
         [`${up}_GRPC_PORT`, port.optional()],
-        [`${up}_URL`, optionalUrl],
+        [`${up}_URL`, httpsUrl],
+        [`${up}_HEALTH_PORT`, port.optional()],
         [`${up}_DATABASE_URL`, z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional()],
       ];
     }),
@@ -117,7 +134,12 @@ export type Config = Base & {
   servicePort(name: ServiceName): number;
   serviceUrl(name: ServiceName): string;
   databaseUrl(name: ServiceName | "gateway"): string | undefined;
+  healthPort(name: ServiceName): number | undefined;
+  /** The directory of generated certificates (TLS_DIR, default <DATA_DIR>/tls). */
+  tlsDir: string;
 };
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 export class ConfigError extends Error {}
 
@@ -134,6 +156,9 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     throw new ConfigError(`invalid configuration: ${name} ${issue.message.replace(/^Invalid input: /, "")}`);
   }
   const c = r.data as Base & Record<string, unknown>;
+  const tlsFiles = [c.TLS_CA_FILE, c.TLS_CERT_FILE, c.TLS_KEY_FILE].filter(Boolean).length;
+  if (tlsFiles !== 0 && tlsFiles !== 3) throw new ConfigError("invalid configuration: TLS_CA_FILE must be set together with TLS_CERT_FILE and TLS_KEY_FILE (all three or none)");
+  if (!LOOPBACK.test(c.ADMIN_HOST) && !c.ADMIN_TOKEN) throw new ConfigError("invalid configuration: ADMIN_TOKEN is required when ADMIN_HOST is not a loopback address");
   const publicBaseUrl = (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, "");
   const servicePort = (name: ServiceName) => (c[`${name.toUpperCase()}_GRPC_PORT`] as number | undefined) ?? SERVICES[name];
   return {
@@ -141,7 +166,9 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     publicBaseUrl,
     issuer: c.PROOF_ISSUER ?? publicBaseUrl,
     servicePort,
-    serviceUrl: (name) => (c[`${name.toUpperCase()}_URL`] as string | undefined) ?? `http://127.0.0.1:${servicePort(name)}`,
+    serviceUrl: (name) => (c[`${name.toUpperCase()}_URL`] as string | undefined) ?? `https://127.0.0.1:${servicePort(name)}`,
+    healthPort: (name) => c[`${name.toUpperCase()}_HEALTH_PORT`] as number | undefined,
+    tlsDir: c.TLS_DIR ?? path.join(c.DATA_DIR, "tls"),
     databaseUrl: (name) => (c[`${name.toUpperCase()}_DATABASE_URL`] as string | undefined) ?? c.DATABASE_URL,
   };
 }

@@ -18,3 +18,5 @@ export * from "./events/index.ts";
 export * from "./outbound.ts";
 export * from "./paging.ts";
 export * from "./providers.ts";
+export * from "./tls.ts";
+export * from "./callers.ts";

@@ -1,12 +1,15 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
+import type { TLSSocket } from "node:tls";
 import { EventEmitter, on } from "node:events";
-import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, createContextValues, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@icv/contracts/gen/grpc/health/v1/health_pb.ts";
 import { toConnectError } from "./errors.ts";
 import { registerLocalService } from "./rpc.ts";
 import type { Logger } from "./logger.ts";
+import { callerCheck, LOCAL_CALLER_HEADER, peerNames, type ServiceCallers } from "./callers.ts";
+import { certificateNames, type TlsIdentity } from "./tls.ts";
 
 export interface ServiceHostOptions {
   name: string;
@@ -14,6 +17,12 @@ export interface ServiceHostOptions {
   port: number;
   logger: Logger;
   routes: (router: ConnectRouter) => void;
+  /** The service's certificate and the CA its callers' certificates must come from. */
+  identity: TlsIdentity;
+  /** Who may call which RPC (see callers.ts); anything not listed is refused. */
+  callers: readonly ServiceCallers[];
+  /** A plain-text listener that serves only grpc.health.v1 (for Kubernetes probes); unset: none. */
+  healthPort?: number;
   /** Extra readiness check for the health service (e.g. the database answers). */
   ready?: () => Promise<boolean>;
   shutdownTimeoutMs?: number;
@@ -22,6 +31,10 @@ export interface ServiceHostOptions {
 export interface ServiceHost {
   readonly port: number;
   readonly url: string;
+  /** The plain health listener's port, when there is one. */
+  readonly healthPort?: number;
+  /** Calls refused by the allow-list since start (network and in-process). */
+  readonly deniedCalls: number;
   /** Stops accepting calls, lets in-flight calls finish (up to the timeout), then closes. */
   close(): Promise<void>;
 }
@@ -42,8 +55,10 @@ function errorInterceptor(logger: Logger): Interceptor {
 }
 
 /**
- * A Connect server on cleartext HTTP/2 that also speaks plain gRPC and gRPC-Web, with the
- * standard grpc.health.v1 service and graceful shutdown.
+ * A Connect server on HTTP/2 over mutual TLS (TLS 1.3; a client certificate from the service's
+ * CA is required) that also speaks plain gRPC and gRPC-Web, with the standard grpc.health.v1
+ * service, a caller allow-list on every RPC, certificate rotation without restart and graceful
+ * shutdown. In-process callers reach the same routes through the same allow-list.
  */
 export async function startServiceHost(opts: ServiceHostOptions): Promise<ServiceHost> {
   let serving = true;
@@ -54,9 +69,7 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
     return (await opts.ready().catch(() => false)) ? Status.SERVING : Status.NOT_SERVING;
   };
   const known = (service: string) => service === "" || service === opts.name;
-
-  const interceptors = [errorInterceptor(opts.logger)];
-  const routes = (router: ConnectRouter) => {
+  const health = (router: ConnectRouter) =>
     router.service(Health, {
       async check(req) {
         if (!known(req.service)) throw new ConnectError(`unknown service ${req.service}`, Code.NotFound);
@@ -68,36 +81,93 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
         for await (const _ of on(changes, "change", { signal: ctx.signal })) yield { status: await current() };
       },
     });
+  const routes = (router: ConnectRouter) => {
+    health(router);
     opts.routes(router);
   };
-  const handler = connectNodeAdapter({ interceptors, routes });
 
-  const server = http2.createServer(handler);
+  // who calls: on the network the verified client certificate (read once per connection), in
+  // process the caller's name set by rpcClient's in-memory path (no header is trusted on a socket)
+  let denied = 0;
+  const check = (identify: Parameters<typeof callerCheck>[0]["identify"]) =>
+    callerCheck({ service: opts.name, lists: opts.callers, identify, logger: opts.logger, onDenied: () => void denied++ });
+  const errors = errorInterceptor(opts.logger);
+  const peers = new WeakMap<http2.Http2Session, readonly string[]>();
+  const handler = connectNodeAdapter({
+    interceptors: [check((req) => req.contextValues.get(peerNames)), errors],
+    routes,
+    contextValues: (req) => {
+      const session = (req as http2.Http2ServerRequest).stream?.session;
+      return createContextValues().set(peerNames, (session && peers.get(session)) ?? []);
+    },
+  });
+
+  const server = http2.createSecureServer({ ...opts.identity.options, requestCert: true, rejectUnauthorized: true, allowHTTP1: false }, handler);
   const sessions = new Set<http2.ServerHttp2Session>();
-  server.on("session", (s) => {
+  // new files: new handshakes use them, and open connections get GOAWAY (their calls in flight
+  // finish) so that callers reconnect under the new certificates
+  const rotated = () => {
+    server.setSecureContext(opts.identity.options);
+    for (const s of sessions) s.close();
+  };
+  const stopWatching = opts.identity.onChange(rotated);
+  const track = (s: http2.ServerHttp2Session) => {
     sessions.add(s);
     s.on("close", () => sessions.delete(s));
+  };
+  server.on("session", (s) => {
+    track(s);
+    const cert = (s.socket as unknown as TLSSocket).getPeerCertificate?.();
+    peers.set(s, cert ? certificateNames(cert) : []);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(opts.port, opts.host, () => resolve());
+  const listen = (srv: http2.Http2Server | http2.Http2SecureServer, port: number) =>
+    new Promise<number>((resolve, reject) => {
+      srv.once("error", reject);
+      srv.listen(port, opts.host, () => resolve((srv.address() as AddressInfo).port));
+    });
+  let port: number;
+  let healthServer: http2.Http2Server | undefined;
+  let healthPort: number | undefined;
+  try {
+    port = await listen(server, opts.port);
+    if (opts.healthPort !== undefined) {
+      // probes (kubelet) hold no client certificate: health only, nothing else on this port
+      healthServer = http2.createServer(connectNodeAdapter({ interceptors: [errors], routes: health }));
+      healthServer.on("session", track);
+      healthPort = await listen(healthServer, opts.healthPort);
+    }
+  } catch (e) {
+    stopWatching();
+    server.close();
+    throw e;
+  }
+  const url = `https://${opts.host === "0.0.0.0" ? "127.0.0.1" : opts.host}:${port}`;
+  // the in-memory transport is reachable only from this process (rpcClient sets the header there)
+  const localCaller = check((req) => {
+    const name = req.header.get(LOCAL_CALLER_HEADER);
+    return name ? [name] : [];
   });
-  const port = (server.address() as AddressInfo).port;
-  const url = `http://${opts.host === "0.0.0.0" ? "127.0.0.1" : opts.host}:${port}`;
-  const local = registerLocalService(url, routes, interceptors);
-  opts.logger.info({ rpc_service: opts.name, port }, "service listening");
+  const local = registerLocalService(url, routes, [localCaller, errors]);
+  opts.logger.info({ rpc_service: opts.name, port, health_port: healthPort }, "service listening (mutual TLS)");
 
   let closing: Promise<void> | undefined;
   return {
     port,
     url,
+    healthPort,
+    get deniedCalls() {
+      return denied;
+    },
     close() {
       closing ??= (async () => {
         serving = false;
         changes.emit("change");
+        stopWatching();
         const timeout = opts.shutdownTimeoutMs ?? 10_000;
         const drained = local.drain(timeout);
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const closed = Promise.all(
+          [server, healthServer].map((srv) => srv && new Promise<void>((resolve) => srv.close(() => resolve()))),
+        );
         // GOAWAY: peers open no new streams; streams in flight run to completion.
         for (const s of sessions) s.close();
         let timer: NodeJS.Timeout | undefined;

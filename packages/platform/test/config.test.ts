@@ -43,7 +43,7 @@ describe("parseConfig", () => {
     expect(c.databaseUrl("proof")).toBeUndefined();
     expect(c.servicePort("verification")).toBe(50051);
     expect(c.servicePort("proof")).toBe(50052);
-    expect(c.serviceUrl("proof")).toBe("http://127.0.0.1:50052");
+    expect(c.serviceUrl("proof")).toBe("https://127.0.0.1:50052");
   });
 
   it("treats empty strings as unset", () => {
@@ -62,7 +62,7 @@ describe("parseConfig", () => {
       DATABASE_URL: "postgres://db/main",
       PROOF_DATABASE_URL: "postgresql://db/proof",
       PROOF_GRPC_PORT: "0",
-      VERIFICATION_URL: "http://verification.internal:9000",
+      VERIFICATION_URL: "https://verification.internal:9000",
       PROOF_KEY_ENCRYPTION_KEY: KEY_32,
     });
     expect(c.PORT).toBe(8080);
@@ -70,7 +70,7 @@ describe("parseConfig", () => {
     expect(c.publicBaseUrl).toBe("https://icv.example.com");
     expect(c.issuer).toBe("https://icv.example.com");
     expect(c.servicePort("proof")).toBe(0);
-    expect(c.serviceUrl("verification")).toBe("http://verification.internal:9000");
+    expect(c.serviceUrl("verification")).toBe("https://verification.internal:9000");
     expect(c.databaseUrl("proof")).toBe("postgresql://db/proof");
     expect(c.databaseUrl("verification")).toBe("postgres://db/main");
     expect(c.databaseUrl("gateway")).toBe("postgres://db/gateway");
@@ -90,12 +90,22 @@ describe("parseConfig", () => {
     ["PROOF_GRPC_PORT", { PROOF_GRPC_PORT: "abc" }],
     ["VERIFICATION_DATABASE_URL", { VERIFICATION_DATABASE_URL: "mysql://x" }],
     ["WHATSAPP_PHONE_NUMBER", { WHATSAPP_PHONE_NUMBER: "call me" }],
+    ["PROOF_URL", { PROOF_URL: "http://proof.internal:50052" }],
+    ["ADMIN_TOKEN", { ADMIN_HOST: "0.0.0.0" }],
+    ["TLS_CA_FILE", { TLS_CERT_FILE: "/etc/icv/tls/tls.crt" }],
   ])("a bad %s throws a ConfigError with one line naming it", (name, env) => {
     const e = configError(env);
     expect(e.message).not.toContain("\n");
     expect(e.message).toMatch(new RegExp(`\\b${name}\\b`));
     // the message names the variable, it does not echo another one
     expect(e.message.startsWith(`invalid configuration: ${name} `)).toBe(true);
+  });
+
+  it("binds the admin listener to loopback unless told otherwise, and elsewhere only with an ADMIN_TOKEN", () => {
+    expect(parseConfig({}).ADMIN_HOST).toBe("127.0.0.1");
+    expect(configError({ ADMIN_HOST: "0.0.0.0" }).message).toContain("ADMIN_TOKEN is required");
+    expect(parseConfig({ ADMIN_HOST: "0.0.0.0", ADMIN_TOKEN: "x".repeat(24) }).ADMIN_HOST).toBe("0.0.0.0");
+    expect(parseConfig({ ADMIN_HOST: "::1" }).ADMIN_HOST).toBe("::1");
   });
 
   it("names what a postgres URL and a key-encryption key must be", () => {

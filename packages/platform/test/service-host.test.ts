@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -11,7 +12,10 @@ import { AppError, fromConnectError } from "../src/errors.ts";
 import { createLogger } from "../src/logger.ts";
 import { checkHealth, rpcClient } from "../src/rpc.ts";
 import { startServiceHost, type ServiceHost, type ServiceHostOptions } from "../src/service-host.ts";
+import { allow } from "../src/callers.ts";
+import type { TlsIdentity } from "../src/tls.ts";
 import { lineCollector } from "./support/log-lines.ts";
+import { grpcCredentials, targetName, testTls, type TestTls } from "./support/tls.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const HEALTH_PROTO = path.resolve(here, "../../../proto/grpc/health/v1/health.proto");
@@ -25,11 +29,21 @@ interface PlainHealthClient extends grpc.Client {
   Watch(req: { service: string }): grpc.ClientReadableStream<HealthReply>;
 }
 const healthPkg = grpc.loadPackageDefinition(protoLoader.loadSync(HEALTH_PROTO, { keepCase: true, enums: String, defaults: true })) as unknown as {
-  grpc: { health: { v1: { Health: new (address: string, creds: grpc.ChannelCredentials) => PlainHealthClient } } };
+  grpc: { health: { v1: { Health: new (address: string, creds: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => PlainHealthClient } } };
 };
+// the hosts below are "proof" (mTLS); the test's callers are "gateway"
+let tls: TestTls;
+let proofId: TlsIdentity;
+let gatewayId: TlsIdentity;
+let gatewayCreds: grpc.ChannelCredentials;
+beforeAll(async () => {
+  tls = await testTls();
+  [proofId, gatewayId] = await Promise.all([tls.identity("proof"), tls.identity("gateway")]);
+  gatewayCreds = grpcCredentials(tls.ca().cert, { cert: readFileSync(path.join(tls.dir, "gateway.crt"), "utf8"), key: readFileSync(path.join(tls.dir, "gateway.key"), "utf8") });
+});
 const plainClients: PlainHealthClient[] = [];
 function plainClient(port: number): PlainHealthClient {
-  const c = new healthPkg.grpc.health.v1.Health(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  const c = new healthPkg.grpc.health.v1.Health(`127.0.0.1:${port}`, gatewayCreds, targetName("proof"));
   plainClients.push(c);
   return c;
 }
@@ -38,6 +52,7 @@ const plainCheck = (c: PlainHealthClient, service = "") =>
 
 afterAll(() => {
   for (const c of plainClients) c.close();
+  tls.cleanup();
 });
 
 // ---- hosts
@@ -45,7 +60,16 @@ afterAll(() => {
 const silent = createLogger({ level: "silent" });
 const hosts: ServiceHost[] = [];
 async function host(opts: Partial<ServiceHostOptions> = {}): Promise<ServiceHost> {
-  const h = await startServiceHost({ name: NAME, host: "127.0.0.1", port: 0, logger: silent, routes: () => undefined, ...opts });
+  const h = await startServiceHost({
+    name: NAME,
+    host: "127.0.0.1",
+    port: 0,
+    logger: silent,
+    routes: () => undefined,
+    identity: proofId,
+    callers: [allow(ProofService, { getJwks: ["gateway"], issueProof: [], validateProof: [], getProofStatus: [], revokeProof: [], getRevocationList: [], rotateSigningKey: [] })],
+    ...opts,
+  });
   hosts.push(h);
   return h;
 }
@@ -57,7 +81,7 @@ describe("service host: grpc.health.v1", () => {
   it("answers SERVING to a plain gRPC client (grpc-js + health.proto), for '' and for its own name", async () => {
     const h = await host();
     expect(h.port).toBeGreaterThan(0);
-    expect(h.url).toBe(`http://127.0.0.1:${h.port}`);
+    expect(h.url).toBe(`https://127.0.0.1:${h.port}`);
     const c = plainClient(h.port);
     expect(await plainCheck(c)).toEqual({ status: "SERVING" });
     expect(await plainCheck(c, NAME)).toEqual({ status: "SERVING" });
@@ -65,9 +89,9 @@ describe("service host: grpc.health.v1", () => {
 
   it("answers SERVING over Connect (rpcClient and checkHealth)", async () => {
     const h = await host();
-    const r = await rpcClient(Health, h.url).check({ service: "" });
+    const r = await rpcClient(Health, h.url, gatewayId, 10_000, "proof").check({ service: "" });
     expect(r.status).toBe(Status.SERVING);
-    expect(await checkHealth(h.url)).toBe(true);
+    expect(await checkHealth(h.url, gatewayId, "proof")).toBe(true);
   });
 
   it("answers NOT_SERVING while ready() says no, and when ready() throws", async () => {
@@ -80,7 +104,7 @@ describe("service host: grpc.health.v1", () => {
     });
     const c = plainClient(h.port);
     expect(await plainCheck(c)).toEqual({ status: "NOT_SERVING" });
-    expect(await checkHealth(h.url)).toBe(false);
+    expect(await checkHealth(h.url, gatewayId, "proof")).toBe(false);
     state = "throw";
     expect(await plainCheck(c)).toEqual({ status: "NOT_SERVING" });
     state = "ok";
@@ -126,7 +150,7 @@ describe("service host: errors over the wire", () => {
           },
         }),
     });
-    const err = await rpcClient(ProofService, h.url).getJwks({}).then(
+    const err = await rpcClient(ProofService, h.url, gatewayId).getJwks({}).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -145,7 +169,7 @@ describe("service host: errors over the wire", () => {
           },
         }),
     });
-    const err = await rpcClient(ProofService, h.url).getJwks({}).then(
+    const err = await rpcClient(ProofService, h.url, gatewayId).getJwks({}).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -166,7 +190,7 @@ describe("service host: errors over the wire", () => {
           },
         }),
     });
-    const err = await rpcClient(ProofService, h.url).getJwks({}).then(
+    const err = await rpcClient(ProofService, h.url, gatewayId).getJwks({}).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -189,7 +213,7 @@ describe("service host: graceful shutdown", () => {
       },
     });
     const plain = plainClient(h.port);
-    const connect = rpcClient(Health, h.url);
+    const connect = rpcClient(Health, h.url, gatewayId, 10_000, "proof");
     // warm both connections so the slow calls below are on open sessions
     expect(await plainCheck(plain)).toEqual({ status: "SERVING" });
     expect((await connect.check({ service: "" })).status).toBe(Status.SERVING);
@@ -213,7 +237,7 @@ describe("service host: graceful shutdown", () => {
       (e: grpc.ServiceError) => e,
     );
     expect(late?.code).toBe(grpc.status.UNAVAILABLE);
-    expect(await checkHealth(h.url, 500)).toBe(false);
+    expect(await checkHealth(h.url, gatewayId, "proof", 500)).toBe(false);
   });
 
   it("close() is idempotent and ends by the timeout when a call never finishes", async () => {
@@ -227,7 +251,7 @@ describe("service host: graceful shutdown", () => {
           },
         }),
     });
-    const hung = rpcClient(ProofService, h.url, 10_000).getJwks({}).catch((e: unknown) => e);
+    const hung = rpcClient(ProofService, h.url, gatewayId, 10_000).getJwks({}).catch((e: unknown) => e);
     await sleep(100);
     const started = Date.now();
     const [a, b] = [h.close(), h.close()];

@@ -1,9 +1,10 @@
 import type { Client } from "@connectrpc/connect";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
+import { VerificationRequestService } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import { SessionService } from "@icv/contracts/gen/icv/session/v1/session_service_pb.ts";
 import { WebhookService } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
-import { rpcClient, toEnvironment, type Config, type ServiceName } from "@icv/platform";
+import { checkHealth, rpcClient, toEnvironment, type Config, type ServiceName, type TlsIdentity } from "@icv/platform";
 import type { Request } from "express";
 
 export interface Clients {
@@ -11,16 +12,22 @@ export interface Clients {
   proof: Client<typeof ProofService>;
   webhook: Client<typeof WebhookService>;
   session: Client<typeof SessionService>;
+  requests: Client<typeof VerificationRequestService>;
+  /** Whether a backing service answers its health check (asked as the gateway, over mTLS). */
+  health(name: ServiceName): Promise<boolean>;
   /** Base URLs of every backing service, for /health. */
   urls: Record<ServiceName, string>;
 }
 
-export function makeClients(config: Config): Clients {
+/** The gateway's clients of the services, all calling as `identity` (the gateway's certificate). */
+export function makeClients(config: Config, identity: TlsIdentity): Clients {
   return {
-    verification: rpcClient(VerificationService, config.serviceUrl("verification")),
-    proof: rpcClient(ProofService, config.serviceUrl("proof")),
-    webhook: rpcClient(WebhookService, config.serviceUrl("webhook")),
-    session: rpcClient(SessionService, config.serviceUrl("session")),
+    verification: rpcClient(VerificationService, config.serviceUrl("verification"), identity),
+    proof: rpcClient(ProofService, config.serviceUrl("proof"), identity),
+    webhook: rpcClient(WebhookService, config.serviceUrl("webhook"), identity),
+    session: rpcClient(SessionService, config.serviceUrl("session"), identity),
+    requests: rpcClient(VerificationRequestService, config.serviceUrl("verification"), identity),
+    health: (name) => checkHealth(config.serviceUrl(name), identity, name),
     urls: {
       verification: config.serviceUrl("verification"),
       proof: config.serviceUrl("proof"),

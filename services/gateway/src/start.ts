@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient, type RedisClientType } from "redis";
 import {
-  createEventLog, dataDirSecret, openServiceDatabase, startOutboxRelay, startSweeper, systemClock,
+  createEventLog, dataDirSecret, openServiceDatabase, serviceIdentity, startOutboxRelay, startSweeper, systemClock,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { startAdminServer } from "./admin.ts";
@@ -41,7 +41,8 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
   } else {
     limiter = new MemoryRateLimiter();
   }
-  const clients = makeClients(config);
+  const identity = await serviceIdentity(config, "gateway", log);
+  const clients = makeClients(config, identity);
   const tenants = new Tenants(store, clock);
   // event streams: one broadcast subscription fans verification events out to this replica's streams;
   // connection leases outlive a few missed heartbeats, so a dead replica's slots free themselves
@@ -76,7 +77,8 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
   log.info({ port }, "gateway listening");
 
   const adminToken = config.ADMIN_TOKEN ?? dataDirSecret(config.DATA_DIR, "admin-token", "ADMIN_TOKEN", log);
-  const admin = await startAdminServer({ host: "127.0.0.1", port: config.ADMIN_PORT, token: adminToken, tenants, clients, onKeyRevoked: () => auth.forget(), logger: log });
+  // loopback by default; anywhere else only with an ADMIN_TOKEN set (config checks it)
+  const admin = await startAdminServer({ host: config.ADMIN_HOST, port: config.ADMIN_PORT, token: adminToken, tenants, clients, onKeyRevoked: () => auth.forget(), logger: log });
 
   let devTenant: RunningGateway["devTenant"];
   if (config.BOOTSTRAP_DEV_TENANT && (await store.tenantCount()) === 0) {
@@ -88,7 +90,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
 
   return {
     url: `http://127.0.0.1:${port}`,
-    adminUrl: `http://127.0.0.1:${admin.port}`,
+    adminUrl: `http://${["0.0.0.0", "::"].includes(config.ADMIN_HOST) ? "127.0.0.1" : config.ADMIN_HOST.includes(":") ? `[${config.ADMIN_HOST}]` : config.ADMIN_HOST}:${admin.port}`,
     adminToken,
     devTenant,
     async close() {
@@ -102,6 +104,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
       await events.close();
       if (redis) await redis.quit().catch(() => undefined);
       await db.close();
+      identity.close();
     },
   };
 }

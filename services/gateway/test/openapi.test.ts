@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger, parseConfig } from "@icv/platform";
+import { createLogger, parseConfig, type TlsIdentity } from "@icv/platform";
 import { buildApp } from "../src/app.ts";
 import { makeClients } from "../src/clients.ts";
 import { MemoryRateLimiter } from "../src/rate-limit.ts";
@@ -21,7 +21,7 @@ beforeAll(async () => {
     config,
     logger: createLogger({ level: "silent" }),
     store: {} as GatewayStore,
-    clients: makeClients(config),
+    clients: makeClients(config, {} as TlsIdentity),
     limiter: new MemoryRateLimiter(),
   });
   server = http.createServer(app);

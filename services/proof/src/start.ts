@@ -2,6 +2,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { dataDirSecret, hostService, openServiceDatabase, systemClock, type Clock, type Config, type Logger, type RunningService } from "@icv/platform";
 import { KeyRing } from "./keyring.ts";
+import { proofCallers } from "./callers.ts";
 import { proofRoutes } from "./service.ts";
 import { ProofStore } from "./store.ts";
 
@@ -23,6 +24,7 @@ export async function startProofService(config: Config, logger: Logger, clock: C
     logger: log,
     db,
     outbox: true,
+    callers: proofCallers,
     routes: proofRoutes({ store, keys, clock, issuer: config.issuer }),
   });
 }

@@ -3,13 +3,14 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import {
-  dataDirSecret, hostService, openServiceDatabase, rpcClient, startSweeper, systemClock,
+  dataDirSecret, hostService, openServiceDatabase, rpcClient, serviceIdentity, startSweeper, systemClock,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { CHAT_TTL_MS, Inbound, type Repliers } from "./inbound.ts";
 import { TelegramClient, startTelegramPolling } from "./providers/telegram.ts";
 import { TwilioClient } from "./providers/twilio.ts";
 import { WhatsAppClient } from "./providers/whatsapp.ts";
+import { sessionCallers } from "./callers.ts";
 import { sessionRoutes } from "./service.ts";
 import { Sessions } from "./sessions.ts";
 import { SessionStore } from "./store.ts";
@@ -42,7 +43,8 @@ export async function startSessionService(config: Config, logger: Logger, clock:
   const db = await openServiceDatabase(config, "session", MIGRATIONS, log);
   const store = new SessionStore(db);
   const hmacKey = config.CHALLENGE_HMAC_KEY ?? dataDirSecret(config.DATA_DIR, "challenge-hmac-key", "CHALLENGE_HMAC_KEY", log);
-  const verification = rpcClient(VerificationService, config.serviceUrl("verification"));
+  const identity = await serviceIdentity(config, "session", log);
+  const verification = rpcClient(VerificationService, config.serviceUrl("verification"), identity);
   const sessions = new Sessions({
     store,
     verification,
@@ -79,6 +81,8 @@ export async function startSessionService(config: Config, logger: Logger, clock:
     rpcName: "icv.session.v1.SessionService",
     logger: log,
     db,
+    identity,
+    callers: sessionCallers,
     routes: sessionRoutes(sessions, inbound),
     async onClose() {
       await polling?.stop();

@@ -3,9 +3,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import {
-  createEventLog, dataDirSecret, hostService, openServiceDatabase, rpcClient, startSweeper, systemClock,
+  createEventLog, dataDirSecret, hostService, openServiceDatabase, rpcClient, serviceIdentity, startSweeper, systemClock,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
+import { verificationCallers } from "./callers.ts";
 import { verificationRoutes } from "./service.ts";
 import { RequestStore, VerificationStore } from "./store.ts";
 import { Requests } from "./requests.ts";
@@ -21,9 +22,10 @@ export async function startVerificationService(config: Config, logger: Logger, c
   const db = await openServiceDatabase(config, "verification", MIGRATIONS, log);
   const store = new VerificationStore(db);
   const hmacKey = config.CHALLENGE_HMAC_KEY ?? dataDirSecret(config.DATA_DIR, "challenge-hmac-key", "CHALLENGE_HMAC_KEY", log);
+  const identity = await serviceIdentity(config, "verification", log);
   const verifications = new Verifications({
     store,
-    proofs: rpcClient(ProofService, config.serviceUrl("proof")),
+    proofs: rpcClient(ProofService, config.serviceUrl("proof"), identity),
     config,
     clock,
     hmacKey,
@@ -64,6 +66,8 @@ export async function startVerificationService(config: Config, logger: Logger, c
     logger: log,
     db,
     outbox: true,
+    identity,
+    callers: verificationCallers,
     routes: (router) => {
       verificationRoutes(verifications, store, clock)(router);
       verificationRequestRoutes(requests)(router);

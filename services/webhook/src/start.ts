@@ -8,6 +8,7 @@ import { deliveryConsumer } from "./consumer.ts";
 import { Deliverer, outboundSend } from "./deliverer.ts";
 import { WEBHOOK_TOPICS } from "./payload.ts";
 import { DEFAULT_RETRY_DELAYS_MS } from "./schedule.ts";
+import { webhookCallers } from "./callers.ts";
 import { webhookRoutes } from "./service.ts";
 import { WebhookStore } from "./store.ts";
 
@@ -70,6 +71,7 @@ export async function startWebhookService(config: Config, logger: Logger, clock:
     logger: log,
     db,
     outbox: true,
+    callers: webhookCallers,
     routes: webhookRoutes(store, clock, () => deliverer.wake()),
     async onClose() {
       await consumer.close();

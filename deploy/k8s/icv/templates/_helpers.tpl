@@ -3,6 +3,29 @@
 verification proof session domain webhook
 {{- end -}}
 
+{{/*
+Who may call each service over mutual TLS: the union of the callers in the service's allow-list
+(services/<name>/src/callers.ts). The NetworkPolicies admit exactly these pods on the gRPC port;
+test/deploy/chart.test.ts compares this table with the allow-lists.
+*/}}
+{{- define "icv.callers" -}}
+verification: [gateway, session]
+proof: [gateway, verification]
+session: [gateway]
+domain: []
+webhook: [gateway]
+{{- end -}}
+
+{{/* The port of the plain-text grpc.health.v1 listener (probes), from values. */}}
+{{- define "icv.healthPort" -}}
+{{- .Values.tls.healthPort | int -}}
+{{- end -}}
+
+{{/* The Secret with one service's certificate (ca.crt, tls.crt, tls.key): (dict "root" $ "name" "proof") */}}
+{{- define "icv.tlsSecretName" -}}
+{{- printf "%s-tls" (include "icv.componentName" .) -}}
+{{- end -}}
+
 {{- define "icv.name" -}}
 {{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
@@ -119,8 +142,21 @@ DATABASE_URL
 - name: {{ upper $other }}_GRPC_PORT
   value: {{ $o.grpcPort | int | quote }}
 - name: {{ upper $other }}_URL
-  value: {{ printf "http://%s:%d" (include "icv.componentName" (dict "root" $root "name" $other)) ($o.grpcPort | int) | quote }}
+  value: {{ printf "https://%s:%d" (include "icv.componentName" (dict "root" $root "name" $other)) ($o.grpcPort | int) | quote }}
 {{- end }}
+{{- if ne $name "gateway" }}
+- name: {{ upper $name }}_HEALTH_PORT
+  value: {{ include "icv.healthPort" $root | quote }}
+{{- end }}
+# mutual TLS between the services: this Deployment's certificate, mounted read-only
+- name: TLS_CA_FILE
+  value: /etc/icv/tls/ca.crt
+- name: TLS_CERT_FILE
+  value: /etc/icv/tls/tls.crt
+- name: TLS_KEY_FILE
+  value: /etc/icv/tls/tls.key
+- name: TLS_RELOAD_INTERVAL_MS
+  value: {{ $root.Values.tls.reloadIntervalMs | int | quote }}
 {{- if eq $name "gateway" }}
 - name: HOST
   value: "0.0.0.0"
@@ -128,6 +164,8 @@ DATABASE_URL
   value: {{ $svc.port | int | quote }}
 - name: ADMIN_PORT
   value: {{ $svc.adminPort | int | quote }}
+- name: ADMIN_HOST
+  value: {{ $svc.adminHost | default "127.0.0.1" | quote }}
 {{- end }}
 - name: DATABASE_URL
   valueFrom:
@@ -247,6 +285,11 @@ spec:
             - name: {{ $portName }}
               containerPort: {{ $port }}
               protocol: TCP
+            {{- if not $gateway }}
+            - name: health
+              containerPort: {{ include "icv.healthPort" $root }}
+              protocol: TCP
+            {{- end }}
           env:
             {{- include "icv.env" . | nindent 12 }}
           {{- if or $root.Values.providerSecret.existingSecret $root.Values.providerSecret.values }}
@@ -281,15 +324,17 @@ spec:
             failureThreshold: 3
           {{- else }}
           # grpc.health.v1 Check: SERVING once started, NOT_SERVING when its database does not
-          # answer or while shutting down
+          # answer or while shutting down. The gRPC port requires a client certificate, which
+          # the kubelet does not have: the probes ask the plain health port, which serves
+          # grpc.health.v1 and nothing else.
           startupProbe:
             grpc:
-              port: {{ $port }}
+              port: {{ include "icv.healthPort" $root }}
             periodSeconds: 2
             failureThreshold: 60
           readinessProbe:
             grpc:
-              port: {{ $port }}
+              port: {{ include "icv.healthPort" $root }}
             periodSeconds: 10
             timeoutSeconds: 3
             failureThreshold: 3
@@ -313,10 +358,19 @@ spec:
           volumeMounts:
             - name: tmp
               mountPath: /tmp
+            - name: tls
+              mountPath: /etc/icv/tls
+              readOnly: true
       volumes:
         - name: tmp
           emptyDir:
             sizeLimit: 256Mi
+        # no checksum annotation: a renewed certificate reaches the running pods through the
+        # mount, and the service reloads it without a restart
+        - name: tls
+          secret:
+            secretName: {{ include "icv.tlsSecretName" . }}
+            defaultMode: 0440
       {{- with $root.Values.nodeSelector }}
       nodeSelector:
         {{- toYaml . | nindent 8 }}

@@ -5,7 +5,7 @@ import { z } from "zod";
 import {
   VerificationRequestService, type HostedRequest,
 } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
-import { AppError, iso, rpcClient, type Config } from "@icv/platform";
+import { AppError, iso, type Config } from "@icv/platform";
 import type { HostedHub, HostedState } from "../hosted/hub.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody } from "../schemas.ts";
@@ -129,8 +129,8 @@ const DESCRIPTION = `The hosted page's API: no API key, authorised by the token 
 404 not_found; actions on an expired request answer 410 request_expired (GET then answers the final status only).`;
 
 /** The hosted page's API under /api/v1/verify/request/{id} (public routes, per-IP limits). */
-export function hostedRoutes(config: Config, hub?: HostedHub, client?: Client<typeof VerificationRequestService>): RouteDef[] {
-  const c = client ?? rpcClient(VerificationRequestService, config.serviceUrl("verification"));
+export function hostedRoutes(config: Config, hub: HostedHub | undefined, client: Client<typeof VerificationRequestService>): RouteDef[] {
+  const c = client;
   const base = "/api/v1/verify/request/{id}";
   const assetErrors = {
     400: err("validation_error, invalid_identifier, invalid_code, invalid_signature, challenge_expired, channel_unavailable"),

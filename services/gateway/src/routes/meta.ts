@@ -27,7 +27,7 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
         const [db, redis, ...svcs] = await Promise.all([
           deps.database().catch(() => false),
           deps.redis ? deps.redis().catch(() => false) : Promise.resolve(undefined),
-          ...names.map((n) => checkHealth(deps.clients.urls[n])),
+          ...names.map((n) => deps.clients.health(n)),
         ]);
         const services: Record<string, "up" | "down" | "disabled"> = { database: db ? "up" : "down", redis: redis === undefined ? "disabled" : redis ? "up" : "down" };
         names.forEach((n, i) => (services[n] = svcs[i] ? "up" : "down"));

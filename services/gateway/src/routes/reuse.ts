@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import { z } from "zod";
 import { VerificationRequestService } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
-import { AppError, iso, rpcClient, type Config } from "@icv/platform";
+import { AppError, iso, type Config } from "@icv/platform";
 import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody, IdParams } from "../schemas.ts";
 
@@ -59,8 +59,8 @@ const tokenOf = (header: string | undefined): string => {
 };
 
 /** Smart reuse for the hosted page: token-authorised (header X-Request-Token), no API key. */
-export function reuseRoutes(config: Config, client?: Client<typeof VerificationRequestService>): RouteDef[] {
-  const c = client ?? rpcClient(VerificationRequestService, config.serviceUrl("verification"));
+export function reuseRoutes(config: Config, client: Client<typeof VerificationRequestService>): RouteDef[] {
+  const c = client;
   const auth = "Authorised by the request token of verification_url (the part after #) in the X-Request-Token header; a wrong token answers 404.";
   return [
     route({

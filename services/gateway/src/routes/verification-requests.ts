@@ -2,7 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import {
   VerificationRequestService, type VerificationRequest as RequestMsg,
 } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
-import { iso, rpcClient, type Config } from "@icv/platform";
+import { iso, type Config } from "@icv/platform";
 import { scopeOf } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
 import {
@@ -46,8 +46,8 @@ export function toRestRequest(r: RequestMsg) {
   };
 }
 
-export function verificationRequestRoutes(config: Config, client?: Client<typeof VerificationRequestService>): RouteDef[] {
-  const c = client ?? rpcClient(VerificationRequestService, config.serviceUrl("verification"));
+export function verificationRequestRoutes(config: Config, client: Client<typeof VerificationRequestService>): RouteDef[] {
+  const c = client;
   return [
     route({
       method: "post",

@@ -5,8 +5,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Client } from "@connectrpc/connect";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
-import { createLogger, parseConfig, rpcClient, systemClock, type Clock } from "@icv/platform";
+import { createLogger, parseConfig, rpcClient, serviceIdentity, systemClock, type Clock } from "@icv/platform";
 import { maybeFreshPostgres } from "../../../../test/support/fresh-postgres.ts";
+import { proofCallers } from "../../src/callers.ts";
 import { startProofService } from "../../src/start.ts";
 
 export const TEST_ISSUER = "https://issuer.icv.test";
@@ -30,11 +31,22 @@ export async function startTestProofService(clock: Clock = systemClock, env: Rec
     ...(db ? { DATABASE_URL: db.url } : {}),
     ...env,
   });
-  const svc = await startProofService(config, createLogger({ level: "silent" }), clock);
+  const logger = createLogger({ level: "silent" });
+  const svc = await startProofService(config, logger, clock);
+  // each RPC is called as the service its allow-list names (verification, else the gateway)
+  const [verification, gateway] = await Promise.all([serviceIdentity(config, "verification", logger), serviceIdentity(config, "gateway", logger)]);
+  const asVerification = rpcClient(ProofService, svc.url, verification);
+  const asGateway = rpcClient(ProofService, svc.url, gateway);
+  const allowed = proofCallers[0].methods;
+  const client = Object.fromEntries(
+    Object.keys(ProofService.method).map((m) => [m, (allowed[m].includes("verification") ? asVerification : asGateway)[m as keyof typeof asGateway]]),
+  ) as Client<typeof ProofService>;
   return {
     url: svc.url,
-    client: rpcClient(ProofService, svc.url),
+    client,
     async close() {
+      verification.close();
+      gateway.close();
       await svc.close();
       await db?.drop();
       rmSync(dataDir, { recursive: true, force: true });

@@ -105,7 +105,9 @@ describe(`completing a verification across a crash (${process.env.DATABASE_URL ?
     const again = await verifications.testVerify(scope, row.id);
     expect(again.proof_token).toBe(issued[0]);
     expect(await outbox(row.id)).toHaveLength(events.length);
-    expect(await proof.client.validateProof({ proofToken: issued[0] })).toMatchObject({ valid: true, proofId: row.id });
+    expect(again.method).toBe("test");
+    const testScope = { tenantId: scope.tenantId, environment: Environment.TEST };
+    expect(await proof.client.validateProof({ proofToken: issued[0], scope: testScope })).toMatchObject({ valid: true, proofId: row.id, method: "test", testMode: true });
   });
 
   it("two retries racing after the crash still end with one proof and one completed event", async () => {

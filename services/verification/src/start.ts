@@ -61,7 +61,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     handle: (q, event) => requests.onEvent(q, event),
   });
   // the proof service owns revocation: a revoked proof's verification follows by event
-  const revocations = await followProofRevocations(events, db, verifications);
+  const revocations = await followProofRevocations(events, db, store, log);
   return hostService(config, "verification", {
     rpcName: "icv.verification.v1.VerificationService",
     logger: log,

@@ -3,7 +3,7 @@ import type { Client } from "@connectrpc/connect";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import {
   AppError, messagingAddress, newId, providerPhone, toDate, toEnvironment, ts,
-  type Clock, type Config, type Logger, type MessagingChannel, type ProofMethod, type Queryable, type Scope,
+  type Clock, type Config, type Logger, type MessagingChannel, type ProofMethod, type Scope,
 } from "@icv/platform";
 import { codeHmac, codeLookup, codeMatches } from "./challenge.ts";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, methodOf, missingProvider, type ChallengeSpec } from "./channels.ts";
@@ -408,7 +408,7 @@ export class Verifications {
   /**
    * Revokes the proof. The proof service owns the revoked state (validation sees it at once) and
    * writes its `proof.revoked` event in the same transaction; this service follows that event
-   * (onProofRevoked), so a crash right after the proof call still ends with the verification
+   * (proof-revocations.ts), so a crash right after the proof call still ends with the verification
    * revoked. Marking it here too only makes this answer and an immediate read agree. Idempotent.
    */
   async revoke(scope: Scope, id: string, reason: string): Promise<VerificationRow> {
@@ -418,20 +418,6 @@ export class Verifications {
     const r = await this.d.proofs.revokeProof({ scope: rpcScope(scope), proofId: id, reason });
     const revokedAt = toDate(r.revokedAt) ?? this.d.clock.now();
     return (await this.d.store.markRevoked(v, revokedAt, r.reason)) ?? (await this.get(scope, id));
-  }
-
-  /**
-   * The `proof.revoked` consumer's handler (in its transaction `q`): a verified verification whose
-   * proof was revoked moves to revoked with the proof's revoked_at and reason, and its events drive
-   * requests, SSE and webhooks as a revoke does. Anything else (already revoked by the RPC path,
-   * never verified, a withdrawn proof of a verification that was not stored) is left alone.
-   */
-  async onProofRevoked(q: Queryable, scope: Scope, payload: { proof_id?: unknown; revoked_at?: unknown; reason?: unknown }): Promise<void> {
-    if (typeof payload.proof_id !== "string" || typeof payload.revoked_at !== "string") return;
-    const v = await this.d.store.byProof(q, scope, payload.proof_id);
-    if (!v || v.status !== "verified") return;
-    const done = await this.d.store.markRevoked(v, new Date(payload.revoked_at), typeof payload.reason === "string" ? payload.reason : "other", q);
-    if (done) this.d.logger.info({ tenant_id: scope.tenantId, verification_id: v.id }, "verification revoked (followed its proof)");
   }
 
   /**

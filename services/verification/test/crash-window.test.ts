@@ -12,6 +12,9 @@ import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-p
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import { VerificationStore } from "../src/store.ts";
 import { Verifications } from "../src/verifications.ts";
+import { applyProofRevoked } from "../src/proof-revocations.ts";
+
+const silent = createLogger({ level: "silent" });
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 
@@ -132,7 +135,7 @@ describe(`completing a verification across a crash (${process.env.DATABASE_URL ?
 });
 
 describe(`revoking a verification across a crash (${process.env.DATABASE_URL ? "Postgres" : "PGlite"})`, () => {
-  it("the proof.revoked handler moves the verification to revoked with the proof's revoked_at, once, and leaves other states alone", async () => {
+  it("the proof.revoked handler (applyProofRevoked) moves the verification to revoked with the proof's revoked_at, once, and leaves other states alone", async () => {
     const { row } = await verifications.create(scope, { type: "phone", channel: "telegram", identifier: "+370 691 99198" });
     await verifications.testVerify(scope, row.id);
     store.revokeCrashes = 1;
@@ -145,8 +148,8 @@ describe(`revoking a verification across a crash (${process.env.DATABASE_URL ? "
 
     // the event as the proof service wrote it ({proof_id, reason, revoked_at}), delivered twice
     const payload = { proof_id: row.id, reason: st.revokedReason, revoked_at: new Date(Number(st.revokedAt!.seconds) * 1000 + st.revokedAt!.nanos / 1e6).toISOString() };
-    await db.tx((q) => verifications.onProofRevoked(q, scope, payload));
-    await db.tx((q) => verifications.onProofRevoked(q, scope, payload));
+    await db.tx((q) => applyProofRevoked(store, silent, q, scope, payload));
+    await db.tx((q) => applyProofRevoked(store, silent, q, scope, payload));
     const after = await verifications.get(scope, row.id);
     expect(after).toMatchObject({ status: "revoked", revoked_reason: "fraud", method: "test" });
     expect(after.revoked_at!.toISOString()).toBe(payload.revoked_at);
@@ -157,13 +160,13 @@ describe(`revoking a verification across a crash (${process.env.DATABASE_URL ? "
 
     // a revoked proof whose verification never got verified (withdrawn) changes nothing
     const { row: pending } = await verifications.create(scope, { type: "phone", channel: "telegram", identifier: "+370 691 99197" });
-    await db.tx((q) => verifications.onProofRevoked(q, scope, { proof_id: pending.id, reason: "other", revoked_at: new Date().toISOString() }));
+    await db.tx((q) => applyProofRevoked(store, silent, q, scope, { proof_id: pending.id, reason: "other", revoked_at: new Date().toISOString() }));
     expect((await verifications.get(scope, pending.id)).status).toBe("pending");
     // nor does an event of another tenant's (or environment's) scope naming this tenant's verification
     const { row: other } = await verifications.create(scope, { type: "phone", channel: "telegram", identifier: "+370 691 99196" });
     await verifications.testVerify(scope, other.id);
     for (const s of [{ tenantId: "ten_other", env: "test" as const }, { tenantId: scope.tenantId, env: "live" as const }]) {
-      await db.tx((q) => verifications.onProofRevoked(q, s, { proof_id: other.id, reason: "other", revoked_at: new Date().toISOString() }));
+      await db.tx((q) => applyProofRevoked(store, silent, q, s, { proof_id: other.id, reason: "other", revoked_at: new Date().toISOString() }));
     }
     expect((await verifications.get(scope, other.id)).status).toBe("verified");
   });

@@ -1,10 +1,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
-import {
-  AppError, messagingAddress, newId, providerPhone, toDate, toEnvironment, ts,
-  type Clock, type Config, type Logger, type MessagingChannel, type ProofMethod, type Scope,
-} from "@icv/platform";
+import { AppError, messagingAddress, newId, providerPhone, toDate, toEnvironment, ts, type Clock, type Config, type Logger, type MessagingChannel, type Scope } from "@icv/platform";
+import type { ProofMethod } from "@icv/platform";
 import { codeHmac, codeLookup, codeMatches } from "./challenge.ts";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, methodOf, missingProvider, type ChallengeSpec } from "./channels.ts";
 import { codeMail, type Mailer } from "./mailer.ts";
@@ -511,9 +509,9 @@ export class Verifications {
   }
 
   /**
-   * pending → verified, shown by `method` (the proof's claim and the row's method). The proof is issued first (idempotent by verification id), then the row
-   * moves with its events in one transaction; a crash between the two is healed by a retry,
-   * which gets the same proof.
+   * pending → verified, shown by `method` (the proof's claim and the row's). The proof is issued
+   * first (idempotent by verification id), then the row moves with its events in one
+   * transaction; a crash between the two is healed by a retry, which gets the same proof.
    */
   private async complete(scope: Scope, v: VerificationRow, method: ProofMethod): Promise<VerificationRow> {
     const now = this.d.clock.now();

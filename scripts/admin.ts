@@ -16,7 +16,9 @@ const USAGE = `usage: npm run --silent admin -- <command> [--json]
   key create --tenant ID --env live|test
                                    create another API key for a tenant
   key revoke --key KEY_ID          revoke an API key (refused everywhere within the key cache TTL)
-  signing-key rotate               new proof signing key; the old one stays in the JWKS while its proofs live
+  signing-key rotate [--env live|test]
+                                   new proof signing key of that set (default live: jwks.json; test: jwks-test.json);
+                                   the old one stays published in its set while its proofs live
   webhook set --tenant ID --env live|test --url URL
                                    the tenant's webhook endpoint for that environment (gets every webhook event)
   webhook show --tenant ID         the tenant's webhook endpoints and signing secrets
@@ -121,8 +123,13 @@ async function run(): Promise<void> {
       return print({ key_id: r.keyId, revoked_at: iso(r.revokedAt) }, `revoked ${r.keyId} at ${iso(r.revokedAt)}`);
     }
     case "signing-key rotate": {
-      const r = await admin.rotateSigningKey({}, { headers });
-      return print({ kid: r.kid, retired_kid: r.retiredKid || null }, `new signing key ${r.kid}${r.retiredKid ? ` (retired ${r.retiredKid})` : ""}`);
+      const env = values.env ?? "live";
+      if (env !== "live" && env !== "test") fail("signing-key rotate takes --env live|test (default live)");
+      const r = await admin.rotateSigningKey({ environment: env === "live" ? Environment.LIVE : Environment.TEST }, { headers });
+      return print(
+        { environment: env, kid: r.kid, retired_kid: r.retiredKid || null },
+        `new ${env} signing key ${r.kid}${r.retiredKid ? ` (retired ${r.retiredKid})` : ""}`,
+      );
     }
     case "webhook set": {
       const env = environment("webhook set");

@@ -26,7 +26,7 @@ async function create(identifier: string) {
 async function expectValidOfflineAndOnline(id: string, token: string) {
   const online = await c.post("/api/v1/proofs/validate", { proof_token: token });
   expect(online.body).toMatchObject({ valid: true, verification: { id } });
-  const jwks = await api(stack.url).get("/.well-known/jwks.json");
+  const jwks = await api(stack.url).get("/.well-known/jwks-test.json"); // test proofs: the test key set
   const { payload } = await jwtVerify(token, createLocalJWKSet(jwks.body), { algorithms: ["RS256"] });
   expect(payload.sub).toBe(id);
 }

@@ -12,7 +12,7 @@ beforeAll(async () => {
 afterAll(() => stack?.close());
 
 describe("the whole path: create → test-verify → proof → validate → revoke", () => {
-  it("issues a proof that verifies offline against the served JWKS, and revocation reaches the signed list", async () => {
+  it("issues a (test) proof that verifies offline against the served test JWKS, and revocation reaches the signed test list", async () => {
     const c = api(stack.url, t.testKey);
     const created = await c.post("/api/v1/verifications", { type: "phone", channel: "telegram", identifier: "+370 691 99199", external_user_id: "user-42" });
     expect(created.status).toBe(201);
@@ -30,8 +30,8 @@ describe("the whole path: create → test-verify → proof → validate → revo
     expect(verified.status).toBe(200);
     expect(verified.body).toMatchObject({ id: created.body.id, status: "verified", test_mode: true });
 
-    // offline: the JWKS alone checks the signature; the raw phone number is nowhere in the token
-    const jwks = await api(stack.url).get("/.well-known/jwks.json");
+    // offline: the (test) JWKS alone checks the signature; the raw phone number is nowhere in the token
+    const jwks = await api(stack.url).get("/.well-known/jwks-test.json");
     expect(jwks.headers.get("cache-control")).toBe("public, max-age=86400");
     const { payload, protectedHeader } = await jwtVerify(verified.body.proof_token, createLocalJWKSet(jwks.body), { algorithms: ["RS256"] });
     expect(protectedHeader).toMatchObject({ alg: "RS256", typ: "JWT" });
@@ -45,6 +45,7 @@ describe("the whole path: create → test-verify → proof → validate → revo
       type: "phone",
       channel: "telegram",
       external_user_id: "user-42",
+      method: "test",
     });
     expect(payload.identifier_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(verified.body.proof_token).not.toContain("37069199199");
@@ -71,17 +72,17 @@ describe("the whole path: create → test-verify → proof → validate → revo
     const v3 = await c.post("/api/v1/proofs/validate", { proof_token: verified.body.proof_token });
     expect(v3.body).toMatchObject({ valid: false, reason: "revoked" });
 
-    // the public revocation list carries it, signed by a JWKS key, with caching headers
-    const list = await api(stack.url).get("/api/v1/proofs/revoked");
+    // the public test revocation list carries it, signed by a test JWKS key, with caching headers
+    const list = await api(stack.url).get("/api/v1/proofs/revoked?env=test");
     expect(list.status).toBe(200);
     expect(list.headers.get("cache-control")).toBe("public, max-age=300");
     expect(list.body.revoked).toContainEqual({ proof_id: created.body.id, revoked_at: r1.body.revoked_at, reason: "user_request" });
     const { payload: signed } = await compactVerify(list.body.signature, createLocalJWKSet(jwks.body));
     expect(JSON.parse(new TextDecoder().decode(signed))).toEqual({ revoked: list.body.revoked, generated_at: list.body.generated_at });
     const etag = list.headers.get("etag")!;
-    const again = await api(stack.url).get("/api/v1/proofs/revoked", { "if-none-match": etag });
+    const again = await api(stack.url).get("/api/v1/proofs/revoked?env=test", { "if-none-match": etag });
     expect(again.status).toBe(304);
-    const since = await api(stack.url).get(`/api/v1/proofs/revoked?since=${encodeURIComponent(r1.body.revoked_at)}`);
+    const since = await api(stack.url).get(`/api/v1/proofs/revoked?env=test&since=${encodeURIComponent(r1.body.revoked_at)}`);
     expect(since.body.revoked.map((e: { proof_id: string }) => e.proof_id)).not.toContain(created.body.id);
   });
 });

@@ -90,10 +90,13 @@ describe("another tenant", () => {
   it("can validate A's proofs: proofs are portable", async () => {
     const byTest = await bTest.post("/api/v1/proofs/validate", { proof_token: testProof });
     expect(byTest.status).toBe(200);
-    expect(byTest.body).toMatchObject({ valid: true, verification: { id: ids.testVerified, type: "phone", channel: "telegram" } });
+    expect(byTest.body).toMatchObject({ valid: true, verification: { id: ids.testVerified, type: "phone", channel: "telegram", test_mode: true } });
     const byLive = await bLive.post("/api/v1/proofs/validate", { proof_token: liveProof });
     expect(byLive.status).toBe(200);
-    expect(byLive.body).toMatchObject({ valid: true, verification: { id: ids.liveVerified, type: "wallet", channel: "ethereum" } });
+    expect(byLive.body).toMatchObject({ valid: true, verification: { id: ids.liveVerified, type: "wallet", channel: "ethereum", test_mode: false, method: "signature" } });
+    // but a test proof never passes for a live one, whoever's live key asks
+    expect((await bLive.post("/api/v1/proofs/validate", { proof_token: testProof })).body).toMatchObject({ valid: false, reason: "test_proof" });
+    expect((await aLive.post("/api/v1/proofs/validate", { proof_token: testProof })).body).toMatchObject({ valid: false, reason: "test_proof" });
   });
 });
 

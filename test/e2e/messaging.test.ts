@@ -3,6 +3,7 @@
 // plays the user: it sends the code (signed as each provider signs its webhooks) from the right
 // number, from a wrong one, too late, twice; shares a contact that is not the sender's; sends a
 // badly signed hook. The production clients run unchanged against the stand-ins.
+import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "@icv/platform";
 import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
@@ -100,6 +101,7 @@ describe("WhatsApp (Cloud API)", () => {
     expect(got).toMatchObject({ status: "verified", test_mode: false });
     expect(got.proof.token.split(".")).toHaveLength(3);
     expect((await live.post("/api/v1/proofs/validate", { proof_token: got.proof.token, identifier: "+37069100001" })).body.valid).toBe(true);
+    expect([got.method, decodeJwt(got.proof.token).method]).toEqual(["reverse_otp", "reverse_otp"]); // the phone itself sent the code
     expect(await eventsOf(v.id)).toMatch(/"status":"verified","previous_status":"pending"/);
 
     const reply = await wa.waitForSent((m) => m.to === "37069100001");

@@ -98,11 +98,11 @@ describe("smart reuse", () => {
     expect(v.body.proof.token).not.toBe(source.proof.token);
     const claims = decodeJwt(v.body.proof.token);
     expect(claims).toMatchObject({ sub: newId, method: "reused_proof", type: "email", external_user_id: x });
-    expect(decodeJwt(source.proof.token).method).toBeUndefined(); // a challenge proof keeps its claim set
+    expect(decodeJwt(source.proof.token).method).toBe("test"); // the source proof says how it was made (test-verify)
     const valid = await c.post("/api/v1/proofs/validate", { proof_token: v.body.proof.token, identifier: addr });
-    expect(valid.body).toMatchObject({ valid: true, verification: { id: newId } });
+    expect(valid.body).toMatchObject({ valid: true, verification: { id: newId, method: "reused_proof" } });
     // the source verification is untouched
-    expect((await c.get(`/api/v1/verifications/${source.id}`)).body).toMatchObject({ status: "verified", method: "challenge" });
+    expect((await c.get(`/api/v1/verifications/${source.id}`)).body).toMatchObject({ status: "verified", method: "test" });
 
     const r = await c.get(`/api/v1/verification-requests/${rq.id}`);
     expect(r.body).toMatchObject({ status: "completed", assets: [{ index: 0, status: "verified", verification_id: newId }] });

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
+import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -20,7 +21,7 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.close());
 
-/** create + test-verify: a fresh proof token. */
+/** create + test-verify: a fresh (test) proof token, signed by the test key set. */
 async function proof(identifier: string): Promise<{ id: string; token: string }> {
   const v = await c.post("/api/v1/verifications", { type: "phone", channel: "telegram", identifier });
   expect(v.status).toBe(201);
@@ -30,7 +31,8 @@ async function proof(identifier: string): Promise<{ id: string; token: string }>
 }
 
 const kidOf = (token: string) => decodeProtectedHeader(token).kid as string;
-const jwks = async () => (await api(stack.url).get("/.well-known/jwks.json")).body as { keys: { kid: string }[] };
+const jwks = async () => (await api(stack.url).get("/.well-known/jwks-test.json")).body as { keys: { kid: string }[] };
+const liveJwks = async () => (await api(stack.url).get("/.well-known/jwks.json")).body as { keys: { kid: string }[] };
 
 /** Runs the admin CLI the way an operator does, pointed at this stack's admin port. */
 async function adminCli(...args: string[]): Promise<any> {
@@ -42,13 +44,13 @@ async function adminCli(...args: string[]): Promise<any> {
   return JSON.parse(stdout);
 }
 
-describe("signing-key rotation", () => {
+describe("signing-key rotation (of the test set: these are test proofs)", () => {
   it("signs new proofs with a new kid while proofs of the old key still validate online and offline", async () => {
     const before = await proof("+37069100030");
     const kidA = kidOf(before.token);
     expect((await jwks()).keys.map((k) => k.kid)).toContain(kidA);
 
-    const rotated = await stack.admin.rotateSigningKey({}, { headers: stack.adminHeaders });
+    const rotated = await stack.admin.rotateSigningKey({ environment: Environment.TEST }, { headers: stack.adminHeaders });
     expect(rotated.kid).toBeTruthy();
     expect(rotated.kid).not.toBe(kidA);
     expect(rotated.retiredKid).toBe(kidA);
@@ -111,13 +113,26 @@ describe("the admin CLI", () => {
     expect((await test.get("/api/v1/verifications")).body.data.map((v: { id: string }) => v.id)).toEqual([created.body.id]);
   });
 
-  it("signing-key rotate --json rotates the key the API signs with", async () => {
+  it("signing-key rotate --env test --json rotates the key the API signs test proofs with", async () => {
     const kidBefore = kidOf((await proof("+37069100034")).token);
-    const out = await adminCli("signing-key", "rotate", "--json");
+    const liveBefore = (await liveJwks()).keys.map((k) => k.kid);
+    const out = await adminCli("signing-key", "rotate", "--env", "test", "--json");
+    expect(out.environment).toBe("test");
     expect(out.kid).toBeTruthy();
     expect(out.kid).not.toBe(kidBefore);
     expect(out.retired_kid).toBe(kidBefore);
     expect(kidOf((await proof("+37069100035")).token)).toBe(out.kid);
     expect((await jwks()).keys.map((k) => k.kid)).toEqual(expect.arrayContaining([kidBefore, out.kid]));
+    expect((await liveJwks()).keys.map((k) => k.kid)).toEqual(liveBefore);
+  });
+
+  it("signing-key rotate --json rotates the live set by default, and never publishes it in the test set", async () => {
+    const liveBefore = (await liveJwks()).keys.map((k) => k.kid);
+    const out = await adminCli("signing-key", "rotate", "--json");
+    expect(out.environment).toBe("live");
+    expect(liveBefore).toContain(out.retired_kid);
+    expect((await liveJwks()).keys.map((k) => k.kid)).toEqual(expect.arrayContaining([out.kid, out.retired_kid]));
+    expect((await jwks()).keys.map((k) => k.kid)).not.toContain(out.kid);
+    await expect(adminCli("signing-key", "rotate", "--env", "staging")).rejects.toThrow(/--env live\|test/);
   });
 });

@@ -124,7 +124,7 @@ describe("ethereum wallet", () => {
     expect(ok.body).toMatchObject({ id: r.body.id, status: "verified" });
     expect(ok.body.proof.token).toBeTruthy();
     const valid = await c.post("/api/v1/proofs/validate", { proof_token: ok.body.proof.token, identifier: wallet.address.toLowerCase() });
-    expect(valid.body).toMatchObject({ valid: true, verification: { id: r.body.id, type: "wallet", channel: "ethereum" } });
+    expect(valid.body).toMatchObject({ valid: true, verification: { id: r.body.id, type: "wallet", channel: "ethereum", method: "signature" } });
   });
 
   it("answers invalid_signature with attempts_remaining for a signature by another key, or of another message", async () => {

@@ -32,8 +32,11 @@ export interface Stack {
   adminHeaders: { authorization: string };
   /** A new tenant with its keys. */
   tenant(name?: string): Promise<TenantKeys>;
-  /** Restart one service on the same database (simulates a crash and recovery of that process). */
-  restart(name: "proof" | "verification" | "session"): Promise<void>;
+  /**
+   * Restart one service on the same database (simulates a crash and recovery of that process);
+   * `whileDown` runs while it is stopped (what happened before the crash, or while it was away).
+   */
+  restart(name: "proof" | "verification" | "session", whileDown?: () => Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -92,8 +95,9 @@ export async function startStack(overrides: Record<string, string> = {}, clock: 
       const r = await admin.createTenant({ name }, { headers: adminHeaders });
       return { tenantId: r.tenant!.id, liveKey: r.liveKey, testKey: r.testKey };
     },
-    async restart(name) {
+    async restart(name, whileDown) {
       await services[name].close();
+      await whileDown?.();
       const pinned = parseConfig({ ...env, [`${name.toUpperCase()}_GRPC_PORT`]: port(services[name].url) });
       const start = { proof: startProofService, verification: startVerificationService, session: startSessionService }[name];
       services[name] = await start(pinned, logger, clock);

@@ -20,3 +20,4 @@ export * from "./paging.ts";
 export * from "./providers.ts";
 export * from "./tls.ts";
 export * from "./callers.ts";
+export * from "./proof-methods.ts";

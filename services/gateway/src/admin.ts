@@ -65,9 +65,10 @@ export async function startAdminServer(opts: { host: string; port: number; token
           opts.logger.info({ key_id: req.keyId }, "api key revoked");
           return { keyId: req.keyId, revokedAt: ts(at) };
         },
-        async rotateSigningKey() {
-          const r = await opts.clients.proof.rotateSigningKey({});
-          return { kid: r.kid, retiredKid: r.retiredKid };
+        async rotateSigningKey(req) {
+          const r = await opts.clients.proof.rotateSigningKey({ environment: req.environment });
+          opts.logger.info({ kid: r.kid, retired_kid: r.retiredKid, environment: r.environment }, "proof signing key rotated");
+          return { kid: r.kid, retiredKid: r.retiredKid, environment: r.environment };
         },
         async setWebhookEndpoint(req) {
           await knownTenant(req.tenantId);

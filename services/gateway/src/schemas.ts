@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PROOF_METHODS } from "@icv/platform";
 
 /** REST shapes (request and response); they also generate /api/openapi.json. */
 
@@ -74,7 +75,10 @@ export const Verification = z
     revoked_at: timestamp.optional(),
     revoked_reason: z.string().optional(),
     test_mode: z.boolean(),
-    method: z.enum(["challenge", "reused_proof"]).describe("challenge: the user answered it; reused_proof: completed from an earlier proof (smart reuse)"),
+    method: z
+      .enum(PROOF_METHODS)
+      .optional()
+      .describe("How control was shown (the proof's method claim), once verified; reused_proof: completed from an earlier proof (smart reuse, see reused_from)"),
     reused_from: z.string().optional().describe("The verification whose proof was reused (method reused_proof)"),
   })
   .meta({ id: "Verification" });
@@ -146,12 +150,15 @@ export const ValidateResponse = z
         channel: z.string(),
         verified_at: timestamp,
         expires_at: timestamp,
-        test_mode: z.boolean().describe("Issued with a test key: the user's control was not checked"),
+        test_mode: z.boolean().describe("A test proof (test key set): the user's control was not checked. Only ever valid for a test key"),
+        method: z.enum(PROOF_METHODS).optional().describe("How control was shown (the proof's method claim); absent only on proofs issued before every proof carried one"),
       }),
     }),
     z.object({
       valid: z.literal(false),
-      reason: z.enum(["expired", "revoked", "invalid_signature", "malformed", "unknown_key", "identifier_mismatch"]),
+      reason: z
+        .enum(["expired", "revoked", "invalid_signature", "malformed", "unknown_key", "identifier_mismatch", "test_proof"])
+        .describe("test_proof: a test proof validated with a live key (test proofs never pass for live ones)"),
       message: z.string(),
     }),
   ])
@@ -180,11 +187,16 @@ export const RevocationList = z
   .object({
     revoked: z.array(z.object({ proof_id: z.string(), revoked_at: timestamp, reason: z.string() })),
     generated_at: timestamp,
-    signature: z.string().describe("Compact JWS (RS256, kid from the JWKS) over {revoked, generated_at}"),
+    signature: z.string().describe("Compact JWS (RS256) over {revoked, generated_at}; its kid is in jwks.json (live list) or jwks-test.json (env=test)"),
   })
   .meta({ id: "RevocationList" });
 
-export const RevokedQuery = z.object({ since: z.iso.datetime({ offset: true }).optional() }).strict();
+export const RevokedQuery = z
+  .object({
+    since: z.iso.datetime({ offset: true }).optional(),
+    env: z.enum(["live", "test"]).optional().describe("live (default): live proofs, signed by a key of /.well-known/jwks.json; test: test proofs, signed by a key of /.well-known/jwks-test.json"),
+  })
+  .strict();
 
 export const Jwks = z
   .object({

@@ -11,8 +11,12 @@ export interface PublicJwk {
   kid: string;
 }
 
+/** A key set: live keys sign live proofs (published at jwks.json), test keys test proofs (jwks-test.json only). */
+export type KeyEnv = "live" | "test";
+
 export interface SigningKey {
   kid: string;
+  env: KeyEnv;
   privateKey: KeyObject;
   publicKey: KeyObject;
   jwk: PublicJwk;
@@ -20,6 +24,7 @@ export interface SigningKey {
 
 export interface NewKeyRecord {
   kid: string;
+  env: KeyEnv;
   publicJwk: PublicJwk;
   privateKeyEnc: string;
 }
@@ -27,20 +32,21 @@ export interface NewKeyRecord {
 const generate = promisify(generateKeyPair);
 
 /** A new RSA key pair; its kid is the RFC 7638 thumbprint of the public key (stable per key). */
-export async function newSigningKey(bits: number, kek: Buffer): Promise<{ key: SigningKey; record: NewKeyRecord }> {
+export async function newSigningKey(bits: number, kek: Buffer, env: KeyEnv): Promise<{ key: SigningKey; record: NewKeyRecord }> {
   const { publicKey, privateKey } = await generate("rsa", { modulusLength: bits, publicExponent: 0x10001 });
   const { n, e } = publicKey.export({ format: "jwk" }) as { n: string; e: string };
   const kid = await calculateJwkThumbprint({ kty: "RSA", n, e });
   const jwk: PublicJwk = { kty: "RSA", n, e, alg: "RS256", use: "sig", kid };
   const der = privateKey.export({ format: "der", type: "pkcs8" });
-  return { key: { kid, privateKey, publicKey, jwk }, record: { kid, publicJwk: jwk, privateKeyEnc: seal(der, kek, kid) } };
+  return { key: { kid, env, privateKey, publicKey, jwk }, record: { kid, env, publicJwk: jwk, privateKeyEnc: seal(der, kek, kid) } };
 }
 
 /** Rebuilds a signing key from its stored record. */
-export function openSigningKey(kid: string, publicJwk: PublicJwk, privateKeyEnc: string, kek: Buffer): SigningKey {
+export function openSigningKey(kid: string, env: KeyEnv, publicJwk: PublicJwk, privateKeyEnc: string, kek: Buffer): SigningKey {
   const der = unseal(privateKeyEnc, kek, kid);
   return {
     kid,
+    env,
     privateKey: createPrivateKey({ key: der, format: "der", type: "pkcs8" }),
     publicKey: publicKeyOf(publicJwk),
     jwk: publicJwk,

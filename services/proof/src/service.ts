@@ -1,14 +1,19 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
-import { AppError, requireScope, toDate, ts, type Clock } from "@icv/platform";
+import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
+import { AppError, PROOF_METHODS, requireScope, toDate, toEnvironment, ts, type Clock, type ProofMethod } from "@icv/platform";
+import type { KeyEnv } from "./keys.ts";
 import type { KeyRing } from "./keyring.ts";
 import type { ProofRow, ProofStore } from "./store.ts";
-import { PROOF_METHODS, PROOF_SCHEMA_VERSION, signDocument, signProof, verifyProof, invalid, type ProofMethod } from "./tokens.ts";
+import { PROOF_SCHEMA_VERSION, signDocument, signProof, verifyProof, invalid } from "./tokens.ts";
 
 export const REVOKE_REASONS = ["user_request", "fraud", "key_compromise", "asset_transferred", "other"] as const;
 const MIN_TTL_S = 60;
 const MAX_TTL_S = 31_536_000;
 const REVOCATION_CACHE_MS = 5_000;
+
+/** The key set a public call asks for: test only when it says so (UNSPECIFIED is live, the old default). */
+const setOf = (e: Environment): KeyEnv => (e === Environment.TEST ? "test" : "live");
 
 export interface ProofServiceDeps {
   store: ProofStore;
@@ -36,12 +41,13 @@ export function proofRoutes(deps: ProofServiceDeps) {
   const { store, keys, clock, issuer } = deps;
   let revocationCache = new Map<string, { at: number; value: Awaited<ReturnType<typeof buildRevocationList>> }>();
 
-  async function buildRevocationList(since: Date | undefined) {
+  /** One environment's list, signed by that environment's key (a test list is never signed by a live key). */
+  async function buildRevocationList(env: KeyEnv, since: Date | undefined) {
     const now = clock.now();
-    const rows = await store.revokedSince(since, now);
+    const rows = await store.revokedSince(env, since, now);
     const revoked = rows.map((r) => ({ proof_id: r.id, revoked_at: r.revoked_at.toISOString(), reason: r.revoked_reason }));
     const generatedAt = now.toISOString();
-    const signature = await signDocument(await keys.signingKey(), { revoked, generated_at: generatedAt });
+    const signature = await signDocument(await keys.signingKey(env), { revoked, generated_at: generatedAt });
     return {
       revoked: rows.map((r) => ({ proofId: r.id, revokedAt: ts(r.revoked_at), reason: r.revoked_reason })),
       generatedAt: ts(now),
@@ -56,7 +62,7 @@ export function proofRoutes(deps: ProofServiceDeps) {
         if (!req.proofId || !req.type || !req.channel || !/^[0-9a-f]{64}$/.test(req.identifierHash)) {
           throw new AppError("validation_error", "proof_id, type, channel and a hex SHA-256 identifier_hash are required");
         }
-        const method = req.method ?? "challenge";
+        const method = req.method;
         if (!(PROOF_METHODS as readonly string[]).includes(method)) throw new AppError("validation_error", `method must be one of ${PROOF_METHODS.join(", ")}`);
         const ttl = req.expiresInSeconds || 2_592_000;
         if (ttl < MIN_TTL_S || ttl > MAX_TTL_S) throw new AppError("validation_error", `expires_in must be between ${MIN_TTL_S} and ${MAX_TTL_S} seconds`);
@@ -64,7 +70,8 @@ export function proofRoutes(deps: ProofServiceDeps) {
         const verifiedAt = toDate(req.verifiedAt) ?? now;
         const iat = Math.floor(now.getTime() / 1000);
         const exp = iat + ttl;
-        const key = await keys.signingKey();
+        // test proofs are signed by the test set, live ones by the live set: never across
+        const key = await keys.signingKey(scope.env);
         const token = await signProof(key, {
           iss: issuer,
           sub: req.proofId,
@@ -79,8 +86,7 @@ export function proofRoutes(deps: ProofServiceDeps) {
           identifier_hash: req.identifierHash,
           verified_at: verifiedAt.toISOString(),
           ...(req.externalUserId ? { external_user_id: req.externalUserId } : {}),
-          // absent for challenge proofs: their claim set stays as it always was
-          ...(method === "challenge" ? {} : { method: method as ProofMethod }),
+          method: method as ProofMethod,
         });
         const expiresAt = new Date(exp * 1000);
         const inserted = await store.insertProof({
@@ -91,6 +97,7 @@ export function proofRoutes(deps: ProofServiceDeps) {
           channel: req.channel,
           identifierHash: req.identifierHash,
           externalUserId: req.externalUserId,
+          method,
           token,
           verifiedAt,
           issuedAt: now,
@@ -106,12 +113,21 @@ export function proofRoutes(deps: ProofServiceDeps) {
         return { token, expiresAt: ts(expiresAt), kid: key.kid };
       },
 
+      /**
+       * A proof is a test proof when anything about it says test: the set of the key that signed it
+       * (a test key only ever signs test proofs), its `env` claim (test proofs signed by a live key
+       * before the sets were split), or its stored row. A test proof is never valid for a live
+       * caller (test_proof); a live proof is valid for either (proofs are portable).
+       */
       async validateProof(req) {
+        const caller = requireScope(req.scope);
         const now = clock.now();
         const v = await verifyProof(req.proofToken, issuer, (kid) => keys.verificationKey(kid), now);
         if (!v.valid) return { valid: false, reason: v.reason, message: v.message };
         const state = await store.revocationState(v.claims.sub);
         if (!state) return { ...invalid("unknown_key"), valid: false };
+        const isTest = v.keyEnv === "test" || v.claims.env !== "live" || state.environment !== "live";
+        if (isTest && caller.env === "live") return { ...invalid("test_proof"), valid: false };
         if (state.revoked_at) return { ...invalid("revoked"), valid: false };
         return {
           valid: true,
@@ -121,7 +137,8 @@ export function proofRoutes(deps: ProofServiceDeps) {
           identifierHash: v.claims.identifier_hash,
           verifiedAt: ts(new Date(v.claims.verified_at)),
           expiresAt: ts(new Date(v.claims.exp * 1000)),
-          testMode: v.claims.env === "test",
+          testMode: isTest,
+          method: v.claims.method ?? "",
         };
       },
 
@@ -144,24 +161,26 @@ export function proofRoutes(deps: ProofServiceDeps) {
       },
 
       async getRevocationList(req) {
+        const env = setOf(req.environment);
         const since = toDate(req.since);
-        const cacheKey = since?.toISOString() ?? "";
+        const cacheKey = `${env}:${since?.toISOString() ?? ""}`;
         const hit = revocationCache.get(cacheKey);
         if (hit && Date.now() - hit.at < REVOCATION_CACHE_MS) return hit.value;
-        const value = await buildRevocationList(since);
+        const value = await buildRevocationList(env, since);
         if (revocationCache.size > 100) revocationCache = new Map();
         revocationCache.set(cacheKey, { at: Date.now(), value });
         return value;
       },
 
-      async getJwks() {
-        return { keys: await keys.jwks(clock.now()) };
+      async getJwks(req) {
+        return { keys: await keys.jwks(setOf(req.environment), clock.now()) };
       },
 
-      async rotateSigningKey() {
-        const r = await keys.rotate(clock.now());
+      async rotateSigningKey(req) {
+        const env = setOf(req.environment);
+        const r = await keys.rotate(env, clock.now());
         revocationCache = new Map();
-        return { kid: r.kid, retiredKid: r.retiredKid ?? "" };
+        return { kid: r.kid, retiredKid: r.retiredKid ?? "", environment: toEnvironment(env) };
       },
     });
 }

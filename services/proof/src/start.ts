@@ -8,7 +8,7 @@ import { ProofStore } from "./store.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 
-/** Starts the proof service: database, migrations, first signing key, RPC server. */
+/** Starts the proof service: database, migrations, first signing key of each set (live, test), RPC server. */
 export async function startProofService(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningService> {
   const log = logger.child({ service: "proof" });
   const db = await openServiceDatabase(config, "proof", MIGRATIONS, log);
@@ -18,7 +18,7 @@ export async function startProofService(config: Config, logger: Logger, clock: C
   );
   const store = new ProofStore(db);
   const keys = new KeyRing(store, kek, config.PROOF_KEY_BITS, log);
-  await keys.ensure();
+  await keys.ensureAll();
   return hostService(config, "proof", {
     rpcName: "icv.proof.v1.ProofService",
     logger: log,

@@ -1,10 +1,11 @@
 import { appendEvent, writeWithEvents, type Database, type Queryable, type Scope } from "@icv/platform";
-import type { NewKeyRecord, PublicJwk } from "./keys.ts";
+import type { KeyEnv, NewKeyRecord, PublicJwk } from "./keys.ts";
 
 const S = "proof";
 
 export interface KeyRow {
   kid: string;
+  environment: KeyEnv;
   public_jwk: PublicJwk;
   private_key_enc: string;
   status: "active" | "retired";
@@ -25,6 +26,7 @@ export interface ProofRow {
   expires_at: Date;
   revoked_at: Date | null;
   revoked_reason: string | null;
+  method: string | null;
 }
 
 export interface NewProof {
@@ -35,6 +37,7 @@ export interface NewProof {
   channel: string;
   identifierHash: string;
   externalUserId?: string;
+  method: string;
   token: string;
   verifiedAt: Date;
   issuedAt: Date;
@@ -44,56 +47,59 @@ export interface NewProof {
 export class ProofStore {
   constructor(private readonly db: Database) {}
 
-  async activeKey(): Promise<KeyRow | undefined> {
-    const r = await this.db.query<KeyRow>(`SELECT kid, public_jwk, private_key_enc, status FROM ${S}.signing_keys WHERE status = 'active'`);
+  /** The active key of one set (live or test). */
+  async activeKey(env: KeyEnv): Promise<KeyRow | undefined> {
+    const r = await this.db.query<KeyRow>(
+      `SELECT kid, environment, public_jwk, private_key_enc, status FROM ${S}.signing_keys WHERE status = 'active' AND environment = $1`,
+      [env],
+    );
     return r.rows[0];
   }
 
   async key(kid: string): Promise<KeyRow | undefined> {
-    const r = await this.db.query<KeyRow>(`SELECT kid, public_jwk, private_key_enc, status FROM ${S}.signing_keys WHERE kid = $1`, [kid]);
+    const r = await this.db.query<KeyRow>(`SELECT kid, environment, public_jwk, private_key_enc, status FROM ${S}.signing_keys WHERE kid = $1`, [kid]);
     return r.rows[0];
   }
 
-  /** Inserts the first active key unless another replica won the race (then the caller reloads). */
+  /** Inserts the first active key of rec's set unless another replica won the race (then the caller reloads). */
   async insertFirstKey(rec: NewKeyRecord): Promise<boolean> {
     const r = await this.db.query(
-      `INSERT INTO ${S}.signing_keys (kid, public_jwk, private_key_enc, status) VALUES ($1, $2, $3, 'active')
+      `INSERT INTO ${S}.signing_keys (kid, environment, public_jwk, private_key_enc, status) VALUES ($1, $2, $3, $4, 'active')
        ON CONFLICT DO NOTHING`,
-      [rec.kid, JSON.stringify(rec.publicJwk), rec.privateKeyEnc],
+      [rec.kid, rec.env, JSON.stringify(rec.publicJwk), rec.privateKeyEnc],
     );
     return r.rowCount === 1;
   }
 
-  /** Retires the active key and makes rec the active one, atomically. */
+  /** Retires the active key of rec's set and makes rec the active one, atomically; the other set is untouched. */
   async rotate(rec: NewKeyRecord, at: Date): Promise<string | undefined> {
     return this.db.tx(async (q) => {
       const old = await q.query<{ kid: string }>(
-        `UPDATE ${S}.signing_keys SET status = 'retired', retired_at = $1 WHERE status = 'active' RETURNING kid`,
-        [at],
+        `UPDATE ${S}.signing_keys SET status = 'retired', retired_at = $1 WHERE status = 'active' AND environment = $2 RETURNING kid`,
+        [at, rec.env],
       );
-      await q.query(`INSERT INTO ${S}.signing_keys (kid, public_jwk, private_key_enc, status, created_at) VALUES ($1, $2, $3, 'active', $4)`, [
-        rec.kid,
-        JSON.stringify(rec.publicJwk),
-        rec.privateKeyEnc,
-        at,
-      ]);
+      await q.query(
+        `INSERT INTO ${S}.signing_keys (kid, environment, public_jwk, private_key_enc, status, created_at) VALUES ($1, $2, $3, $4, 'active', $5)`,
+        [rec.kid, rec.env, JSON.stringify(rec.publicJwk), rec.privateKeyEnc, at],
+      );
       return old.rows[0]?.kid;
     });
   }
 
   /**
-   * Public keys to publish: the active key, every retired key with a proof still unexpired, and
-   * keys retired within the last day (a client may hold a JWKS or a signed revocation list from
-   * before the rotation that long).
+   * Public keys to publish, of one set only: its active key, every retired key of it with a proof
+   * still unexpired, and keys retired within the last day (a client may hold a JWKS or a signed
+   * revocation list from before the rotation that long).
    */
-  async publishedKeys(now: Date): Promise<PublicJwk[]> {
+  async publishedKeys(env: KeyEnv, now: Date): Promise<PublicJwk[]> {
     const r = await this.db.query<{ public_jwk: PublicJwk }>(
       `SELECT k.public_jwk FROM ${S}.signing_keys k
-        WHERE k.status = 'active'
-           OR k.retired_at > $1::timestamptz - interval '1 day'
-           OR EXISTS (SELECT 1 FROM ${S}.proofs p WHERE p.kid = k.kid AND p.expires_at > $1)
+        WHERE k.environment = $2
+          AND (k.status = 'active'
+            OR k.retired_at > $1::timestamptz - interval '1 day'
+            OR EXISTS (SELECT 1 FROM ${S}.proofs p WHERE p.kid = k.kid AND p.expires_at > $1))
         ORDER BY k.created_at DESC`,
-      [now],
+      [now, env],
     );
     return r.rows.map((x) => x.public_jwk);
   }
@@ -112,8 +118,8 @@ export class ProofStore {
     return r.rows[0];
   }
 
-  async revocationState(id: string): Promise<Pick<ProofRow, "revoked_at" | "revoked_reason"> | undefined> {
-    const r = await this.db.query<ProofRow>(`SELECT revoked_at, revoked_reason FROM ${S}.proofs WHERE id = $1`, [id]);
+  async revocationState(id: string): Promise<Pick<ProofRow, "revoked_at" | "revoked_reason" | "environment"> | undefined> {
+    const r = await this.db.query<ProofRow>(`SELECT revoked_at, revoked_reason, environment FROM ${S}.proofs WHERE id = $1`, [id]);
     return r.rows[0];
   }
 
@@ -122,9 +128,9 @@ export class ProofStore {
     const r = await writeWithEvents(
       this.db,
       S,
-      `INSERT INTO ${S}.proofs (id, tenant_id, environment, kid, type, channel, identifier_hash, external_user_id, token, verified_at, issued_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING RETURNING id`,
-      [p.id, p.scope.tenantId, p.scope.env, p.kid, p.type, p.channel, p.identifierHash, p.externalUserId ?? null, p.token, p.verifiedAt, p.issuedAt, p.expiresAt],
+      `INSERT INTO ${S}.proofs (id, tenant_id, environment, kid, type, channel, identifier_hash, external_user_id, token, verified_at, issued_at, expires_at, method)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING RETURNING id`,
+      [p.id, p.scope.tenantId, p.scope.env, p.kid, p.type, p.channel, p.identifierHash, p.externalUserId ?? null, p.token, p.verifiedAt, p.issuedAt, p.expiresAt, p.method],
       [
         {
           aggregateType: "proof",
@@ -132,7 +138,7 @@ export class ProofStore {
           eventType: "proof.issued",
           tenantId: p.scope.tenantId,
           environment: p.scope.env,
-          payload: { proof_id: p.id, kid: p.kid, type: p.type, channel: p.channel, expires_at: p.expiresAt.toISOString() },
+          payload: { proof_id: p.id, kid: p.kid, type: p.type, channel: p.channel, method: p.method, expires_at: p.expiresAt.toISOString() },
         },
       ],
       p.issuedAt,
@@ -157,13 +163,13 @@ export class ProofStore {
     });
   }
 
-  /** Revoked proofs not yet expired (an expired proof fails offline checks on its own), oldest first. */
-  async revokedSince(since: Date | undefined, now: Date): Promise<{ id: string; revoked_at: Date; revoked_reason: string }[]> {
+  /** One environment's revoked proofs not yet expired (an expired proof fails offline checks on its own), oldest first. */
+  async revokedSince(env: KeyEnv, since: Date | undefined, now: Date): Promise<{ id: string; revoked_at: Date; revoked_reason: string }[]> {
     const r = await this.db.query<{ id: string; revoked_at: Date; revoked_reason: string }>(
       `SELECT id, revoked_at, revoked_reason FROM ${S}.proofs
-        WHERE revoked_at IS NOT NULL AND expires_at > $1 AND ($2::timestamptz IS NULL OR revoked_at > $2)
+        WHERE environment = $3 AND revoked_at IS NOT NULL AND expires_at > $1 AND ($2::timestamptz IS NULL OR revoked_at > $2)
         ORDER BY revoked_at, id`,
-      [now, since ?? null],
+      [now, since ?? null, env],
     );
     return r.rows;
   }

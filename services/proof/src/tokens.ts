@@ -1,5 +1,6 @@
 import { SignJWT, errors, jwtVerify, decodeProtectedHeader, CompactSign } from "jose";
-import type { SigningKey } from "./keys.ts";
+import type { ProofMethod } from "@icv/platform";
+import type { KeyEnv, SigningKey } from "./keys.ts";
 
 export const PROOF_SCHEMA_VERSION = "1.0";
 
@@ -17,12 +18,9 @@ export interface ProofClaims {
   identifier_hash: string;
   verified_at: string;
   external_user_id?: string;
-  /** "reused_proof" when issued from an earlier proof (smart reuse); absent means "challenge" (the user answered the challenge). */
+  /** How control was shown; every proof issued now carries it (absent only on proofs issued before). */
   method?: ProofMethod;
 }
-
-export const PROOF_METHODS = ["challenge", "reused_proof"] as const;
-export type ProofMethod = (typeof PROOF_METHODS)[number];
 
 /** Signs the claims as an RS256 JWT with the key's kid in the header. */
 export function signProof(key: SigningKey, claims: ProofClaims): Promise<string> {
@@ -37,9 +35,10 @@ export function signProof(key: SigningKey, claims: ProofClaims): Promise<string>
     .sign(key.privateKey);
 }
 
-export type InvalidReason = "expired" | "revoked" | "invalid_signature" | "malformed" | "unknown_key" | "identifier_mismatch";
+export type InvalidReason = "expired" | "revoked" | "invalid_signature" | "malformed" | "unknown_key" | "identifier_mismatch" | "test_proof";
 
-export type Verified = { valid: true; claims: ProofClaims } | { valid: false; reason: InvalidReason; message: string };
+/** A verified token: its claims and the set (live or test) of the key that signed it. */
+export type Verified = { valid: true; claims: ProofClaims; keyEnv: KeyEnv } | { valid: false; reason: InvalidReason; message: string };
 
 const MESSAGES: Record<InvalidReason, string> = {
   expired: "the proof has expired",
@@ -48,6 +47,7 @@ const MESSAGES: Record<InvalidReason, string> = {
   malformed: "the token is not a well-formed proof",
   unknown_key: "the token was signed by a key this service does not know",
   identifier_mismatch: "the identifier does not match the proof",
+  test_proof: "this is a test proof (made with a test key); it is never valid for a live key",
 };
 
 export const invalid = (reason: InvalidReason): Verified => ({ valid: false, reason, message: MESSAGES[reason] });
@@ -79,7 +79,7 @@ export async function verifyProof(
       currentDate: now,
       requiredClaims: ["sub", "exp", "iat", "type", "channel", "identifier_hash"],
     });
-    return { valid: true, claims: payload as unknown as ProofClaims };
+    return { valid: true, claims: payload as unknown as ProofClaims, keyEnv: key.env };
   } catch (e) {
     if (e instanceof errors.JWTExpired) return invalid("expired");
     if (e instanceof errors.JWSSignatureVerificationFailed) return invalid("invalid_signature");

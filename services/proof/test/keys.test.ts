@@ -49,7 +49,7 @@ describe("newSigningKey", () => {
   let key: SigningKey;
   let record: NewKeyRecord;
   beforeAll(async () => {
-    ({ key, record } = await newSigningKey(2048, kek));
+    ({ key, record } = await newSigningKey(2048, kek, "live"));
   });
 
   it("is an RSA 2048 key whose public JWK is {kty, n, e, alg: RS256, use: sig, kid}", () => {
@@ -74,7 +74,7 @@ describe("newSigningKey", () => {
     expect(der.equals(key.privateKey.export({ format: "der", type: "pkcs8" }))).toBe(true);
     expect(() => unseal(record.privateKeyEnc, kek, "another-kid")).toThrow();
 
-    const opened = openSigningKey(record.kid, record.publicJwk, record.privateKeyEnc, kek);
+    const opened = openSigningKey(record.kid, record.env, record.publicJwk, record.privateKeyEnc, kek);
     expect(opened.kid).toBe(key.kid);
     const data = Buffer.from("sign me");
     const sig = sign("sha256", data, opened.privateKey);
@@ -83,11 +83,11 @@ describe("newSigningKey", () => {
   });
 
   it("refuses to open a record under the wrong kek", () => {
-    expect(() => openSigningKey(record.kid, record.publicJwk, record.privateKeyEnc, randomBytes(32))).toThrow();
+    expect(() => openSigningKey(record.kid, record.env, record.publicJwk, record.privateKeyEnc, randomBytes(32))).toThrow();
   });
 
   it("gives every new key its own kid", async () => {
-    const other = await newSigningKey(2048, kek);
+    const other = await newSigningKey(2048, kek, "live");
     expect(other.key.kid).not.toBe(key.kid);
     expect(other.key.jwk.n).not.toBe(key.jwk.n);
   });

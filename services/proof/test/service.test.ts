@@ -30,6 +30,7 @@ const issue = (over: Record<string, unknown> = {}) =>
     identifierHash: hash("john.doe@example.com"),
     verifiedAt: timestampFromDate(clock.now()),
     expiresInSeconds: 3600,
+    method: "otp",
     ...over,
   });
 
@@ -64,6 +65,7 @@ describe("IssueProof", () => {
       identifier_hash: hash("+37069199199"),
       verified_at: verifiedAt.toISOString(),
       external_user_id: "user-42",
+      method: "otp",
     });
     expect(timestampDate(r.expiresAt!).getTime()).toBe((iat + 600) * 1000);
     expect(r.token).not.toContain("37069199199");
@@ -92,7 +94,7 @@ describe("IssueProof", () => {
     const proofId = newId("verification", clock.now().getTime());
     const all = await Promise.all(Array.from({ length: 5 }, () => issue({ proofId })));
     expect(new Set(all.map((r) => r.token)).size).toBe(1);
-    expect(await svc.client.validateProof({ proofToken: all[0].token })).toMatchObject({ valid: true, proofId });
+    expect(await svc.client.validateProof({ proofToken: all[0].token, scope: scopeA })).toMatchObject({ valid: true, proofId });
   });
 
   it("refuses a proof_id another tenant already used", async () => {
@@ -108,6 +110,8 @@ describe("IssueProof", () => {
     ["an identifier_hash that is not hex SHA-256", { identifierHash: "john.doe@example.com" }],
     ["a lifetime under 60 s", { expiresInSeconds: 59 }],
     ["a lifetime over a year", { expiresInSeconds: 31_536_001 }],
+    ["no method (every proof says how control was shown)", { method: "" }],
+    ["a method outside the list", { method: "challenge" }],
   ])("answers validation_error for %s", async (_what, over) => {
     expect(await errorCode(issue(over))).toBe("validation_error");
   });
@@ -164,7 +168,7 @@ describe("RevokeProof", () => {
 
     const s = await svc.client.getProofStatus({ scope: scopeA, proofId });
     expect(s.status).toMatchObject({ status: "revoked", isValid: false, isRevoked: true, revokedReason: "fraud" });
-    expect(await svc.client.validateProof({ proofToken: token })).toMatchObject({ valid: false, reason: "revoked" });
+    expect(await svc.client.validateProof({ proofToken: token, scope: scopeA })).toMatchObject({ valid: false, reason: "revoked" });
   });
 
   it("answers validation_error for a reason outside the list, and not_found for another tenant's proof (which stays valid)", async () => {
@@ -173,36 +177,37 @@ describe("RevokeProof", () => {
     expect(await errorCode(svc.client.revokeProof({ scope: scopeA, proofId, reason: "because" }))).toBe("validation_error");
     expect(await errorCode(svc.client.revokeProof({ scope: scopeB, proofId, reason: "fraud" }))).toBe("not_found");
     expect(await errorCode(svc.client.revokeProof({ scope: scopeA, proofId: "ver_nope", reason: "fraud" }))).toBe("not_found");
-    expect(await svc.client.validateProof({ proofToken: token })).toMatchObject({ valid: true, proofId });
+    expect(await svc.client.validateProof({ proofToken: token, scope: scopeA })).toMatchObject({ valid: true, proofId });
   });
 });
 
 describe("ValidateProof", () => {
-  it("is open to anyone holding the token (no scope) and answers the proof's facts", async () => {
+  it("is open to any tenant holding the token and answers the proof's facts, with its method", async () => {
     const { token, expiresAt } = await issue({ type: "phone", channel: "sms", identifierHash: hash("+15555550100") });
-    const v = await svc.client.validateProof({ proofToken: token });
-    expect(v).toMatchObject({ valid: true, proofId: decodeJwt(token).sub, type: "phone", channel: "sms", identifierHash: hash("+15555550100") });
+    const v = await svc.client.validateProof({ proofToken: token, scope: scopeA });
+    expect(v).toMatchObject({ valid: true, proofId: decodeJwt(token).sub, type: "phone", channel: "sms", identifierHash: hash("+15555550100"), method: "otp", testMode: true });
+    expect(await svc.client.validateProof({ proofToken: token, scope: scopeB })).toMatchObject({ valid: true, testMode: true });
     expect(timestampDate(v.expiresAt!)).toEqual(timestampDate(expiresAt!));
   });
 
   it("answers reasons, not errors, for a bad token", async () => {
-    expect(await svc.client.validateProof({ proofToken: "garbage" })).toMatchObject({ valid: false, reason: "malformed" });
+    expect(await svc.client.validateProof({ proofToken: "garbage", scope: scopeA })).toMatchObject({ valid: false, reason: "malformed" });
     const [h, p, s] = (await issue()).token.split(".");
     const payload = JSON.parse(Buffer.from(p, "base64url").toString());
     const forged = `${h}.${Buffer.from(JSON.stringify({ ...payload, tenant_id: "ten_B" })).toString("base64url")}.${s}`;
-    expect(await svc.client.validateProof({ proofToken: forged })).toMatchObject({ valid: false, reason: "invalid_signature" });
+    expect(await svc.client.validateProof({ proofToken: forged, scope: scopeA })).toMatchObject({ valid: false, reason: "invalid_signature" });
   });
 });
 
 describe("GetRevocationList", () => {
-  it("is signed with a key of GetJwks and its payload is exactly {revoked, generated_at}", async () => {
+  it("(test list) is signed with a key of the test GetJwks and its payload is exactly {revoked, generated_at}", async () => {
     const { token } = await issue();
     const proofId = decodeJwt(token).sub!;
     await svc.client.revokeProof({ scope: scopeA, proofId, reason: "key_compromise" });
-    const list = await svc.client.getRevocationList({});
+    const list = await svc.client.getRevocationList({ environment: Environment.TEST });
     expect(list.revoked.map((r) => r.proofId)).toContain(proofId);
 
-    const { keys } = await svc.client.getJwks({});
+    const { keys } = await svc.client.getJwks({ environment: Environment.TEST });
     const jwks = createLocalJWKSet({ keys: keys.map((k) => ({ kty: k.kty, n: k.n, e: k.e, alg: k.alg, use: k.use, kid: k.kid })) });
     const { payload, protectedHeader } = await compactVerify(list.signature, jwks);
     expect(protectedHeader.alg).toBe("RS256");
@@ -226,7 +231,7 @@ describe("GetRevocationList", () => {
     clock.advance(1_000);
     const after = await issue();
     await svc.client.revokeProof({ scope: scopeA, proofId: decodeJwt(after.token).sub!, reason: "other" });
-    const list = await svc.client.getRevocationList({ since: timestampFromDate(cut) });
+    const list = await svc.client.getRevocationList({ since: timestampFromDate(cut), environment: Environment.TEST });
     expect(list.revoked.map((r) => r.proofId)).toEqual([decodeJwt(after.token).sub]);
   });
 });
@@ -236,11 +241,11 @@ describe("GetRevocationList and expiry", () => {
     const { token } = await issue({ expiresInSeconds: 60 });
     const proofId = decodeJwt(token).sub!;
     await svc.client.revokeProof({ scope: scopeA, proofId, reason: "other" });
-    expect((await svc.client.getRevocationList({})).revoked.map((r) => r.proofId)).toContain(proofId);
+    expect((await svc.client.getRevocationList({ environment: Environment.TEST })).revoked.map((r) => r.proofId)).toContain(proofId);
     clock.advance(61_000);
     // a new revocation empties the list cache
     await svc.client.revokeProof({ scope: scopeA, proofId: decodeJwt((await issue()).token).sub!, reason: "other" });
-    expect((await svc.client.getRevocationList({})).revoked.map((r) => r.proofId)).not.toContain(proofId);
+    expect((await svc.client.getRevocationList({ environment: Environment.TEST })).revoked.map((r) => r.proofId)).not.toContain(proofId);
   });
 });
 
@@ -260,13 +265,18 @@ describe("RotateSigningKey (own service: the JWKS depends on every proof's expir
       channel: "email",
       identifierHash: hash("a@example.com"),
       expiresInSeconds: 120,
+      method: "test",
     });
-    const kidsBefore = (await rot.client.getJwks({})).keys.map((k) => k.kid);
+    const liveKids = (await rot.client.getJwks({ environment: Environment.LIVE })).keys.map((k) => k.kid);
+    const kidsBefore = (await rot.client.getJwks({ environment: Environment.TEST })).keys.map((k) => k.kid);
     expect(kidsBefore).toEqual([old.kid]);
 
-    const r = await rot.client.rotateSigningKey({});
+    const r = await rot.client.rotateSigningKey({ environment: Environment.TEST });
     expect(r.retiredKid).toBe(old.kid);
     expect(r.kid).not.toBe(old.kid);
+    expect(r.environment).toBe(Environment.TEST);
+    // the live set is another set: untouched by a test rotation
+    expect((await rot.client.getJwks({ environment: Environment.LIVE })).keys.map((k) => k.kid)).toEqual(liveKids);
 
     const fresh = await rot.client.issueProof({
       scope: scopeA,
@@ -275,25 +285,87 @@ describe("RotateSigningKey (own service: the JWKS depends on every proof's expir
       channel: "email",
       identifierHash: hash("b@example.com"),
       expiresInSeconds: 3600,
+      method: "test",
     });
     expect(fresh.kid).toBe(r.kid);
     expect(decodeProtectedHeader(fresh.token).kid).toBe(r.kid);
 
-    const jwks = await rot.client.getJwks({});
+    const jwks = await rot.client.getJwks({ environment: Environment.TEST });
     expect(jwks.keys.map((k) => k.kid).sort()).toEqual([old.kid, r.kid].sort());
     // both proofs verify offline against the published set
     const set = createLocalJWKSet({ keys: jwks.keys.map((k) => ({ kty: k.kty, n: k.n, e: k.e, alg: k.alg, kid: k.kid })) });
     const at = { issuer: TEST_ISSUER, currentDate: rclock.now(), algorithms: ["RS256"] };
     await expect(jwtVerify(old.token, set, at)).resolves.toBeDefined();
     await expect(jwtVerify(fresh.token, set, at)).resolves.toBeDefined();
-    expect(await rot.client.validateProof({ proofToken: old.token })).toMatchObject({ valid: true });
+    expect(await rot.client.validateProof({ proofToken: old.token, scope: scopeA })).toMatchObject({ valid: true });
 
     // past the old proof's expiry the retired key stays a day (cached JWKS and revocation lists)…
     rclock.advance(121_000);
-    expect((await rot.client.getJwks({})).keys.map((k) => k.kid).sort()).toEqual([old.kid, r.kid].sort());
+    expect((await rot.client.getJwks({ environment: Environment.TEST })).keys.map((k) => k.kid).sort()).toEqual([old.kid, r.kid].sort());
     // …then only the new key is published
     rclock.advance(24 * 3600_000);
-    expect((await rot.client.getJwks({})).keys.map((k) => k.kid)).toEqual([r.kid]);
-    expect(await rot.client.validateProof({ proofToken: old.token })).toMatchObject({ valid: false, reason: "expired" });
+    expect((await rot.client.getJwks({ environment: Environment.TEST })).keys.map((k) => k.kid)).toEqual([r.kid]);
+    expect(await rot.client.validateProof({ proofToken: old.token, scope: scopeA })).toMatchObject({ valid: false, reason: "expired" });
+  });
+});
+
+const jwkSet = (keys: { kty: string; n: string; e: string; alg: string; kid: string }[]) =>
+  createLocalJWKSet({ keys: keys.map((k) => ({ kty: k.kty, n: k.n, e: k.e, alg: k.alg, kid: k.kid })) });
+
+describe("test and live key sets (test proofs never pass for live ones)", () => {
+  it("signs test proofs with a key of the test set only and live proofs with a key of the live set only", async () => {
+    const test = await issue({ method: "test" });
+    const live = await issue({ scope: scopeALive, method: "otp" });
+    const liveKeys = (await svc.client.getJwks({ environment: Environment.LIVE })).keys;
+    const testKeys = (await svc.client.getJwks({ environment: Environment.TEST })).keys;
+    const liveKids = liveKeys.map((k) => k.kid);
+    const testKids = testKeys.map((k) => k.kid);
+    expect(liveKids.filter((k) => testKids.includes(k))).toEqual([]);
+    expect(testKids).toContain(test.kid);
+    expect(liveKids).not.toContain(test.kid);
+    expect(liveKids).toContain(live.kid);
+    // unspecified is the live set (the old default of GetJwks)
+    expect((await svc.client.getJwks({})).keys.map((k) => k.kid)).toEqual(liveKids);
+
+    // offline: the test proof fails against the live set and passes against the test set
+    const at = { issuer: TEST_ISSUER, currentDate: clock.now(), algorithms: ["RS256"] };
+    await expect(jwtVerify(test.token, jwkSet(liveKeys), at)).rejects.toThrow();
+    await expect(jwtVerify(test.token, jwkSet(testKeys), at)).resolves.toBeDefined();
+    await expect(jwtVerify(live.token, jwkSet(liveKeys), at)).resolves.toBeDefined();
+    await expect(jwtVerify(live.token, jwkSet(testKeys), at)).rejects.toThrow();
+  });
+
+  it("answers test_proof for a test proof validated for a live caller, valid with test_mode for a test caller; a live proof is valid for both", async () => {
+    const test = await issue({ method: "test" });
+    const live = await issue({ scope: scopeALive, method: "signature" });
+    expect(await svc.client.validateProof({ proofToken: test.token, scope: scopeALive })).toMatchObject({ valid: false, reason: "test_proof" });
+    expect(await svc.client.validateProof({ proofToken: test.token, scope: { tenantId: "ten_B", environment: Environment.LIVE } })).toMatchObject({
+      valid: false,
+      reason: "test_proof",
+    });
+    expect(await svc.client.validateProof({ proofToken: test.token, scope: scopeA })).toMatchObject({ valid: true, testMode: true, method: "test" });
+    expect(await svc.client.validateProof({ proofToken: live.token, scope: scopeALive })).toMatchObject({ valid: true, testMode: false, method: "signature" });
+    expect(await svc.client.validateProof({ proofToken: live.token, scope: scopeB })).toMatchObject({ valid: true, testMode: false });
+    // validation needs the caller's scope (its environment decides)
+    expect(await errorCode(svc.client.validateProof({ proofToken: live.token }))).toBe("unauthorized");
+  });
+
+  it("keeps one revocation list per environment, each signed by a key of its own set", async () => {
+    const test = await issue();
+    const live = await issue({ scope: scopeALive });
+    await svc.client.revokeProof({ scope: scopeA, proofId: decodeJwt(test.token).sub!, reason: "fraud" });
+    await svc.client.revokeProof({ scope: scopeALive, proofId: decodeJwt(live.token).sub!, reason: "fraud" });
+    const liveList = await svc.client.getRevocationList({ environment: Environment.LIVE });
+    const testList = await svc.client.getRevocationList({ environment: Environment.TEST });
+    expect(liveList.revoked.map((r) => r.proofId)).toContain(decodeJwt(live.token).sub);
+    expect(liveList.revoked.map((r) => r.proofId)).not.toContain(decodeJwt(test.token).sub);
+    expect(testList.revoked.map((r) => r.proofId)).toContain(decodeJwt(test.token).sub);
+    expect(testList.revoked.map((r) => r.proofId)).not.toContain(decodeJwt(live.token).sub);
+    const liveKeys = jwkSet((await svc.client.getJwks({ environment: Environment.LIVE })).keys);
+    const testKeys = jwkSet((await svc.client.getJwks({ environment: Environment.TEST })).keys);
+    await expect(compactVerify(liveList.signature, liveKeys)).resolves.toBeDefined();
+    await expect(compactVerify(liveList.signature, testKeys)).rejects.toThrow();
+    await expect(compactVerify(testList.signature, testKeys)).resolves.toBeDefined();
+    await expect(compactVerify(testList.signature, liveKeys)).rejects.toThrow();
   });
 });

@@ -14,7 +14,7 @@ const keyFor = (kid: string) => Promise.resolve(kid === key.kid ? key : undefine
 
 beforeAll(async () => {
   const kek = randomBytes(32);
-  [{ key }, { key: stranger }] = await Promise.all([newSigningKey(2048, kek), newSigningKey(2048, kek)]);
+  [{ key }, { key: stranger }] = await Promise.all([newSigningKey(2048, kek, "live"), newSigningKey(2048, kek, "live")]);
 });
 
 const claims = (over: Partial<ProofClaims> = {}): ProofClaims => ({
@@ -60,7 +60,7 @@ describe("verifyProof", () => {
   it("accepts a good token and answers its claims", async () => {
     const token = await signProof(key, claims());
     const v = await verifyProof(token, ISSUER, keyFor, NOW);
-    expect(v).toEqual({ valid: true, claims: claims() });
+    expect(v).toEqual({ valid: true, claims: claims(), keyEnv: "live" });
   });
 
   it("expired: at and after exp", async () => {

@@ -42,7 +42,7 @@ export function toMessage({ row: v, code }: Answer): VerificationInit {
     revokedAt: ts(v.revoked_at),
     revokedReason: v.revoked_reason ?? undefined,
     testMode: v.environment === "test",
-    method: v.method ?? "challenge",
+    method: v.method ?? "",
     reusedFrom: v.reused_from ?? undefined,
   };
 }
@@ -135,9 +135,9 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
         return { verificationId: v.id, status: v.status, revokedAt: ts(v.revoked_at) };
       },
       async validateProof(req) {
-        const r = await verifications.validate(req.proofToken, req.identifier);
+        const r = await verifications.validate(requireScope(req.scope), req.proofToken, req.identifier);
         return r.valid
-          ? { valid: true, verificationId: r.proofId, type: r.type, channel: r.channel, verifiedAt: r.verifiedAt, expiresAt: r.expiresAt, testMode: r.testMode }
+          ? { valid: true, verificationId: r.proofId, type: r.type, channel: r.channel, verifiedAt: r.verifiedAt, expiresAt: r.expiresAt, testMode: r.testMode, method: r.method }
           : { valid: false, reason: r.reason, message: r.message };
       },
       async listVerificationEvents(req) {

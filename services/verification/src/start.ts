@@ -13,10 +13,11 @@ import { Requests } from "./requests.ts";
 import { verificationRequestRoutes } from "./request-service.ts";
 import { Verifications } from "./verifications.ts";
 import { smtpMailer } from "./mailer.ts";
+import { followProofRevocations } from "./proof-revocations.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 
-/** Starts the verification service: database, migrations, expiry sweepers, the request-state consumer, RPC server. */
+/** Starts the verification service: database, migrations, expiry sweepers, the request-state and proof-revocation consumers, RPC server. */
 export async function startVerificationService(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningService> {
   const log = logger.child({ service: "verification" });
   const db = await openServiceDatabase(config, "verification", MIGRATIONS, log);
@@ -61,6 +62,8 @@ export async function startVerificationService(config: Config, logger: Logger, c
     schema: "verification",
     handle: (q, event) => requests.onEvent(q, event),
   });
+  // the proof service owns revocation: a revoked proof's verification follows by event
+  const revocations = await followProofRevocations(events, db, store, log);
   return hostService(config, "verification", {
     rpcName: "icv.verification.v1.VerificationService",
     logger: log,
@@ -77,6 +80,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
       await attemptsPruner.stop();
       await requestSweeper.stop();
       await requestConsumer.close();
+      await revocations.close();
       await events.close();
     },
   });

@@ -1,4 +1,4 @@
-import { appendEvents, writeWithEvents, type Database, type OutboxEvent, type Queryable, type Scope } from "@icv/platform";
+import { appendEvents, writeWithEvents, type Database, type OutboxEvent, type ProofMethod, type Queryable, type Scope } from "@icv/platform";
 import type { UserSummaryRow, UserVerificationRow } from "./users.ts";
 
 const S = "verification";
@@ -35,8 +35,8 @@ export interface VerificationRow {
   resend_count: number;
   /** When the current code was sent by a resend; null while it is the one sent at creation. */
   code_sent_at: Date | null;
-  /** How it was completed: by its challenge, or from an earlier verification's proof (reuse.ts). */
-  method: "challenge" | "reused_proof";
+  /** How control was shown (the proof's `method` claim); null until completed (and on rows completed before it was recorded). */
+  method: ProofMethod | null;
   /** The verification whose proof was reused (method reused_proof). */
   reused_from: string | null;
   /** Live phone verifications: HMAC of (channel, code), to find the verification an inbound message's code belongs to. */
@@ -163,7 +163,7 @@ export class VerificationStore {
       revoked_reason: null,
       resend_count: 0,
       code_sent_at: null,
-      method: "challenge",
+      method: null,
       reused_from: null,
     };
     const r = await writeWithEvents<VerificationRow>(
@@ -298,25 +298,33 @@ export class VerificationStore {
   }
 
   /** pending → verified with its proof; undefined when it was no longer pending. */
-  async markVerified(v: VerificationRow, proof: { token: string; expiresAt: Date }, at: Date): Promise<VerificationRow | undefined> {
-    const after: VerificationRow = { ...v, status: "verified", verified_at: at, proof_token: proof.token, proof_expires_at: proof.expiresAt, updated_at: at };
+  async markVerified(v: VerificationRow, proof: { token: string; expiresAt: Date; method: ProofMethod }, at: Date): Promise<VerificationRow | undefined> {
+    const after: VerificationRow = {
+      ...v,
+      status: "verified",
+      verified_at: at,
+      proof_token: proof.token,
+      proof_expires_at: proof.expiresAt,
+      method: proof.method,
+      updated_at: at,
+    };
     const r = await writeWithEvents<VerificationRow>(
       this.db,
       S,
-      `UPDATE ${S}.verifications SET status = 'verified', verified_at = $4, proof_token = $5, proof_expires_at = $6, updated_at = $4
+      `UPDATE ${S}.verifications SET status = 'verified', verified_at = $4, proof_token = $5, proof_expires_at = $6, method = $7, updated_at = $4
         WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING *`,
-      [v.id, v.tenant_id, v.environment, at, proof.token, proof.expiresAt],
+      [v.id, v.tenant_id, v.environment, at, proof.token, proof.expiresAt, proof.method],
       statusEvents(after, "pending", at),
       at,
     );
     return r.rows[0];
   }
 
-  /** verified → revoked; undefined when it was not verified. */
-  async markRevoked(v: VerificationRow, revokedAt: Date, reason: string): Promise<VerificationRow | undefined> {
+  /** verified → revoked; undefined when it was not verified. `q`: the caller's transaction (the proof.revoked consumer's). */
+  async markRevoked(v: VerificationRow, revokedAt: Date, reason: string, q: Queryable = this.db): Promise<VerificationRow | undefined> {
     const after: VerificationRow = { ...v, status: "revoked", revoked_at: revokedAt, revoked_reason: reason, updated_at: revokedAt };
     const r = await writeWithEvents<VerificationRow>(
-      this.db,
+      q,
       S,
       `UPDATE ${S}.verifications SET status = 'revoked', revoked_at = $4, revoked_reason = $5, updated_at = $4
         WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'verified' RETURNING *`,
@@ -324,6 +332,16 @@ export class VerificationStore {
       statusEvents(after, "verified", revokedAt),
       revokedAt,
     );
+    return r.rows[0];
+  }
+
+  /** The verification a proof belongs to (the proof id is the verification id), read in `q`; undefined when there is none. */
+  async byProof(q: Queryable, scope: Scope, proofId: string): Promise<VerificationRow | undefined> {
+    const r = await q.query<VerificationRow>(`SELECT * FROM ${S}.verifications WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [
+      proofId,
+      scope.tenantId,
+      scope.env,
+    ]);
     return r.rows[0];
   }
 
@@ -755,7 +773,7 @@ export class RequestStore {
       `SELECT id, type, channel, identifier, identifier_canonical, verified_at, proof_expires_at
          FROM ${S}.verifications
         WHERE tenant_id = $1 AND environment = $2 AND external_user_id = $3 AND type = $4 AND status = 'verified'
-          AND method = 'challenge' AND proof_token IS NOT NULL AND proof_expires_at > $5 AND revoked_at IS NULL
+          AND method IS DISTINCT FROM 'reused_proof' AND proof_token IS NOT NULL AND proof_expires_at > $5 AND revoked_at IS NULL
           AND ($6::text IS NULL OR identifier_canonical = $6) AND ($7::text[] IS NULL OR channel = ANY($7::text[]))
         ORDER BY verified_at DESC, id DESC LIMIT 20`,
       [scope.tenantId, scope.env, f.externalUserId, f.type, f.minProofExpiry, f.canonical, f.channels],

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { AppError, messagingAddress, newId, providerPhone, toDate, toEnvironment, ts, type Clock, type Config, type Logger, type MessagingChannel, type Scope } from "@icv/platform";
+import type { ProofMethod } from "@icv/platform";
 import { codeHmac, codeLookup, codeMatches } from "./challenge.ts";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, methodOf, missingProvider, type ChallengeSpec } from "./channels.ts";
 import { codeMail, type Mailer } from "./mailer.ts";
@@ -209,14 +210,14 @@ export class Verifications {
       throw new AppError("invalid_state", `${v.type} verifications on ${v.channel} are completed by ${method === "oauth" ? "signing in" : "the DNS/HTTP check"}, not by a code`);
     }
     if (!ok) return this.failAttempt(scope, v, failure);
-    return this.complete(scope, v);
+    return this.complete(scope, v, method === "code" ? "otp" : method);
   }
 
   async testVerify(scope: Scope, id: string): Promise<VerificationRow> {
     if (scope.env !== "test") throw new AppError("test_mode_required", "test-verify needs a test key (pk_test_)");
     const v = await this.get(scope, id);
     if (v.status === "verified") return v; // a retry after a lost answer gets the same proof
-    return this.complete(scope, await this.pendingForAction(scope, id, v));
+    return this.complete(scope, await this.pendingForAction(scope, id, v), "test");
   }
 
   /**
@@ -310,7 +311,7 @@ export class Verifications {
     if (v.status !== "pending") return answer(own && v.status === "verified" ? "already_verified" : "not_pending");
     if (own) {
       try {
-        await this.complete(scope, v);
+        await this.complete(scope, v, "reverse_otp");
         return answer("verified");
       } catch (e) {
         if (e instanceof AppError && e.code === "challenge_expired") return answer("expired");
@@ -333,8 +334,10 @@ export class Verifications {
     input: { channel: string; phoneNumber: string; origin: string; proofExpiresIn: number; clientMetadata?: Record<string, unknown> },
   ): Promise<VerificationRow> {
     const { store, clock } = this.d;
+    // a live session was answered by a message from the phone; a test session only by its test-verify
+    const method: ProofMethod = scope.env === "live" ? "reverse_otp" : "test";
     const existing = await store.byOrigin(scope, input.origin);
-    if (existing) return existing.status === "pending" ? this.complete(scope, existing) : existing;
+    if (existing) return existing.status === "pending" ? this.complete(scope, existing, method) : existing;
     if (!["whatsapp", "telegram"].includes(input.channel)) throw new AppError("validation_error", "channel must be whatsapp or telegram");
     if (!Number.isInteger(input.proofExpiresIn) || input.proofExpiresIn < 60 || input.proofExpiresIn > 31_536_000) {
       throw new AppError("validation_error", "proof_expires_in must be an integer from 60 to 31536000 seconds");
@@ -370,9 +373,9 @@ export class Verifications {
       // a concurrent repeat made it first (unique origin)
       const made = await store.byOrigin(scope, input.origin);
       if (!made) throw e;
-      return made.status === "pending" ? this.complete(scope, made) : made;
+      return made.status === "pending" ? this.complete(scope, made, method) : made;
     }
-    return this.complete(scope, row);
+    return this.complete(scope, row, method);
   }
 
   /** Keeps a test session's message for GET /test/messages (test scopes only). */
@@ -400,7 +403,12 @@ export class Verifications {
     return row;
   }
 
-  /** Revokes the proof (proof service first: it is the authority), then records it here. Idempotent. */
+  /**
+   * Revokes the proof. The proof service owns the revoked state (validation sees it at once) and
+   * writes its `proof.revoked` event in the same transaction; this service follows that event
+   * (proof-revocations.ts), so a crash right after the proof call still ends with the verification
+   * revoked. Marking it here too only makes this answer and an immediate read agree. Idempotent.
+   */
   async revoke(scope: Scope, id: string, reason: string): Promise<VerificationRow> {
     const v = await this.get(scope, id);
     if (v.status === "revoked") return v;
@@ -410,9 +418,13 @@ export class Verifications {
     return (await this.d.store.markRevoked(v, revokedAt, r.reason)) ?? (await this.get(scope, id));
   }
 
-  /** Proof check for anyone holding a token; with an identifier, compares it by hash after normalizing it like the asset. */
-  async validate(token: string, identifier?: string) {
-    const r = await this.d.proofs.validateProof({ proofToken: token });
+  /**
+   * Proof check for a caller of `scope`'s environment: a test proof is valid only for a test scope
+   * (the proof service answers test_proof otherwise). With an identifier, compares it by hash
+   * after normalizing it like the asset.
+   */
+  async validate(scope: Scope, token: string, identifier?: string) {
+    const r = await this.d.proofs.validateProof({ proofToken: token, scope: rpcScope(scope) });
     if (!r.valid || identifier === undefined) return r;
     let canonical: string | undefined;
     try {
@@ -497,11 +509,11 @@ export class Verifications {
   }
 
   /**
-   * pending → verified. The proof is issued first (idempotent by verification id), then the row
-   * moves with its events in one transaction; a crash between the two is healed by a retry,
-   * which gets the same proof.
+   * pending → verified, shown by `method` (the proof's claim and the row's). The proof is issued
+   * first (idempotent by verification id), then the row moves with its events in one
+   * transaction; a crash between the two is healed by a retry, which gets the same proof.
    */
-  private async complete(scope: Scope, v: VerificationRow): Promise<VerificationRow> {
+  private async complete(scope: Scope, v: VerificationRow, method: ProofMethod): Promise<VerificationRow> {
     const now = this.d.clock.now();
     const proof = await this.d.proofs.issueProof({
       scope: rpcScope(scope),
@@ -512,8 +524,9 @@ export class Verifications {
       externalUserId: v.external_user_id ?? undefined,
       verifiedAt: ts(now),
       expiresInSeconds: v.proof_expires_in,
+      method,
     });
-    const done = await this.d.store.markVerified(v, { token: proof.token, expiresAt: toDate(proof.expiresAt)! }, now);
+    const done = await this.d.store.markVerified(v, { token: proof.token, expiresAt: toDate(proof.expiresAt)!, method }, now);
     if (done) {
       this.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: v.id, kid: proof.kid }, "verification verified");
       return done;

@@ -12,18 +12,29 @@ import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-p
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import { VerificationStore } from "../src/store.ts";
 import { Verifications } from "../src/verifications.ts";
+import { applyProofRevoked } from "../src/proof-revocations.ts";
+
+const silent = createLogger({ level: "silent" });
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 
-/** A store whose markVerified fails the first `crashes` times before touching the database. */
+/** A store whose markVerified (or markRevoked) fails the first `crashes` (`revokeCrashes`) times before touching the database. */
 class CrashingStore extends VerificationStore {
   crashes = 0;
+  revokeCrashes = 0;
   override async markVerified(...args: Parameters<VerificationStore["markVerified"]>) {
     if (this.crashes > 0) {
       this.crashes--;
       throw new Error("crash after the proof was issued");
     }
     return super.markVerified(...args);
+  }
+  override async markRevoked(...args: Parameters<VerificationStore["markRevoked"]>) {
+    if (this.revokeCrashes > 0) {
+      this.revokeCrashes--;
+      throw new Error("crash after the proof was revoked");
+    }
+    return super.markRevoked(...args);
   }
 }
 
@@ -105,7 +116,9 @@ describe(`completing a verification across a crash (${process.env.DATABASE_URL ?
     const again = await verifications.testVerify(scope, row.id);
     expect(again.proof_token).toBe(issued[0]);
     expect(await outbox(row.id)).toHaveLength(events.length);
-    expect(await proof.client.validateProof({ proofToken: issued[0] })).toMatchObject({ valid: true, proofId: row.id });
+    expect(again.method).toBe("test");
+    const testScope = { tenantId: scope.tenantId, environment: Environment.TEST };
+    expect(await proof.client.validateProof({ proofToken: issued[0], scope: testScope })).toMatchObject({ valid: true, proofId: row.id, method: "test", testMode: true });
   });
 
   it("two retries racing after the crash still end with one proof and one completed event", async () => {
@@ -118,5 +131,43 @@ describe(`completing a verification across a crash (${process.env.DATABASE_URL ?
     expect(b.status).toBe("verified");
     expect(new Set([...issued, a.proof_token, b.proof_token]).size).toBe(1);
     expect((await outbox(row.id)).filter((e) => e.event_type === "verification.completed")).toHaveLength(1);
+  });
+});
+
+describe(`revoking a verification across a crash (${process.env.DATABASE_URL ? "Postgres" : "PGlite"})`, () => {
+  it("the proof.revoked handler (applyProofRevoked) moves the verification to revoked with the proof's revoked_at, once, and leaves other states alone", async () => {
+    const { row } = await verifications.create(scope, { type: "phone", channel: "telegram", identifier: "+370 691 99198" });
+    await verifications.testVerify(scope, row.id);
+    store.revokeCrashes = 1;
+    await expect(verifications.revoke(scope, row.id, "fraud")).rejects.toThrow("crash after the proof was revoked");
+    // the owner has it revoked, this service still says verified: the split the event heals
+    const testScope = { tenantId: scope.tenantId, environment: Environment.TEST };
+    const st = (await proof.client.getProofStatus({ scope: testScope, proofId: row.id })).status!;
+    expect(st).toMatchObject({ isRevoked: true, revokedReason: "fraud" });
+    expect((await verifications.get(scope, row.id)).status).toBe("verified");
+
+    // the event as the proof service wrote it ({proof_id, reason, revoked_at}), delivered twice
+    const payload = { proof_id: row.id, reason: st.revokedReason, revoked_at: new Date(Number(st.revokedAt!.seconds) * 1000 + st.revokedAt!.nanos / 1e6).toISOString() };
+    await db.tx((q) => applyProofRevoked(store, silent, q, scope, payload));
+    await db.tx((q) => applyProofRevoked(store, silent, q, scope, payload));
+    const after = await verifications.get(scope, row.id);
+    expect(after).toMatchObject({ status: "revoked", revoked_reason: "fraud", method: "test" });
+    expect(after.revoked_at!.toISOString()).toBe(payload.revoked_at);
+    const statuses = (await outbox(row.id)).filter((e) => e.event_type === "verification.status_changed").map((e) => e.payload.status);
+    expect(statuses).toEqual(["pending", "verified", "revoked"]);
+    // the revoke call now answers the same, idempotently
+    expect((await verifications.revoke(scope, row.id, "other")).revoked_at!.toISOString()).toBe(payload.revoked_at);
+
+    // a revoked proof whose verification never got verified (withdrawn) changes nothing
+    const { row: pending } = await verifications.create(scope, { type: "phone", channel: "telegram", identifier: "+370 691 99197" });
+    await db.tx((q) => applyProofRevoked(store, silent, q, scope, { proof_id: pending.id, reason: "other", revoked_at: new Date().toISOString() }));
+    expect((await verifications.get(scope, pending.id)).status).toBe("pending");
+    // nor does an event of another tenant's (or environment's) scope naming this tenant's verification
+    const { row: other } = await verifications.create(scope, { type: "phone", channel: "telegram", identifier: "+370 691 99196" });
+    await verifications.testVerify(scope, other.id);
+    for (const s of [{ tenantId: "ten_other", env: "test" as const }, { tenantId: scope.tenantId, env: "live" as const }]) {
+      await db.tx((q) => applyProofRevoked(store, silent, q, s, { proof_id: other.id, reason: "other", revoked_at: new Date().toISOString() }));
+    }
+    expect((await verifications.get(scope, other.id)).status).toBe("verified");
   });
 });

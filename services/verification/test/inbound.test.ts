@@ -108,7 +108,8 @@ describe("recordSessionVerification", () => {
     const rows = await db.query("SELECT id FROM verification.verifications WHERE origin = $1", [input.origin]);
     expect(rows.rowCount).toBe(1);
     // it validates with the identifier, although +1555555xxxx is a fictional range
-    expect((await v.validate(x.proof_token!, "+1 555-555-0100")).valid).toBe(true);
+    expect((await v.validate(test, x.proof_token!, "+1 555-555-0100")).valid).toBe(true);
+    expect(x.method).toBe("test"); // a test session is completed by its test-verify
   });
 
   it("refuses what a session cannot have: another channel, an impossible number, a proof lifetime out of range", async () => {

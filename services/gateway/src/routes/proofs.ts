@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { iso } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
@@ -13,16 +14,29 @@ export function proofRoutes(c: Clients): RouteDef[] {
       method: "post",
       path: "/api/v1/proofs/validate",
       tag: "Proofs",
-      summary: "Validate a proof token online (any tenant may validate any proof)",
-      description: "A failed check is a normal 200 answer with valid false and a reason.",
+      summary: "Validate a proof token online (any tenant may validate any live proof)",
+      description:
+        "A failed check is a normal 200 answer with valid false and a reason. A test proof is valid only for a test key (test_mode true); " +
+        "with a live key it answers valid false, reason test_proof. A live proof is valid for either key. verification.method says how control was shown.",
       auth: "key",
       body: ValidateBody,
       responses: { 200: { description: "The result", schema: ValidateResponse }, 400: err("validation_error") },
-      async handler({ body }) {
-        const r = await c.verification.validateProof({ proofToken: body.proof_token, identifier: body.identifier });
+      async handler({ req, body }) {
+        const r = await c.verification.validateProof({ proofToken: body.proof_token, identifier: body.identifier, scope: scopeOf(req) });
         return {
           body: r.valid
-            ? { valid: true, verification: { id: r.verificationId, type: r.type, channel: r.channel, verified_at: iso(r.verifiedAt), expires_at: iso(r.expiresAt), test_mode: r.testMode } }
+            ? {
+                valid: true,
+                verification: {
+                  id: r.verificationId,
+                  type: r.type,
+                  channel: r.channel,
+                  verified_at: iso(r.verifiedAt),
+                  expires_at: iso(r.expiresAt),
+                  test_mode: r.testMode,
+                  ...(r.method ? { method: r.method } : {}),
+                },
+              }
             : { valid: false, reason: r.reason, message: r.message },
         };
       },
@@ -31,15 +45,20 @@ export function proofRoutes(c: Clients): RouteDef[] {
       method: "get",
       path: "/api/v1/proofs/revoked",
       tag: "Proofs",
-      summary: "The signed revocation list (public)",
-      description: "Entries of unexpired revoked proofs. `signature` is a compact JWS over {revoked, generated_at}, checkable with the JWKS. Cache up to 5 minutes.",
+      summary: "The signed revocation list (public), of live proofs or, with env=test, of test proofs",
+      description:
+        "Entries of unexpired revoked proofs of one environment. `signature` is a compact JWS over {revoked, generated_at}, checkable with " +
+        "/.well-known/jwks.json (live list) or /.well-known/jwks-test.json (env=test: signed by a test key). Cache up to 5 minutes.",
       auth: "public",
       query: RevokedQuery,
       responses: { 200: { description: "The list", schema: RevocationList }, 304: { description: "Not modified (If-None-Match)" } },
       async handler({ req, query }) {
-        const r = await c.proof.getRevocationList({ since: query.since ? timestampFromDate(new Date(query.since)) : undefined });
+        const r = await c.proof.getRevocationList({
+          since: query.since ? timestampFromDate(new Date(query.since)) : undefined,
+          environment: query.env === "test" ? Environment.TEST : Environment.LIVE,
+        });
         const revoked = r.revoked.map((e) => ({ proof_id: e.proofId, revoked_at: iso(e.revokedAt), reason: e.reason }));
-        const etag = `W/"${createHash("sha256").update(JSON.stringify(revoked)).digest("base64url").slice(0, 27)}"`;
+        const etag = `W/"${createHash("sha256").update(`${query.env ?? "live"}:${JSON.stringify(revoked)}`).digest("base64url").slice(0, 27)}"`;
         const headers = { "Cache-Control": "public, max-age=300", ETag: etag };
         if (req.get("if-none-match") === etag) return { status: 304, headers };
         return { headers, body: { revoked, generated_at: iso(r.generatedAt), signature: r.signature } };
@@ -83,20 +102,26 @@ export function proofRoutes(c: Clients): RouteDef[] {
         return { body: { success: true, verification_id: r.verificationId, status: r.status, revoked_at: iso(r.revokedAt) } };
       },
     }),
-    route({
-      method: "get",
-      path: "/.well-known/jwks.json",
-      tag: "Proofs",
-      summary: "Public keys for checking proofs offline (select by kid)",
-      auth: "public",
-      responses: { 200: { description: "The key set; cache up to 24 hours", schema: Jwks } },
-      async handler() {
-        const r = await c.proof.getJwks({});
-        return {
-          headers: { "Cache-Control": "public, max-age=86400" },
-          body: { keys: r.keys.map((k) => ({ kty: k.kty, n: k.n, e: k.e, alg: k.alg, use: k.use, kid: k.kid })) },
-        };
-      },
-    }),
+    jwksRoute(c, "/.well-known/jwks.json", Environment.LIVE, "Public keys for checking live proofs offline (select by kid); never holds a test key"),
+    jwksRoute(c, "/.well-known/jwks-test.json", Environment.TEST, "Public keys of test proofs only (select by kid); a proof that verifies only here is a test proof"),
   ];
+}
+
+/** One key set's JWKS (public, cached a day): the live set or the test set, never both in one document. */
+function jwksRoute(c: Clients, path: string, environment: Environment, summary: string): RouteDef {
+  return route({
+    method: "get",
+    path,
+    tag: "Proofs",
+    summary,
+    auth: "public",
+    responses: { 200: { description: "The key set; cache up to 24 hours", schema: Jwks } },
+    async handler() {
+      const r = await c.proof.getJwks({ environment });
+      return {
+        headers: { "Cache-Control": "public, max-age=86400" },
+        body: { keys: r.keys.map((k) => ({ kty: k.kty, n: k.n, e: k.e, alg: k.alg, use: k.use, kid: k.kid })) },
+      };
+    },
+  });
 }

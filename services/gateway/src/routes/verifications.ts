@@ -1,6 +1,6 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Verification as VerificationMsg } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
-import { iso } from "@icv/platform";
+import { iso, type ProofMethod } from "@icv/platform";
 import { z } from "zod";
 import { scopeOf, type Clients } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
@@ -46,7 +46,7 @@ export function toRest(v: VerificationMsg) {
     max_attempts: v.maxAttempts,
     ...(v.revokedAt ? { revoked_at: iso(v.revokedAt), revoked_reason: v.revokedReason } : {}),
     test_mode: v.testMode,
-    method: (v.method || "challenge") as "challenge" | "reused_proof",
+    ...(v.method ? { method: v.method as ProofMethod } : {}),
     ...(v.reusedFrom ? { reused_from: v.reusedFrom } : {}),
   };
 }

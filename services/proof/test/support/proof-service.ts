@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Client } from "@connectrpc/connect";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
-import { createLogger, parseConfig, rpcClient, serviceIdentity, systemClock, type Clock } from "@icv/platform";
+import { createLogger, openDatabase, parseConfig, rpcClient, serviceIdentity, systemClock, type Clock, type Database } from "@icv/platform";
 import { maybeFreshPostgres } from "../../../../test/support/fresh-postgres.ts";
 import { proofCallers } from "../../src/callers.ts";
 import { startProofService } from "../../src/start.ts";
@@ -18,9 +18,25 @@ export interface TestProofService {
   close(): Promise<void>;
 }
 
-export async function startTestProofService(clock: Clock = systemClock, env: Record<string, string> = {}): Promise<TestProofService> {
+/**
+ * `prepare` runs on the service's database before the service opens it (e.g. to lay down the
+ * state an older release left: migrations so far and its rows).
+ */
+export async function startTestProofService(
+  clock: Clock = systemClock,
+  env: Record<string, string> = {},
+  prepare?: (db: Database) => Promise<void>,
+): Promise<TestProofService> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "icv-proof-test-"));
   const db = await maybeFreshPostgres();
+  if (prepare) {
+    const before = await openDatabase(db ? { url: db.url, poolMax: 2 } : { dataDir: path.join(dataDir, "pgdata") });
+    try {
+      await prepare(before);
+    } finally {
+      await before.close();
+    }
+  }
   const config = parseConfig({
     DATA_DIR: dataDir,
     PROOF_GRPC_PORT: "0",

@@ -6,7 +6,7 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { TenantScope } from "../../common/v1/scope_pb.ts";
+import type { Environment, TenantScope } from "../../common/v1/scope_pb.ts";
 import { file_icv_common_v1_scope } from "../../common/v1/scope_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file icv/proof/v1/proof_service.proto.
  */
 export const file_icv_proof_v1_proof_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBpY3YvcHJvb2YvdjEvcHJvb2Zfc2VydmljZS5wcm90bxIMaWN2LnByb29mLnYxIqkCChFJc3N1ZVByb29mUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSEAoIcHJvb2ZfaWQYAiABKAkSDAoEdHlwZRgDIAEoCRIPCgdjaGFubmVsGAQgASgJEhcKD2lkZW50aWZpZXJfaGFzaBgFIAEoCRIdChBleHRlcm5hbF91c2VyX2lkGAYgASgJSACIAQESLwoLdmVyaWZpZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgIIAEoBRITCgZtZXRob2QYCSABKAlIAYgBAUITChFfZXh0ZXJuYWxfdXNlcl9pZEIJCgdfbWV0aG9kImAKEklzc3VlUHJvb2ZSZXNwb25zZRINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgNraWQYAyABKAkiKwoUVmFsaWRhdGVQcm9vZlJlcXVlc3QSEwoLcHJvb2ZfdG9rZW4YASABKAkihQIKFVZhbGlkYXRlUHJvb2ZSZXNwb25zZRINCgV2YWxpZBgBIAEoCBIOCgZyZWFzb24YAiABKAkSDwoHbWVzc2FnZRgDIAEoCRIQCghwcm9vZl9pZBgEIAEoCRIMCgR0eXBlGAUgASgJEg8KB2NoYW5uZWwYBiABKAkSFwoPaWRlbnRpZmllcl9oYXNoGAcgASgJEi8KC3ZlcmlmaWVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgl0ZXN0X21vZGUYCiABKAgi+QEKC1Byb29mU3RhdHVzEhAKCHByb29mX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIQCghpc192YWxpZBgDIAEoCBISCgppc19yZXZva2VkGAQgASgIEi4KCnJldm9rZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKDnJldm9rZWRfcmVhc29uGAYgASgJSACIAQESLgoKZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKaXNfZXhwaXJlZBgIIAEoCEIRCg9fcmV2b2tlZF9yZWFzb24iVAoVR2V0UHJvb2ZTdGF0dXNSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIQCghwcm9vZl9pZBgCIAEoCSJDChZHZXRQcm9vZlN0YXR1c1Jlc3BvbnNlEikKBnN0YXR1cxgBIAEoCzIZLmljdi5wcm9vZi52MS5Qcm9vZlN0YXR1cyJhChJSZXZva2VQcm9vZlJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEhAKCHByb29mX2lkGAIgASgJEg4KBnJlYXNvbhgDIAEoCSJnChNSZXZva2VQcm9vZlJlc3BvbnNlEhAKCHByb29mX2lkGAEgASgJEi4KCnJldm9rZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJlYXNvbhgDIAEoCSJgCgxSZXZva2VkRW50cnkSEAoIcHJvb2ZfaWQYASABKAkSLgoKcmV2b2tlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAMgASgJIkUKGEdldFJldm9jYXRpb25MaXN0UmVxdWVzdBIpCgVzaW5jZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijQEKGUdldFJldm9jYXRpb25MaXN0UmVzcG9uc2USKwoHcmV2b2tlZBgBIAMoCzIaLmljdi5wcm9vZi52MS5SZXZva2VkRW50cnkSMAoMZ2VuZXJhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglzaWduYXR1cmUYAyABKAkiTwoDSndrEgsKA2t0eRgBIAEoCRIJCgFuGAIgASgJEgkKAWUYAyABKAkSCwoDYWxnGAQgASgJEgsKA3VzZRgFIAEoCRILCgNraWQYBiABKAkiEAoOR2V0Sndrc1JlcXVlc3QiMgoPR2V0Sndrc1Jlc3BvbnNlEh8KBGtleXMYASADKAsyES5pY3YucHJvb2YudjEuSndrIhkKF1JvdGF0ZVNpZ25pbmdLZXlSZXF1ZXN0IjwKGFJvdGF0ZVNpZ25pbmdLZXlSZXNwb25zZRILCgNraWQYASABKAkSEwoLcmV0aXJlZF9raWQYAiABKAky+wQKDFByb29mU2VydmljZRJPCgpJc3N1ZVByb29mEh8uaWN2LnByb29mLnYxLklzc3VlUHJvb2ZSZXF1ZXN0GiAuaWN2LnByb29mLnYxLklzc3VlUHJvb2ZSZXNwb25zZRJYCg1WYWxpZGF0ZVByb29mEiIuaWN2LnByb29mLnYxLlZhbGlkYXRlUHJvb2ZSZXF1ZXN0GiMuaWN2LnByb29mLnYxLlZhbGlkYXRlUHJvb2ZSZXNwb25zZRJbCg5HZXRQcm9vZlN0YXR1cxIjLmljdi5wcm9vZi52MS5HZXRQcm9vZlN0YXR1c1JlcXVlc3QaJC5pY3YucHJvb2YudjEuR2V0UHJvb2ZTdGF0dXNSZXNwb25zZRJSCgtSZXZva2VQcm9vZhIgLmljdi5wcm9vZi52MS5SZXZva2VQcm9vZlJlcXVlc3QaIS5pY3YucHJvb2YudjEuUmV2b2tlUHJvb2ZSZXNwb25zZRJkChFHZXRSZXZvY2F0aW9uTGlzdBImLmljdi5wcm9vZi52MS5HZXRSZXZvY2F0aW9uTGlzdFJlcXVlc3QaJy5pY3YucHJvb2YudjEuR2V0UmV2b2NhdGlvbkxpc3RSZXNwb25zZRJGCgdHZXRKd2tzEhwuaWN2LnByb29mLnYxLkdldEp3a3NSZXF1ZXN0Gh0uaWN2LnByb29mLnYxLkdldEp3a3NSZXNwb25zZRJhChBSb3RhdGVTaWduaW5nS2V5EiUuaWN2LnByb29mLnYxLlJvdGF0ZVNpZ25pbmdLZXlSZXF1ZXN0GiYuaWN2LnByb29mLnYxLlJvdGF0ZVNpZ25pbmdLZXlSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_icv_common_v1_scope]);
+  fileDesc("CiBpY3YvcHJvb2YvdjEvcHJvb2Zfc2VydmljZS5wcm90bxIMaWN2LnByb29mLnYxIpkCChFJc3N1ZVByb29mUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSEAoIcHJvb2ZfaWQYAiABKAkSDAoEdHlwZRgDIAEoCRIPCgdjaGFubmVsGAQgASgJEhcKD2lkZW50aWZpZXJfaGFzaBgFIAEoCRIdChBleHRlcm5hbF91c2VyX2lkGAYgASgJSACIAQESLwoLdmVyaWZpZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgIIAEoBRIOCgZtZXRob2QYCSABKAlCEwoRX2V4dGVybmFsX3VzZXJfaWQiYAoSSXNzdWVQcm9vZlJlc3BvbnNlEg0KBXRva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgsKA2tpZBgDIAEoCSJWChRWYWxpZGF0ZVByb29mUmVxdWVzdBITCgtwcm9vZl90b2tlbhgBIAEoCRIpCgVzY29wZRgCIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUilQIKFVZhbGlkYXRlUHJvb2ZSZXNwb25zZRINCgV2YWxpZBgBIAEoCBIOCgZyZWFzb24YAiABKAkSDwoHbWVzc2FnZRgDIAEoCRIQCghwcm9vZl9pZBgEIAEoCRIMCgR0eXBlGAUgASgJEg8KB2NoYW5uZWwYBiABKAkSFwoPaWRlbnRpZmllcl9oYXNoGAcgASgJEi8KC3ZlcmlmaWVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgl0ZXN0X21vZGUYCiABKAgSDgoGbWV0aG9kGAsgASgJIvkBCgtQcm9vZlN0YXR1cxIQCghwcm9vZl9pZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSEAoIaXNfdmFsaWQYAyABKAgSEgoKaXNfcmV2b2tlZBgEIAEoCBIuCgpyZXZva2VkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbCg5yZXZva2VkX3JlYXNvbhgGIAEoCUgAiAEBEi4KCmV4cGlyZXNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmlzX2V4cGlyZWQYCCABKAhCEQoPX3Jldm9rZWRfcmVhc29uIlQKFUdldFByb29mU3RhdHVzUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSEAoIcHJvb2ZfaWQYAiABKAkiQwoWR2V0UHJvb2ZTdGF0dXNSZXNwb25zZRIpCgZzdGF0dXMYASABKAsyGS5pY3YucHJvb2YudjEuUHJvb2ZTdGF0dXMiYQoSUmV2b2tlUHJvb2ZSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIQCghwcm9vZl9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiZwoTUmV2b2tlUHJvb2ZSZXNwb25zZRIQCghwcm9vZl9pZBgBIAEoCRIuCgpyZXZva2VkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZyZWFzb24YAyABKAkiYAoMUmV2b2tlZEVudHJ5EhAKCHByb29mX2lkGAEgASgJEi4KCnJldm9rZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJlYXNvbhgDIAEoCSJ2ChhHZXRSZXZvY2F0aW9uTGlzdFJlcXVlc3QSKQoFc2luY2UYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2Vudmlyb25tZW50GAIgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCKNAQoZR2V0UmV2b2NhdGlvbkxpc3RSZXNwb25zZRIrCgdyZXZva2VkGAEgAygLMhouaWN2LnByb29mLnYxLlJldm9rZWRFbnRyeRIwCgxnZW5lcmF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXNpZ25hdHVyZRgDIAEoCSJPCgNKd2sSCwoDa3R5GAEgASgJEgkKAW4YAiABKAkSCQoBZRgDIAEoCRILCgNhbGcYBCABKAkSCwoDdXNlGAUgASgJEgsKA2tpZBgGIAEoCSJBCg5HZXRKd2tzUmVxdWVzdBIvCgtlbnZpcm9ubWVudBgBIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiMgoPR2V0Sndrc1Jlc3BvbnNlEh8KBGtleXMYASADKAsyES5pY3YucHJvb2YudjEuSndrIkoKF1JvdGF0ZVNpZ25pbmdLZXlSZXF1ZXN0Ei8KC2Vudmlyb25tZW50GAEgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCJtChhSb3RhdGVTaWduaW5nS2V5UmVzcG9uc2USCwoDa2lkGAEgASgJEhMKC3JldGlyZWRfa2lkGAIgASgJEi8KC2Vudmlyb25tZW50GAMgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudDL7BAoMUHJvb2ZTZXJ2aWNlEk8KCklzc3VlUHJvb2YSHy5pY3YucHJvb2YudjEuSXNzdWVQcm9vZlJlcXVlc3QaIC5pY3YucHJvb2YudjEuSXNzdWVQcm9vZlJlc3BvbnNlElgKDVZhbGlkYXRlUHJvb2YSIi5pY3YucHJvb2YudjEuVmFsaWRhdGVQcm9vZlJlcXVlc3QaIy5pY3YucHJvb2YudjEuVmFsaWRhdGVQcm9vZlJlc3BvbnNlElsKDkdldFByb29mU3RhdHVzEiMuaWN2LnByb29mLnYxLkdldFByb29mU3RhdHVzUmVxdWVzdBokLmljdi5wcm9vZi52MS5HZXRQcm9vZlN0YXR1c1Jlc3BvbnNlElIKC1Jldm9rZVByb29mEiAuaWN2LnByb29mLnYxLlJldm9rZVByb29mUmVxdWVzdBohLmljdi5wcm9vZi52MS5SZXZva2VQcm9vZlJlc3BvbnNlEmQKEUdldFJldm9jYXRpb25MaXN0EiYuaWN2LnByb29mLnYxLkdldFJldm9jYXRpb25MaXN0UmVxdWVzdBonLmljdi5wcm9vZi52MS5HZXRSZXZvY2F0aW9uTGlzdFJlc3BvbnNlEkYKB0dldEp3a3MSHC5pY3YucHJvb2YudjEuR2V0Sndrc1JlcXVlc3QaHS5pY3YucHJvb2YudjEuR2V0Sndrc1Jlc3BvbnNlEmEKEFJvdGF0ZVNpZ25pbmdLZXkSJS5pY3YucHJvb2YudjEuUm90YXRlU2lnbmluZ0tleVJlcXVlc3QaJi5pY3YucHJvb2YudjEuUm90YXRlU2lnbmluZ0tleVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_icv_common_v1_scope]);
 
 /**
  * @generated from message icv.proof.v1.IssueProofRequest
@@ -63,11 +63,12 @@ export type IssueProofRequest = Message<"icv.proof.v1.IssueProofRequest"> & {
   expiresInSeconds: number;
 
   /**
-   * "reused_proof" for a proof issued from an earlier proof (the `method` claim); absent: "challenge".
+   * How control was shown (the `method` claim, required): reverse_otp, otp, signature, oauth,
+   * api_key, bot_token, dns_txt, http_file, dns_provider, reused_proof or test.
    *
-   * @generated from field: optional string method = 9;
+   * @generated from field: string method = 9;
    */
-  method?: string | undefined;
+  method: string;
 };
 
 /**
@@ -112,6 +113,14 @@ export type ValidateProofRequest = Message<"icv.proof.v1.ValidateProofRequest"> 
    * @generated from field: string proof_token = 1;
    */
   proofToken: string;
+
+  /**
+   * The caller's tenant and environment (from its API key). A test proof validated for a live
+   * scope is not valid (reason test_proof); any tenant may validate any proof of its environment.
+   *
+   * @generated from field: icv.common.v1.TenantScope scope = 2;
+   */
+  scope?: TenantScope | undefined;
 };
 
 /**
@@ -171,11 +180,18 @@ export type ValidateProofResponse = Message<"icv.proof.v1.ValidateProofResponse"
   expiresAt?: Timestamp | undefined;
 
   /**
-   * The proof was issued with a test key (the user's control was not checked).
+   * A test proof (test key set, or an env claim of test), valid only for a test scope.
    *
    * @generated from field: bool test_mode = 10;
    */
   testMode: boolean;
+
+  /**
+   * The `method` claim; empty for proofs issued before every proof carried one.
+   *
+   * @generated from field: string method = 11;
+   */
+  method: string;
 };
 
 /**
@@ -365,6 +381,13 @@ export type GetRevocationListRequest = Message<"icv.proof.v1.GetRevocationListRe
    * @generated from field: google.protobuf.Timestamp since = 1;
    */
   since?: Timestamp | undefined;
+
+  /**
+   * Whose list: live proofs (signed by a live key; UNSPECIFIED means live) or test proofs (signed by a test key).
+   *
+   * @generated from field: icv.common.v1.Environment environment = 2;
+   */
+  environment: Environment;
 };
 
 /**
@@ -449,6 +472,12 @@ export const JwkSchema: GenMessage<Jwk> = /*@__PURE__*/
  * @generated from message icv.proof.v1.GetJwksRequest
  */
 export type GetJwksRequest = Message<"icv.proof.v1.GetJwksRequest"> & {
+  /**
+   * Which key set: live (UNSPECIFIED means live; /.well-known/jwks.json) or test (/.well-known/jwks-test.json).
+   *
+   * @generated from field: icv.common.v1.Environment environment = 1;
+   */
+  environment: Environment;
 };
 
 /**
@@ -479,6 +508,12 @@ export const GetJwksResponseSchema: GenMessage<GetJwksResponse> = /*@__PURE__*/
  * @generated from message icv.proof.v1.RotateSigningKeyRequest
  */
 export type RotateSigningKeyRequest = Message<"icv.proof.v1.RotateSigningKeyRequest"> & {
+  /**
+   * Which key set to rotate (UNSPECIFIED means live).
+   *
+   * @generated from field: icv.common.v1.Environment environment = 1;
+   */
+  environment: Environment;
 };
 
 /**
@@ -501,6 +536,11 @@ export type RotateSigningKeyResponse = Message<"icv.proof.v1.RotateSigningKeyRes
    * @generated from field: string retired_kid = 2;
    */
   retiredKid: string;
+
+  /**
+   * @generated from field: icv.common.v1.Environment environment = 3;
+   */
+  environment: Environment;
 };
 
 /**

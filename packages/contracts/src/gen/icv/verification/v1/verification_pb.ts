@@ -162,8 +162,9 @@ export type Verification = Message<"icv.verification.v1.Verification"> & {
   testMode: boolean;
 
   /**
-   * How it was completed: "challenge" (the user answered it) or "reused_proof" (from an earlier
-   * verification's proof, see reused_from).
+   * How control was shown, as the proof's `method` claim says (reverse_otp, otp, signature, oauth,
+   * api_key, bot_token, dns_txt, http_file, dns_provider, reused_proof, test; see reused_from for
+   * reused_proof). Empty until verified, and for verifications completed before it was recorded.
    *
    * @generated from field: string method = 17;
    */

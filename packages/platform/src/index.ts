@@ -17,4 +17,5 @@ export * from "./running.ts";
 export * from "./events/index.ts";
 export * from "./outbound.ts";
 export * from "./paging.ts";
+export * from "./rate-limit.ts";
 export * from "./providers.ts";

@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import {
-  createEventLog, dataDirSecret, hostService, openServiceDatabase, rpcClient, startSweeper, systemClock,
+  createEventLog, createRateLimiter, dataDirSecret, hostService, openServiceDatabase, rpcClient, startSweeper, systemClock,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { verificationRoutes } from "./service.ts";
@@ -12,6 +12,7 @@ import { Requests } from "./requests.ts";
 import { verificationRequestRoutes } from "./request-service.ts";
 import { Verifications } from "./verifications.ts";
 import { smtpMailer } from "./mailer.ts";
+import { SendLimits } from "./send-limits.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 
@@ -21,6 +22,8 @@ export async function startVerificationService(config: Config, logger: Logger, c
   const db = await openServiceDatabase(config, "verification", MIGRATIONS, log);
   const store = new VerificationStore(db);
   const hmacKey = config.CHALLENGE_HMAC_KEY ?? dataDirSecret(config.DATA_DIR, "challenge-hmac-key", "CHALLENGE_HMAC_KEY", log);
+  // send limits count on the clock the service runs on (tests move it by hand)
+  const rates = createRateLimiter(config, log, () => clock.now().getTime());
   const verifications = new Verifications({
     store,
     proofs: rpcClient(ProofService, config.serviceUrl("proof")),
@@ -29,6 +32,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     hmacKey,
     logger: log,
     mailer: smtpMailer(config),
+    sendLimits: new SendLimits({ limiter: rates.limiter, keySecret: hmacKey, budgetPerHour: config.SEND_BUDGET_PER_HOUR }),
   });
   const sweeper = startSweeper("verification-expiry", () => verifications.expireDue(), config.SWEEP_INTERVAL_MS, log);
   const attemptsPruner = startSweeper(
@@ -74,6 +78,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
       await requestSweeper.stop();
       await requestConsumer.close();
       await events.close();
+      await rates.close();
     },
   });
 }

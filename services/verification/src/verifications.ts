@@ -5,6 +5,7 @@ import { AppError, messagingAddress, newId, providerPhone, toDate, toEnvironment
 import { codeHmac, codeLookup, codeMatches } from "./challenge.ts";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, methodOf, missingProvider, type ChallengeSpec } from "./channels.ts";
 import { codeMail, type Mailer } from "./mailer.ts";
+import type { SendLimits } from "./send-limits.ts";
 import { maskIdentifier, normalizeIdentifier, type AssetType } from "./identifiers.ts";
 import { verifyWalletSignature, type WalletChannel } from "./signatures.ts";
 import { botUsernameOf } from "./telegram-bot.ts";
@@ -48,6 +49,8 @@ export interface VerificationDeps {
   logger: Logger;
   /** Absent when SMTP is not configured (then live email channels are unavailable). */
   mailer?: Mailer;
+  /** Asked before every code the service sends (test scopes count too, in their own windows). */
+  sendLimits: SendLimits;
 }
 
 /** What an inbound code did (CompleteInboundCode). */
@@ -138,6 +141,8 @@ export class Verifications {
     const ch = buildChallenge({ id, type, channel: input.channel, identifier: ident.value, env: scope.env, now, config });
     const codeMinutes = Math.round(TTL_MS[type] / 60_000);
     const purpose = type === "domain" ? `control of ${ident.value}` : "your email address";
+    // before anything is sent or stored: a refused create leaves nothing behind
+    if (ch.sendTo && ch.code) await this.d.sendLimits.reserve(scope, { channel: input.channel, identifier: ch.sendTo });
     if (ch.sendTo && ch.code && scope.env === "live") {
       // sent before the row is stored: a failed send leaves nothing half-made, and test keys never send
       await this.d.mailer!.send(codeMail(ch.sendTo, ch.code, codeMinutes, purpose));
@@ -238,6 +243,7 @@ export class Verifications {
     const type = v.type as AssetType;
     const ch = buildChallenge({ id: v.id, type, channel: v.channel, identifier: v.identifier, env: scope.env, now, config });
     const purpose = type === "domain" ? `control of ${v.identifier}` : "your email address";
+    await this.d.sendLimits.reserve(scope, { channel: v.channel, identifier: ch.sendTo! });
     const testMessage = scope.env === "test" ? testMessageOf(config, scope, v, ch, now, Math.round(TTL_MS[type] / 60_000), purpose, true) : undefined;
     const written = await store.writeResentCode(
       v,

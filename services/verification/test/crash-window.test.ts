@@ -5,13 +5,14 @@ import type { Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
-import { createLogger, migrate, openDatabase, parseConfig, readMigrations, systemClock, type Database, type Scope } from "@icv/platform";
+import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, readMigrations, systemClock, type Database, type Scope } from "@icv/platform";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import { VerificationStore } from "../src/store.ts";
 import { Verifications } from "../src/verifications.ts";
+import { SendLimits } from "../src/send-limits.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 
@@ -59,6 +60,7 @@ beforeAll(async () => {
     clock: systemClock,
     hmacKey: "k".repeat(32),
     logger: createLogger({ level: "silent" }),
+    sendLimits: new SendLimits({ limiter: new MemoryRateLimiter(), keySecret: "k".repeat(32), budgetPerHour: 1000 }),
   });
 });
 afterAll(async () => {

@@ -406,7 +406,7 @@ export class Requests {
   async hostedStart(id: string, token: string, idx: number, input: { identifier?: string; channel?: string }): Promise<HostedView> {
     const { scope, asset, request } = await this.openAsset(id, token, idx);
     if (asset.status === "verified") throw new AppError("already_verified", "this asset is already verified");
-    if (asset.starts > MAX_ASSET_STARTS) throw new AppError("invalid_state", `this asset has failed: it was started ${MAX_ASSET_STARTS} times, the most a request allows`);
+    if (asset.starts > MAX_ASSET_STARTS) throw new AppError("invalid_state", `this has failed: it was started ${MAX_ASSET_STARTS} times, the most allowed, and cannot be started again`);
     const type = asset.type as AssetType;
     const allowed = asset.allowed_channels ?? (asset.channel ? [asset.channel] : [...CHANNELS_BY_TYPE[type]]);
     const channel = input.channel ?? asset.channel ?? (allowed.length === 1 ? allowed[0] : undefined);
@@ -430,7 +430,7 @@ export class Requests {
     const starts = await this.d.store.claimStart(scope, id, idx, MAX_ASSET_STARTS, this.d.clock.now());
     if (starts === undefined) throw new AppError("invalid_state", "the request is no longer open");
     if (starts > MAX_ASSET_STARTS) {
-      throw new AppError("max_attempts_exceeded", `this asset was started ${MAX_ASSET_STARTS} times, the most a request allows; it has failed`);
+      throw new AppError("max_attempts_exceeded", `this was started ${MAX_ASSET_STARTS} times, the most allowed; it has failed and cannot be started again`);
     }
     const v = await this.d.verifications
       .create(scope, { type, channel, identifier, externalUserId: request.external_user_id ?? undefined, clientMetadata: request.client_metadata ?? undefined })

@@ -89,8 +89,14 @@ describe("at most 5 codes per address in 10 minutes", () => {
 
   it("test keys meet the same 429 in their own window (nothing is sent), which never blocks live sends", async () => {
     const ta = api(stack.url, a.testKey);
-    for (let i = 0; i < 5; i++) expect((await ta.post("/api/v1/verifications", emailBody("test.only@example.com"))).status).toBe(201);
+    const first = await ta.post("/api/v1/verifications", emailBody("test.only@example.com"));
+    for (let i = 0; i < 4; i++) expect((await ta.post("/api/v1/verifications", emailBody("test.only@example.com"))).status).toBe(201);
     expectRateLimited(await ta.post("/api/v1/verifications", emailBody("test.only@example.com")), 1200);
+    clock.advance(61_000);
+    expectRateLimited(await ta.post(`/api/v1/verifications/${first.body.id}/resend`, {}), 1200);
+    // the refused resend left no test message behind (only the code of the create is listed)
+    const messages = await ta.get(`/api/v1/test/messages?verification_id=${first.body.id}`);
+    expect(messages.body.data.map((m: { subject: string }) => m.subject)).toEqual([expect.stringMatching(/^Your verification code/)]);
     expect((await api(stack.url, b.testKey).post("/api/v1/verifications", emailBody("test.only@example.com"))).status).toBe(201);
     expect((await api(stack.url, a.liveKey).post("/api/v1/verifications", emailBody("test.only@example.com"))).status).toBe(201);
     expect(await settledMails("test.only@example.com", 1)).toBe(1);

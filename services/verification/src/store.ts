@@ -367,10 +367,14 @@ export class VerificationStore {
   }
 
   /**
-   * Undoes a resend whose email could not be sent: the previous code, expiry and counters come
-   * back, but only if the row still holds the code this resend wrote (nothing happened since).
+   * Undoes a resend whose email could not be sent (or that a send limit refused): the previous
+   * code, expiry and counters come back, but only if the row still holds the code this resend
+   * wrote (nothing happened since); the test message the resend stored, if any, goes with it.
    */
-  async undoResentCode(before: VerificationRow, written: VerificationRow): Promise<void> {
+  async undoResentCode(before: VerificationRow, written: VerificationRow, testMessageId?: string): Promise<void> {
+    if (testMessageId) {
+      await this.db.query(`DELETE FROM ${S}.test_messages WHERE id = $1 AND tenant_id = $2 AND environment = 'test'`, [testMessageId, before.tenant_id]);
+    }
     await this.db.query(
       `UPDATE ${S}.verifications
           SET code_hmac = $5, challenge_expires_at = $6, resend_count = $7, code_sent_at = $8, updated_at = $9

@@ -243,7 +243,6 @@ export class Verifications {
     const type = v.type as AssetType;
     const ch = buildChallenge({ id: v.id, type, channel: v.channel, identifier: v.identifier, env: scope.env, now, config });
     const purpose = type === "domain" ? `control of ${v.identifier}` : "your email address";
-    await this.d.sendLimits.reserve(scope, { channel: v.channel, identifier: ch.sendTo! });
     const testMessage = scope.env === "test" ? testMessageOf(config, scope, v, ch, now, Math.round(TTL_MS[type] / 60_000), purpose, true) : undefined;
     const written = await store.writeResentCode(
       v,
@@ -259,6 +258,11 @@ export class Verifications {
       this.checkResendAllowed(cur, now);
       throw new AppError("invalid_state", "the verification changed meanwhile; try again");
     }
+    // counted once the resend won its conditional write (concurrent losers send nothing and count nothing)
+    await this.d.sendLimits.reserve(scope, { channel: v.channel, identifier: ch.sendTo! }).catch(async (e: unknown) => {
+      await store.undoResentCode(v, written, testMessage?.id);
+      throw e;
+    });
     if (scope.env === "live") {
       const mail = codeMail(ch.sendTo!, ch.code!, Math.round(TTL_MS[type] / 60_000), type === "domain" ? `control of ${v.identifier}` : "your email address", { resent: true });
       try {

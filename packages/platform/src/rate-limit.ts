@@ -147,7 +147,9 @@ export function createRateLimiter(config: Pick<Config, "REDIS_URL">, logger: Log
   return {
     limiter: new FallbackRateLimiter(redis, new RedisRateLimiter(redis, now), memory, logger),
     async close() {
-      if (redis.isOpen) await redis.quit().catch(() => undefined);
+      // a ready client finishes its commands; one still (re)connecting is dropped at once
+      if (redis.isReady) await redis.close().catch(() => undefined);
+      else if (redis.isOpen) redis.destroy();
     },
   };
 }

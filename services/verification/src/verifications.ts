@@ -227,10 +227,10 @@ export class Verifications {
   /**
    * Sends a new code for a pending email-channel verification (email, domain by email). Checks
    * in order: channel (resend_not_supported), status (invalid_state), the resend budget
-   * (invalid_state once MAX_RESENDS were used), the 60 s gap (resend_too_soon with retry_after).
-   * The new code and expiry are written by one conditional UPDATE before the mail goes out; a
-   * failed send puts the previous code back, so a failed resend changes nothing. Test scopes
-   * send nothing, the rules still apply.
+   * (invalid_state once MAX_RESENDS were used), the 60 s gap (resend_too_soon with retry_after),
+   * then the send limits (rate_limited, send-limits.ts). The new code and expiry are written by
+   * one conditional UPDATE before the mail goes out; a refused or failed send puts the previous
+   * code back, so it changes nothing. Test scopes send nothing, the rules still apply.
    */
   async resend(scope: Scope, id: string): Promise<{ row: VerificationRow; message: string; resendsRemaining: number }> {
     const { config, clock, hmacKey, store } = this.d;

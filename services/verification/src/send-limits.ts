@@ -3,7 +3,7 @@
 // before the send; a refusal throws, and nothing is sent.
 import { createHmac } from "node:crypto";
 import { parsePhoneNumberFromString } from "libphonenumber-js/max";
-import { AppError, type Config, type RateLimiter, type Scope } from "@icv/platform";
+import { AppError, type Config, type Logger, type RateLimiter, type Scope } from "@icv/platform";
 
 /** At most this many codes go to one address or number per window, across verifications and tenants. */
 export const SENDS_PER_IDENTIFIER = 5;
@@ -31,6 +31,8 @@ export interface SendLimitDeps {
   keySecret: string;
   /** Sends per tenant and environment per hour (SEND_BUDGET_PER_HOUR). */
   budgetPerHour: number;
+  /** Refusals are logged (tenant, channel, which limit; never the destination). */
+  logger?: Logger;
 }
 
 const minutes = (s: number) => (s < 60 ? `${s} s` : `${Math.ceil(s / 60)} min`);
@@ -49,7 +51,9 @@ export class SendLimits {
     const who = createHmac("sha256", this.d.keySecret).update(send.identifier).digest("base64url");
     const destKey = scope.env === "live" ? `send:to:${who}` : `send:to:test:${scope.tenantId}:${who}`;
     const dest = await limiter.consume(destKey, SENDS_PER_IDENTIFIER, IDENTIFIER_WINDOW_MS);
+    const refused = (limit: string) => this.d.logger?.warn({ request_id: scope.requestId, tenant_id: scope.tenantId, env: scope.env, channel: send.channel, limit }, "send refused by a send limit");
     if (!dest.allowed) {
+      refused("destination");
       const what = send.channel === "email" ? "email address" : "phone number";
       throw new AppError(
         "rate_limited",
@@ -61,6 +65,7 @@ export class SendLimits {
     if (!budget.allowed) {
       // nothing is sent: the destination's count is given back
       await limiter.refund(destKey, IDENTIFIER_WINDOW_MS);
+      refused("tenant_budget");
       throw new AppError(
         "rate_limited",
         `this account's budget of ${this.d.budgetPerHour} codes sent per hour is used up; try again in ${minutes(budget.retryAfter)}`,

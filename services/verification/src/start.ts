@@ -32,7 +32,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     hmacKey,
     logger: log,
     mailer: smtpMailer(config),
-    sendLimits: new SendLimits({ limiter: rates.limiter, keySecret: hmacKey, budgetPerHour: config.SEND_BUDGET_PER_HOUR }),
+    sendLimits: new SendLimits({ limiter: rates.limiter, keySecret: hmacKey, budgetPerHour: config.SEND_BUDGET_PER_HOUR, logger: log }),
   });
   const sweeper = startSweeper("verification-expiry", () => verifications.expireDue(), config.SWEEP_INTERVAL_MS, log);
   const attemptsPruner = startSweeper(

@@ -35,6 +35,20 @@ export interface SendLimitDeps {
   logger?: Logger;
 }
 
+/**
+ * The mailbox or phone a send lands in, as the limits count it: an email's sub-address
+ * (`+tag`) is dropped, and Gmail's dots and googlemail.com too, so `j.doe+1@gmail.com` and
+ * `jdoe+2@googlemail.com` share one window (the identifier itself keeps them, DECISIONS.md).
+ */
+export function mailboxOf(identifier: string): string {
+  const at = identifier.lastIndexOf("@");
+  if (at === -1) return identifier;
+  let local = identifier.slice(0, at).split("+")[0] || identifier.slice(0, at);
+  let domain = identifier.slice(at + 1).toLowerCase();
+  if (domain === "gmail.com" || domain === "googlemail.com") [local, domain] = [local.replaceAll(".", ""), "gmail.com"];
+  return `${local.toLowerCase()}@${domain}`;
+}
+
 const minutes = (s: number) => (s < 60 ? `${s} s` : `${Math.ceil(s / 60)} min`);
 
 export class SendLimits {
@@ -48,7 +62,7 @@ export class SendLimits {
    */
   async reserve(scope: Scope, send: Send): Promise<void> {
     const { limiter } = this.d;
-    const who = createHmac("sha256", this.d.keySecret).update(send.identifier).digest("base64url");
+    const who = createHmac("sha256", this.d.keySecret).update(mailboxOf(send.identifier)).digest("base64url");
     const destKey = scope.env === "live" ? `send:to:${who}` : `send:to:test:${scope.tenantId}:${who}`;
     const dest = await limiter.consume(destKey, SENDS_PER_IDENTIFIER, IDENTIFIER_WINDOW_MS);
     const refused = (limit: string) => this.d.logger?.warn({ request_id: scope.requestId, tenant_id: scope.tenantId, env: scope.env, channel: send.channel, limit }, "send refused by a send limit");

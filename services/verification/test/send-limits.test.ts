@@ -63,6 +63,18 @@ function behaviour(makeLimiter: (clock: ManualClock) => RateLimiter) {
     await limits.reserve(scope("a", "live"), email("victim@example.com"));
   });
 
+  it("counts one mailbox however it is written: sub-addresses (+tag), and Gmail's dots and googlemail.com", async () => {
+    const { limits, scope } = setup();
+    for (const to of ["jane.doe+1@gmail.com", "janedoe+2@gmail.com", "j.a.n.e.doe@googlemail.com", "janedoe@gmail.com", "jane.doe+shop@gmail.com"]) {
+      await limits.reserve(scope("a"), email(to));
+    }
+    expect((await refusal(limits.reserve(scope("b"), email("jane.d.o.e+x@gmail.com")))).code).toBe("rate_limited");
+    // elsewhere dots matter: another mailbox
+    for (let i = 0; i < 5; i++) await limits.reserve(scope("a"), email(`jane.doe+${i}@example.com`));
+    await limits.reserve(scope("a"), email("janedoe@example.com"));
+    expect((await refusal(limits.reserve(scope("a"), email("jane.doe@example.com")))).code).toBe("rate_limited");
+  });
+
   it("counts a phone number across channels (SMS and WhatsApp codes to one number share the window)", async () => {
     const { limits, scope } = setup();
     for (let i = 0; i < 5; i++) await limits.reserve(scope("a"), { channel: i % 2 ? "sms" : "whatsapp", identifier: "+37069199199" });

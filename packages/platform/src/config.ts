@@ -1,4 +1,5 @@
 import path from "node:path";
+import { isSupportedCountry } from "libphonenumber-js";
 import { z } from "zod";
 
 /** Service names and their default loopback gRPC ports. */
@@ -50,6 +51,14 @@ const base = z.object({
   CHALLENGE_HMAC_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(100),
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+  // outbound code sends (docs/send-limits.md)
+  SEND_BUDGET_PER_HOUR: z.coerce.number().int().min(1).default(1000),
+  SMS_ALLOWED_COUNTRIES: z
+    .string()
+    .regex(/^[A-Za-z]{2}(\s*,\s*[A-Za-z]{2})*$/, "must be ISO 3166 alpha-2 country codes separated by commas, e.g. LT,LV,EE")
+    .transform((v) => v.split(",").map((c) => c.trim().toUpperCase()))
+    .refine((list) => list.every((c) => isSupportedCountry(c)), "names a country code without phone numbers")
+    .optional(),
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),

@@ -19,6 +19,8 @@ export const MIN_REQUEST_TTL_S = 60;
 export const MAX_REQUEST_TTL_S = 604_800;
 export const MAX_ASSETS = 10;
 export const ACTION_TYPES = ["verification", "2fa", "login", "custom"] as const;
+/** Starts of one asset (its verification made, at creation or from the page); the next one fails the asset. */
+export const MAX_ASSET_STARTS = 3;
 const MAX_METADATA_BYTES = 4096;
 
 export interface AssetInput {
@@ -107,7 +109,8 @@ const changedAssets = (r: RequestView, statuses: AssetStatus[]) =>
 export function progress(at: Date): Decide {
   return (r) => {
     if (!OPEN.has(r.status)) return undefined;
-    const statuses = r.assets.map((a) => (a.v_status ? assetStatusOf(a.v_status) : a.status));
+    // an asset started more often than allowed has failed for good (its last verification expired with it)
+    const statuses = r.assets.map((a) => (a.starts > MAX_ASSET_STARTS && a.v_status !== "verified" ? "failed" : a.v_status ? assetStatusOf(a.v_status) : a.status));
     // an asset verified after the request's expiry does not count (the expiry came first)
     const counts = r.assets.map((a, i) => (statuses[i] === "verified" && a.v_verified_at && a.v_verified_at > r.expires_at ? "expired" : statuses[i]));
     const required = r.assets.map((a, i) => ({ a, s: counts[i] })).filter((x) => x.a.required);
@@ -403,6 +406,7 @@ export class Requests {
   async hostedStart(id: string, token: string, idx: number, input: { identifier?: string; channel?: string }): Promise<HostedView> {
     const { scope, asset, request } = await this.openAsset(id, token, idx);
     if (asset.status === "verified") throw new AppError("already_verified", "this asset is already verified");
+    if (asset.starts > MAX_ASSET_STARTS) throw new AppError("invalid_state", `this has failed: it was started ${MAX_ASSET_STARTS} times, the most allowed, and cannot be started again`);
     const type = asset.type as AssetType;
     const allowed = asset.allowed_channels ?? (asset.channel ? [asset.channel] : [...CHANNELS_BY_TYPE[type]]);
     const channel = input.channel ?? asset.channel ?? (allowed.length === 1 ? allowed[0] : undefined);
@@ -422,13 +426,18 @@ export class Requests {
         throw new AppError("resend_too_soon", `a code was sent less than ${RESEND_GAP_MS / 1000} s ago; try again in ${retryAfter} s`, { extra: { retry_after: retryAfter } });
       }
     }
-    const v = await this.d.verifications.create(scope, {
-      type,
-      channel,
-      identifier,
-      externalUserId: request.external_user_id ?? undefined,
-      clientMetadata: request.client_metadata ?? undefined,
-    });
+    // counted before the verification is made (a start refused by a send limit is given back)
+    const starts = await this.d.store.claimStart(scope, id, idx, MAX_ASSET_STARTS, this.d.clock.now());
+    if (starts === undefined) throw new AppError("invalid_state", "the request is no longer open");
+    if (starts > MAX_ASSET_STARTS) {
+      throw new AppError("max_attempts_exceeded", `this was started ${MAX_ASSET_STARTS} times, the most allowed; it has failed and cannot be started again`);
+    }
+    const v = await this.d.verifications
+      .create(scope, { type, channel, identifier, externalUserId: request.external_user_id ?? undefined, clientMetadata: request.client_metadata ?? undefined })
+      .catch(async (e: unknown) => {
+        await this.d.store.releaseStart(scope, id, idx, MAX_ASSET_STARTS);
+        throw e;
+      });
     const now = this.d.clock.now();
     if (!(await this.d.store.assignAsset(scope, id, idx, { identifier: v.row.identifier, channel, verificationId: v.row.id }, now))) {
       throw new AppError("invalid_state", "the request is no longer open");

@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import {
-  createEventLog, dataDirSecret, hostService, openServiceDatabase, rpcClient, serviceIdentity, startSweeper, systemClock,
+  createEventLog, createRateLimiter, dataDirSecret, hostService, openServiceDatabase, rpcClient, serviceIdentity, startSweeper, systemClock,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { verificationCallers } from "./callers.ts";
@@ -14,6 +14,7 @@ import { verificationRequestRoutes } from "./request-service.ts";
 import { Verifications } from "./verifications.ts";
 import { smtpMailer } from "./mailer.ts";
 import { followProofRevocations } from "./proof-revocations.ts";
+import { SendLimits } from "./send-limits.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 
@@ -24,6 +25,8 @@ export async function startVerificationService(config: Config, logger: Logger, c
   const store = new VerificationStore(db);
   const hmacKey = config.CHALLENGE_HMAC_KEY ?? dataDirSecret(config.DATA_DIR, "challenge-hmac-key", "CHALLENGE_HMAC_KEY", log);
   const identity = await serviceIdentity(config, "verification", log);
+  // send limits count on the clock the service runs on (tests move it by hand)
+  const rates = createRateLimiter(config, log, () => clock.now().getTime());
   const verifications = new Verifications({
     store,
     proofs: rpcClient(ProofService, config.serviceUrl("proof"), identity),
@@ -32,6 +35,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     hmacKey,
     logger: log,
     mailer: smtpMailer(config),
+    sendLimits: new SendLimits({ limiter: rates.limiter, keySecret: hmacKey, budgetPerHour: config.SEND_BUDGET_PER_HOUR, logger: log }),
   });
   const sweeper = startSweeper("verification-expiry", () => verifications.expireDue(), config.SWEEP_INTERVAL_MS, log);
   const attemptsPruner = startSweeper(
@@ -82,6 +86,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
       await requestConsumer.close();
       await revocations.close();
       await events.close();
+      await rates.close();
     },
   });
 }

@@ -385,10 +385,14 @@ export class VerificationStore {
   }
 
   /**
-   * Undoes a resend whose email could not be sent: the previous code, expiry and counters come
-   * back, but only if the row still holds the code this resend wrote (nothing happened since).
+   * Undoes a resend whose email could not be sent (or that a send limit refused): the previous
+   * code, expiry and counters come back, but only if the row still holds the code this resend
+   * wrote (nothing happened since); the test message the resend stored, if any, goes with it.
    */
-  async undoResentCode(before: VerificationRow, written: VerificationRow): Promise<void> {
+  async undoResentCode(before: VerificationRow, written: VerificationRow, testMessageId?: string): Promise<void> {
+    if (testMessageId) {
+      await this.db.query(`DELETE FROM ${S}.test_messages WHERE id = $1 AND tenant_id = $2 AND environment = 'test'`, [testMessageId, before.tenant_id]);
+    }
     await this.db.query(
       `UPDATE ${S}.verifications
           SET code_hmac = $5, challenge_expires_at = $6, resend_count = $7, code_sent_at = $8, updated_at = $9
@@ -553,6 +557,8 @@ export interface RequestAssetRow {
 
 /** An asset with its verification's current status and proof (when it has one). */
 export interface RequestAssetView extends RequestAssetRow {
+  /** Times the asset was started (its verification made); past the most allowed the asset has failed. */
+  starts: number;
   v_status: Status | null;
   v_verified_at: Date | null;
   proof_token: string | null;
@@ -598,8 +604,8 @@ export class RequestStore {
       );
       for (const a of assets) {
         await q.query(
-          `INSERT INTO ${S}.verification_request_assets (request_id, idx, type, identifier, channel, allowed_channels, required, status, verification_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+          `INSERT INTO ${S}.verification_request_assets (request_id, idx, type, identifier, channel, allowed_channels, required, status, verification_id, starts)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $9::text IS NULL THEN 0 ELSE 1 END)`,
           [a.request_id, a.idx, a.type, a.identifier, a.channel, a.allowed_channels, a.required, a.status, a.verification_id],
         );
       }
@@ -755,6 +761,48 @@ export class RequestStore {
       await q.query(`UPDATE ${S}.verification_requests SET updated_at = $2 WHERE id = $1`, [id, at]);
       return true;
     });
+  }
+
+  /**
+   * Counts one more start of asset `idx` (hosted page), up to `max`. The start past `max` fails
+   * the asset instead (starts stays max + 1) and its open verification expires, with its events.
+   * Answers the new count, or undefined when the request is not open (or not this scope's).
+   */
+  async claimStart(scope: Scope, id: string, idx: number, max: number, at: Date): Promise<number | undefined> {
+    return this.db.tx(async (q) => {
+      const r = await q.query(
+        `SELECT 1 FROM ${S}.verification_requests WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND ${OPEN_REQUEST} FOR UPDATE`,
+        [id, scope.tenantId, scope.env],
+      );
+      if (!r.rowCount) return undefined;
+      const a = await q.query<{ starts: number; verification_id: string | null }>(
+        `UPDATE ${S}.verification_request_assets SET starts = LEAST(starts + 1, $3 + 1) WHERE request_id = $1 AND idx = $2 RETURNING starts, verification_id`,
+        [id, idx, max],
+      );
+      const asset = a.rows[0];
+      if (!asset || asset.starts <= max) return asset?.starts;
+      await q.query(`UPDATE ${S}.verification_request_assets SET status = 'failed' WHERE request_id = $1 AND idx = $2`, [id, idx]);
+      if (asset.verification_id) {
+        const v = await q.query<VerificationRow>(
+          `UPDATE ${S}.verifications SET status = 'expired', updated_at = $4
+            WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING *`,
+          [asset.verification_id, scope.tenantId, scope.env, at],
+        );
+        await appendEvents(q, S, v.rows.flatMap((row) => statusEvents(row, "pending", at)), at);
+      }
+      await q.query(`UPDATE ${S}.verification_requests SET updated_at = $2 WHERE id = $1`, [id, at]);
+      return asset.starts;
+    });
+  }
+
+  /** Gives back a start whose verification could not be made (refused by a send limit, a bad identifier). */
+  async releaseStart(scope: Scope, id: string, idx: number, max: number): Promise<void> {
+    await this.db.query(
+      `UPDATE ${S}.verification_request_assets a SET starts = a.starts - 1
+         FROM ${S}.verification_requests r
+        WHERE a.request_id = $1 AND a.idx = $2 AND a.starts BETWEEN 1 AND $5 AND r.id = a.request_id AND r.tenant_id = $3 AND r.environment = $4`,
+      [id, idx, scope.tenantId, scope.env, max],
+    );
   }
 
   // ---- smart reuse (reuse.ts) -------------------------------------------------------------------

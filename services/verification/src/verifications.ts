@@ -6,6 +6,7 @@ import type { ProofMethod } from "@icv/platform";
 import { codeHmac, codeLookup, codeMatches } from "./challenge.ts";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, methodOf, missingProvider, type ChallengeSpec } from "./channels.ts";
 import { codeMail, type Mailer } from "./mailer.ts";
+import type { SendLimits } from "./send-limits.ts";
 import { maskIdentifier, normalizeIdentifier, type AssetType } from "./identifiers.ts";
 import { verifyWalletSignature, type WalletChannel } from "./signatures.ts";
 import { botUsernameOf } from "./telegram-bot.ts";
@@ -49,6 +50,8 @@ export interface VerificationDeps {
   logger: Logger;
   /** Absent when SMTP is not configured (then live email channels are unavailable). */
   mailer?: Mailer;
+  /** Asked before every code the service sends (test scopes count too, in their own windows). */
+  sendLimits: SendLimits;
 }
 
 /** What an inbound code did (CompleteInboundCode). */
@@ -139,6 +142,8 @@ export class Verifications {
     const ch = buildChallenge({ id, type, channel: input.channel, identifier: ident.value, env: scope.env, now, config });
     const codeMinutes = Math.round(TTL_MS[type] / 60_000);
     const purpose = type === "domain" ? `control of ${ident.value}` : "your email address";
+    // before anything is sent or stored: a refused create leaves nothing behind
+    if (ch.sendTo && ch.code) await this.d.sendLimits.reserve(scope, { channel: input.channel, identifier: ch.sendTo });
     if (ch.sendTo && ch.code && scope.env === "live") {
       // sent before the row is stored: a failed send leaves nothing half-made, and test keys never send
       await this.d.mailer!.send(codeMail(ch.sendTo, ch.code, codeMinutes, purpose));
@@ -223,10 +228,10 @@ export class Verifications {
   /**
    * Sends a new code for a pending email-channel verification (email, domain by email). Checks
    * in order: channel (resend_not_supported), status (invalid_state), the resend budget
-   * (invalid_state once MAX_RESENDS were used), the 60 s gap (resend_too_soon with retry_after).
-   * The new code and expiry are written by one conditional UPDATE before the mail goes out; a
-   * failed send puts the previous code back, so a failed resend changes nothing. Test scopes
-   * send nothing, the rules still apply.
+   * (invalid_state once MAX_RESENDS were used), the 60 s gap (resend_too_soon with retry_after),
+   * then the send limits (rate_limited, send-limits.ts). The new code and expiry are written by
+   * one conditional UPDATE before the mail goes out; a refused or failed send puts the previous
+   * code back, so it changes nothing. Test scopes send nothing, the rules still apply.
    */
   async resend(scope: Scope, id: string): Promise<{ row: VerificationRow; message: string; resendsRemaining: number }> {
     const { config, clock, hmacKey, store } = this.d;
@@ -254,6 +259,11 @@ export class Verifications {
       this.checkResendAllowed(cur, now);
       throw new AppError("invalid_state", "the verification changed meanwhile; try again");
     }
+    // counted once the resend won its conditional write (concurrent losers send nothing and count nothing)
+    await this.d.sendLimits.reserve(scope, { channel: v.channel, identifier: ch.sendTo! }).catch(async (e: unknown) => {
+      await store.undoResentCode(v, written, testMessage?.id);
+      throw e;
+    });
     if (scope.env === "live") {
       const mail = codeMail(ch.sendTo!, ch.code!, Math.round(TTL_MS[type] / 60_000), type === "domain" ? `control of ${v.identifier}` : "your email address", { resent: true });
       try {

@@ -5,7 +5,7 @@ import type { Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
-import { createLogger, migrate, openDatabase, parseConfig, readMigrations, systemClock, type Database, type Scope } from "@icv/platform";
+import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, readMigrations, systemClock, type Database, type Scope } from "@icv/platform";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
@@ -13,6 +13,8 @@ import { startTestProofService, type TestProofService } from "../../proof/test/s
 import { VerificationStore } from "../src/store.ts";
 import { Verifications } from "../src/verifications.ts";
 import { applyProofRevoked } from "../src/proof-revocations.ts";
+
+import { SendLimits } from "../src/send-limits.ts";
 
 const silent = createLogger({ level: "silent" });
 
@@ -70,6 +72,7 @@ beforeAll(async () => {
     clock: systemClock,
     hmacKey: "k".repeat(32),
     logger: createLogger({ level: "silent" }),
+    sendLimits: new SendLimits({ limiter: new MemoryRateLimiter(), keySecret: "k".repeat(32), budgetPerHour: 1000 }),
   });
 });
 afterAll(async () => {

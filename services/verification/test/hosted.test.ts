@@ -8,7 +8,7 @@ import type { RequestAssetView, RequestView, VerificationRow } from "../src/stor
 const at = new Date("2026-01-01T00:00:00.000Z");
 const asset = (a: Partial<RequestAssetView>): RequestAssetView => ({
   request_id: "vreq_1", idx: 0, type: "email", identifier: null, channel: null, allowed_channels: null, required: true, status: "pending",
-  verification_id: null, v_status: null, v_verified_at: null, proof_token: null, proof_expires_at: null, ...a,
+  verification_id: null, v_status: null, v_verified_at: null, proof_token: null, proof_expires_at: null, starts: 0, ...a,
 });
 const request = (r: Partial<RequestView>): RequestView =>
   ({

@@ -5,11 +5,12 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger, migrate, openDatabase, parseConfig, systemClock, readMigrations, type Database, type Scope } from "@icv/platform";
+import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, systemClock, readMigrations, type Database, type Scope } from "@icv/platform";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import { VerificationStore } from "../src/store.ts";
 import { Verifications } from "../src/verifications.ts";
+import { SendLimits } from "../src/send-limits.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 let proof: TestProofService;
@@ -40,6 +41,7 @@ beforeAll(async () => {
     clock: systemClock,
     hmacKey: "k".repeat(32),
     logger: createLogger({ level: "silent" }),
+    sendLimits: new SendLimits({ limiter: new MemoryRateLimiter(), keySecret: "k".repeat(32), budgetPerHour: 1000 }),
   });
 });
 afterAll(async () => {

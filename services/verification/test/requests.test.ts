@@ -2,7 +2,7 @@
 // plain functions.
 import { describe, expect, it } from "vitest";
 import { createRequestToken, verificationUrl, verifyRequestToken } from "../src/request-token.ts";
-import { cancellation, checkCallbackUrl, expiry, progress } from "../src/requests.ts";
+import { cancellation, checkCallbackUrl, expiry, MAX_ASSET_STARTS, progress } from "../src/requests.ts";
 import type { RequestAssetView, RequestView } from "../src/store.ts";
 
 const KEY = "k".repeat(44);
@@ -60,7 +60,7 @@ describe("state machine", () => {
   const asset = (idx: number, required: boolean, v_status: RequestAssetView["v_status"], status: RequestAssetView["status"] = v_status ? "in_progress" : "pending"): RequestAssetView => ({
     request_id: "vreq_1", idx, type: "phone", identifier: null, channel: null, allowed_channels: null, required, status,
     verification_id: v_status ? `ver_${idx}` : null, v_status, v_verified_at: v_status === "verified" ? now : null, proof_token: v_status === "verified" ? `tok${idx}` : null,
-    proof_expires_at: v_status === "verified" ? exp : null,
+    proof_expires_at: v_status === "verified" ? exp : null, starts: v_status ? 1 : 0,
   });
   const request = (status: RequestView["status"], partialOk: boolean, assets: RequestAssetView[]): RequestView => ({
     id: "vreq_1", tenant_id: "ten_1", environment: "test", status, reference_id: "ref", action_type: "verification", action_title: null,
@@ -103,6 +103,17 @@ describe("state machine", () => {
     expect(progress(now)(request("pending", true, [late]))).toEqual({ status: "pending", assets: [{ idx: 0, status: "verified" }], events: [] });
     const onTime = { ...asset(0, true, "verified"), v_verified_at: exp };
     expect(progress(now)(request("pending", true, [onTime]))!.status).toBe("completed");
+  });
+
+  it("an asset started more often than allowed stays failed, whatever its last verification shows, unless that was verified", () => {
+    const over = { ...asset(0, true, "expired", "failed"), starts: MAX_ASSET_STARTS + 1 };
+    expect(progress(now)(request("pending", false, [over, asset(1, true, "pending")]))).toBeUndefined();
+    const moved = progress(now)(request("pending", false, [{ ...over, status: "in_progress", v_status: "pending" }, asset(1, true, "pending")]))!;
+    expect(moved.assets).toEqual([{ idx: 0, status: "failed" }]);
+    const won = progress(now)(request("pending", false, [{ ...over, v_status: "verified", v_verified_at: now }, asset(1, true, "verified")]))!;
+    expect(won.status).toBe("completed");
+    // at the most allowed starts it still follows its verification
+    expect(progress(now)(request("pending", false, [{ ...over, starts: MAX_ASSET_STARTS }, asset(1, true, "pending")]))!.assets).toEqual([{ idx: 0, status: "expired" }]);
   });
 
   it("expiry sends its event and expires the unfinished assets; cancel sends none", () => {

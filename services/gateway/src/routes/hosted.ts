@@ -164,7 +164,12 @@ export function hostedRoutes(config: Config, hub: HostedHub | undefined, client:
       auth: "public",
       params: AssetParams,
       body: StartBody,
-      responses: { 200: { description: "The page state", schema: HostedRequestBody }, ...assetErrors },
+      responses: {
+        200: { description: "The page state", schema: HostedRequestBody },
+        ...assetErrors,
+        400: err("validation_error, invalid_identifier, channel_unavailable, or max_attempts_exceeded: the asset was started 3 times and has now failed"),
+        429: err("resend_too_soon, or rate_limited: a send limit (docs/send-limits.md); Retry-After says when"),
+      },
       async handler({ req, res, params, body }) {
         privateHeaders(res);
         const r = await c.startHostedAsset({ requestId: params.id, token: tokenOf(req), assetIndex: params.assetIndex, identifier: body.identifier, channel: body.channel });

@@ -63,6 +63,7 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       responses: {
         201: { description: "Created; the challenge tells the user what to do", schema: Verification },
         400: err("validation_error, invalid_identifier, invalid_channel_for_type or channel_unavailable"),
+        429: err("rate_limited: the API rate, or a send limit (5 codes per address in 10 min, the tenant's hourly budget); Retry-After says when"),
       },
       async handler({ req, body }) {
         const r = await c.verification.createVerification({
@@ -192,7 +193,7 @@ export function verificationRoutes(c: Clients): RouteDef[] {
         400: err("resend_not_supported: not an email verification"),
         404: err("not_found"),
         409: err("invalid_state: not pending, or all 5 resends used (resends_remaining: 0)"),
-        429: err("resend_too_soon: within 60 s of the last send; Retry-After and error.retry_after say when"),
+        429: err("resend_too_soon: within 60 s of the last send; rate_limited: a send limit (docs/send-limits.md); Retry-After and error.retry_after say when"),
         503: err("service_unavailable: the email could not be sent (nothing changed)"),
       },
       async handler({ req, params }) {

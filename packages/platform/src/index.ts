@@ -18,3 +18,4 @@ export * from "./events/index.ts";
 export * from "./outbound.ts";
 export * from "./paging.ts";
 export * from "./providers.ts";
+export * from "./messaging/index.ts";

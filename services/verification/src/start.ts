@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import {
-  createEventLog, dataDirSecret, hostService, openServiceDatabase, rpcClient, startSweeper, systemClock,
+  createEventLog, dataDirSecret, hostService, messagingSenders, openServiceDatabase, rpcClient, startSweeper, systemClock,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { verificationRoutes } from "./service.ts";
@@ -29,6 +29,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     hmacKey,
     logger: log,
     mailer: smtpMailer(config),
+    senders: messagingSenders(config),
   });
   const sweeper = startSweeper("verification-expiry", () => verifications.expireDue(), config.SWEEP_INTERVAL_MS, log);
   const attemptsPruner = startSweeper(

@@ -1,10 +1,14 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
-import { AppError, messagingAddress, newId, providerPhone, toDate, toEnvironment, ts, type Clock, type Config, type Logger, type MessagingChannel, type Scope } from "@icv/platform";
+import {
+  AppError, messagingAddress, newId, providerPhone, toDate, toEnvironment, ts,
+  type Clock, type Config, type Logger, type MessagingChannel, type Scope, type TwilioClient, type WhatsAppClient,
+} from "@icv/platform";
 import { codeHmac, codeLookup, codeMatches } from "./challenge.ts";
-import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, methodOf, missingProvider, type ChallengeSpec } from "./channels.ts";
-import { codeMail, type Mailer } from "./mailer.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, OUTBOUND_PHONE_CHANNELS, TTL_MS, buildChallenge, methodOf, missingProvider, type ChallengeSpec, type PhoneDelivery } from "./channels.ts";
+import { deliverCode, type CodeChannel } from "./delivery.ts";
+import type { Mailer } from "./mailer.ts";
 import { maskIdentifier, normalizeIdentifier, type AssetType } from "./identifiers.ts";
 import { verifyWalletSignature, type WalletChannel } from "./signatures.ts";
 import { botUsernameOf } from "./telegram-bot.ts";
@@ -24,6 +28,8 @@ export interface CreateInput {
   clientMetadata?: Record<string, unknown>;
   externalUserId?: string;
   proofExpiresIn?: number;
+  /** Phone only: "inbound" (default) or "outbound" (sms, whatsapp). */
+  delivery?: string;
 }
 
 export interface SubmitInput {
@@ -48,6 +54,8 @@ export interface VerificationDeps {
   logger: Logger;
   /** Absent when SMTP is not configured (then live email channels are unavailable). */
   mailer?: Mailer;
+  /** The phone senders of the configured providers (messagingSenders in @icv/platform), for outbound codes. */
+  senders?: { whatsapp?: WhatsAppClient; sms?: TwilioClient };
 }
 
 /** What an inbound code did (CompleteInboundCode). */
@@ -65,10 +73,10 @@ const rpcScope = (s: Scope) => ({ tenantId: s.tenantId, environment: toEnvironme
 export const identifierHash = (canonical: string) => createHash("sha256").update(canonical).digest("hex");
 
 /**
- * Test mode (GET /test/messages): the message a test verification would have sent (the code
- * email, outbound, with the code in it) or expects from the user (phone: the code message the
- * deep link pre-fills, inbound from the user's number to our number or bot). Undefined for
- * channels without a message (wallets, domains by DNS/HTTP, OAuth, bot tokens).
+ * Test mode (GET /test/messages), reverse OTP: the code message a test phone verification expects
+ * from the user (the message the deep link pre-fills, inbound from the user's number to our
+ * number or bot). Messages the service sends (codes to an email or a phone) come from
+ * deliverCode (delivery.ts). Undefined for anything else.
  */
 export function testMessageOf(
   config: Config,
@@ -76,34 +84,62 @@ export function testMessageOf(
   v: { id: string; type: string; channel: string; identifier: string },
   ch: ChallengeSpec,
   now: Date,
-  minutes: number,
-  purpose: string,
-  resent = false,
 ): TestMessageRow | undefined {
-  if (!ch.code) return undefined;
-  const base = {
-    id: newId("testMessage", now.getTime()),
-    tenant_id: scope.tenantId,
-    environment: "test" as const,
-    verification_id: v.id,
-    session_id: null,
-    channel: v.channel,
-    created_at: now,
-  };
-  if (ch.sendTo) {
-    const mail = codeMail(ch.sendTo, ch.code, minutes, purpose, { resent });
-    return { ...base, direction: "outbound", from_address: null, to_address: mail.to, subject: mail.subject, body: mail.text };
-  }
-  if (v.type !== "phone") return undefined;
+  if (!ch.code || ch.sendTo || v.type !== "phone") return undefined;
   const to = messagingAddress(v.channel as MessagingChannel, config);
   // telegram's t.me/<bot>?start=<code> link makes the app send "/start <code>"; wa.me and sms: links pre-fill the code
   const text = v.channel === "telegram" ? `/start ${ch.code}` : ch.code;
-  return { ...base, direction: "inbound", from_address: v.identifier, to_address: to, subject: null, body: text };
+  return {
+    id: newId("testMessage", now.getTime()),
+    tenant_id: scope.tenantId,
+    environment: "test",
+    verification_id: v.id,
+    session_id: null,
+    channel: v.channel,
+    direction: "inbound",
+    from_address: v.identifier,
+    to_address: to,
+    subject: null,
+    body: text,
+    created_at: now,
+  };
+}
+
+/** Where a verification's code is sent by the service (email channels, outbound phone), and the words around it. */
+function codeTarget(v: { type: string; channel: string; identifier: string }, ch: ChallengeSpec) {
+  const type = v.type as AssetType;
+  return {
+    channel: (type === "phone" ? v.channel : "email") as CodeChannel,
+    to: ch.sendTo!,
+    code: ch.code!,
+    minutes: Math.round(TTL_MS[type] / 60_000),
+    purpose: type === "domain" ? `control of ${v.identifier}` : "your email address",
+  };
+}
+
+/** The create body's `delivery`, checked: phone only, outbound only where a code can be sent. */
+function phoneDelivery(type: AssetType, channel: string, delivery: string | undefined): PhoneDelivery | null {
+  if (type !== "phone") {
+    if (delivery !== undefined) throw new AppError("validation_error", "delivery is only for phone verifications", { details: [{ field: "delivery", message: "phone only", code: "invalid" }] });
+    return null;
+  }
+  if (delivery === undefined || delivery === "inbound") return "inbound";
+  if (delivery !== "outbound") throw new AppError("validation_error", "delivery must be inbound or outbound", { details: [{ field: "delivery", message: "inbound or outbound", code: "invalid_enum_value" }] });
+  if (!OUTBOUND_PHONE_CHANNELS.includes(channel)) {
+    throw new AppError("validation_error", `delivery outbound needs channel sms or whatsapp (${channel} cannot send a code to a number); use delivery inbound`, {
+      details: [{ field: "delivery", message: "not on this channel", code: "invalid" }],
+    });
+  }
+  return "outbound";
 }
 
 /** The verification use cases: plain functions over the store, the proof client, the clock. */
 export class Verifications {
-  constructor(private readonly d: VerificationDeps) {}
+  private readonly delivery;
+
+  constructor(private readonly d: VerificationDeps) {
+    this.delivery = { config: d.config, logger: d.logger, mailer: d.mailer, ...d.senders };
+  }
 
   async create(scope: Scope, input: CreateInput): Promise<Answer> {
     const { config, clock, hmacKey, store } = this.d;
@@ -117,6 +153,7 @@ export class Verifications {
       throw new AppError("invalid_channel_for_type", `channel ${input.channel || "(empty)"} is not valid for type ${type}; use one of ${CHANNELS_BY_TYPE[type].join(", ")}`);
     }
     const ident = normalizeIdentifier(type, input.channel, input.identifier);
+    const delivery = phoneDelivery(type, input.channel, input.delivery);
     if (input.externalUserId !== undefined && (input.externalUserId.length < 1 || input.externalUserId.length > 255)) {
       throw new AppError("validation_error", "external_user_id must be 1 to 255 characters");
     }
@@ -135,15 +172,12 @@ export class Verifications {
     }
     const now = clock.now();
     const id = newId("verification", now.getTime());
-    const ch = buildChallenge({ id, type, channel: input.channel, identifier: ident.value, env: scope.env, now, config });
-    const codeMinutes = Math.round(TTL_MS[type] / 60_000);
-    const purpose = type === "domain" ? `control of ${ident.value}` : "your email address";
-    if (ch.sendTo && ch.code && scope.env === "live") {
-      // sent before the row is stored: a failed send leaves nothing half-made, and test keys never send
-      await this.d.mailer!.send(codeMail(ch.sendTo, ch.code, codeMinutes, purpose));
-    }
-    // test keys send nothing; the message that would have gone out (or is expected) is stored with the row
-    const testMessage = scope.env === "test" ? testMessageOf(this.d.config, scope, { id, type, channel: input.channel, identifier: ident.value }, ch, now, codeMinutes, purpose) : undefined;
+    const ch = buildChallenge({ id, type, channel: input.channel, identifier: ident.value, env: scope.env, now, config, delivery: delivery ?? undefined });
+    const v = { id, type, channel: input.channel, identifier: ident.value };
+    // a code the service sends goes out before the row is stored: a failed send leaves nothing half-made;
+    // test keys send nothing and get the message that would have gone out, stored with the row
+    const sent = ch.sendTo && ch.code ? await deliverCode(this.delivery, scope, { verificationId: id, ...codeTarget(v, ch) }, now) : undefined;
+    const testMessage = scope.env === "test" ? (sent ?? testMessageOf(config, scope, v, ch, now)) : undefined;
     const row = await store.insert({
       id,
       tenant_id: scope.tenantId,
@@ -162,9 +196,10 @@ export class Verifications {
       external_user_id: input.externalUserId ?? null,
       proof_expires_in: proofTtl,
       created_at: now,
-      // live phone codes arrive in provider messages without the verification id: index them
-      code_lookup: type === "phone" && scope.env === "live" && ch.code ? codeLookup(hmacKey, input.channel, ch.code) : null,
+      // live reverse-OTP codes arrive in provider messages without the verification id: index them
+      code_lookup: delivery === "inbound" && scope.env === "live" && ch.code ? codeLookup(hmacKey, input.channel, ch.code) : null,
       origin: null,
+      delivery,
     }, testMessage);
     this.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: id, type, channel: input.channel, env: scope.env }, "verification created");
     return { row, code: ch.showCode ? ch.code : undefined };
@@ -192,6 +227,8 @@ export class Verifications {
     let ok: boolean;
     let failure: Failure = ["invalid_code", "the code is not correct"];
     if (method === "code") {
+      // reverse OTP: only the provider message from the phone is evidence, never a code typed here
+      if (v.type === "phone" && v.delivery !== "outbound") throw new AppError("invalid_state", `send the code from the phone: this phone verification completes only when the code arrives from ${v.identifier} by ${v.channel}`);
       const code = input.challengeCode;
       if (!code) throw new AppError("validation_error", "challenge_code is required", { details: [{ field: "challenge_code", message: "required", code: "required" }] });
       if (!/^[A-Za-z0-9]{6}$/.test(code)) throw new AppError("validation_error", "challenge_code must be 6 letters or digits");
@@ -209,7 +246,7 @@ export class Verifications {
       throw new AppError("invalid_state", `${v.type} verifications on ${v.channel} are completed by ${method === "oauth" ? "signing in" : "the DNS/HTTP check"}, not by a code`);
     }
     if (!ok) return this.failAttempt(scope, v, failure);
-    return this.complete(scope, v);
+    return this.complete(scope, v); // method: otp
   }
 
   async testVerify(scope: Scope, id: string): Promise<VerificationRow> {
@@ -230,15 +267,17 @@ export class Verifications {
   async resend(scope: Scope, id: string): Promise<{ row: VerificationRow; message: string; resendsRemaining: number }> {
     const { config, clock, hmacKey, store } = this.d;
     const v = await this.get(scope, id);
-    if (v.channel !== "email") throw new AppError("resend_not_supported", `resend is only for email codes; this is a ${v.type} verification on ${v.channel}`);
+    if (v.channel !== "email" && v.delivery !== "outbound") {
+      throw new AppError("resend_not_supported", `resend is only for codes the service sends (email, outbound phone); this is a ${v.type} verification on ${v.channel}`);
+    }
     if (v.status !== "pending") throw new AppError("invalid_state", `only a pending verification can be resent (this one is ${v.status})`);
     const now = clock.now();
     this.checkResendAllowed(v, now);
-    if (scope.env === "live" && !this.d.mailer) throw new AppError("channel_unavailable", "email is not configured on this service (missing SMTP_URL)");
     const type = v.type as AssetType;
-    const ch = buildChallenge({ id: v.id, type, channel: v.channel, identifier: v.identifier, env: scope.env, now, config });
-    const purpose = type === "domain" ? `control of ${v.identifier}` : "your email address";
-    const testMessage = scope.env === "test" ? testMessageOf(config, scope, v, ch, now, Math.round(TTL_MS[type] / 60_000), purpose, true) : undefined;
+    const ch = buildChallenge({ id: v.id, type, channel: v.channel, identifier: v.identifier, env: scope.env, now, config, delivery: v.delivery ?? undefined });
+    const message = { verificationId: v.id, ...codeTarget(v, ch), resent: true };
+    // test scopes: the would-be message is stored with the new code; live: the code is written first, then sent
+    const testMessage = scope.env === "test" ? await deliverCode(this.delivery, scope, message, now) : undefined;
     const written = await store.writeResentCode(
       v,
       { codeHmac: codeHmac(hmacKey, v.id, ch.code!), expiresAt: ch.expiresAt },
@@ -254,9 +293,8 @@ export class Verifications {
       throw new AppError("invalid_state", "the verification changed meanwhile; try again");
     }
     if (scope.env === "live") {
-      const mail = codeMail(ch.sendTo!, ch.code!, Math.round(TTL_MS[type] / 60_000), type === "domain" ? `control of ${v.identifier}` : "your email address", { resent: true });
       try {
-        await this.d.mailer!.send(mail);
+        await deliverCode(this.delivery, scope, message, now);
       } catch (e) {
         await store.undoResentCode(v, written);
         throw e;
@@ -264,9 +302,10 @@ export class Verifications {
     }
     const remaining = MAX_RESENDS - written.resend_count;
     this.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: v.id, resend_count: written.resend_count, env: scope.env }, "verification code resent");
-    const to = maskIdentifier("email", ch.sendTo!);
-    const message = scope.env === "live" ? `A new code was sent to ${to}; earlier codes no longer work.` : `Test mode: no email was sent (a live key would send a new code to ${to}); earlier codes no longer work.`;
-    return { row: written, message, resendsRemaining: remaining };
+    const to = maskIdentifier(type === "phone" ? "phone" : "email", ch.sendTo!);
+    const what = type === "phone" ? (v.channel === "whatsapp" ? "WhatsApp message" : "SMS") : "email";
+    const text = scope.env === "live" ? `A new code was sent to ${to}; earlier codes no longer work.` : `Test mode: no ${what} was sent (a live key would send a new code to ${to}); earlier codes no longer work.`;
+    return { row: written, message: text, resendsRemaining: remaining };
   }
 
   /** The resend budget and the gap since the last send, as of `now`; throws the matching error. */
@@ -365,6 +404,7 @@ export class Verifications {
         created_at: now,
         code_lookup: null,
         origin: input.origin,
+        delivery: "inbound",
       });
     } catch (e) {
       // a concurrent repeat made it first (unique origin)

@@ -400,7 +400,7 @@ export class Requests {
    * Starts (or restarts) an asset from the page: the identifier the request left null, a channel
    * among the allowed ones; a verification is made in the request's scope and the asset follows it.
    */
-  async hostedStart(id: string, token: string, idx: number, input: { identifier?: string; channel?: string }): Promise<HostedView> {
+  async hostedStart(id: string, token: string, idx: number, input: { identifier?: string; channel?: string; delivery?: string }): Promise<HostedView> {
     const { scope, asset, request } = await this.openAsset(id, token, idx);
     if (asset.status === "verified") throw new AppError("already_verified", "this asset is already verified");
     const type = asset.type as AssetType;
@@ -413,11 +413,12 @@ export class Requests {
     if (asset.identifier !== null && input.identifier !== undefined && input.identifier !== asset.identifier) {
       throw invalid("this asset's identifier was set by the request and cannot be changed", "identifier");
     }
-    // a restart that mails a new code keeps the resend gap (the page cannot be used to flood a mailbox)
-    if (channel === "email" && asset.verification_id && asset.status === "in_progress") {
+    // a restart that sends a new code keeps the resend gap (the page cannot be used to flood a mailbox or a phone)
+    if ((channel === "email" || input.delivery === "outbound") && asset.verification_id && asset.status === "in_progress") {
       const current = await this.d.verifications.get(scope, asset.verification_id);
       const waitMs = current.created_at.getTime() + RESEND_GAP_MS - this.d.clock.now().getTime();
-      if (current.status === "pending" && waitMs > 0) {
+      const sent = current.channel === "email" || current.delivery === "outbound";
+      if (sent && current.status === "pending" && waitMs > 0) {
         const retryAfter = Math.ceil(waitMs / 1000);
         throw new AppError("resend_too_soon", `a code was sent less than ${RESEND_GAP_MS / 1000} s ago; try again in ${retryAfter} s`, { extra: { retry_after: retryAfter } });
       }
@@ -428,6 +429,7 @@ export class Requests {
       identifier,
       externalUserId: request.external_user_id ?? undefined,
       clientMetadata: request.client_metadata ?? undefined,
+      delivery: input.delivery,
     });
     const now = this.d.clock.now();
     if (!(await this.d.store.assignAsset(scope, id, idx, { identifier: v.row.identifier, channel, verificationId: v.row.id }, now))) {

@@ -292,6 +292,24 @@ describe("inbound codes are throttled per sender", () => {
     expect((await live.get(`/api/v1/verifications/${v.id}`)).body.status).toBe("verified");
   });
 
+  it("counts per Telegram user: after 10 unknown codes the 11th /start is ignored with one reply", async () => {
+    const phone = number();
+    const user = { userId: 880_000_000 + n };
+    const tgHook = hook("telegram");
+    for (let i = 0; i < 10; i++) {
+      expect((await tg.userSends(tgHook, tg.textUpdate(user, `/start ${unknownCode(i)}`))).status).toBe(200);
+      expect((await tg.userSends(tgHook, tg.contactUpdate(user, phone))).status).toBe(200);
+    }
+    const v = (await live.post("/api/v1/verifications", { type: "phone", channel: "telegram", identifier: phone })).body;
+    const before = tg.sent.length;
+    await tg.userSends(tgHook, tg.textUpdate(user, `/start ${v.challenge.code}`));
+    const notice = await tg.waitForSent((c) => tg.sent.indexOf(c) >= before && c.body.chat_id === user.userId);
+    expect(String(notice.body.text)).toMatch(/Too many wrong or unknown codes/);
+    // no conversation was opened: sharing the contact now settles nothing
+    await tg.userSends(tgHook, tg.contactUpdate(user, phone));
+    expect((await live.get(`/api/v1/verifications/${v.id}`)).body.status).toBe("pending");
+  });
+
   it("counts per sender: another number is not throttled by the first one's strikes", async () => {
     const noisy = number().slice(1);
     for (let i = 0; i < 11; i++) await wa.userSends(hook("whatsapp"), { from: noisy, text: unknownCode(i) });

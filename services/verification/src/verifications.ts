@@ -2,12 +2,12 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import {
-  AppError, messagingAddress, newId, providerPhone, toDate, toEnvironment, ts,
-  type Clock, type Config, type Logger, type MessagingChannel, type Scope, type TwilioClient, type WhatsAppClient,
+  AppError, newId, providerPhone, toDate, toEnvironment, ts,
+  type Clock, type Config, type Logger, type Scope, type TwilioClient, type WhatsAppClient,
 } from "@icv/platform";
 import { codeHmac, codeLookup, codeMatches } from "./challenge.ts";
-import { ASSET_TYPES, CHANNELS_BY_TYPE, OUTBOUND_PHONE_CHANNELS, TTL_MS, buildChallenge, methodOf, missingProvider, type ChallengeSpec, type PhoneDelivery } from "./channels.ts";
-import { deliverCode, type CodeChannel } from "./delivery.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, methodOf, missingProvider } from "./channels.ts";
+import { codeTarget, deliverCode, phoneDelivery, testMessageOf } from "./delivery.ts";
 import type { Mailer } from "./mailer.ts";
 import { maskIdentifier, normalizeIdentifier, type AssetType } from "./identifiers.ts";
 import { verifyWalletSignature, type WalletChannel } from "./signatures.ts";
@@ -71,67 +71,6 @@ type Failure = ["invalid_code" | "invalid_signature", string];
 const rpcScope = (s: Scope) => ({ tenantId: s.tenantId, environment: toEnvironment(s.env), requestId: s.requestId ?? "" });
 
 export const identifierHash = (canonical: string) => createHash("sha256").update(canonical).digest("hex");
-
-/**
- * Test mode (GET /test/messages), reverse OTP: the code message a test phone verification expects
- * from the user (the message the deep link pre-fills, inbound from the user's number to our
- * number or bot). Messages the service sends (codes to an email or a phone) come from
- * deliverCode (delivery.ts). Undefined for anything else.
- */
-export function testMessageOf(
-  config: Config,
-  scope: Scope,
-  v: { id: string; type: string; channel: string; identifier: string },
-  ch: ChallengeSpec,
-  now: Date,
-): TestMessageRow | undefined {
-  if (!ch.code || ch.sendTo || v.type !== "phone") return undefined;
-  const to = messagingAddress(v.channel as MessagingChannel, config);
-  // telegram's t.me/<bot>?start=<code> link makes the app send "/start <code>"; wa.me and sms: links pre-fill the code
-  const text = v.channel === "telegram" ? `/start ${ch.code}` : ch.code;
-  return {
-    id: newId("testMessage", now.getTime()),
-    tenant_id: scope.tenantId,
-    environment: "test",
-    verification_id: v.id,
-    session_id: null,
-    channel: v.channel,
-    direction: "inbound",
-    from_address: v.identifier,
-    to_address: to,
-    subject: null,
-    body: text,
-    created_at: now,
-  };
-}
-
-/** Where a verification's code is sent by the service (email channels, outbound phone), and the words around it. */
-function codeTarget(v: { type: string; channel: string; identifier: string }, ch: ChallengeSpec) {
-  const type = v.type as AssetType;
-  return {
-    channel: (type === "phone" ? v.channel : "email") as CodeChannel,
-    to: ch.sendTo!,
-    code: ch.code!,
-    minutes: Math.round(TTL_MS[type] / 60_000),
-    purpose: type === "domain" ? `control of ${v.identifier}` : "your email address",
-  };
-}
-
-/** The create body's `delivery`, checked: phone only, outbound only where a code can be sent. */
-function phoneDelivery(type: AssetType, channel: string, delivery: string | undefined): PhoneDelivery | null {
-  if (type !== "phone") {
-    if (delivery !== undefined) throw new AppError("validation_error", "delivery is only for phone verifications", { details: [{ field: "delivery", message: "phone only", code: "invalid" }] });
-    return null;
-  }
-  if (delivery === undefined || delivery === "inbound") return "inbound";
-  if (delivery !== "outbound") throw new AppError("validation_error", "delivery must be inbound or outbound", { details: [{ field: "delivery", message: "inbound or outbound", code: "invalid_enum_value" }] });
-  if (!OUTBOUND_PHONE_CHANNELS.includes(channel)) {
-    throw new AppError("validation_error", `delivery outbound needs channel sms or whatsapp (${channel} cannot send a code to a number); use delivery inbound`, {
-      details: [{ field: "delivery", message: "not on this channel", code: "invalid" }],
-    });
-  }
-  return "outbound";
-}
 
 /** The verification use cases: plain functions over the store, the proof client, the clock. */
 export class Verifications {

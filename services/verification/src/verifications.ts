@@ -167,7 +167,9 @@ export class Verifications {
     let failure: Failure = ["invalid_code", "the code is not correct"];
     if (method === "code") {
       // reverse OTP: only the provider message from the phone is evidence, never a code typed here
-      if (v.type === "phone" && v.delivery !== "outbound") throw new AppError("invalid_state", `send the code from the phone: this phone verification completes only when the code arrives from ${v.identifier} by ${v.channel}`);
+      if (v.type === "phone" && v.delivery !== "outbound") {
+        throw new AppError("invalid_state", `send the code from the phone: a reverse-OTP verification completes only when its code arrives from its own number over ${v.channel}`);
+      }
       const code = input.challengeCode;
       if (!code) throw new AppError("validation_error", "challenge_code is required", { details: [{ field: "challenge_code", message: "required", code: "required" }] });
       if (!/^[A-Za-z0-9]{6}$/.test(code)) throw new AppError("validation_error", "challenge_code must be 6 letters or digits");

@@ -61,6 +61,18 @@ afterAll(async () => {
   await Promise.all([tg?.close(), wa?.close(), tw?.close()]);
 });
 
+/** Plays the user texting our SMS number (signed over the public URL Twilio calls); the hook must accept it. */
+async function smsFrom(from: string, body: string) {
+  const r = await tw.userSends(hook("sms"), { from, to: TW.number, body }, { signedUrl: `${PUBLIC}/hooks/sms` });
+  expect(r.status, r.body).toBe(200);
+}
+
+/** Plays the user writing to our WhatsApp number (a signed Cloud API delivery); the hook must accept it. */
+async function waFrom(m: { from: string; text: string; id?: string }) {
+  const r = await wa.userSends(hook("whatsapp"), m);
+  expect(r.status, r.body).toBe(200);
+}
+
 const sentToProviders = () => wa.sent.length + tw.sent.length + tg.sent.filter((c) => c.method === "sendMessage").length;
 
 /** The 6-character code in an SMS the Twilio stand-in accepted for `to`. */
@@ -114,8 +126,7 @@ describe("the attacker: a shown reverse-OTP code submitted without the phone", (
   it("the same code does verify when it arrives from the phone through the provider (inbound)", async () => {
     const phone = number();
     const v = (await live.post("/api/v1/verifications", { type: "phone", channel: "whatsapp", identifier: phone })).body;
-    const res = await wa.userSends(hook("whatsapp"), { from: phone.slice(1), text: v.challenge.code });
-    expect(res.status).toBe(200);
+    await waFrom({ from: phone.slice(1), text: v.challenge.code });
     const got = (await live.get(`/api/v1/verifications/${v.id}`)).body;
     expect(got.status).toBe("verified");
     expect((await live.post("/api/v1/proofs/validate", { proof_token: got.proof.token, identifier: phone })).body.valid).toBe(true);
@@ -175,7 +186,7 @@ describe("outbound: a code sent to the phone", () => {
     const before = tw.sent.length;
     const r = (await live.post("/api/v1/verifications", { type: "phone", channel: "sms", identifier: phone, delivery: "outbound" })).body;
     const code = await smsCodeTo(phone, before);
-    await tw.userSends(hook("sms"), { from: phone, to: TW.number, body: code });
+    await smsFrom(phone, code);
     expect((await live.get(`/api/v1/verifications/${r.id}`)).body.status).toBe("pending");
   });
 
@@ -255,26 +266,26 @@ describe("inbound codes are throttled per sender", () => {
     expect(wa.sent.filter((m) => m.to === waId).every((m) => /don't recognise/.test(m.text ?? ""))).toBe(true);
 
     // the 11th message, even the right code, is ignored: the verification stays pending
-    await wa.userSends(hook("whatsapp"), { from: waId, text: v.challenge.code });
+    await waFrom({ from: waId, text: v.challenge.code });
     const notice = await wa.waitForSent((m) => m.to === waId && /Too many wrong or unknown codes/.test(m.text ?? ""));
     expect(notice).toBeDefined();
     expect((await live.get(`/api/v1/verifications/${v.id}`)).body).toMatchObject({ status: "pending", attempts: 0 });
     // only one reply says so
     const replies = wa.sent.filter((m) => m.to === waId).length;
-    await wa.userSends(hook("whatsapp"), { from: waId, text: v.challenge.code });
+    await waFrom({ from: waId, text: v.challenge.code });
     await new Promise((r) => setTimeout(r, 300));
     expect(wa.sent.filter((m) => m.to === waId).length).toBe(replies);
     expect((await live.get(`/api/v1/verifications/${v.id}`)).body.status).toBe("pending");
 
     // the same number over SMS is the same sender
-    await tw.userSends(hook("sms"), { from: phone, to: TW.number, body: unknownCode(99) });
+    await smsFrom(phone, unknownCode(99));
     await new Promise((r) => setTimeout(r, 300));
     expect(tw.sent.filter((m) => m.to === phone)).toHaveLength(0);
 
     // an hour later the sender is heard again (a new verification: the first one has expired)
     clock.advance(3600_000 + 1000);
     const v2 = (await live.post("/api/v1/verifications", { type: "phone", channel: "whatsapp", identifier: phone })).body;
-    await wa.userSends(hook("whatsapp"), { from: waId, text: v2.challenge.code });
+    await waFrom({ from: waId, text: v2.challenge.code });
     expect((await live.get(`/api/v1/verifications/${v2.id}`)).body.status).toBe("verified");
   });
 
@@ -285,10 +296,10 @@ describe("inbound codes are throttled per sender", () => {
     // 9 unknown codes, each delivered twice (Meta retries): 9 strikes, not 18
     for (let i = 0; i < 9; i++) {
       const id = `wamid.retry-${phone}-${i}`;
-      await wa.userSends(hook("whatsapp"), { from: waId, text: unknownCode(i), id });
-      await wa.userSends(hook("whatsapp"), { from: waId, text: unknownCode(i), id });
+      await waFrom({ from: waId, text: unknownCode(i), id });
+      await waFrom({ from: waId, text: unknownCode(i), id });
     }
-    await wa.userSends(hook("whatsapp"), { from: waId, text: v.challenge.code });
+    await waFrom({ from: waId, text: v.challenge.code });
     expect((await live.get(`/api/v1/verifications/${v.id}`)).body.status).toBe("verified");
   });
 
@@ -310,12 +321,24 @@ describe("inbound codes are throttled per sender", () => {
     expect((await live.get(`/api/v1/verifications/${v.id}`)).body.status).toBe("pending");
   });
 
+  it("counts wrong codes too: another number's code sent 5 times and 5 unknown codes make 10 strikes", async () => {
+    const attacker = number();
+    const victim = (await live.post("/api/v1/verifications", { type: "phone", channel: "sms", identifier: number() })).body;
+    for (let i = 0; i < 5; i++) await smsFrom(attacker, victim.challenge.code);
+    expect((await live.get(`/api/v1/verifications/${victim.id}`)).body).toMatchObject({ status: "failed", attempts: 5 });
+    for (let i = 0; i < 5; i++) await smsFrom(attacker, unknownCode(i));
+    const own = (await live.post("/api/v1/verifications", { type: "phone", channel: "sms", identifier: attacker })).body;
+    await smsFrom(attacker, own.challenge.code);
+    expect((await tw.waitForSent((m) => m.to === attacker && /Too many wrong or unknown codes/.test(m.body))).from).toBe(TW.number);
+    expect((await live.get(`/api/v1/verifications/${own.id}`)).body.status).toBe("pending");
+  });
+
   it("counts per sender: another number is not throttled by the first one's strikes", async () => {
     const noisy = number().slice(1);
-    for (let i = 0; i < 11; i++) await wa.userSends(hook("whatsapp"), { from: noisy, text: unknownCode(i) });
+    for (let i = 0; i < 11; i++) await waFrom({ from: noisy, text: unknownCode(i) });
     const phone = number();
     const v = (await live.post("/api/v1/verifications", { type: "phone", channel: "whatsapp", identifier: phone })).body;
-    await wa.userSends(hook("whatsapp"), { from: phone.slice(1), text: v.challenge.code });
+    await waFrom({ from: phone.slice(1), text: v.challenge.code });
     expect((await live.get(`/api/v1/verifications/${v.id}`)).body.status).toBe("verified");
   });
 });

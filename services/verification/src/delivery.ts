@@ -52,6 +52,7 @@ export function phoneCodeText(code: string, minutes: number, host: string, resen
  * message that would have gone out, for GET /test/messages (the caller stores it with the row).
  */
 export async function deliverCode(d: DeliveryDeps, scope: Scope, m: CodeMessage, now: Date): Promise<TestMessageRow | undefined> {
+  // every send (live and test alike) passes here first: the single place for send limits
   const host = new URL(d.config.publicBaseUrl).hostname;
   if (scope.env === "test") {
     const base = {

@@ -3,6 +3,7 @@
 // proof service that dies while a proof is being issued does not leave the verification stuck.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
+import { otherCode, sentCode } from "../support/sent-code.ts";
 import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
 import { expectError } from "../support/expect-error.ts";
 
@@ -17,8 +18,8 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.close());
 
-async function create(identifier: string) {
-  const r = await c.post("/api/v1/verifications", { type: "phone", channel: "sms", identifier });
+async function create(identifier: string, delivery?: "outbound") {
+  const r = await c.post("/api/v1/verifications", { type: "phone", channel: "sms", identifier, delivery });
   expect(r.status).toBe(201);
   return r.body;
 }
@@ -46,12 +47,13 @@ describe("a restarted verification service", () => {
   });
 
   it("accepts after the restart the code it issued before it, and keeps the attempt count", async () => {
-    const v = await create("+37069100041");
-    const wrongCode = (v.challenge.code[0] === "A" ? "B" : "A") + v.challenge.code.slice(1);
-    expect((await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: wrongCode })).body.error.attempts_remaining).toBe(4);
+    // a code the service sent (outbound): a reverse-OTP code is never accepted by submit
+    const v = await create("+37069100041", "outbound");
+    const code = await sentCode(c, v.id);
+    expect((await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: otherCode(code) })).body.error.attempts_remaining).toBe(4);
     await stack.restart("verification");
     expect((await c.get(`/api/v1/verifications/${v.id}`)).body.attempts).toBe(1);
-    const ok = await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: v.challenge.code });
+    const ok = await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: code });
     expect(ok.status).toBe(200);
     expect(ok.body.status).toBe("verified");
   });

@@ -148,6 +148,8 @@ describe("bodies", () => {
 describe("channel_unavailable", () => {
   const cases = [
     { body: { type: "phone", channel: "whatsapp", identifier: "+37069199199" }, missing: "WHATSAPP_PHONE_NUMBER" },
+    { body: { type: "phone", channel: "sms", identifier: "+37069199199", delivery: "outbound" }, missing: "TWILIO_ACCOUNT_SID" },
+    { body: { type: "phone", channel: "whatsapp", identifier: "+37069199199", delivery: "outbound" }, missing: "WHATSAPP_ACCESS_TOKEN" },
     { body: { type: "email", channel: "email", identifier: "someone@example.com" }, missing: "SMTP_URL" },
     { body: { type: "social", channel: "github", identifier: "octocat" }, missing: "OAUTH_GITHUB_CLIENT_ID" },
   ];

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "@icv/platform";
 import { expectError, waitFor } from "../support/expect-error.ts";
 import { api, startStack, type Stack } from "../support/stack.ts";
+import { sentCode } from "../support/sent-code.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = "test-artifacts";
@@ -135,6 +136,29 @@ describe("the hosted page's API", () => {
     expectError(await p.start(0, { identifier: "b@example.com" }), 409, "already_verified");
   });
 
+  it("phone: the shown code is refused; outbound sends a code (never shown) that completes the asset, and a restart keeps the resend gap", async () => {
+    const r = await create(c, { assets: [{ type: "phone", allowed_channels: ["sms", "telegram"] }] });
+    const p = page(r.id, r.token);
+    const inbound = (await p.start(0, { identifier: phone(), channel: "sms" })).body.assets[0];
+    expect(inbound).toMatchObject({ status: "in_progress", delivery: "inbound", method: "code" });
+    expectError(await p.submit(0, { challenge_code: inbound.challenge.code }), 409, "invalid_state");
+    expectError(await p.start(0, { channel: "telegram", delivery: "outbound" }), 400, "validation_error");
+
+    const started = await p.start(0, { channel: "sms", delivery: "outbound" });
+    expect(started.status, started.text).toBe(200);
+    const a = started.body.assets[0];
+    expect(a).toMatchObject({ status: "in_progress", channel: "sms", delivery: "outbound", method: "code" });
+    expect(a.challenge.code).toBeUndefined();
+    expect(a.challenge.deep_link).toBeUndefined();
+    expect(a.challenge.qr_code).toBeUndefined();
+    expectError(await p.start(0, { channel: "sms", delivery: "outbound" }), 429, "resend_too_soon");
+    const code = await sentCode(c, a.verification_id);
+    const done = await p.submit(0, { challenge_code: code });
+    expect(done.status, done.text).toBe(200);
+    expect(done.body.assets[0].status).toBe("verified");
+    expect(done.body.status).toBe("completed");
+  });
+
   it("refuses test-verify on a live request, and shows unconfigured live channels as unavailable", async () => {
     const r = await create(live, { assets: [{ type: "email" }, { type: "phone", allowed_channels: ["telegram", "sms"] }] });
     const p = page(r.id, r.token);
@@ -215,6 +239,8 @@ describe.skipIf(!existsSync(CHROMIUM))(`the page in Chromium${existsSync(CHROMIU
       expect(code).toMatch(/^[A-Z0-9]{6}$/);
       expect(await phoneCard.getByRole("link", { name: "Open Telegram" }).getAttribute("href")).toBe(`https://t.me/icv_test_bot?start=${code}`);
       expect(await phoneCard.getByRole("img").getAttribute("src")).toMatch(/^data:image\/png;base64,/);
+      // a code the page shows is never typed back into it: no code box for the reverse-OTP code
+      expect(await phoneCard.locator("input[name=challenge_code]").count()).toBe(0);
 
       await tab.setViewportSize({ width: 360, height: 780 });
       await tab.screenshot({ path: `${ARTIFACTS}/hosted-page-360-start.png`, fullPage: true });
@@ -258,6 +284,37 @@ describe.skipIf(!existsSync(CHROMIUM))(`the page in Chromium${existsSync(CHROMIU
       const rest = await c.get(`/api/v1/verification-requests/${r.id}`);
       expect(rest.body.status).toBe("completed");
       await context.close();
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
+describe.skipIf(!existsSync(CHROMIUM))("a phone on the page, in Chromium", () => {
+  it("offers both ways; with a code by SMS it asks for the code that was sent, never one it showed", { timeout: 60_000 }, async () => {
+    const { chromium } = await import("playwright-core");
+    const r = await create(c, { assets: [{ type: "phone", allowed_channels: ["sms", "telegram"] }] });
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
+    try {
+      const tab = await browser.newPage({ viewport: { width: 360, height: 780 } });
+      await tab.goto(stack.url + r.path);
+      const card = tab.locator("#asset-0");
+      await card.getByLabel("Your phone number (with country code)").fill(phone());
+      // Telegram cannot send a code to a number: the outbound way is offered for SMS only
+      await card.getByLabel("Telegram").check();
+      expect(await card.getByLabel("Get a code by SMS or WhatsApp").isDisabled()).toBe(true);
+      await card.getByLabel("SMS", { exact: true }).check();
+      await card.getByLabel("Get a code by SMS or WhatsApp").check();
+      await card.getByRole("button", { name: "Start" }).click();
+      const box = card.getByLabel("Code from the SMS message");
+      await box.waitFor();
+      expect(await card.locator(".code").count()).toBe(0);
+      expect(await card.locator("a.button").count()).toBe(0);
+      await tab.screenshot({ path: `${ARTIFACTS}/hosted-page-360-phone-outbound.png`, fullPage: true });
+      const vid = (await page(r.id, r.token).get()).body.assets[0].verification_id;
+      await box.fill(await sentCode(c, vid));
+      await card.getByRole("button", { name: "Confirm" }).click();
+      await expect.poll(() => card.locator(".status").textContent(), { timeout: 10_000 }).toBe("Verified");
     } finally {
       await browser.close();
     }

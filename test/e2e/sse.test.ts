@@ -4,6 +4,7 @@
 import { EventSource } from "eventsource";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { otherCode, sentCode } from "../support/sent-code.ts";
 import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
 import { expectError, waitFor, type ApiResponse } from "../support/expect-error.ts";
 
@@ -96,8 +97,8 @@ const stream = async (path: string, key: string, headers?: Record<string, string
 const ended = (s: Stream) => waitFor(async () => s.ended, 2000);
 const events = (id: string) => `/api/v1/verifications/${id}/events`;
 
-async function createPhone(key: string, identifier = "+37069100001") {
-  const r = await api(stack.url, key).post("/api/v1/verifications", { type: "phone", channel: "sms", identifier });
+async function createPhone(key: string, identifier = "+37069100001", delivery?: "outbound") {
+  const r = await api(stack.url, key).post("/api/v1/verifications", { type: "phone", channel: "sms", identifier, delivery });
   expect(r.status).toBe(201);
   return r.body as { id: string; challenge: { code: string } };
 }
@@ -168,10 +169,11 @@ describe("GET /verifications/{id}/events", () => {
 
   it("ends after the 5th wrong code (failed); a stream opened on a failed verification sends connected and ends", async () => {
     const c = api(stack.url, t.testKey);
-    const v = await createPhone(t.testKey, "+37069100003");
+    // outbound delivery: submit checks the code the service sent (a reverse-OTP code is never submitted)
+    const v = await createPhone(t.testKey, "+37069100003", "outbound");
     const s = await stream(events(v.id), t.testKey);
     await s.next();
-    const wrong = (v.challenge.code[0] === "A" ? "B" : "A") + v.challenge.code.slice(1);
+    const wrong = otherCode(await sentCode(c, v.id));
     for (let i = 0; i < 5; i++) expect((await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: wrong })).status).toBe(400);
     expect(await s.next()).toMatchObject({ event: "status_changed", data: { status: "failed", previous_status: "pending" } });
     expect(await ended(s)).toBe(true);

@@ -1,9 +1,11 @@
-// Completing a verification by the user's own answer: a phone code (with the attempt budget of
-// 5), the source_identifier check, an email code that is never shown to the caller, and an
-// Ethereum wallet signature over challenge.message.
+// Completing a verification by the user's own answer: a phone code sent to the phone (outbound,
+// with the attempt budget of 5; a shown reverse-OTP code is refused), the source_identifier
+// check, an email code that is never shown to the caller, and an Ethereum wallet signature over
+// challenge.message.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
+import { otherCode, sentCode } from "../support/sent-code.ts";
 import { expectError } from "../support/expect-error.ts";
 
 let stack: Stack;
@@ -17,52 +19,52 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.close());
 
-/** A 6-character code from the same alphabet that is certainly not `code`. */
-const wrong = (code: string, n = 0) => {
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".replace(code[0], "");
-  return alphabet[n % alphabet.length] + code.slice(1);
-};
+const wrong = otherCode;
 
-async function createPhone(identifier: string, channel = "sms") {
-  const r = await c.post("/api/v1/verifications", { type: "phone", channel, identifier });
-  expect(r.status).toBe(201);
+async function createPhone(identifier: string, channel = "sms", delivery?: "outbound") {
+  const r = await c.post("/api/v1/verifications", { type: "phone", channel, identifier, delivery });
+  expect(r.status, r.text).toBe(201);
   return r.body;
 }
 
 describe("phone code", () => {
-  it("shows the code on creation in test mode", async () => {
+  it("shows the reverse-OTP code on creation in test mode, and submit refuses it (only the phone's own message completes it)", async () => {
     const v = await createPhone("+1 415 555 2671", "whatsapp");
-    expect(v).toMatchObject({ type: "phone", channel: "whatsapp", status: "pending", identifier: "+14155552671", attempts: 0, max_attempts: 5 });
+    expect(v).toMatchObject({ type: "phone", channel: "whatsapp", status: "pending", identifier: "+14155552671", attempts: 0, max_attempts: 5, delivery: "inbound" });
     expect(v.challenge.code).toMatch(/^[A-Z0-9]{6}$/);
     expect(v.challenge.instruction).toContain(v.challenge.code);
     expect(Date.parse(v.challenge.expires_at) - Date.parse(v.created_at)).toBe(10 * 60_000);
+    expectError(await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: v.challenge.code }), 409, "invalid_state");
+    expect((await c.get(`/api/v1/verifications/${v.id}`)).body).toMatchObject({ status: "pending", attempts: 0 });
   });
 
   it("counts wrong codes down 4, 3, 2, 1, fails on the 5th, and then refuses even the right code", async () => {
-    const v = await createPhone("+37069100010");
+    const v = await createPhone("+37069100010", "sms", "outbound");
+    const code = await sentCode(c, v.id);
     const remaining: number[] = [];
     for (let i = 0; i < 4; i++) {
-      const e = expectError(await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: wrong(v.challenge.code, i) }), 400, "invalid_code");
+      const e = expectError(await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: wrong(code, i) }), 400, "invalid_code");
       remaining.push(e.attempts_remaining);
     }
     expect(remaining).toEqual([4, 3, 2, 1]);
     const mid = await c.get(`/api/v1/verifications/${v.id}`);
     expect(mid.body).toMatchObject({ status: "pending", attempts: 4, max_attempts: 5 });
 
-    expectError(await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: wrong(v.challenge.code, 4) }), 400, "max_attempts_exceeded");
+    expectError(await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: wrong(code, 4) }), 400, "max_attempts_exceeded");
     const failed = await c.get(`/api/v1/verifications/${v.id}`);
     expect(failed.status).toBe(200);
     expect(failed.body).toMatchObject({ status: "failed", attempts: 5 });
     expect(failed.body.proof).toBeUndefined();
 
-    expectError(await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: v.challenge.code }), 409, "invalid_state");
+    expectError(await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: code }), 409, "invalid_state");
     expectError(await c.post(`/api/v1/verifications/${v.id}/test-verify`), 409, "invalid_state");
     expect((await c.get(`/api/v1/verifications/${v.id}`)).body.status).toBe("failed");
   });
 
-  it("verifies with the right code and answers the verification with its proof", async () => {
-    const v = await createPhone("+37069100011");
-    const ok = await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: v.challenge.code });
+  it("verifies with the code sent to the phone (outbound) and answers the verification with its proof", async () => {
+    const v = await createPhone("+37069100011", "sms", "outbound");
+    expect(v.challenge.code).toBeUndefined();
+    const ok = await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: await sentCode(c, v.id) });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ id: v.id, status: "verified", identifier: "+37069100011" });
     expect(ok.body.proof.token.split(".")).toHaveLength(3);
@@ -77,15 +79,16 @@ describe("phone code", () => {
   });
 
   it("counts a source_identifier of another number as a wrong attempt, and accepts the right number in any format", async () => {
-    const v = await createPhone("+37069100012");
+    const v = await createPhone("+37069100012", "whatsapp", "outbound");
+    const code = await sentCode(c, v.id);
     const e = expectError(
-      await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: v.challenge.code, source_identifier: "+37069100013" }),
+      await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: code, source_identifier: "+37069100013" }),
       400,
       "invalid_code",
     );
     expect(e.attempts_remaining).toBe(4);
     expect((await c.get(`/api/v1/verifications/${v.id}`)).body).toMatchObject({ status: "pending", attempts: 1 });
-    const ok = await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: v.challenge.code, source_identifier: "+370 691 00012" });
+    const ok = await c.post(`/api/v1/verifications/${v.id}/submit`, { challenge_code: code, source_identifier: "+370 691 00012" });
     expect(ok.status).toBe(200);
     expect(ok.body.status).toBe("verified");
   });

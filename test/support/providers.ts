@@ -339,6 +339,8 @@ export interface WaSent {
   type: string;
   /** text.body for a text message. */
   text?: string;
+  /** A template message: its name, language and the text parameters of its body and buttons. */
+  template?: { name: string; language: string; body: string[]; buttons: string[] };
   /** The wamid the stand-in answered with. */
   id: string;
   body: Record<string, unknown>;
@@ -415,8 +417,17 @@ export function whatsappStatusPayload(biz: WaBusiness, s: { id: string; recipien
 }
 
 /** Starts a WhatsApp Cloud API stand-in for one business phone number. */
-export async function startWhatsAppApi(o: { phoneNumberId: string; accessToken: string; appSecret: string; displayPhoneNumber?: string; version?: string }): Promise<WhatsAppApi> {
+export async function startWhatsAppApi(o: {
+  phoneNumberId: string;
+  accessToken: string;
+  appSecret: string;
+  displayPhoneNumber?: string;
+  version?: string;
+  /** Approved templates as "name/language" (default: the service's default authentication template). */
+  templates?: string[];
+}): Promise<WhatsAppApi> {
   const version = o.version ?? "v21.0";
+  const templates = new Set(o.templates ?? ["verification_code/en_US"]);
   const biz: WaBusiness = { phoneNumberId: o.phoneNumberId, displayPhoneNumber: o.displayPhoneNumber ?? "15550001234" };
   const sent = new Recorded<WaSent>();
   const graphError = (res: http.ServerResponse, status: number, code: number, message: string, type = "OAuthException", subcode?: number) =>
@@ -439,9 +450,19 @@ export async function startWhatsAppApi(o: { phoneNumberId: string; accessToken: 
     const text = (p.text as { body?: unknown } | undefined)?.body;
     if (type === "text" && (typeof text !== "string" || text === "")) return graphError(res, 400, 100, "(#100) The parameter text['body'] is required.");
     if (typeof text === "string" && text.length > 4096) return graphError(res, 400, 100, "(#100) Param text['body'] must be at most 4096 characters long.");
+    let template: WaSent["template"];
+    if (type === "template") {
+      const t = p.template as { name?: unknown; language?: { code?: unknown }; components?: unknown } | undefined;
+      if (typeof t?.name !== "string" || t.name === "") return graphError(res, 400, 100, "(#100) The parameter template['name'] is required.");
+      if (typeof t.language?.code !== "string") return graphError(res, 400, 100, "(#100) The parameter template['language']['code'] is required.");
+      if (!templates.has(`${t.name}/${t.language.code}`)) return graphError(res, 400, 132001, "(#132001) Template name does not exist in the translation", "OAuthException");
+      const components = Array.isArray(t.components) ? (t.components as { type?: unknown; parameters?: { type?: unknown; text?: unknown }[] }[]) : [];
+      const texts = (kind: string) => components.filter((c) => c.type === kind).flatMap((c) => (c.parameters ?? []).filter((x) => x.type === "text").map((x) => String(x.text)));
+      template = { name: t.name, language: t.language.code, body: texts("body"), buttons: texts("button") };
+    }
     const id = wamid();
     const waId = p.to.replace(/\D/g, "");
-    sent.push({ to: p.to, type, text: typeof text === "string" ? text : undefined, id, body: p, authorization: auth });
+    sent.push({ to: p.to, type, text: typeof text === "string" ? text : undefined, ...(template ? { template } : {}), id, body: p, authorization: auth });
     sendJson(res, 200, { messaging_product: "whatsapp", contacts: [{ input: p.to, wa_id: waId }], messages: [{ id }] });
   });
 

@@ -97,6 +97,9 @@ const base = z.object({
   WHATSAPP_ACCESS_TOKEN: z.string().min(16).optional(),
   WHATSAPP_APP_SECRET: z.string().min(16).optional(),
   WHATSAPP_VERIFY_TOKEN: z.string().min(16).optional(),
+  // outbound phone codes (delivery "outbound"): the approved authentication template and its language
+  WHATSAPP_OTP_TEMPLATE: z.string().regex(/^[a-z0-9_]{1,512}$/, "must be a WhatsApp template name (a-z, 0-9, _)").default("verification_code"),
+  WHATSAPP_OTP_TEMPLATE_LANG: z.string().regex(/^[a-z]{2,3}(_[A-Z]{2})?$/, "must be a WhatsApp template language code (en, en_US…)").default("en_US"),
   SMS_PHONE_NUMBER: z.string().regex(/^\+?[1-9]\d{6,14}$/, "must be an E.164 number").optional(),
   TWILIO_API_URL: z.string().url().default("https://api.twilio.com"),
   TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-fA-F]{32}$/, "must be a Twilio account SID (AC + 32 hex digits)").optional(),

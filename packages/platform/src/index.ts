@@ -22,3 +22,4 @@ export * from "./providers.ts";
 export * from "./tls.ts";
 export * from "./callers.ts";
 export * from "./proof-methods.ts";
+export * from "./messaging/index.ts";

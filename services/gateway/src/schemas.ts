@@ -47,9 +47,11 @@ export const PageQuery = {
 
 const jsonObject = z.record(z.string(), z.unknown());
 
+const PhoneDelivery = z.enum(["inbound", "outbound"]);
+
 export const Challenge = z
   .object({
-    code: z.string().length(6).optional().describe("Only on creation, and only for phone channels (the user sends it)"),
+    code: z.string().length(6).optional().describe("Only on creation, and only for phone with delivery inbound (the user sends it from the phone)"),
     expires_at: timestamp,
     instruction: z.string(),
     deep_link: z.string().optional(),
@@ -80,6 +82,7 @@ export const Verification = z
       .optional()
       .describe("How control was shown (the proof's method claim), once verified; reused_proof: completed from an earlier proof (smart reuse, see reused_from)"),
     reused_from: z.string().optional().describe("The verification whose proof was reused (method reused_proof)"),
+    delivery: PhoneDelivery.optional().describe("Phone: inbound (reverse OTP: the user sends the shown code from the phone) or outbound (we sent a code to the phone)"),
   })
   .meta({ id: "Verification" });
 
@@ -91,6 +94,10 @@ export const CreateVerificationBody = z
     client_metadata: jsonObject.optional(),
     external_user_id: z.string().min(1).max(255).optional(),
     proof_expires_in: z.number().int().min(60).max(31_536_000).optional(),
+    delivery: PhoneDelivery.optional().describe(
+      "Phone only. inbound (default): the answer shows a code the user sends from the phone; only that provider message completes it. " +
+        "outbound (sms, whatsapp): we send a code to the number, never show it, and submit checks it.",
+    ),
   })
   .strict()
   .meta({ id: "CreateVerification" });

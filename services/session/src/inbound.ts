@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import { AppError, providerPhone, type Clock, type Logger } from "@icv/platform";
@@ -25,7 +26,15 @@ export interface InboundDeps {
   repliers: Repliers;
   clock: Clock;
   logger: Logger;
+  /** Keys the sender ids the throttle stores (an HMAC, never the number itself). */
+  hmacKey: string;
 }
+
+/** Inbound codes per sender (DECISIONS.md, Sessions): after this many unknown or wrong ones in the window, the sender is ignored. */
+export const SENDER_STRIKES = 10;
+export const SENDER_WINDOW_MS = 3600_000;
+/** The outcomes that count against the sender: a code or token we do not know, or one meant for another number. */
+const STRIKE_OUTCOMES = new Set(["unknown_code", "unknown", "wrong_sender", "failed"]);
 
 /** A claim on a message left unfinished by a crash is taken over after this long. */
 const STALE_CLAIM_MS = 60_000;
@@ -132,6 +141,8 @@ export class Inbound {
     reply: (t: string) => Promise<void> | undefined,
   ): Promise<string> {
     const phone = providerPhone(from);
+    const sender = phone ? `phone:${phone}` : undefined;
+    if (sender && (await this.throttled(sender, key, reply))) return "throttled";
     const asked = readText(text);
     if (!asked || !phone || (asked.kind === "session" && channel === "sms")) {
       this.reply(() => reply(REPLY.help));
@@ -139,10 +150,12 @@ export class Inbound {
     }
     if (asked.kind === "code") {
       const r = await this.d.verification.completeInboundCode({ channel, code: asked.value, sender: phone, messageKey: key });
+      await this.strike(sender!, key, r.outcome);
       this.reply(() => reply(replyFor(r.outcome as CodeOutcome, r.attemptsRemaining)));
       return r.outcome;
     }
     const outcome = await this.d.sessions.answerToken(asked.value, channel, phone);
+    await this.strike(sender!, key, outcome);
     this.reply(() => reply(replyFor(outcome, 0, "session")));
     return outcome;
   }
@@ -159,6 +172,8 @@ export class Inbound {
     const say = (text: string, keyboard?: { requestContact: string } | { remove: true }) => this.reply(() => bot?.sendMessage(chatId, text, keyboard));
     // only people, in the private chat with the bot (in a group another member could answer)
     if (!msg.from || msg.from.is_bot || msg.chat.type !== "private") return "ignored";
+    const sender = `telegram:${msg.from.id}`;
+    if (await this.throttled(sender, key, (t) => say(t, { remove: true }))) return "throttled";
 
     if (msg.contact) {
       const chat = await store.chat(String(chatId), clock.now(), CHAT_TTL_MS);
@@ -187,6 +202,7 @@ export class Inbound {
         text = replyFor(o, 0, "session");
       }
       await store.endChat(String(chatId));
+      await this.strike(sender, key, outcome);
       say(text, { remove: true });
       return outcome;
     }
@@ -197,12 +213,38 @@ export class Inbound {
       return "unrecognized";
     }
     if (asked.kind === "session" && !(await this.d.sessions.isOpen(asked.value, "telegram"))) {
+      await this.strike(sender, key, "unknown");
       say(REPLY.unknown);
       return "unknown";
     }
     await store.startChat({ chat_id: String(chatId), user_id: String(msg.from.id), target_kind: asked.kind, target: asked.value, started_at: clock.now() });
     say(REPLY.askContact, { requestContact: REPLY.shareButton });
     return "contact_requested";
+  }
+
+  /**
+   * Whether the sender (a provider-attested number, or a Telegram user) is throttled: SENDER_STRIKES
+   * unknown or wrong codes within the window. A throttled message is ignored; the first one in the
+   * window gets one reply saying so (a retry of that message does not get it again).
+   */
+  private async throttled(sender: string, key: string, reply: (t: string) => Promise<void> | void | undefined): Promise<boolean> {
+    const now = this.d.clock.now();
+    const id = this.senderId(sender);
+    const seen = await this.d.store.senderStrikes(id, new Date(now.getTime() - SENDER_WINDOW_MS));
+    if (seen.strikes < SENDER_STRIKES) return false;
+    const first = (await this.d.store.recordStrike(key, id, "ignored", now)) && seen.ignored === 0;
+    if (first) this.reply(async () => void (await reply(REPLY.throttled)));
+    this.d.logger.info({ sender_kind: sender.split(":")[0], strikes: seen.strikes }, "inbound sender throttled");
+    return true;
+  }
+
+  /** Counts an unknown or wrong code against its sender, once per provider message. */
+  private async strike(sender: string, key: string, outcome: string): Promise<void> {
+    if (STRIKE_OUTCOMES.has(outcome)) await this.d.store.recordStrike(key, this.senderId(sender), "strike", this.d.clock.now());
+  }
+
+  private senderId(sender: string): string {
+    return createHmac("sha256", this.d.hmacKey).update(`inbound sender:${sender}`).digest("hex");
   }
 
   /** Sends a reply in the background; a failure is logged, never thrown (the state change stands). */

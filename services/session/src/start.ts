@@ -3,13 +3,11 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import {
-  dataDirSecret, hostService, openServiceDatabase, rpcClient, serviceIdentity, startSweeper, systemClock,
+  dataDirSecret, hostService, messagingSenders, openServiceDatabase, rpcClient, serviceIdentity, startSweeper, systemClock,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { CHAT_TTL_MS, Inbound, type Repliers } from "./inbound.ts";
 import { TelegramClient, startTelegramPolling } from "./providers/telegram.ts";
-import { TwilioClient } from "./providers/twilio.ts";
-import { WhatsAppClient } from "./providers/whatsapp.ts";
 import { sessionCallers } from "./callers.ts";
 import { sessionRoutes } from "./service.ts";
 import { Sessions } from "./sessions.ts";
@@ -23,14 +21,7 @@ const INBOUND_MEMORY_MS = 7 * 24 * 3600_000;
 export function repliersOf(config: Config): Repliers {
   return {
     telegram: config.TELEGRAM_BOT_TOKEN ? new TelegramClient({ apiUrl: config.TELEGRAM_API_URL, botToken: config.TELEGRAM_BOT_TOKEN }) : undefined,
-    whatsapp:
-      config.WHATSAPP_PHONE_NUMBER_ID && config.WHATSAPP_ACCESS_TOKEN
-        ? new WhatsAppClient({ apiUrl: config.WHATSAPP_API_URL, phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID, accessToken: config.WHATSAPP_ACCESS_TOKEN })
-        : undefined,
-    sms:
-      config.TWILIO_ACCOUNT_SID && config.TWILIO_AUTH_TOKEN && config.SMS_PHONE_NUMBER
-        ? new TwilioClient({ apiUrl: config.TWILIO_API_URL, accountSid: config.TWILIO_ACCOUNT_SID, authToken: config.TWILIO_AUTH_TOKEN, from: config.SMS_PHONE_NUMBER })
-        : undefined,
+    ...messagingSenders(config),
   };
 }
 
@@ -54,7 +45,7 @@ export async function startSessionService(config: Config, logger: Logger, clock:
     logger: log,
   });
   const repliers = repliersOf(config);
-  const inbound = new Inbound({ store, sessions, verification, repliers, clock, logger: log });
+  const inbound = new Inbound({ store, sessions, verification, repliers, clock, logger: log, hmacKey });
   const sweeper = startSweeper("session-expiry", () => sessions.expireDue(), config.SWEEP_INTERVAL_MS, log);
   const pruner = startSweeper(
     "inbound-prune",

@@ -169,10 +169,32 @@ export class SessionStore {
     await this.db.query(`DELETE FROM ${S}.inbound_messages WHERE provider = $1 AND message_id = $2 AND outcome IS NULL`, [provider, messageId]);
   }
 
-  /** Forgets handled messages and stale chats older than the cutoffs; answers how many rows went. */
+  /** Forgets handled messages, sender strikes and stale chats older than the cutoffs; answers how many rows went. */
   async prune(messagesBefore: Date, chatsBefore: Date): Promise<number> {
     const a = await this.db.query(`DELETE FROM ${S}.inbound_messages WHERE received_at < $1`, [messagesBefore]);
     const b = await this.db.query(`DELETE FROM ${S}.telegram_chats WHERE started_at < $1`, [chatsBefore]);
-    return (a.rowCount ?? 0) + (b.rowCount ?? 0);
+    const c = await this.db.query(`DELETE FROM ${S}.inbound_strikes WHERE created_at < $1`, [messagesBefore]);
+    return (a.rowCount ?? 0) + (b.rowCount ?? 0) + (c.rowCount ?? 0);
+  }
+
+  /** How many strikes (unknown or wrong codes) and ignored messages a sender has since `since`. */
+  async senderStrikes(sender: string, since: Date): Promise<{ strikes: number; ignored: number }> {
+    const r = await this.db.query<{ strikes: number; ignored: number }>(
+      `SELECT count(*) FILTER (WHERE kind = 'strike')::int AS strikes, count(*) FILTER (WHERE kind = 'ignored')::int AS ignored
+         FROM ${S}.inbound_strikes WHERE sender = $1 AND created_at > $2`,
+      [sender, since],
+    );
+    return r.rows[0];
+  }
+
+  /** Records what one provider message did to its sender's budget; false when that message was already recorded (a retry). */
+  async recordStrike(messageKey: string, sender: string, kind: "strike" | "ignored", at: Date): Promise<boolean> {
+    const r = await this.db.query(`INSERT INTO ${S}.inbound_strikes (message_key, sender, kind, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [
+      messageKey,
+      sender,
+      kind,
+      at,
+    ]);
+    return r.rowCount === 1;
   }
 }

@@ -29,4 +29,5 @@ export const REPLY = {
   expired: "This code or link has expired. Start again in the app to get a new one.",
   notPending: "This code or link can no longer be used. Start again in the app if you still need to verify.",
   unknown: "We don't recognise this code or link. Check it, or start again in the app.",
+  throttled: "Too many wrong or unknown codes came from you. We will ignore your messages for up to an hour; then start again in the app.",
 } as const;

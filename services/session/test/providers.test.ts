@@ -264,6 +264,24 @@ describe("WhatsApp", () => {
     expect(wa.sent[0].id).toMatch(/^wamid\./);
   });
 
+  it("sendCodeTemplate posts an authentication template: the code as body and copy-code button parameter", async () => {
+    await client.sendCodeTemplate("15551234568", { name: "verification_code", language: "en_US" }, "K7Q2ZD");
+    const m = await wa.waitForSent((x) => x.to === "15551234568");
+    expect(m).toMatchObject({ type: "template", authorization: `Bearer ${WA_TOKEN}`, template: { name: "verification_code", language: "en_US", body: ["K7Q2ZD"], buttons: ["K7Q2ZD"] } });
+    expect(m.body.template).toEqual({
+      name: "verification_code",
+      language: { code: "en_US" },
+      components: [
+        { type: "body", parameters: [{ type: "text", text: "K7Q2ZD" }] },
+        { type: "button", sub_type: "url", index: "0", parameters: [{ type: "text", text: "K7Q2ZD" }] },
+      ],
+    });
+    // a template the account does not have is Graph's 132001, without the token
+    const e = await errorOf(() => client.sendCodeTemplate("15551234568", { name: "nope", language: "en_US" }, "K7Q2ZD"));
+    expect(e).toMatchObject({ status: 400, code: 132001 });
+    expect(`${e.message} ${e.stack}`).not.toContain(WA_TOKEN);
+  });
+
   it("a refused token gives Graph's code 190, never the token", async () => {
     const wrong = new WhatsAppClient({ apiUrl: wa.url, phoneNumberId: biz.phoneNumberId, accessToken: "EAAGwrongtoken0000000000000000" });
     const e = await errorOf(() => wrong.sendText("15551234567", "x"));

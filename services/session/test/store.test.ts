@@ -73,6 +73,21 @@ describe("inbound messages are handled once", () => {
   });
 });
 
+describe("sender strikes (the per-sender throttle)", () => {
+  it("counts strikes and ignored messages per sender within the window, once per message key", async () => {
+    for (let i = 0; i < 3; i++) expect(await store.recordStrike(`whatsapp:wamid.s${i}`, "sender-a", "strike", at(i * 1000))).toBe(true);
+    // a provider's retry of the same message is not a second strike
+    expect(await store.recordStrike("whatsapp:wamid.s0", "sender-a", "strike", at(5_000))).toBe(false);
+    expect(await store.recordStrike("sms:SM-ignored", "sender-a", "ignored", at(6_000))).toBe(true);
+    expect(await store.recordStrike("sms:SM-other", "sender-b", "strike", at(6_000))).toBe(true);
+    expect(await store.senderStrikes("sender-a", at(-1))).toEqual({ strikes: 3, ignored: 1 });
+    // the window slides: strikes older than `since` no longer count
+    expect(await store.senderStrikes("sender-a", at(1_500))).toEqual({ strikes: 1, ignored: 1 });
+    expect(await store.senderStrikes("sender-b", at(-1))).toEqual({ strikes: 1, ignored: 0 });
+    expect(await store.senderStrikes("nobody", at(-1))).toEqual({ strikes: 0, ignored: 0 });
+  });
+});
+
 describe("session expiry sweep", () => {
   it("moves only due pending sessions to expired, and a verified one never", async () => {
     await store.insert(session("sess_01JSWEEP00000000000000000A", at(1_000)));

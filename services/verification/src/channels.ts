@@ -62,7 +62,7 @@ export interface ChallengeSpec {
   deepLink?: string;
   /** Wallets: the exact text to sign. Domains: the record / file value. */
   message?: string;
-  /** Where the service must deliver the code itself (email channels). */
+  /** Where the service must deliver the code itself (email channels, outbound phone). */
   sendTo?: string;
   expiresAt: Date;
 }
@@ -75,7 +75,14 @@ export interface ChallengeInput {
   env: EnvName;
   now: Date;
   config: Config;
+  /** Phone: "inbound" (default; the user sends the shown code) or "outbound" (we send a code to the number). */
+  delivery?: PhoneDelivery;
 }
+
+/** How a phone code travels (DECISIONS.md, Verifications): from the phone to us, or from us to the phone. */
+export type PhoneDelivery = "inbound" | "outbound";
+/** The phone channels a code can be sent over (Twilio Messages, WhatsApp template); Telegram cannot message a number first. */
+export const OUTBOUND_PHONE_CHANNELS: readonly string[] = ["sms", "whatsapp"];
 
 
 /** Builds the challenge of a new verification: code, instruction, deep link, message to sign. */
@@ -84,6 +91,12 @@ export function buildChallenge(input: ChallengeInput): ChallengeSpec {
   const expiresAt = new Date(now.getTime() + TTL_MS[type]);
   const test = env === "test";
   const base = config.publicBaseUrl;
+
+  if (type === "phone" && input.delivery === "outbound") {
+    const code = generateCode();
+    const by = channel === "whatsapp" ? "WhatsApp" : "SMS";
+    return { code, showCode: false, sendTo: identifier, expiresAt, instruction: `We sent a 6-character code by ${by} to this number. Enter it to confirm.` };
+  }
 
   if (type === "phone") {
     const code = generateCode();

@@ -28,6 +28,7 @@ export function toHostedMessage(h: HostedView): HostedInit {
       status: a.status,
       method: a.method,
       verificationId: a.verificationId ?? undefined,
+      delivery: a.delivery,
       challenge: a.challenge
         ? {
             $typeName: "icv.verification.v1.HostedChallenge",
@@ -56,8 +57,8 @@ export function hostedHandlers(requests: Requests) {
     async getHostedRequest(req: { requestId: string; token: string }) {
       return msg(await requests.hostedView(req.requestId, req.token));
     },
-    async startHostedAsset(req: { requestId: string; token: string; assetIndex: number; identifier?: string; channel?: string }) {
-      return msg(await requests.hostedStart(req.requestId, req.token, req.assetIndex, { identifier: req.identifier, channel: req.channel }));
+    async startHostedAsset(req: { requestId: string; token: string; assetIndex: number; identifier?: string; channel?: string; delivery?: string }) {
+      return msg(await requests.hostedStart(req.requestId, req.token, req.assetIndex, { identifier: req.identifier, channel: req.channel, delivery: req.delivery }));
     },
     async submitHostedAsset(req: { requestId: string; token: string; assetIndex: number; challengeCode?: string; signature?: string; botToken?: string }) {
       return msg(

@@ -29,6 +29,8 @@ export interface HostedAsset {
   verificationId: string | null;
   /** How the open challenge is completed: code, signature, bot_token, domain_check or oauth. */
   method?: Method;
+  /** Phone, while open: inbound (the page shows the code to send from the phone) or outbound (the page asks for the code we sent). */
+  delivery?: "inbound" | "outbound";
   challenge?: HostedChallenge;
 }
 
@@ -80,9 +82,11 @@ export function hostedAssets(r: RequestView, rows: Map<number, VerificationRow>,
       verificationId: a.verification_id,
       status: !v || a.status === "expired" ? a.status : v.status === "pending" ? "in_progress" : v.status === "revoked" ? "failed" : v.status,
       method: open ? methodOf(type, v.channel) : undefined,
+      delivery: open && v.delivery ? v.delivery : undefined,
       challenge: open
         ? {
-            code: type === "phone" ? (shown?.idx === a.idx ? shown.code : phoneCodeOf(v.deep_link)) : undefined,
+            // only a reverse-OTP code is ever shown (the user sends it from the phone); an outbound code never is
+            code: type === "phone" && v.delivery !== "outbound" ? (shown?.idx === a.idx ? shown.code : phoneCodeOf(v.deep_link)) : undefined,
             instruction: v.instruction,
             deepLink: v.deep_link ?? undefined,
             message: v.challenge_message ?? undefined,

@@ -403,7 +403,7 @@ export class Requests {
    * Starts (or restarts) an asset from the page: the identifier the request left null, a channel
    * among the allowed ones; a verification is made in the request's scope and the asset follows it.
    */
-  async hostedStart(id: string, token: string, idx: number, input: { identifier?: string; channel?: string }): Promise<HostedView> {
+  async hostedStart(id: string, token: string, idx: number, input: { identifier?: string; channel?: string; delivery?: string }): Promise<HostedView> {
     const { scope, asset, request } = await this.openAsset(id, token, idx);
     if (asset.status === "verified") throw new AppError("already_verified", "this asset is already verified");
     if (asset.starts > MAX_ASSET_STARTS) throw new AppError("invalid_state", `this has failed: it was started ${MAX_ASSET_STARTS} times, the most allowed, and cannot be started again`);
@@ -417,11 +417,12 @@ export class Requests {
     if (asset.identifier !== null && input.identifier !== undefined && input.identifier !== asset.identifier) {
       throw invalid("this asset's identifier was set by the request and cannot be changed", "identifier");
     }
-    // a restart that mails a new code keeps the resend gap (the page cannot be used to flood a mailbox)
-    if (channel === "email" && asset.verification_id && asset.status === "in_progress") {
+    // a restart that sends a new code keeps the resend gap (the page cannot be used to flood a mailbox or a phone)
+    if ((channel === "email" || input.delivery === "outbound") && asset.verification_id && asset.status === "in_progress") {
       const current = await this.d.verifications.get(scope, asset.verification_id);
       const waitMs = current.created_at.getTime() + RESEND_GAP_MS - this.d.clock.now().getTime();
-      if (current.status === "pending" && waitMs > 0) {
+      const sent = current.channel === "email" || current.delivery === "outbound";
+      if (sent && current.status === "pending" && waitMs > 0) {
         const retryAfter = Math.ceil(waitMs / 1000);
         throw new AppError("resend_too_soon", `a code was sent less than ${RESEND_GAP_MS / 1000} s ago; try again in ${retryAfter} s`, { extra: { retry_after: retryAfter } });
       }
@@ -433,7 +434,7 @@ export class Requests {
       throw new AppError("max_attempts_exceeded", `this was started ${MAX_ASSET_STARTS} times, the most allowed; it has failed and cannot be started again`);
     }
     const v = await this.d.verifications
-      .create(scope, { type, channel, identifier, externalUserId: request.external_user_id ?? undefined, clientMetadata: request.client_metadata ?? undefined })
+      .create(scope, { type, channel, identifier, externalUserId: request.external_user_id ?? undefined, clientMetadata: request.client_metadata ?? undefined, delivery: input.delivery })
       .catch(async (e: unknown) => {
         await this.d.store.releaseStart(scope, id, idx, MAX_ASSET_STARTS);
         throw e;

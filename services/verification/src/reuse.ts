@@ -135,6 +135,7 @@ export async function autoVerify(d: ReuseDeps, scope: Scope, r: RequestView, idx
     challenge_expires_at: now,
     instruction: "Completed with an existing proof.",
     code_lookup: null,
+    delivery: null,
     origin: null,
     deep_link: null,
     challenge_message: null,

@@ -44,6 +44,7 @@ export function toMessage({ row: v, code }: Answer): VerificationInit {
     testMode: v.environment === "test",
     method: v.method ?? "",
     reusedFrom: v.reused_from ?? undefined,
+    delivery: v.delivery ?? undefined,
   };
 }
 
@@ -92,6 +93,7 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
           clientMetadata: req.clientMetadata,
           externalUserId: req.externalUserId,
           proofExpiresIn: req.proofExpiresIn,
+          delivery: req.delivery,
         });
         return { verification: toMessage(answer) };
       },

@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import {
-  createEventLog, createRateLimiter, dataDirSecret, hostService, openServiceDatabase, rpcClient, serviceIdentity, startSweeper, systemClock,
+  createEventLog, createRateLimiter, dataDirSecret, hostService, messagingSenders, openServiceDatabase, rpcClient, serviceIdentity, startSweeper, systemClock,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { verificationCallers } from "./callers.ts";
@@ -36,6 +36,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     logger: log,
     mailer: smtpMailer(config),
     sendLimits: new SendLimits({ limiter: rates.limiter, keySecret: hmacKey, budgetPerHour: config.SEND_BUDGET_PER_HOUR, logger: log }),
+    senders: messagingSenders(config),
   });
   const sweeper = startSweeper("verification-expiry", () => verifications.expireDue(), config.SWEEP_INTERVAL_MS, log);
   const attemptsPruner = startSweeper(

@@ -43,6 +43,8 @@ export interface VerificationRow {
   code_lookup: string | null;
   /** The session that proved this verification (RecordSessionVerification); one verification per session. */
   origin: string | null;
+  /** Phone: "inbound" (reverse OTP, only a provider message completes it) or "outbound" (a code we sent; submit checks it). Null else. */
+  delivery: "inbound" | "outbound" | null;
 }
 
 export type NewVerification = Omit<VerificationRow, "status" | "attempts" | "updated_at" | "proof_token" | "proof_expires_at" | "verified_at" | "revoked_at" | "revoked_reason" | "resend_count" | "code_sent_at" | "method" | "reused_from">;
@@ -171,13 +173,13 @@ export class VerificationStore {
       S,
       `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
          challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
-         created_at, updated_at, code_lookup, origin)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18, $19) RETURNING *`,
+         created_at, updated_at, code_lookup, origin, delivery)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18, $19, $20) RETURNING *`,
       [
         v.id, v.tenant_id, v.environment, v.type, v.channel, v.identifier, v.identifier_canonical, v.code_hmac,
         v.challenge_expires_at, v.instruction, v.deep_link, v.challenge_message, v.max_attempts,
         v.client_metadata === null ? null : JSON.stringify(v.client_metadata), v.external_user_id, v.proof_expires_in, v.created_at,
-        v.code_lookup, v.origin,
+        v.code_lookup, v.origin, v.delivery,
       ],
       statusEvents(row, null, v.created_at),
       v.created_at,

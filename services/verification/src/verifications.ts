@@ -1,11 +1,14 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
-import { AppError, messagingAddress, newId, providerPhone, toDate, toEnvironment, ts, type Clock, type Config, type Logger, type MessagingChannel, type Scope } from "@icv/platform";
-import type { ProofMethod } from "@icv/platform";
+import {
+  AppError, newId, providerPhone, toDate, toEnvironment, ts,
+  type Clock, type Config, type Logger, type ProofMethod, type Scope, type TwilioClient, type WhatsAppClient,
+} from "@icv/platform";
 import { codeHmac, codeLookup, codeMatches } from "./challenge.ts";
-import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, methodOf, missingProvider, type ChallengeSpec } from "./channels.ts";
-import { codeMail, type Mailer } from "./mailer.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, methodOf, missingProvider } from "./channels.ts";
+import { codeTarget, deliverCode, phoneDelivery, testMessageOf } from "./delivery.ts";
+import type { Mailer } from "./mailer.ts";
 import type { SendLimits } from "./send-limits.ts";
 import { maskIdentifier, normalizeIdentifier, type AssetType } from "./identifiers.ts";
 import { verifyWalletSignature, type WalletChannel } from "./signatures.ts";
@@ -26,6 +29,8 @@ export interface CreateInput {
   clientMetadata?: Record<string, unknown>;
   externalUserId?: string;
   proofExpiresIn?: number;
+  /** Phone only: "inbound" (default) or "outbound" (sms, whatsapp). */
+  delivery?: string;
 }
 
 export interface SubmitInput {
@@ -52,6 +57,8 @@ export interface VerificationDeps {
   mailer?: Mailer;
   /** Asked before every code the service sends (test scopes count too, in their own windows). */
   sendLimits: SendLimits;
+  /** The phone senders of the configured providers (messagingSenders in @icv/platform), for outbound codes. */
+  senders?: { whatsapp?: WhatsAppClient; sms?: TwilioClient };
 }
 
 /** What an inbound code did (CompleteInboundCode). */
@@ -68,46 +75,13 @@ const rpcScope = (s: Scope) => ({ tenantId: s.tenantId, environment: toEnvironme
 
 export const identifierHash = (canonical: string) => createHash("sha256").update(canonical).digest("hex");
 
-/**
- * Test mode (GET /test/messages): the message a test verification would have sent (the code
- * email, outbound, with the code in it) or expects from the user (phone: the code message the
- * deep link pre-fills, inbound from the user's number to our number or bot). Undefined for
- * channels without a message (wallets, domains by DNS/HTTP, OAuth, bot tokens).
- */
-export function testMessageOf(
-  config: Config,
-  scope: Scope,
-  v: { id: string; type: string; channel: string; identifier: string },
-  ch: ChallengeSpec,
-  now: Date,
-  minutes: number,
-  purpose: string,
-  resent = false,
-): TestMessageRow | undefined {
-  if (!ch.code) return undefined;
-  const base = {
-    id: newId("testMessage", now.getTime()),
-    tenant_id: scope.tenantId,
-    environment: "test" as const,
-    verification_id: v.id,
-    session_id: null,
-    channel: v.channel,
-    created_at: now,
-  };
-  if (ch.sendTo) {
-    const mail = codeMail(ch.sendTo, ch.code, minutes, purpose, { resent });
-    return { ...base, direction: "outbound", from_address: null, to_address: mail.to, subject: mail.subject, body: mail.text };
-  }
-  if (v.type !== "phone") return undefined;
-  const to = messagingAddress(v.channel as MessagingChannel, config);
-  // telegram's t.me/<bot>?start=<code> link makes the app send "/start <code>"; wa.me and sms: links pre-fill the code
-  const text = v.channel === "telegram" ? `/start ${ch.code}` : ch.code;
-  return { ...base, direction: "inbound", from_address: v.identifier, to_address: to, subject: null, body: text };
-}
-
 /** The verification use cases: plain functions over the store, the proof client, the clock. */
 export class Verifications {
-  constructor(private readonly d: VerificationDeps) {}
+  private readonly delivery;
+
+  constructor(private readonly d: VerificationDeps) {
+    this.delivery = { config: d.config, logger: d.logger, mailer: d.mailer, ...d.senders };
+  }
 
   async create(scope: Scope, input: CreateInput): Promise<Answer> {
     const { config, clock, hmacKey, store } = this.d;
@@ -121,6 +95,7 @@ export class Verifications {
       throw new AppError("invalid_channel_for_type", `channel ${input.channel || "(empty)"} is not valid for type ${type}; use one of ${CHANNELS_BY_TYPE[type].join(", ")}`);
     }
     const ident = normalizeIdentifier(type, input.channel, input.identifier);
+    const delivery = phoneDelivery(type, input.channel, input.delivery);
     if (input.externalUserId !== undefined && (input.externalUserId.length < 1 || input.externalUserId.length > 255)) {
       throw new AppError("validation_error", "external_user_id must be 1 to 255 characters");
     }
@@ -139,17 +114,14 @@ export class Verifications {
     }
     const now = clock.now();
     const id = newId("verification", now.getTime());
-    const ch = buildChallenge({ id, type, channel: input.channel, identifier: ident.value, env: scope.env, now, config });
-    const codeMinutes = Math.round(TTL_MS[type] / 60_000);
-    const purpose = type === "domain" ? `control of ${ident.value}` : "your email address";
+    const ch = buildChallenge({ id, type, channel: input.channel, identifier: ident.value, env: scope.env, now, config, delivery: delivery ?? undefined });
+    const v = { id, type, channel: input.channel, identifier: ident.value };
+    // a code the service sends goes out before the row is stored: a failed send leaves nothing half-made;
+    // test keys send nothing and get the message that would have gone out, stored with the row
     // before anything is sent or stored: a refused create leaves nothing behind
     if (ch.sendTo && ch.code) await this.d.sendLimits.reserve(scope, { channel: input.channel, identifier: ch.sendTo });
-    if (ch.sendTo && ch.code && scope.env === "live") {
-      // sent before the row is stored: a failed send leaves nothing half-made, and test keys never send
-      await this.d.mailer!.send(codeMail(ch.sendTo, ch.code, codeMinutes, purpose));
-    }
-    // test keys send nothing; the message that would have gone out (or is expected) is stored with the row
-    const testMessage = scope.env === "test" ? testMessageOf(this.d.config, scope, { id, type, channel: input.channel, identifier: ident.value }, ch, now, codeMinutes, purpose) : undefined;
+    const sent = ch.sendTo && ch.code ? await deliverCode(this.delivery, scope, { verificationId: id, ...codeTarget(v, ch) }, now) : undefined;
+    const testMessage = scope.env === "test" ? (sent ?? testMessageOf(config, scope, v, ch, now)) : undefined;
     const row = await store.insert({
       id,
       tenant_id: scope.tenantId,
@@ -168,9 +140,10 @@ export class Verifications {
       external_user_id: input.externalUserId ?? null,
       proof_expires_in: proofTtl,
       created_at: now,
-      // live phone codes arrive in provider messages without the verification id: index them
-      code_lookup: type === "phone" && scope.env === "live" && ch.code ? codeLookup(hmacKey, input.channel, ch.code) : null,
+      // live reverse-OTP codes arrive in provider messages without the verification id: index them
+      code_lookup: delivery === "inbound" && scope.env === "live" && ch.code ? codeLookup(hmacKey, input.channel, ch.code) : null,
       origin: null,
+      delivery,
     }, testMessage);
     this.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: id, type, channel: input.channel, env: scope.env }, "verification created");
     return { row, code: ch.showCode ? ch.code : undefined };
@@ -198,6 +171,10 @@ export class Verifications {
     let ok: boolean;
     let failure: Failure = ["invalid_code", "the code is not correct"];
     if (method === "code") {
+      // reverse OTP: only the provider message from the phone is evidence, never a code typed here
+      if (v.type === "phone" && v.delivery !== "outbound") {
+        throw new AppError("invalid_state", `send the code from the phone: a reverse-OTP verification completes only when its code arrives from its own number over ${v.channel}`);
+      }
       const code = input.challengeCode;
       if (!code) throw new AppError("validation_error", "challenge_code is required", { details: [{ field: "challenge_code", message: "required", code: "required" }] });
       if (!/^[A-Za-z0-9]{6}$/.test(code)) throw new AppError("validation_error", "challenge_code must be 6 letters or digits");
@@ -236,15 +213,17 @@ export class Verifications {
   async resend(scope: Scope, id: string): Promise<{ row: VerificationRow; message: string; resendsRemaining: number }> {
     const { config, clock, hmacKey, store } = this.d;
     const v = await this.get(scope, id);
-    if (v.channel !== "email") throw new AppError("resend_not_supported", `resend is only for email codes; this is a ${v.type} verification on ${v.channel}`);
+    if (v.channel !== "email" && v.delivery !== "outbound") {
+      throw new AppError("resend_not_supported", `resend is only for codes the service sends (email, outbound phone); this is a ${v.type} verification on ${v.channel}`);
+    }
     if (v.status !== "pending") throw new AppError("invalid_state", `only a pending verification can be resent (this one is ${v.status})`);
     const now = clock.now();
     this.checkResendAllowed(v, now);
-    if (scope.env === "live" && !this.d.mailer) throw new AppError("channel_unavailable", "email is not configured on this service (missing SMTP_URL)");
     const type = v.type as AssetType;
-    const ch = buildChallenge({ id: v.id, type, channel: v.channel, identifier: v.identifier, env: scope.env, now, config });
-    const purpose = type === "domain" ? `control of ${v.identifier}` : "your email address";
-    const testMessage = scope.env === "test" ? testMessageOf(config, scope, v, ch, now, Math.round(TTL_MS[type] / 60_000), purpose, true) : undefined;
+    const ch = buildChallenge({ id: v.id, type, channel: v.channel, identifier: v.identifier, env: scope.env, now, config, delivery: v.delivery ?? undefined });
+    const message = { verificationId: v.id, ...codeTarget(v, ch), resent: true };
+    // test scopes: the would-be message is stored with the new code; live: the code is written first, then sent
+    const testMessage = scope.env === "test" ? await deliverCode(this.delivery, scope, message, now) : undefined;
     const written = await store.writeResentCode(
       v,
       { codeHmac: codeHmac(hmacKey, v.id, ch.code!), expiresAt: ch.expiresAt },
@@ -265,9 +244,8 @@ export class Verifications {
       throw e;
     });
     if (scope.env === "live") {
-      const mail = codeMail(ch.sendTo!, ch.code!, Math.round(TTL_MS[type] / 60_000), type === "domain" ? `control of ${v.identifier}` : "your email address", { resent: true });
       try {
-        await this.d.mailer!.send(mail);
+        await deliverCode(this.delivery, scope, message, now);
       } catch (e) {
         await store.undoResentCode(v, written);
         throw e;
@@ -275,9 +253,10 @@ export class Verifications {
     }
     const remaining = MAX_RESENDS - written.resend_count;
     this.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: v.id, resend_count: written.resend_count, env: scope.env }, "verification code resent");
-    const to = maskIdentifier("email", ch.sendTo!);
-    const message = scope.env === "live" ? `A new code was sent to ${to}; earlier codes no longer work.` : `Test mode: no email was sent (a live key would send a new code to ${to}); earlier codes no longer work.`;
-    return { row: written, message, resendsRemaining: remaining };
+    const to = maskIdentifier(type === "phone" ? "phone" : "email", ch.sendTo!);
+    const what = type === "phone" ? (v.channel === "whatsapp" ? "WhatsApp message" : "SMS") : "email";
+    const text = scope.env === "live" ? `A new code was sent to ${to}; earlier codes no longer work.` : `Test mode: no ${what} was sent (a live key would send a new code to ${to}); earlier codes no longer work.`;
+    return { row: written, message: text, resendsRemaining: remaining };
   }
 
   /** The resend budget and the gap since the last send, as of `now`; throws the matching error. */
@@ -378,6 +357,7 @@ export class Verifications {
         created_at: now,
         code_lookup: null,
         origin: input.origin,
+        delivery: "inbound",
       });
     } catch (e) {
       // a concurrent repeat made it first (unique origin)

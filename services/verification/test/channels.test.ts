@@ -75,6 +75,18 @@ describe("service-sent codes, domains, bots, OAuth", () => {
     expect(c.instruction).not.toContain(c.code!);
   });
 
+  it("outbound phone (sms, whatsapp): a code sent to the number, never shown, no deep link", () => {
+    for (const channel of ["sms", "whatsapp"]) {
+      const c = buildChallenge({ id: "ver_01JABCDEFGHJKMNPQRSTVWXYZ0", type: "phone", channel, identifier: "+37069199199", env: "live", now: NOW, config: configured, delivery: "outbound" });
+      expect(c.code).toMatch(/^[A-Z0-9]{6}$/);
+      expect(c).toMatchObject({ showCode: false, sendTo: "+37069199199" });
+      expect(c.deepLink).toBeUndefined();
+      expect(c.instruction).toMatch(channel === "sms" ? /by SMS/ : /by WhatsApp/);
+      expect(c.instruction).not.toContain(c.code!);
+      expect(c.expiresAt.getTime() - NOW.getTime()).toBe(TTL_MS.phone);
+    }
+  });
+
   it("domain by email: a hidden code sent to the domain", () => {
     const c = challenge("domain", "email", "example.com", { config: configured });
     expect(c.showCode).toBe(false);

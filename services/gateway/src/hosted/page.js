@@ -121,14 +121,29 @@
       children.push(el("p", { text: channelName(a.channels[0]) + " (" + T.unavailable + ")" }));
     }
     if (!available.length) return el("div", {}, children, el("p", { text: T.noChannel }));
+    // phone: send the shown code from the phone (inbound), or get a code by SMS/WhatsApp (outbound; not on Telegram)
+    const ways = ["inbound", "outbound"].map((d) => el("label", { class: "choice", for: "delivery-" + a.index + "-" + d },
+      el("input", { type: "radio", id: "delivery-" + a.index + "-" + d, name: "delivery", value: d, checked: d === "inbound" }), el("span", { text: T.delivery[d] })));
+    if (a.type === "phone") children.push(el("fieldset", {}, el("legend", { text: T.deliveryLegend }), ways));
     const form = el("form", { novalidate: true }, children, el("button", { type: "submit", text: a.status === "pending" ? T.start : T.restart }));
+    const channelOf = () => (form.querySelector("input[name=channel]:checked") || { value: available[0] }).value;
+    const fitWays = () => {
+      const out = ways[1].querySelector("input");
+      out.disabled = channelOf() === "telegram";
+      if (out.disabled && out.checked) ways[0].querySelector("input").checked = true;
+    };
+    if (a.type === "phone") {
+      form.addEventListener("change", fitWays);
+      fitWays();
+    }
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       const body = {};
       const input = form.querySelector("input[name=identifier]");
       if (input) body.identifier = input.value.trim();
-      const chosen = form.querySelector("input[name=channel]:checked");
-      body.channel = chosen ? chosen.value : available[0];
+      body.channel = channelOf();
+      const way = form.querySelector("input[name=delivery]:checked");
+      if (way) body.delivery = way.value;
       act(form, () => api("POST", "/assets/" + a.index + "/start", body), () => focusAsset(a.index));
     });
     return form;
@@ -157,7 +172,11 @@
     const ch = a.challenge;
     const out = [];
     const channel = channelName(a.channel);
-    if (a.type === "phone") {
+    if (a.type === "phone" && a.delivery === "outbound") {
+      // the code was sent to the phone; the page never shows it, the user types it
+      out.push(el("p", { text: T.phoneSent(channel) }), submitForm(a, T.phoneCodeLabel(channel), "challenge_code"));
+    } else if (a.type === "phone") {
+      // reverse OTP: the code is sent from the phone; no code box (a code this page shows is never evidence)
       out.push(el("p", { text: T.phoneHow(channel) }));
       if (ch.code) out.push(el("p", { class: "tag", text: T.phoneCode }), el("p", { class: "code", text: ch.code }));
       if (ch.deep_link) out.push(el("a", { class: "button", href: ch.deep_link, rel: "noopener noreferrer", target: "_blank", text: T.openApp(channel) }));
@@ -199,7 +218,7 @@
       out.push(el("p", { text: ch.instruction }));
     }
     const meta = [T.expiresAt(new Date(ch.expires_at).toLocaleTimeString())];
-    if (a.method !== "oauth" && a.method !== "domain_check" && a.type !== "phone") meta.push(T.attemptsLeft(ch.attempts_remaining));
+    if (a.method !== "oauth" && a.method !== "domain_check" && (a.type !== "phone" || a.delivery === "outbound")) meta.push(T.attemptsLeft(ch.attempts_remaining));
     out.push(el("p", { class: "tag", text: meta.join(" · ") }));
     if (state.test_mode) {
       out.push(
@@ -247,7 +266,7 @@
       if (reusable.length) body.push(reuseOffer(a, reusable));
       if (a.status === "in_progress" && a.challenge) {
         body.push(...challengeView(a));
-        if (a.channels.length > 1 || a.type === "email") {
+        if (a.channels.length > 1 || a.type === "email" || a.type === "phone") {
           body.push(el("details", {}, el("summary", { text: T.restart }), startForm(Object.assign({}, a, { status: "in_progress" }))));
         }
       } else body.push(startForm(a));

@@ -20,7 +20,11 @@ const AssetParams = z.object({
   assetIndex: z.string().regex(/^\d{1,2}$/, "assetIndex must be a whole number").transform(Number),
 });
 const StartBody = z
-  .object({ identifier: z.string().min(1).max(320).optional(), channel: z.string().min(1).max(32).optional() })
+  .object({
+    identifier: z.string().min(1).max(320).optional(),
+    channel: z.string().min(1).max(32).optional(),
+    delivery: z.enum(["inbound", "outbound"]).optional().describe("Phone: inbound (default; send the shown code from the phone) or outbound (sms, whatsapp: we send a code)"),
+  })
   .strict()
   .meta({ id: "HostedStart" });
 const SubmitBody = z
@@ -49,6 +53,7 @@ const HostedAsset = z.object({
   status: z.string(),
   verification_id: z.string().nullable(),
   method: z.string().nullable(),
+  delivery: z.enum(["inbound", "outbound"]).nullable().describe("Phone, while open: inbound (code shown, sent from the phone) or outbound (code sent to the phone)"),
   challenge: HostedChallenge.nullable(),
 });
 export const HostedRequestBody = z
@@ -89,6 +94,7 @@ export async function toHostedBody(r: HostedRequest) {
         status: a.status,
         verification_id: a.verificationId ?? null,
         method: a.method ?? null,
+        delivery: (a.delivery ?? null) as "inbound" | "outbound" | null,
         challenge: a.challenge
           ? {
               ...(a.challenge.code ? { code: a.challenge.code } : {}),
@@ -172,7 +178,14 @@ export function hostedRoutes(config: Config, hub: HostedHub | undefined, client:
       },
       async handler({ req, res, params, body }) {
         privateHeaders(res);
-        const r = await c.startHostedAsset({ requestId: params.id, token: tokenOf(req), assetIndex: params.assetIndex, identifier: body.identifier, channel: body.channel });
+        const r = await c.startHostedAsset({
+          requestId: params.id,
+          token: tokenOf(req),
+          assetIndex: params.assetIndex,
+          identifier: body.identifier,
+          channel: body.channel,
+          delivery: body.delivery,
+        });
         return { body: await toHostedBody(r.request!) };
       },
     }),

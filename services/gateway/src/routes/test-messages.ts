@@ -27,9 +27,10 @@ export function testMessageRoutes(c: Clients): RouteDef[] {
       tag: "Test mode",
       summary: "Messages test verifications would have sent or expect, newest first",
       description:
-        "Test keys send nothing. This lists what would have happened: the code email a test email verification (or resend) would " +
-        "have sent (direction outbound, with the code), and the code message a test phone verification expects from the user " +
-        "(direction inbound, from the user's number to our number or bot). Kept 7 days. Test keys only.",
+        "Test keys send nothing. This lists what would have happened: the code a test email verification or an outbound phone " +
+        "verification (or a resend) would have sent (direction outbound, to the address or number, with the code), and the code " +
+        "message a test inbound phone verification expects from the user (direction inbound, from the user's number to our number " +
+        "or bot). Kept 7 days. Test keys only.",
       auth: "key",
       query: TestMessagesQuery,
       responses: {

@@ -48,6 +48,7 @@ export function toRest(v: VerificationMsg) {
     test_mode: v.testMode,
     ...(v.method ? { method: v.method as ProofMethod } : {}),
     ...(v.reusedFrom ? { reused_from: v.reusedFrom } : {}),
+    ...(v.delivery ? { delivery: v.delivery as "inbound" | "outbound" } : {}),
   };
 }
 
@@ -74,6 +75,7 @@ export function verificationRoutes(c: Clients): RouteDef[] {
           clientMetadata: body.client_metadata as never,
           externalUserId: body.external_user_id,
           proofExpiresIn: body.proof_expires_in,
+          delivery: body.delivery,
         });
         return { status: 201, body: toRest(r.verification!) };
       },
@@ -119,7 +121,10 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       method: "post",
       path: "/api/v1/verifications/{id}/submit",
       tag: "Verifications",
-      summary: "Submit a challenge code (email, phone), a wallet signature or a bot token",
+      summary: "Submit a challenge code (email, outbound phone, domain by email), a wallet signature or a bot token",
+      description:
+        "A phone verification with delivery inbound (reverse OTP, the default) is completed only by the code arriving from the phone " +
+        "through the provider; submitting it here is invalid_state, for live and test keys alike.",
       auth: "key",
       params: IdParams,
       body: SubmitBody,
@@ -127,7 +132,7 @@ export function verificationRoutes(c: Clients): RouteDef[] {
         200: { description: "Verified; the verification with its proof", schema: Verification },
         400: err("invalid_code (with attempts_remaining), max_attempts_exceeded, challenge_expired, invalid_signature, validation_error"),
         404: err("not_found"),
-        409: err("invalid_state: not pending"),
+        409: err("invalid_state: not pending, or an inbound phone verification (send the code from the phone)"),
       },
       async handler({ req, params, body }) {
         const r = await c.verification.submitChallenge({
@@ -185,16 +190,16 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       method: "post",
       path: "/api/v1/verifications/{id}/resend",
       tag: "Verifications",
-      summary: "Send a new email code: the old one stops working and the challenge gets a new expires_at (at most once per 60 s, 5 times in all)",
+      summary: "Send a new code (email, domain by email, outbound phone): the old one stops working and the challenge gets a new expires_at (at most once per 60 s, 5 times in all)",
       auth: "key",
       params: IdParams,
       responses: {
         200: { description: "Sent (test keys send nothing); the verification with its new challenge, never the code", schema: ResendResult },
-        400: err("resend_not_supported: not an email verification"),
+        400: err("resend_not_supported: not a code the service sends (email, outbound phone)"),
         404: err("not_found"),
         409: err("invalid_state: not pending, or all 5 resends used (resends_remaining: 0)"),
         429: err("resend_too_soon: within 60 s of the last send; rate_limited: a send limit (docs/send-limits.md); Retry-After and error.retry_after say when"),
-        503: err("service_unavailable: the email could not be sent (nothing changed)"),
+        503: err("service_unavailable: the email, SMS or WhatsApp message could not be sent (nothing changed)"),
       },
       async handler({ req, params }) {
         const r = await c.verification.resendChallenge({ scope: scopeOf(req), id: params.id });

@@ -1,9 +1,10 @@
 import { z } from "zod";
-import { failureReason } from "./failure.ts";
+export { WhatsAppApiError, WhatsAppClient } from "@icv/platform";
 
 /**
- * WhatsApp Cloud API (Meta Graph API): reading the messages of a webhook delivery and sending a
- * text message. The access token goes only into the Authorization header and never into an error.
+ * WhatsApp Cloud API (Meta Graph API): reading the messages of a webhook delivery. Sending
+ * (WhatsAppClient) lives in @icv/platform (messaging/whatsapp.ts): the verification service
+ * sends template messages with it too.
  */
 
 /** One message a user sent to our WhatsApp number. */
@@ -83,62 +84,4 @@ export function parseWhatsAppWebhook(body: Uint8Array | string): WhatsAppInbound
     }
   }
   return out;
-}
-
-/** A refused or failed Cloud API call; the message carries Graph's error code and text, never the token. */
-export class WhatsAppApiError extends Error {
-  constructor(
-    message: string,
-    /** The HTTP status, when the Graph API answered. */
-    readonly status?: number,
-    /** Graph's error.code (190: token invalid or expired; 131047: outside the 24-hour window…). */
-    readonly code?: number,
-  ) {
-    super(message);
-    this.name = "WhatsAppApiError";
-  }
-}
-
-const graphErrorSchema = z.object({
-  error: z.object({ message: z.string().optional(), type: z.string().optional(), code: z.number().optional() }),
-});
-
-/** Sends WhatsApp messages from one business phone number through the Cloud API. */
-export class WhatsAppClient {
-  private readonly url: string;
-  private readonly token: string;
-  private readonly timeoutMs: number;
-
-  constructor(o: { apiUrl: string; phoneNumberId: string; accessToken: string; timeoutMs?: number }) {
-    this.url = `${o.apiUrl.replace(/\/+$/, "")}/${encodeURIComponent(o.phoneNumberId)}/messages`;
-    this.token = o.accessToken;
-    this.timeoutMs = o.timeoutMs ?? 10_000;
-  }
-
-  /** Sends a plain text message (no link preview) to a WhatsApp id. */
-  async sendText(toWaId: string, text: string): Promise<void> {
-    let res: Response;
-    try {
-      res = await fetch(this.url, {
-        method: "POST",
-        headers: { authorization: `Bearer ${this.token}`, "content-type": "application/json" },
-        body: JSON.stringify({ messaging_product: "whatsapp", recipient_type: "individual", to: toWaId, type: "text", text: { preview_url: false, body: text } }),
-        signal: AbortSignal.timeout(this.timeoutMs),
-        redirect: "error",
-      });
-    } catch (e) {
-      throw new WhatsAppApiError(`WhatsApp send failed: ${failureReason(e)}`);
-    }
-    const json: unknown = await res.json().catch(() => undefined);
-    if (res.ok) {
-      const ids = (json as { messages?: unknown } | undefined)?.messages;
-      if (!Array.isArray(ids) || ids.length === 0) throw new WhatsAppApiError(`WhatsApp send failed: HTTP ${res.status} without a message id`, res.status);
-      return;
-    }
-    const g = graphErrorSchema.safeParse(json);
-    if (!g.success) throw new WhatsAppApiError(`WhatsApp send failed: HTTP ${res.status}`, res.status);
-    const { code, type, message } = g.data.error;
-    const detail = (message ?? "no message").split(this.token).join("[redacted]");
-    throw new WhatsAppApiError(`WhatsApp send failed: HTTP ${res.status} ${type ?? "error"} ${code ?? "?"}: ${detail}`, res.status, code);
-  }
 }

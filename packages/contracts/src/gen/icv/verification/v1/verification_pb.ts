@@ -12,14 +12,14 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file icv/verification/v1/verification.proto.
  */
 export const file_icv_verification_v1_verification: GenFile = /*@__PURE__*/
-  fileDesc("CiZpY3YvdmVyaWZpY2F0aW9uL3YxL3ZlcmlmaWNhdGlvbi5wcm90bxITaWN2LnZlcmlmaWNhdGlvbi52MSK0AQoJQ2hhbGxlbmdlEhEKBGNvZGUYASABKAlIAIgBARIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtpbnN0cnVjdGlvbhgDIAEoCRIWCglkZWVwX2xpbmsYBCABKAlIAYgBARIUCgdtZXNzYWdlGAUgASgJSAKIAQFCBwoFX2NvZGVCDAoKX2RlZXBfbGlua0IKCghfbWVzc2FnZSJJCghQcm9vZlJlZhINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLaBAoMVmVyaWZpY2F0aW9uEgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSEgoKaWRlbnRpZmllchgFIAEoCRIxCgljaGFsbGVuZ2UYBiABKAsyHi5pY3YudmVyaWZpY2F0aW9uLnYxLkNoYWxsZW5nZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt2ZXJpZmllZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoFcHJvb2YYCSABKAsyHS5pY3YudmVyaWZpY2F0aW9uLnYxLlByb29mUmVmEjAKD2NsaWVudF9tZXRhZGF0YRgKIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSHQoQZXh0ZXJuYWxfdXNlcl9pZBgLIAEoCUgAiAEBEhAKCGF0dGVtcHRzGAwgASgFEhQKDG1heF9hdHRlbXB0cxgNIAEoBRIuCgpyZXZva2VkX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbCg5yZXZva2VkX3JlYXNvbhgPIAEoCUgBiAEBEhEKCXRlc3RfbW9kZRgQIAEoCBIOCgZtZXRob2QYESABKAkSGAoLcmV1c2VkX2Zyb20YEiABKAlIAogBAUITChFfZXh0ZXJuYWxfdXNlcl9pZEIRCg9fcmV2b2tlZF9yZWFzb25CDgoMX3JldXNlZF9mcm9tYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("CiZpY3YvdmVyaWZpY2F0aW9uL3YxL3ZlcmlmaWNhdGlvbi5wcm90bxITaWN2LnZlcmlmaWNhdGlvbi52MSK0AQoJQ2hhbGxlbmdlEhEKBGNvZGUYASABKAlIAIgBARIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtpbnN0cnVjdGlvbhgDIAEoCRIWCglkZWVwX2xpbmsYBCABKAlIAYgBARIUCgdtZXNzYWdlGAUgASgJSAKIAQFCBwoFX2NvZGVCDAoKX2RlZXBfbGlua0IKCghfbWVzc2FnZSJJCghQcm9vZlJlZhINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCL+BAoMVmVyaWZpY2F0aW9uEgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSEgoKaWRlbnRpZmllchgFIAEoCRIxCgljaGFsbGVuZ2UYBiABKAsyHi5pY3YudmVyaWZpY2F0aW9uLnYxLkNoYWxsZW5nZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt2ZXJpZmllZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoFcHJvb2YYCSABKAsyHS5pY3YudmVyaWZpY2F0aW9uLnYxLlByb29mUmVmEjAKD2NsaWVudF9tZXRhZGF0YRgKIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSHQoQZXh0ZXJuYWxfdXNlcl9pZBgLIAEoCUgAiAEBEhAKCGF0dGVtcHRzGAwgASgFEhQKDG1heF9hdHRlbXB0cxgNIAEoBRIuCgpyZXZva2VkX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbCg5yZXZva2VkX3JlYXNvbhgPIAEoCUgBiAEBEhEKCXRlc3RfbW9kZRgQIAEoCBIOCgZtZXRob2QYESABKAkSGAoLcmV1c2VkX2Zyb20YEiABKAlIAogBARIVCghkZWxpdmVyeRgTIAEoCUgDiAEBQhMKEV9leHRlcm5hbF91c2VyX2lkQhEKD19yZXZva2VkX3JlYXNvbkIOCgxfcmV1c2VkX2Zyb21CCwoJX2RlbGl2ZXJ5YgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message icv.verification.v1.Challenge
  */
 export type Challenge = Message<"icv.verification.v1.Challenge"> & {
   /**
-   * Present only on creation, and only for channels where the user sends the code (phone).
+   * Present only on creation, and only where the user sends the code (phone, delivery inbound).
    *
    * @generated from field: optional string code = 1;
    */
@@ -176,6 +176,13 @@ export type Verification = Message<"icv.verification.v1.Verification"> & {
    * @generated from field: optional string reused_from = 18;
    */
   reusedFrom?: string | undefined;
+
+  /**
+   * Phone verifications: "inbound" (reverse OTP) or "outbound" (a code sent to the phone).
+   *
+   * @generated from field: optional string delivery = 19;
+   */
+  delivery?: string | undefined;
 };
 
 /**

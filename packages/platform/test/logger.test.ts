@@ -55,6 +55,17 @@ describe("logger redaction", () => {
     expect(out.lines[0]).not.toContain("37069199199");
   });
 
+  it("redacts secret keys four levels down, and an error's driver members (params, detail) are never written", () => {
+    const dbErr = Object.assign(new Error("insert failed"), { params: ["+37069199199", "QX7K2M"], detail: "Key (phone)=(+37069199199) already exists." });
+    const out = logged((log) =>
+      log.error({ a: { b: { c: { phone_number: "+37069199199", deep_link: "https://t.me/x?start=QX7K2M", keep: "visible" } } }, err: dbErr }, "deep"),
+    );
+    const rec = out.records()[0] as { a: { b: { c: Record<string, string> } }; err: Record<string, unknown> };
+    expect(rec.a.b.c).toEqual({ phone_number: "[redacted]", deep_link: "[redacted]", keep: "visible" });
+    expect(rec.err).toMatchObject({ type: "Error", message: "insert failed" });
+    expect(out.lines[0]).not.toMatch(/37069199199|QX7K2M/);
+  });
+
   it("redacts the bindings of a child logger too", () => {
     const out = logged((log) => log.child({ token: "pk_test_CHILDSECRET", tenant_id: "ten_1" }).info({ secret: "whsec_SECRET" }, "child"));
     const rec = out.records()[0];

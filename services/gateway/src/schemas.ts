@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { idOf, idParams, timestampParam } from "./input.ts";
 
 /** REST shapes (request and response); they also generate /api/openapi.json. */
 
@@ -122,14 +123,14 @@ export const ListVerificationsQuery = z
     type: z.enum(ASSET_TYPES).optional(),
     channel: z.string().max(64).optional(),
     external_user_id: z.string().max(255).optional(),
-    created_after: z.iso.datetime({ offset: true }).optional(),
-    created_before: z.iso.datetime({ offset: true }).optional(),
+    created_after: timestampParam.optional(),
+    created_before: timestampParam.optional(),
   })
   .strict();
 
 export const VerificationList = z.object({ data: z.array(Verification), pagination: Pagination }).meta({ id: "VerificationList" });
 
-export const IdParams = z.object({ id: z.string().min(1).max(64) });
+export const IdParams = idParams("verification", "verificationRequest", "session", "authSession", "webhookDelivery");
 
 export const ValidateBody = z
   .object({ proof_token: z.string().min(1).max(8192), identifier: z.string().min(1).max(320).optional() })
@@ -184,7 +185,7 @@ export const RevocationList = z
   })
   .meta({ id: "RevocationList" });
 
-export const RevokedQuery = z.object({ since: z.iso.datetime({ offset: true }).optional() }).strict();
+export const RevokedQuery = z.object({ since: timestampParam.optional() }).strict();
 
 export const Jwks = z
   .object({
@@ -262,7 +263,7 @@ export const ListWebhookDeliveriesQuery = z
     ...PageQuery,
     status: z.enum(DELIVERY_STATUSES).optional(),
     event_type: z.string().max(64).optional(),
-    verification_request_id: z.string().max(64).optional(),
+    verification_request_id: idOf("verificationRequest").optional(),
   })
   .strict();
 

@@ -128,6 +128,10 @@ DATABASE_URL
   value: {{ $svc.port | int | quote }}
 - name: ADMIN_PORT
   value: {{ $svc.adminPort | int | quote }}
+{{- with ($root.Values.trustProxy | default (ternary "1" "" $root.Values.ingress.enabled)) }}
+- name: TRUST_PROXY
+  value: {{ . | quote }}
+{{- end }}
 {{- end }}
 - name: DATABASE_URL
   valueFrom:

@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import type { Duplex } from "node:stream";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { z } from "zod";
 import { AppError, ID_PREFIXES, type IdKind } from "@icv/platform";
@@ -191,3 +193,23 @@ export const timestampParam = z.iso.datetime({ offset: true }).refine((v) => {
   const year = new Date(v).getUTCFullYear();
   return year >= 1970 && year <= 9999;
 }, "must be a timestamp in the years 1970 to 9999");
+
+/**
+ * Requests Node's HTTP parser refuses before Express sees them (headers over 16 KB, a NUL or a
+ * bad byte in a header, a broken request line) still get the error shape.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || err.code === "ECONNRESET") {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
+  const id = randomUUID();
+  const body = JSON.stringify({
+    error: { code: "validation_error", message: tooLarge ? "request headers are larger than 16 KB" : "malformed HTTP request", request_id: id },
+  });
+  socket.end(
+    `HTTP/1.1 ${tooLarge ? "431 Request Header Fields Too Large" : "400 Bad Request"}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

@@ -70,7 +70,7 @@ export async function startWebhookService(config: Config, logger: Logger, clock:
     logger: log,
     db,
     outbox: true,
-    routes: webhookRoutes(store, clock, () => deliverer.wake()),
+    routes: webhookRoutes(store, clock, () => deliverer.wake(), { allowPrivate: config.ALLOW_PRIVATE_TARGETS, resolver: opts.resolver }),
     async onClose() {
       await consumer.close();
       await deliverer.stop();

@@ -294,6 +294,13 @@ describe("the SSRF guard", () => {
       await expect(call("http://[::127.0.0.1]/hook")).rejects.toThrow(/refused: ::7f00:1 is an IPv4-compatible address/);
       await expect(call("http://169.254.169.254/latest/")).rejects.toThrow(/refused: 169.254.169.254 is a cloud metadata address/);
       await expect(call("http://[64:ff9b::a00:1]/")).rejects.toThrow(/refused: 64:ff9b::a00:1 is a NAT64 address/);
+      // the admin CLI says why and exits 1
+      const cli = await adminCli("webhook", "set", "--tenant", t.tenantId, "--env", "test", "--url", "http://[::ffff:10.0.0.1]/hook").then(
+        () => undefined,
+        (e: { code?: number; stderr?: string }) => e,
+      );
+      expect(cli?.code).toBe(1);
+      expect(cli?.stderr).toContain("refused: ::ffff:a00:1 is a private address");
       expect((await stack.admin.getWebhookSettings({ tenantId: t.tenantId }, { headers: stack.adminHeaders })).test?.url).toBe("");
     } finally {
       await restartWebhook({ ALLOW_PRIVATE_TARGETS: "true" });

@@ -7,12 +7,12 @@ let stack: Stack;
 let t: TenantKeys;
 
 beforeAll(async () => {
-  stack = await startStack({ AUTH_FAILURES_PER_MINUTE: "3" });
+  stack = await startStack({ AUTH_FAILURES_PER_MINUTE: "3", TRUST_PROXY: "loopback" });
   t = await stack.tenant("Throttle");
 });
 afterAll(() => stack?.close());
 
-// a client address of its own (the gateway trusts X-Forwarded-For from loopback proxies), so
+// a client address of its own (TRUST_PROXY=loopback: X-Forwarded-For from a loopback proxy counts), so
 // runs sharing one Redis never share this counter
 const client = (net: string) => ({ "x-forwarded-for": `${net}.${randomInt(1, 255)}`, authorization: "" });
 

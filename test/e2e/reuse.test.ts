@@ -248,7 +248,8 @@ describe("smart reuse", () => {
       expectError(await autoVerify(rq.id, 0, token), 404, "not_found");
     }
     expectError(await proofs(rq.id), 404, "not_found");
-    expectError(await proofs("vreq_unknown", rq.token), 404, "not_found");
+    expectError(await proofs("vreq_01KGQ3Z3Y8R5F6G7H8J9K0M1N2", rq.token), 404, "not_found");
+    expectError(await proofs("vreq_unknown", rq.token), 400, "validation_error"); // not an id: refused before any lookup
     // tenant A's request sees nothing of tenant B
     expect((await proofs(rq.id, rq.token)).body.proofs).toEqual([]);
     expectError(await autoVerify(rq.id, 0, rq.token), 404, "no_existing_proof");

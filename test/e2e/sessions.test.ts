@@ -172,14 +172,15 @@ describe("auth sessions (test key)", () => {
 });
 
 describe("sessions across tenants, kinds and keys", () => {
-  it("answers 404 for another tenant's session, for the other kind's path, and for the other environment", async () => {
+  it("answers 404 for another tenant's session and for the other environment; an id of the other kind is 400", async () => {
     const s = (await test.post("/api/v1/sessions", { channel: "telegram" })).body;
     const a = (await test.post("/api/v1/auth/sessions", { channel: "telegram", phone_number: "+37069199199" })).body;
     const other = await stack.tenant("Other");
     expectError(await api(stack.url, other.testKey).get(`/api/v1/sessions/${s.id}`), 404, "not_found");
     expectError(await api(stack.url, other.testKey).post(`/api/v1/auth/sessions/${a.id}/test-verify`), 404, "not_found");
-    expectError(await test.get(`/api/v1/auth/sessions/${s.id}`), 404, "not_found");
-    expectError(await test.get(`/api/v1/sessions/${a.id}`), 404, "not_found");
+    // a sess_ id is not an auth session id (and the reverse): refused by its shape before any lookup
+    expectError(await test.get(`/api/v1/auth/sessions/${s.id}`), 400, "validation_error");
+    expectError(await test.get(`/api/v1/sessions/${a.id}`), 400, "validation_error");
     expectError(await live.get(`/api/v1/sessions/${s.id}`), 404, "not_found");
   });
 

@@ -236,7 +236,7 @@ describe("the delivery endpoints", () => {
     expectError(await live.get(`/api/v1/webhook-deliveries/${d.id}`), 404, "not_found");
     expectError(await live.post(`/api/v1/webhook-deliveries/${d.id}/retry`), 404, "not_found");
     expectError(await t.c.get("/api/v1/webhook-deliveries/whd_01J00000000000000000000000"), 404, "not_found");
-    expectError(await t.c.get("/api/v1/webhook-deliveries/nonsense"), 404, "not_found");
+    expectError(await t.c.get("/api/v1/webhook-deliveries/nonsense"), 400, "validation_error"); // not an id: refused before any lookup
     expectError(await api(stack.url).get("/api/v1/webhook-deliveries"), 401, "unauthorized");
   });
 });
@@ -285,6 +285,29 @@ describe("the admin CLI", () => {
 });
 
 describe("the SSRF guard", () => {
+  it("refuses a private webhook URL when it is set (admin API), unless ALLOW_PRIVATE_TARGETS=true", async () => {
+    const t = await tenant(undefined, "SSRF at set");
+    const call = (url: string) => stack.admin.setWebhookEndpoint({ tenantId: t.tenantId, environment: Environment.TEST, url }, { headers: stack.adminHeaders });
+    await restartWebhook({ ALLOW_PRIVATE_TARGETS: "false" });
+    try {
+      await expect(call("http://127.0.0.1:9/hook")).rejects.toThrow(/invalid webhook URL: refused: 127.0.0.1 is a loopback address/);
+      await expect(call("http://[::127.0.0.1]/hook")).rejects.toThrow(/refused: ::7f00:1 is an IPv4-compatible address/);
+      await expect(call("http://169.254.169.254/latest/")).rejects.toThrow(/refused: 169.254.169.254 is a cloud metadata address/);
+      await expect(call("http://[64:ff9b::a00:1]/")).rejects.toThrow(/refused: 64:ff9b::a00:1 is a NAT64 address/);
+      // the admin CLI says why and exits 1
+      const cli = await adminCli("webhook", "set", "--tenant", t.tenantId, "--env", "test", "--url", "http://[::ffff:10.0.0.1]/hook").then(
+        () => undefined,
+        (e: { code?: number; stderr?: string }) => e,
+      );
+      expect(cli?.code).toBe(1);
+      expect(cli?.stderr).toContain("refused: ::ffff:a00:1 is a private address");
+      expect((await stack.admin.getWebhookSettings({ tenantId: t.tenantId }, { headers: stack.adminHeaders })).test?.url).toBe("");
+    } finally {
+      await restartWebhook({ ALLOW_PRIVATE_TARGETS: "true" });
+    }
+    expect((await call("http://127.0.0.1:9/hook")).webhooks?.url).toBe("http://127.0.0.1:9/hook");
+  });
+
   it("refuses 127.0.0.1 unless ALLOW_PRIVATE_TARGETS=true, as a failed delivery with the reason", async () => {
     const rx = await receiver(200);
     const t = await tenant(rx.url);

@@ -1,5 +1,7 @@
 import path from "node:path";
 import { isSupportedCountry } from "libphonenumber-js";
+import { isIP } from "node:net";
+import ipaddr from "ipaddr.js";
 import { z } from "zod";
 
 /** Service names and their default loopback gRPC ports. */
@@ -21,6 +23,20 @@ const httpsUrl = z
   .url()
   .regex(/^https:\/\//, "must be an https:// URL (internal calls are mutual TLS)")
   .optional();
+
+const PROXY_NAMES = ["loopback", "linklocal", "uniquelocal"];
+const proxyEntry = (v: string) => PROXY_NAMES.includes(v) || isIP(v) > 0 || (v.includes("/") && ipaddr.isValidCIDR(v));
+/**
+ * Which peers' X-Forwarded-For the gateway believes (Express "trust proxy"): unset = none; a hop
+ * count; or a comma list of IPs, CIDRs and the names loopback, linklocal, uniquelocal.
+ */
+const trustProxy = z
+  .string()
+  .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
+  .refine((list) => (list.length === 1 && /^\d{1,2}$/.test(list[0])) || (list.length > 0 && list.every(proxyEntry)), {
+    message: "must be a hop count, or a comma list of IPs, CIDRs, loopback, linklocal or uniquelocal",
+  })
+  .transform((list): number | string[] => (/^\d+$/.test(list[0]) ? Number(list[0]) : list));
 
 const base = z.object({
   PORT: port.default(3000),
@@ -49,6 +65,7 @@ const base = z.object({
     .optional(),
   PROOF_KEY_BITS: z.coerce.number().int().refine((n) => [2048, 3072, 4096].includes(n), "must be 2048, 3072 or 4096").default(2048),
   CHALLENGE_HMAC_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+  TRUST_PROXY: trustProxy.optional().transform((v): false | number | string[] => v ?? false),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(100),
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   // outbound code sends (docs/send-limits.md)

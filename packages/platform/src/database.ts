@@ -34,14 +34,45 @@ export interface Database extends Queryable {
  * statement once and then only binds values (our SQL texts are a small fixed set).
  */
 const names = new Map<string, string>();
-const prepared = (text: string, values: unknown[] | undefined): pg.QueryConfig => {
-  if (!values?.length) return { text };
+const statementName = (text: string): string => {
   let name = names.get(text);
   if (!name) {
     name = `icv_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
     if (names.size < 10_000) names.set(text, name);
   }
-  return { name, text, values };
+  return name;
+};
+const prepared = (text: string, values: unknown[] | undefined): pg.QueryConfig => (values?.length ? { name: statementName(text), text, values } : { text });
+
+/**
+ * A failed query (exec'd scripts, i.e. migrations, keep the server's message), as it may be logged: the SQLSTATE code, the constraint and the statement's
+ * name, never its parameters, the server's message or detail (they quote the values: phone
+ * numbers, codes, links).
+ */
+export class DatabaseError extends Error {
+  constructor(
+    readonly code: string,
+    readonly constraint: string | undefined,
+    readonly statement: string,
+  ) {
+    super(`database error ${code}${constraint ? ` on ${constraint}` : ""} in statement ${statement}`);
+    this.name = "DatabaseError";
+  }
+}
+
+/** A driver's error (pg or PGlite: SQLSTATE code, message, detail, params…) → DatabaseError. */
+function safeError(e: unknown, sql: string): unknown {
+  const x = e as { code?: unknown; constraint?: unknown } | undefined;
+  if (e instanceof DatabaseError || typeof x?.code !== "string" || !/^[0-9A-Z]{5}$/.test(x.code)) return e;
+  return new DatabaseError(x.code, typeof x.constraint === "string" ? x.constraint : undefined, statementName(sql));
+}
+
+const guarded = async <T>(sql: string, run: () => Promise<T>): Promise<T> => {
+  try {
+    return await run();
+  } catch (e) {
+    throw safeError(e, sql);
+  }
 };
 
 class PgDatabase implements Database {
@@ -49,7 +80,7 @@ class PgDatabase implements Database {
   constructor(private readonly pool: pg.Pool) {}
 
   async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
-    const r = await this.pool.query(prepared(sql, params));
+    const r = await guarded(sql, () => this.pool.query(prepared(sql, params)));
     return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
   }
 
@@ -59,7 +90,7 @@ class PgDatabase implements Database {
       await client.query("BEGIN");
       const q: Queryable = {
         query: async <R>(sql: string, params?: unknown[]) => {
-          const r = await client.query(prepared(sql, params));
+          const r = await guarded(sql, () => client.query(prepared(sql, params)));
           return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
         },
         // without parameters pg uses the simple protocol, which runs several statements
@@ -122,7 +153,7 @@ type PGliteTx = Parameters<Parameters<PGlite["transaction"]>[0]>[0];
 
 const wrapPglite = (q: PGlite | PGliteTx): Queryable => ({
   async query<T>(sql: string, params?: unknown[]) {
-    const r = await q.query<T>(sql, params as unknown[]);
+    const r = await guarded(sql, () => q.query<T>(sql, params as unknown[]));
     return { rows: r.rows, rowCount: Math.max(r.rows.length, r.affectedRows ?? 0) };
   },
   async exec(sql: string) {

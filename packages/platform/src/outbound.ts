@@ -9,7 +9,8 @@ import ipaddr from "ipaddr.js";
  * targets inside our network (SSRF): the host name is resolved once, every address it resolves
  * to must be public unicast, and the connection goes to that checked address (a pinned lookup,
  * so a second DNS answer cannot swap in 127.0.0.1), with Host and TLS SNI kept as the URL's
- * host. Redirects are never followed. `allowPrivate` turns the address check off (local
+ * host. Redirects are never followed (a 3xx is the answer), so no hop escapes the check.
+ * `allowPrivate` turns the address check off (local
  * development, tests).
  */
 
@@ -67,11 +68,35 @@ export function addressRefusal(address: string): string | undefined {
     return `${address} is not an IP address`;
   }
   if (ip.kind() === "ipv6" && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
+  if (ip.kind() === "ipv6") {
+    // ::/96 (IPv4-compatible, deprecated) is "unicast" to ipaddr.js; only :: and ::1 are named
+    const p = (ip as ipaddr.IPv6).parts;
+    if (p.slice(0, 6).every((x) => x === 0) && (p[6] !== 0 || p[7] > 1)) return `${address} is an IPv4-compatible address`;
+  }
   const text = ip.toString();
   if (METADATA.has(text)) return `${address} is a cloud metadata address`;
   const range = ip.range();
   if (range === "unicast") return undefined;
   return `${address} is ${RANGE_NAMES[range] ?? "a reserved address"}`;
+}
+
+/**
+ * A tenant-given URL checked when it is set (webhook endpoints): parsed as parseTargetUrl does,
+ * then, unless allowPrivate, its host (an IP literal in any textual form, or every address the
+ * name resolves to) must be public unicast. Sending checks again, on the address it connects to.
+ */
+export async function checkTargetUrl(input: string, opts: { allowPrivate: boolean; resolver?: Resolver }): Promise<URL> {
+  const url = parseTargetUrl(input.trim());
+  if (opts.allowPrivate) return url;
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const literal = isIP(host) > 0;
+  const addresses = literal ? [host] : (await (opts.resolver ?? systemResolver)(host).catch(() => [])).map((a) => a.address);
+  if (!addresses.length) throw new OutboundError("invalid_url", `${host} does not resolve`);
+  for (const a of addresses) {
+    const why = addressRefusal(a);
+    if (why) throw new OutboundError("refused", `refused: ${why}${literal ? "" : ` (${host} resolves to it)`}`);
+  }
+  return url;
 }
 
 export interface UrlRules {

@@ -22,6 +22,15 @@ const KEY_16 = Buffer.alloc(16, 7).toString("base64");
 const KEY_32 = Buffer.alloc(32, 7).toString("base64");
 
 describe("parseConfig", () => {
+  it("TRUST_PROXY: unset trusts no forwarded header; a hop count, or a list of IPs, CIDRs and names", () => {
+    expect(parseConfig({}).TRUST_PROXY).toBe(false);
+    expect(parseConfig({ TRUST_PROXY: "1" }).TRUST_PROXY).toBe(1);
+    expect(parseConfig({ TRUST_PROXY: "10.0.0.0/8, loopback,fd00::/8,192.0.2.7" }).TRUST_PROXY).toEqual(["10.0.0.0/8", "loopback", "fd00::/8", "192.0.2.7"]);
+    for (const bad of ["true", "everyone", "10.0.0.0/99", "1,loopback", "300.1.1.1"]) {
+      expect(configError({ TRUST_PROXY: bad }).message, bad).toMatch(/^invalid configuration: TRUST_PROXY must be a hop count/);
+    }
+  });
+
   it("fills the documented defaults from an empty environment", () => {
     const c = parseConfig({});
     expect(c).toMatchObject({

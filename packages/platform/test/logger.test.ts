@@ -55,6 +55,20 @@ describe("logger redaction", () => {
     expect(out.lines[0]).not.toContain("37069199199");
   });
 
+  it("redacts secret keys at any depth, in arrays too, and an error's driver members (params, detail) are never written", () => {
+    const dbErr = Object.assign(new Error("insert failed"), { params: ["+37069199199", "QX7K2M"], detail: "Key (phone)=(+37069199199) already exists." });
+    const deep = { phone_number: "+37069199199", deep_link: "https://t.me/x?start=QX7K2M", keep: "visible" };
+    const input = { a: { b: { c: deep } }, list: [{ x: { y: { z: { w: { code_hmac: "9d5ed678fe57" } } } } }], err: dbErr };
+    const out = logged((log) => log.error(input, "deep"));
+    const rec = out.records()[0] as { a: { b: { c: Record<string, string> } }; list: any[]; err: Record<string, unknown> };
+    expect(rec.a.b.c).toEqual({ phone_number: "[redacted]", deep_link: "[redacted]", keep: "visible" });
+    expect(rec.list[0].x.y.z.w).toEqual({ code_hmac: "[redacted]" });
+    expect(input.a.b.c.phone_number).toBe("+37069199199"); // the caller's object is not changed
+    expect(out.lines[0]).not.toContain("9d5ed678fe57");
+    expect(rec.err).toMatchObject({ type: "Error", message: "insert failed" });
+    expect(out.lines[0]).not.toMatch(/37069199199|QX7K2M/);
+  });
+
   it("redacts the bindings of a child logger too", () => {
     const out = logged((log) => log.child({ token: "pk_test_CHILDSECRET", tenant_id: "ten_1" }).info({ secret: "whsec_SECRET" }, "child"));
     const rec = out.records()[0];

@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addressRefusal, createOutboundClient, OutboundError, parseTargetUrl, type Resolver } from "../src/outbound.ts";
+import { addressRefusal, checkTargetUrl, createOutboundClient, OutboundError, parseTargetUrl, type Resolver } from "../src/outbound.ts";
 
 interface Seen {
   host?: string;
@@ -77,6 +77,17 @@ describe("addressRefusal", () => {
     ["::ffff:169.254.169.254", "::ffff:169.254.169.254 is a cloud metadata address"],
     ["64:ff9b::7f00:1", "64:ff9b::7f00:1 is a NAT64 address"],
     ["2002:7f00:1::1", "2002:7f00:1::1 is a 6to4 address"],
+    // IPv4-compatible IPv6 (::/96): what http://[::127.0.0.1]/ becomes once the URL is parsed
+    ["::7f00:1", "::7f00:1 is an IPv4-compatible address"],
+    ["::a00:1", "::a00:1 is an IPv4-compatible address"],
+    ["::808:808", "::808:808 is an IPv4-compatible address"],
+    ["::ffff:0:7f00:1", "::ffff:0:7f00:1 is an IPv4-translated address"],
+    ["64:ff9b:1::a00:1", "64:ff9b:1::a00:1 is a NAT64 address"],
+    ["64:ff9b::a9fe:a9fe", "64:ff9b::a9fe:a9fe is a NAT64 address"],
+    ["2002:a9fe:a9fe::1", "2002:a9fe:a9fe::1 is a 6to4 address"],
+    ["2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:0:4136:e378:8000:63bf:3fff:fdd2 is a Teredo address"],
+    ["100::1", "100::1 is a reserved address"],
+    ["0x7f.1", "0x7f.1 is a loopback address"],
   ])("refuses %s", (address, why) => {
     expect(addressRefusal(address)).toBe(why);
   });
@@ -120,6 +131,15 @@ describe("outbound client", () => {
     const client = createOutboundClient({ allowPrivate: false });
     const e = await refusedWith(client.request(`http://[::ffff:127.0.0.1]:${port}/`));
     expect(e.message).toMatch(/^refused: ::ffff:7f00:1 is a loopback address$/);
+    client.close();
+  });
+
+  it("refuses an IPv4-compatible IPv6 literal ([::127.0.0.1])", async () => {
+    const client = createOutboundClient({ allowPrivate: false });
+    const before = seen.length;
+    const e = await refusedWith(client.request(`http://[::127.0.0.1]:${port}/`));
+    expect(e.message).toBe("refused: ::7f00:1 is an IPv4-compatible address");
+    expect(seen.length).toBe(before);
     client.close();
   });
 
@@ -200,5 +220,31 @@ describe("outbound client", () => {
     expect(e.kind).toBe("network");
     expect(e.message).toBe("connection refused (ECONNREFUSED)");
     client.close();
+  });
+});
+
+describe("checkTargetUrl (a URL checked when it is set)", () => {
+  const { resolver } = stubResolver({ "hooks.example": ["93.184.216.34"], "inside.example": ["93.184.216.34", "::ffff:10.0.0.1"] });
+
+  it("accepts a public host and answers the parsed URL", async () => {
+    expect(String(await checkTargetUrl("https://hooks.example/icv", { allowPrivate: false, resolver }))).toBe("https://hooks.example/icv");
+  });
+
+  it.each([
+    ["http://127.0.0.1:8080/", "refused: 127.0.0.1 is a loopback address"],
+    ["http://[::127.0.0.1]/", "refused: ::7f00:1 is an IPv4-compatible address"],
+    ["http://[::ffff:169.254.169.254]/", "refused: ::ffff:a9fe:a9fe is a cloud metadata address"],
+    ["http://2130706433/", "refused: 127.0.0.1 is a loopback address"],
+    ["http://inside.example/", "refused: ::ffff:10.0.0.1 is a private address (inside.example resolves to it)"],
+    ["http://nowhere.example/", "nowhere.example does not resolve"],
+    ["ftp://hooks.example/", "only http and https URLs are allowed, not ftp"],
+  ])("refuses %s", async (url, message) => {
+    const e = await refusedWith(checkTargetUrl(url, { allowPrivate: false, resolver }));
+    expect(e.message).toBe(message);
+  });
+
+  it("allows loopback when private targets are allowed (local development, tests)", async () => {
+    expect(String(await checkTargetUrl("http://127.0.0.1:8080/hook", { allowPrivate: true, resolver }))).toBe("http://127.0.0.1:8080/hook");
+    await expect(checkTargetUrl("ftp://127.0.0.1/", { allowPrivate: true, resolver })).rejects.toThrow(/only http and https/);
   });
 });

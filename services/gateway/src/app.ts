@@ -8,6 +8,7 @@ import type { HostedHub } from "./hosted/hub.ts";
 import { mountHostedPage } from "./hosted/page.ts";
 import { mountProviderHooks } from "./hooks/routes.ts";
 import { idempotency } from "./idempotency.ts";
+import { jsonBody, queryEncoding } from "./input.ts";
 import { buildOpenApi } from "./openapi.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { mount, type RouteDef } from "./registry.ts";
@@ -47,7 +48,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
-  app.set("trust proxy", "loopback, linklocal, uniquelocal");
+  app.set("trust proxy", config.TRUST_PROXY);
   app.set("query parser", "simple");
 
   const auth = keyAuth(store, config.API_KEY_CACHE_TTL_MS, { limiter, perMinute: config.AUTH_FAILURES_PER_MINUTE });
@@ -76,6 +77,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
   routes.sort((a, b) => Number(a.path.includes("{")) - Number(b.path.includes("{")));
 
   app.use(requestId);
+  app.use(queryEncoding);
   app.use((req, res, next) => {
     const start = process.hrtime.bigint();
     res.on("finish", () => {
@@ -85,7 +87,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
     });
     next();
   });
-  const json = [requireJson, express.json({ limit: "10kb", strict: true, type: "application/json" })];
+  const json = [requireJson, jsonBody];
   const keyLimit = rateLimit(limiter, config.RATE_LIMIT_PER_MINUTE, (req: Request) => `key:${req.keyId}`);
   const ipLimit = rateLimit(limiter, config.RATE_LIMIT_PER_MINUTE * PUBLIC_LIMIT_FACTOR, (req: Request) => `ip:${req.ip}`);
   const replay = idempotency(store);

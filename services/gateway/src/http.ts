@@ -52,7 +52,7 @@ export function errorHandler(logger: Logger) {
     else if (e?.type === "entity.too.large") app = new AppError("payload_too_large", `request body is larger than ${Math.round(((err as { limit?: number }).limit ?? 10_240) / 1024)} KB`);
     else if (e?.type === "entity.parse.failed") app = new AppError("validation_error", "request body is not valid JSON");
     else if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported") app = new AppError("unsupported_media_type", "unsupported body encoding");
-    else if (err instanceof URIError || e?.status === 400) app = new AppError("validation_error", "malformed request (bad URL encoding?)");
+    else if (err instanceof URIError || e?.status === 400) app = new AppError("validation_error", "malformed request (bad URL or body encoding)");
     else app = new AppError("internal_error", "internal error");
     if (app.code === "internal_error") logger.error({ err, request_id: req.requestId, path: req.path }, "request failed");
     sendError(res, req, app);

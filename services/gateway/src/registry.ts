@@ -1,6 +1,7 @@
 import type { Express, NextFunction, Request, RequestHandler, Response } from "express";
 import { z } from "zod";
 import { AppError } from "@icv/platform";
+import { assertInput } from "./input.ts";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
@@ -61,6 +62,8 @@ export function mount(app: Express, routes: RouteDef[], before: (def: RouteDef) 
     const handler = def.handler;
     app[def.method](expressPath(def.path), ...before(def), async (req: Request, res: Response, next: NextFunction) => {
       try {
+        assertInput(req.params, "path");
+        assertInput(req.query, "query");
         const body = parse(def.body, req.body ?? (def.body instanceof z.ZodObject ? {} : undefined), "body");
         const query = parse(def.query, req.query, "query");
         const params = parse(def.params, req.params, "path");

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { PROOF_METHODS } from "@icv/platform";
+import { idOf, idParams, timestampParam } from "./input.ts";
 
 /** REST shapes (request and response); they also generate /api/openapi.json. */
 
@@ -133,14 +134,14 @@ export const ListVerificationsQuery = z
     type: z.enum(ASSET_TYPES).optional(),
     channel: z.string().max(64).optional(),
     external_user_id: z.string().max(255).optional(),
-    created_after: z.iso.datetime({ offset: true }).optional(),
-    created_before: z.iso.datetime({ offset: true }).optional(),
+    created_after: timestampParam.optional(),
+    created_before: timestampParam.optional(),
   })
   .strict();
 
 export const VerificationList = z.object({ data: z.array(Verification), pagination: Pagination }).meta({ id: "VerificationList" });
 
-export const IdParams = z.object({ id: z.string().min(1).max(64) });
+export const IdParams = idParams("verification", "verificationRequest", "session", "authSession", "webhookDelivery");
 
 export const ValidateBody = z
   .object({ proof_token: z.string().min(1).max(8192), identifier: z.string().min(1).max(320).optional() })
@@ -200,7 +201,7 @@ export const RevocationList = z
 
 export const RevokedQuery = z
   .object({
-    since: z.iso.datetime({ offset: true }).optional(),
+    since: timestampParam.optional(),
     env: z.enum(["live", "test"]).optional().describe("live (default): live proofs, signed by a key of /.well-known/jwks.json; test: test proofs, signed by a key of /.well-known/jwks-test.json"),
   })
   .strict();
@@ -281,7 +282,7 @@ export const ListWebhookDeliveriesQuery = z
     ...PageQuery,
     status: z.enum(DELIVERY_STATUSES).optional(),
     event_type: z.string().max(64).optional(),
-    verification_request_id: z.string().max(64).optional(),
+    verification_request_id: idOf("verificationRequest").optional(),
   })
   .strict();
 

@@ -11,6 +11,7 @@ import { startAdminServer } from "./admin.ts";
 import { buildApp } from "./app.ts";
 import { makeClients } from "./clients.ts";
 import { IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
+import { answerClientError } from "./input.ts";
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from "./rate-limit.ts";
 import { MemoryConnectionLimiter, RedisConnectionLimiter } from "./sse/connection-limiter.ts";
 import { SseHub } from "./sse/hub.ts";
@@ -69,6 +70,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
   });
 
   const server = http.createServer({ keepAliveTimeout: 65_000 }, app);
+  server.on("clientError", answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.PORT, config.HOST, () => resolve());

@@ -1,6 +1,5 @@
-import { isIP } from "node:net";
 import {
-  AppError, addressRefusal, newId, OutboundError, parseTargetUrl, systemResolver,
+  AppError, checkTargetUrl, newId, OutboundError, parseTargetUrl, systemResolver,
   type Clock, type Config, type EventRecord, type Logger, type OutboxEvent, type Queryable, type Resolver, type Scope,
 } from "@icv/platform";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, missingProvider } from "./channels.ts";
@@ -141,21 +140,12 @@ export const cancellation = (at: Date) => close("cancelled", at);
 
 /** A tenant's callback URL: http(s), no credentials, and (unless private targets are allowed) a public address. */
 export async function checkCallbackUrl(input: string, allowPrivate: boolean, resolver: Resolver = systemResolver): Promise<string> {
-  let url: URL;
   try {
-    url = parseTargetUrl(input.trim());
+    return (await checkTargetUrl(input, { allowPrivate, resolver })).toString();
   } catch (e) {
     if (e instanceof OutboundError) throw invalid(`invalid callback_url: ${e.message}`, "callback_url");
     throw e;
   }
-  if (!allowPrivate) {
-    const host = url.hostname.replace(/^\[|\]$/g, "");
-    const addresses = isIP(host) ? [host] : (await resolver(host).catch(() => [])).map((a) => a.address);
-    if (!addresses.length) throw invalid(`invalid callback_url: ${host} does not resolve`, "callback_url");
-    const refusal = addresses.map(addressRefusal).find(Boolean);
-    if (refusal) throw invalid(`invalid callback_url: ${refusal}`, "callback_url");
-  }
-  return url.toString();
 }
 
 function checkRedirectUrl(input: string): string {

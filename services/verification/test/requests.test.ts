@@ -43,7 +43,7 @@ describe("callback_url guard", () => {
   });
 
   it("refuses private, loopback, metadata and unresolvable targets unless private targets are allowed", async () => {
-    for (const url of ["http://127.0.0.1:9/x", "http://[::1]/x", "http://169.254.169.254/latest", "https://inside.example/x", "https://nowhere.example/x", "http://10.1.2.3/"]) {
+    for (const url of ["http://127.0.0.1:9/x", "http://[::1]/x", "http://169.254.169.254/latest", "https://inside.example/x", "https://nowhere.example/x", "http://10.1.2.3/", "http://[::127.0.0.1]/x", "http://[64:ff9b::a00:1]/"]) {
       await expect(checkCallbackUrl(url, false, resolver), url).rejects.toMatchObject({ code: "validation_error" });
     }
     expect(await checkCallbackUrl("http://127.0.0.1:9/x", true, resolver)).toBe("http://127.0.0.1:9/x");

@@ -2,7 +2,9 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { DeliverySchema, EnvironmentWebhooksSchema, WebhookService } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
-import { AppError, isId, OutboundError, pageInfo, pageRequest, parseTargetUrl, requireScope, toEnvironment, ts, type Clock, type EnvName } from "@icv/platform";
+import {
+  AppError, checkTargetUrl, isId, OutboundError, pageInfo, pageRequest, requireScope, toEnvironment, ts, type Clock, type EnvName, type Resolver,
+} from "@icv/platform";
 import { newWebhookSecret } from "./signing.ts";
 import type { DeliveryRow, EndpointRow, SecretRow, WebhookStore } from "./store.ts";
 
@@ -19,10 +21,16 @@ const envName = (e: Environment): EnvName => {
   return e === Environment.LIVE ? "live" : "test";
 };
 
-/** A tenant's endpoint URL: http(s), no credentials, at most 2048 characters. */
-export function validateEndpointUrl(url: string): string {
+/** Where endpoints may point: private addresses only with ALLOW_PRIVATE_TARGETS (resolver: tests). */
+export interface TargetRules {
+  allowPrivate: boolean;
+  resolver?: Resolver;
+}
+
+/** A tenant's endpoint URL: http(s), no credentials, at most 2048 characters, a public address. */
+export async function validateEndpointUrl(url: string, rules: TargetRules): Promise<string> {
   try {
-    return parseTargetUrl(url.trim()).toString();
+    return (await checkTargetUrl(url, rules)).toString();
   } catch (e) {
     if (e instanceof OutboundError) throw new AppError("validation_error", `invalid webhook URL: ${e.message}`);
     throw e;
@@ -71,7 +79,7 @@ export function toMessage(row: DeliveryRow, detail: boolean): MessageInitShape<t
   };
 }
 
-export function webhookRoutes(store: WebhookStore, clock: Clock, onRequeued: () => void) {
+export function webhookRoutes(store: WebhookStore, clock: Clock, onRequeued: () => void, targets: TargetRules = { allowPrivate: false }) {
   const settings = async (tenant: string, env: EnvName) => {
     const [secrets, endpoints] = await Promise.all([store.secrets(tenant), store.endpoints(tenant)]);
     return environmentWebhooks(env, secrets.find((s) => s.environment === env), endpoints.find((e) => e.environment === env), clock.now());
@@ -85,7 +93,7 @@ export function webhookRoutes(store: WebhookStore, clock: Clock, onRequeued: () 
       async setEndpoint(req) {
         const tenant = tenantId(req.tenantId);
         const env = envName(req.environment);
-        await store.setEndpoint(tenant, env, validateEndpointUrl(req.url), clock.now());
+        await store.setEndpoint(tenant, env, await validateEndpointUrl(req.url, targets), clock.now());
         return { webhooks: await settings(tenant, env) };
       },
       async removeEndpoint(req) {

@@ -72,7 +72,7 @@ export async function startWebhookService(config: Config, logger: Logger, clock:
     db,
     outbox: true,
     callers: webhookCallers,
-    routes: webhookRoutes(store, clock, () => deliverer.wake()),
+    routes: webhookRoutes(store, clock, () => deliverer.wake(), { allowPrivate: config.ALLOW_PRIVATE_TARGETS, resolver: opts.resolver }),
     async onClose() {
       await consumer.close();
       await deliverer.stop();

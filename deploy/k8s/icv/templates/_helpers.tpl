@@ -166,6 +166,10 @@ DATABASE_URL
   value: {{ $svc.adminPort | int | quote }}
 - name: ADMIN_HOST
   value: {{ $svc.adminHost | default "127.0.0.1" | quote }}
+{{- with ($root.Values.trustProxy | default (ternary "1" "" $root.Values.ingress.enabled)) }}
+- name: TRUST_PROXY
+  value: {{ . | quote }}
+{{- end }}
 {{- end }}
 - name: DATABASE_URL
   valueFrom:

@@ -7,6 +7,7 @@ import {
 } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import { AppError, iso, type Config } from "@icv/platform";
 import type { HostedHub, HostedState } from "../hosted/hub.ts";
+import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody } from "../schemas.ts";
 
@@ -14,9 +15,8 @@ const err = (description: string) => ({ description, schema: ErrorBody });
 const TAG = "Hosted page";
 export const TOKEN_HEADER = "x-request-token";
 
-const Params = z.object({ id: z.string().min(1).max(64) });
-const AssetParams = z.object({
-  id: z.string().min(1).max(64),
+const Params = idParams("verificationRequest");
+const AssetParams = Params.extend({
   assetIndex: z.string().regex(/^\d{1,2}$/, "assetIndex must be a whole number").transform(Number),
 });
 const StartBody = z

@@ -3,8 +3,9 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { iso } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
+import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ErrorBody, IdParams, Jwks, ProofStatus, RevocationList, RevokeBody, RevokeResponse, RevokedQuery, ValidateBody, ValidateResponse } from "../schemas.ts";
+import { ErrorBody, Jwks, ProofStatus, RevocationList, RevokeBody, RevokeResponse, RevokedQuery, ValidateBody, ValidateResponse } from "../schemas.ts";
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 
@@ -70,7 +71,7 @@ export function proofRoutes(c: Clients): RouteDef[] {
       tag: "Proofs",
       summary: "Status of one of your proofs",
       auth: "key",
-      params: IdParams,
+      params: idParams("verification"),
       responses: { 200: { description: "The proof status", schema: ProofStatus }, 404: err("not_found") },
       async handler({ req, params }) {
         const s = (await c.proof.getProofStatus({ scope: scopeOf(req), proofId: params.id })).status!;
@@ -94,7 +95,7 @@ export function proofRoutes(c: Clients): RouteDef[] {
       tag: "Proofs",
       summary: "Revoke a proof (idempotent: a revoked proof answers its original revoked_at)",
       auth: "key",
-      params: IdParams,
+      params: idParams("verification"),
       body: RevokeBody,
       responses: { 200: { description: "Revoked", schema: RevokeResponse }, 404: err("not_found"), 409: err("invalid_state: not verified") },
       async handler({ req, params, body }) {

@@ -2,8 +2,9 @@ import type { Client } from "@connectrpc/connect";
 import { z } from "zod";
 import { VerificationRequestService } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import { AppError, iso, type Config } from "@icv/platform";
+import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ErrorBody, IdParams } from "../schemas.ts";
+import { ErrorBody } from "../schemas.ts";
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 const TAG = "Smart reuse";
@@ -26,7 +27,7 @@ const ReusableProofList = z
   .object({ request_id: z.string(), proofs: z.array(ReusableProof) })
   .meta({ id: "ReusableProofList" });
 
-const AssetParams = IdParams.extend({ assetIndex: z.coerce.number().int().min(0).max(99) });
+const AssetParams = idParams("verificationRequest").extend({ assetIndex: z.coerce.number().int().min(0).max(99) });
 
 const AutoVerifyBody = z
   .object({ verification_id: z.string().min(1).max(64).optional().describe("Which offered proof to reuse; default the most recently verified one") })
@@ -73,7 +74,7 @@ export function reuseRoutes(config: Config, client: Client<typeof VerificationRe
         "environment) of each unverified asset's type and identifier (any identifier when the asset left it open; allowed channels only), " +
         "verified within max_proof_age before the request when it sets one. Empty for a request without external_user_id or no longer open.",
       auth: "public",
-      params: IdParams,
+      params: idParams("verificationRequest"),
       responses: {
         200: { description: "The reusable proofs, newest first per asset", schema: ReusableProofList },
         404: err("not_found: unknown request or wrong token"),

@@ -1,9 +1,10 @@
 import type { Session as SessionMsg } from "@icv/contracts/gen/icv/session/v1/session_service_pb.ts";
 import { iso } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
+import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import {
-  AuthSession, CreateAuthSessionBody, CreateSessionBody, ErrorBody, IdParams, PhoneSession, SessionQrQuery, SessionTestVerifyBody,
+  AuthSession, CreateAuthSessionBody, CreateSessionBody, ErrorBody, PhoneSession, SessionQrQuery, SessionTestVerifyBody,
 } from "../schemas.ts";
 
 const err = (description: string) => ({ description, schema: ErrorBody });
@@ -72,7 +73,7 @@ export function sessionRoutes(c: Clients): RouteDef[] {
         tag,
         summary: `Poll a ${what}`,
         auth: "key",
-        params: IdParams,
+        params: idParams(kind === "phone" ? "session" : "authSession"),
         responses: { 200: { description: "The session", schema }, 404: err("not_found") },
         async handler({ req, params }) {
           const r = await c.session.getSession({ scope: scopeOf(req), kind, id: params.id });
@@ -89,7 +90,7 @@ export function sessionRoutes(c: Clients): RouteDef[] {
             ? "As if phone_number (default +15555550100) had answered: the session is verified with a verification and its proof."
             : "As if phone_number (default the session's own) had answered: the same number verifies it, another fails it.",
         auth: "key",
-        params: IdParams,
+        params: idParams(kind === "phone" ? "session" : "authSession"),
         body: SessionTestVerifyBody,
         responses: {
           200: { description: "The session after the answer", schema },
@@ -115,7 +116,7 @@ export function sessionRoutes(c: Clients): RouteDef[] {
       summary: "The QR code (PNG) of a pending phone-first session's deep link",
       description: "Public, so an <img> can show it; the URL (a session's qr_code) carries a signature, so the id alone does not reach it.",
       auth: "public",
-      params: IdParams,
+      params: idParams("session"),
       query: SessionQrQuery,
       responses: { 200: { description: "PNG image", contentType: "image/png" }, 404: err("not_found") },
       async handler({ params, query, res }) {

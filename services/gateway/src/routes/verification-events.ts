@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { scopeOf, type Clients } from "../clients.ts";
+import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ErrorBody, IdParams } from "../schemas.ts";
+import { ErrorBody } from "../schemas.ts";
 import type { SseHub } from "../sse/hub.ts";
 
 const err = (description: string) => ({ description, schema: ErrorBody });
@@ -27,7 +28,7 @@ export function verificationEventRoutes(c: Clients, sse?: SseHub): RouteDef[] {
       summary: "Server-sent events of one verification: connected, then status_changed",
       description: DESCRIPTION,
       auth: "key",
-      params: IdParams,
+      params: idParams("verification"),
       query: EventsQuery,
       responses: {
         200: { description: "text/event-stream: connected, status_changed…", contentType: "text/event-stream" },

@@ -4,9 +4,10 @@ import {
 } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import { iso, type Config } from "@icv/platform";
 import { scopeOf } from "../clients.ts";
+import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import {
-  CancelVerificationRequestResponse, CreateVerificationRequestBody, ErrorBody, IdParams, ListVerificationRequestsQuery, ReferenceParams,
+  CancelVerificationRequestResponse, CreateVerificationRequestBody, ErrorBody, ListVerificationRequestsQuery, ReferenceParams,
   toPagination, VerificationRequest, VerificationRequestList,
 } from "../schemas.ts";
 
@@ -124,7 +125,7 @@ export function verificationRequestRoutes(config: Config, client: Client<typeof 
       tag: TAG,
       summary: "Get a verification request with its assets",
       auth: "key",
-      params: IdParams,
+      params: idParams("verificationRequest"),
       responses: { 200: { description: "The request", schema: VerificationRequest }, 404: err("not_found") },
       async handler({ req, params }) {
         const r = await c.getVerificationRequest({ scope: scopeOf(req), id: params.id });
@@ -137,7 +138,7 @@ export function verificationRequestRoutes(config: Config, client: Client<typeof 
       tag: TAG,
       summary: "Cancel a pending or partial verification request (its pending verifications expire)",
       auth: "key",
-      params: IdParams,
+      params: idParams("verificationRequest"),
       responses: {
         200: { description: "Cancelled", schema: CancelVerificationRequestResponse },
         404: err("not_found"),

@@ -3,9 +3,10 @@ import type { Verification as VerificationMsg } from "@icv/contracts/gen/icv/ver
 import { iso, type ProofMethod } from "@icv/platform";
 import { z } from "zod";
 import { scopeOf, type Clients } from "../clients.ts";
+import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import {
-  CreateVerificationBody, ErrorBody, IdParams, ListVerificationsQuery, SubmitBody, TestVerifyResponse, toPagination, Verification, VerificationList,
+  CreateVerificationBody, ErrorBody, ListVerificationsQuery, SubmitBody, TestVerifyResponse, toPagination, Verification, VerificationList,
 } from "../schemas.ts";
 
 const err = (description: string) => ({ description, schema: ErrorBody });
@@ -110,7 +111,7 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       tag: "Verifications",
       summary: "Get a verification (with its proof once verified)",
       auth: "key",
-      params: IdParams,
+      params: idParams("verification"),
       responses: { 200: { description: "The verification", schema: Verification }, 404: err("not_found") },
       async handler({ req, params }) {
         const r = await c.verification.getVerification({ scope: scopeOf(req), id: params.id });
@@ -126,7 +127,7 @@ export function verificationRoutes(c: Clients): RouteDef[] {
         "A phone verification with delivery inbound (reverse OTP, the default) is completed only by the code arriving from the phone " +
         "through the provider; submitting it here is invalid_state, for live and test keys alike.",
       auth: "key",
-      params: IdParams,
+      params: idParams("verification"),
       body: SubmitBody,
       responses: {
         200: { description: "Verified; the verification with its proof", schema: Verification },
@@ -152,7 +153,7 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       tag: "Verifications",
       summary: "Complete a test verification at once (test keys only)",
       auth: "key",
-      params: IdParams,
+      params: idParams("verification"),
       responses: {
         200: { description: "Verified, with its proof", schema: TestVerifyResponse },
         403: err("test_mode_required: a live key"),
@@ -183,7 +184,7 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       tag: "Verifications",
       summary: "Run the DNS or HTTP check of a domain verification now (planned: arrives with the domain service)",
       auth: "key",
-      params: IdParams,
+      params: idParams("verification"),
       responses: { 200: { description: "The verification", schema: Verification } },
     }),
     route({
@@ -192,7 +193,7 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       tag: "Verifications",
       summary: "Send a new code (email, domain by email, outbound phone): the old one stops working and the challenge gets a new expires_at (at most once per 60 s, 5 times in all)",
       auth: "key",
-      params: IdParams,
+      params: idParams("verification"),
       responses: {
         200: { description: "Sent (test keys send nothing); the verification with its new challenge, never the code", schema: ResendResult },
         400: err("resend_not_supported: not a code the service sends (email, outbound phone)"),

@@ -1,9 +1,10 @@
 import type { Delivery } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
 import { iso } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
+import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import {
-  ErrorBody, IdParams, ListWebhookDeliveriesQuery, WebhookDeliveryDetail, WebhookDeliveryList, WebhookDeliveryRetryResult, WebhookDeliveryStats, toPagination,
+  ErrorBody, ListWebhookDeliveriesQuery, WebhookDeliveryDetail, WebhookDeliveryList, WebhookDeliveryRetryResult, WebhookDeliveryStats, toPagination,
 } from "../schemas.ts";
 
 const err = (description: string) => ({ description, schema: ErrorBody });
@@ -84,7 +85,7 @@ export function webhookDeliveryRoutes(c: Clients): RouteDef[] {
       tag: "Webhooks",
       summary: "One delivery with its payload, headers, response and attempt log",
       auth: "key",
-      params: IdParams,
+      params: idParams("webhookDelivery"),
       responses: { 200: { description: "The delivery", schema: WebhookDeliveryDetail }, 404: err("not_found") },
       async handler({ req, params }) {
         const r = await c.webhook.getDelivery({ scope: scopeOf(req), id: params.id });
@@ -98,7 +99,7 @@ export function webhookDeliveryRoutes(c: Clients): RouteDef[] {
       summary: "Retry a failed delivery",
       description: "Back to pending with one more attempt allowed, sent at once.",
       auth: "key",
-      params: IdParams,
+      params: idParams("webhookDelivery"),
       responses: {
         200: { description: "Queued again", schema: WebhookDeliveryRetryResult },
         404: err("not_found"),

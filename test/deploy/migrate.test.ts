@@ -14,7 +14,7 @@ const dataDir = mkdtempSync(path.join(tmpdir(), "icv-migrate-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 function runMigrate(): string {
-  const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "info" };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "info" };
   // the embedded database in DATA_DIR: this test needs no PostgreSQL
   for (const k of Object.keys(env)) if (k.endsWith("DATABASE_URL")) delete env[k];
   return execFileSync(process.execPath, ["--import", "tsx", "scripts/migrate.ts"], { cwd: ROOT, env, encoding: "utf8", timeout: 60_000 });

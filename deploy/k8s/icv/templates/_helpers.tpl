@@ -83,12 +83,18 @@ app.kubernetes.io/part-of: icv
 {{- if not .Values.publicBaseUrl -}}
 {{- fail "publicBaseUrl is required (the gateway's public URL, e.g. https://icv.example.com)" -}}
 {{- end -}}
+{{- $session := .Values.services.session -}}
+{{- if eq (toString (merge (deepCopy ($session.env | default dict)) (deepCopy (.Values.env | default dict))).TELEGRAM_MODE) "polling" -}}
+{{- if or (ne ($session.replicas | int) 1) (eq (include "icv.autoscaling" (dict "root" . "name" "session") | fromYaml).enabled true) -}}
+{{- fail "TELEGRAM_MODE=polling needs services.session.replicas=1 and no autoscaling for session (two pollers would steal each other's updates)" -}}
+{{- end -}}
+{{- end -}}
 {{- if not .Values.secret.existingSecret -}}
 {{- $s := .Values.secret -}}
 {{- if not $s.PROOF_KEY_ENCRYPTION_KEY -}}{{- fail "secret.PROOF_KEY_ENCRYPTION_KEY is required (openssl rand -base64 32): without it each proof pod would generate its own" -}}{{- end -}}
 {{- if not $s.CHALLENGE_HMAC_KEY -}}{{- fail "secret.CHALLENGE_HMAC_KEY is required (openssl rand -base64 32)" -}}{{- end -}}
 {{- if not $s.ADMIN_TOKEN -}}{{- fail "secret.ADMIN_TOKEN is required (at least 24 characters)" -}}{{- end -}}
-{{- if not $s.DATABASE_URL -}}
+{{- if not (or $s.DATABASE_URL .Values.externalDatabase.existingSecret) -}}
 {{- range $name := splitList " " (printf "gateway %s" (include "icv.grpcServices" $)) -}}
 {{- if not (get $s (printf "%s_DATABASE_URL" (upper $name))) -}}
 {{- fail (printf "secret.DATABASE_URL (or secret.%s_DATABASE_URL) is required: in a cluster every service needs Postgres" (upper $name)) -}}
@@ -98,17 +104,65 @@ app.kubernetes.io/part-of: icv
 {{- end -}}
 {{- end -}}
 
+{{/* One service's autoscaling settings (YAML): services.<name>.autoscaling over the global autoscaling. (dict "root" $ "name" "proof") */}}
+{{- define "icv.autoscaling" -}}
+{{- $svc := index .root.Values.services .name -}}
+{{- toYaml (merge (deepCopy ($svc.autoscaling | default dict)) (deepCopy .root.Values.autoscaling)) -}}
+{{- end -}}
+
 {{/* The Secret key a service reads DATABASE_URL from: its own key when given, else DATABASE_URL. */}}
 {{- define "icv.databaseUrlKey" -}}
 {{- $svc := index .root.Values.services .name -}}
 {{- $own := printf "%s_DATABASE_URL" (upper .name) -}}
 {{- if get $svc "databaseUrlKey" -}}
 {{- get $svc "databaseUrlKey" -}}
+{{- else if .root.Values.externalDatabase.existingSecret -}}
+{{- .root.Values.externalDatabase.urlKey | default "DATABASE_URL" -}}
 {{- else if and (not .root.Values.secret.existingSecret) (get .root.Values.secret $own) -}}
 {{- $own -}}
 {{- else -}}
 DATABASE_URL
 {{- end -}}
+{{- end -}}
+
+{{/* The Secret holding the Postgres URL(s): externalDatabase.existingSecret, else the main one. */}}
+{{- define "icv.databaseSecretName" -}}
+{{- .Values.externalDatabase.existingSecret | default (include "icv.secretName" .) -}}
+{{- end -}}
+
+{{/* REDIS_URL and KAFKA_BROKERS: from externalRedis/externalKafka's Secret when named, else (optional) from the main one. */}}
+{{- define "icv.externalEnv" -}}
+{{- $secret := include "icv.secretName" . -}}
+{{- $redis := .Values.externalRedis -}}
+{{- $kafka := .Values.externalKafka -}}
+- name: REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      {{- if $redis.existingSecret }}
+      name: {{ $redis.existingSecret }}
+      key: {{ $redis.urlKey | default "REDIS_URL" }}
+      {{- else }}
+      name: {{ $secret }}
+      key: REDIS_URL
+      optional: true
+      {{- end }}
+{{- if $kafka.existingSecret }}
+- name: KAFKA_BROKERS
+  valueFrom:
+    secretKeyRef:
+      name: {{ $kafka.existingSecret }}
+      key: {{ $kafka.brokersKey | default "KAFKA_BROKERS" }}
+{{- else if $kafka.brokers }}
+- name: KAFKA_BROKERS
+  value: {{ $kafka.brokers | quote }}
+{{- else }}
+- name: KAFKA_BROKERS
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: KAFKA_BROKERS
+      optional: true
+{{- end }}
 {{- end -}}
 
 {{/* Environment of one service's container: (dict "root" $ "name" "proof") */}}
@@ -133,6 +187,8 @@ DATABASE_URL
   value: "0.0.0.0"
 - name: BOOTSTRAP_DEV_TENANT
   value: "false"
+- name: METRICS_PORT
+  value: {{ $root.Values.metrics.port | int | quote }}
 - name: SHUTDOWN_TIMEOUT_MS
   value: {{ $root.Values.shutdownTimeoutMs | int | quote }}
 - name: RATE_LIMIT_PER_MINUTE
@@ -174,7 +230,7 @@ DATABASE_URL
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
-      name: {{ $secret }}
+      name: {{ include "icv.databaseSecretName" $root }}
       key: {{ include "icv.databaseUrlKey" . }}
 {{- if or (eq $name "webhook") (eq $name "gateway") }}
 # they consume verification events: the postgres event transport reads them from the
@@ -182,21 +238,10 @@ DATABASE_URL
 - name: VERIFICATION_DATABASE_URL
   valueFrom:
     secretKeyRef:
-      name: {{ $secret }}
+      name: {{ include "icv.databaseSecretName" $root }}
       key: {{ include "icv.databaseUrlKey" (dict "root" $root "name" "verification") }}
 {{- end }}
-- name: REDIS_URL
-  valueFrom:
-    secretKeyRef:
-      name: {{ $secret }}
-      key: REDIS_URL
-      optional: true
-- name: KAFKA_BROKERS
-  valueFrom:
-    secretKeyRef:
-      name: {{ $secret }}
-      key: KAFKA_BROKERS
-      optional: true
+{{ include "icv.externalEnv" $root }}
 {{- if eq $name "proof" }}
 - name: PROOF_KEY_ENCRYPTION_KEY
   valueFrom:
@@ -227,7 +272,8 @@ DATABASE_URL
 {{- end -}}
 
 {{/*
-One service: Deployment, Service and (when enabled) PodDisruptionBudget.
+One service: Deployment, Service, PodDisruptionBudget (at least 2 replicas) and
+HorizontalPodAutoscaler (autoscaling enabled).
 (dict "root" $ "name" "proof")
 */}}
 {{- define "icv.component" -}}
@@ -240,6 +286,8 @@ One service: Deployment, Service and (when enabled) PodDisruptionBudget.
 {{- if $gateway -}}{{- $port = $svc.port | int -}}{{- else -}}{{- $port = $svc.grpcPort | int -}}{{- end -}}
 {{- $portName := ternary "http" "grpc" $gateway -}}
 {{- $grace := add (div ($root.Values.shutdownTimeoutMs | int) 1000) ($root.Values.preStopSleepSeconds | int) 5 -}}
+{{- $autoscaling := include "icv.autoscaling" . | fromYaml -}}
+{{- $minReplicas := ternary ($autoscaling.minReplicas | int) ($svc.replicas | int) (eq $autoscaling.enabled true) -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -247,7 +295,9 @@ metadata:
   labels:
     {{- include "icv.labels" . | nindent 4 }}
 spec:
+  {{- if not $autoscaling.enabled }}
   replicas: {{ $svc.replicas | int }}
+  {{- end }}
   revisionHistoryLimit: 5
   selector:
     matchLabels:
@@ -281,10 +331,10 @@ spec:
           image: {{ include "icv.image" $root | quote }}
           imagePullPolicy: {{ $root.Values.image.pullPolicy }}
           command:
-            {{- range $root.Values.command }}
+            {{- range $root.Values.image.command }}
             - {{ . | quote }}
             {{- end }}
-            - {{ printf "services/%s/src/main.ts" $name | quote }}
+            - {{ replace "{name}" $name $root.Values.image.entrypoint | quote }}
           ports:
             - name: {{ $portName }}
               containerPort: {{ $port }}
@@ -294,6 +344,9 @@ spec:
               containerPort: {{ include "icv.healthPort" $root }}
               protocol: TCP
             {{- end }}
+            - name: metrics
+              containerPort: {{ $root.Values.metrics.port | int }}
+              protocol: TCP
           env:
             {{- include "icv.env" . | nindent 12 }}
           {{- if or $root.Values.providerSecret.existingSecret $root.Values.providerSecret.values }}
@@ -387,6 +440,17 @@ spec:
       affinity:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+      {{- if $root.Values.topologySpread.enabled }}
+      topologySpreadConstraints:
+        {{- range $root.Values.topologySpread.topologyKeys }}
+        - maxSkew: 1
+          topologyKey: {{ . }}
+          whenUnsatisfiable: {{ $root.Values.topologySpread.whenUnsatisfiable }}
+          labelSelector:
+            matchLabels:
+              {{- include "icv.selectorLabels" $ | nindent 14 }}
+        {{- end }}
+      {{- end }}
 ---
 apiVersion: v1
 kind: Service
@@ -411,7 +475,7 @@ spec:
       {{- end }}
       targetPort: {{ $portName }}
       protocol: TCP
-{{- if $svc.pdb.enabled }}
+{{- if and $root.Values.podDisruptionBudget.enabled $svc.pdb.enabled (ge $minReplicas 2) }}
 ---
 apiVersion: policy/v1
 kind: PodDisruptionBudget
@@ -420,9 +484,32 @@ metadata:
   labels:
     {{- include "icv.labels" . | nindent 4 }}
 spec:
-  minAvailable: {{ $svc.pdb.minAvailable }}
+  maxUnavailable: {{ $root.Values.podDisruptionBudget.maxUnavailable }}
   selector:
     matchLabels:
       {{- include "icv.selectorLabels" . | nindent 6 }}
+{{- end }}
+{{- if $autoscaling.enabled }}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: {{ $fullName }}
+  labels:
+    {{- include "icv.labels" . | nindent 4 }}
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: {{ $fullName }}
+  minReplicas: {{ $autoscaling.minReplicas | int }}
+  maxReplicas: {{ $autoscaling.maxReplicas | int }}
+  metrics:
+    - type: Resource
+      resource:
+        name: cpu
+        target:
+          type: Utilization
+          averageUtilization: {{ $autoscaling.targetCPUUtilizationPercentage | int }}
 {{- end }}
 {{- end -}}

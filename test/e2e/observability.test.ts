@@ -94,6 +94,16 @@ describe("GET /metrics", () => {
     }
   });
 
+  it("counts open event streams while they are open", async () => {
+    const scrape = async () => samples(await (await fetch(`${stack.gateway.adminUrl}/metrics`)).text()).find((s) => s.name === "icv_sse_streams" && s.labels.kind === "api")?.value;
+    const ac = new AbortController();
+    const res = await fetch(`${stack.url}/api/v1/verifications/${verificationId}/events`, { headers: { authorization: `Bearer ${t.testKey}` }, signal: ac.signal });
+    expect(res.status).toBe(200);
+    expect(await scrape()).toBe(1);
+    ac.abort();
+    await expect.poll(scrape).toBe(0);
+  });
+
   it("is not on the public port", async () => {
     expect((await fetch(`${stack.url}/metrics`)).status).toBe(404);
   });

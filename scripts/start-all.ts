@@ -1,5 +1,5 @@
 // `npm start`: every service in one process, each on its own loopback port, and the gateway on PORT.
-import { createLogger, loadConfig, onShutdown, type RunningService } from "@icv/platform";
+import { createLogger, loadConfig, onShutdown, startObservability, type RunningService } from "@icv/platform";
 import { startProofService } from "../services/proof/src/start.ts";
 import { startVerificationService } from "../services/verification/src/start.ts";
 import { startSessionService } from "../services/session/src/start.ts";
@@ -12,9 +12,12 @@ const started = Date.now();
 const config = loadConfig();
 const logger = createLogger({ level: config.LOG_LEVEL });
 const running: RunningService[] = [];
+// metrics of every service here on the admin listener (GET /metrics); traces when OTLP is configured
+const observability = await startObservability(config, logger, "icv", { metricsServer: false });
 onShutdown(async () => {
   // the gateway first (no new requests), then the services it calls
   for (const s of running.reverse()) await s.close();
+  await observability();
 }, logger);
 
 // services that call nobody first, then their callers

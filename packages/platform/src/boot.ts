@@ -9,6 +9,7 @@ import { migrate, readMigrations } from "./migrations.ts";
 import { startOutboxRelay } from "./events/relay.ts";
 import type { ServiceCallers } from "./callers.ts";
 import { serviceIdentity, type TlsIdentity } from "./tls.ts";
+import { trackDatabase } from "./observe.ts";
 
 /**
  * Opens a service's database (its own <NAME>_DATABASE_URL or DATABASE_URL, else the embedded
@@ -28,7 +29,7 @@ export async function openServiceDatabase(
   });
   const applied = await migrate(db, name, readMigrations(migrationsDir));
   if (applied.length) logger.info({ applied }, "migrations applied");
-  return db;
+  return trackDatabase(name, db);
 }
 
 /** Runs `stop` once on SIGTERM or SIGINT, then exits. */

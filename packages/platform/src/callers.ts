@@ -1,6 +1,7 @@
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
 import type { Logger } from "./logger.ts";
+import { rpcRefused, serviceLabel } from "./metrics.ts";
 import type { InternalName } from "./tls.ts";
 
 /** Every RPC of a service, each with the services allowed to call it (an empty list: nobody). */
@@ -35,7 +36,7 @@ export const LOCAL_CALLER_HEADER = "icv-local-caller";
 const OPEN_TO_ALL = new Set(["grpc.health.v1.Health"]);
 
 export interface CallerCheckOptions {
-  /** The hosting service, for the log. */
+  /** The hosting service (its full RPC name), for the log and the refused-calls counter. */
   service: string;
   lists: readonly ServiceCallers[];
   /** Who is calling: from the TLS peer (network) or the in-process header (local). */
@@ -47,7 +48,7 @@ export interface CallerCheckOptions {
 
 /**
  * Refuses a call whose caller is not on the RPC's allow-list: PERMISSION_DENIED, logged with the
- * caller's name, the service and the method, and counted. Unknown services and RPCs are refused.
+ * caller's name, the service and the method, and counted (icv_rpc_refused_total). Unknown services and RPCs are refused.
  */
 export function callerCheck(opts: CallerCheckOptions): Interceptor {
   const table = new Map(opts.lists.map((l) => [l.typeName, l.methods]));
@@ -57,6 +58,7 @@ export function callerCheck(opts: CallerCheckOptions): Interceptor {
     const allowed = OPEN_TO_ALL.has(req.service.typeName) || (table.get(req.service.typeName)?.[req.method.localName] ?? []).some((n) => names.includes(n));
     if (!allowed) {
       opts.onDenied();
+      rpcRefused.inc({ caller: names[0], service: serviceLabel(opts.service), method: `${req.service.name}/${req.method.name}` });
       opts.logger.warn({ caller: names.join(","), rpc_service: opts.service, method: `${req.service.typeName}/${req.method.name}` }, "rpc refused: caller not on the allow-list");
       throw new ConnectError(`${names.join(",")} may not call ${req.method.name}`, Code.PermissionDenied);
     }

@@ -51,6 +51,13 @@ const base = z.object({
   ADMIN_PORT: port.default(3001),
   // the admin listener's bind address: loopback unless ADMIN_TOKEN is set (checked below)
   ADMIN_HOST: z.string().default("127.0.0.1"),
+  // a standalone service's Prometheus listener (GET /metrics); the all-in-one serves them on the admin listener
+  METRICS_PORT: port.default(9464),
+  METRICS_HOST: z.string().default("127.0.0.1"),
+  // traces: OTLP/HTTP export when set (e.g. http://otel-collector:4318); unset: tracing off
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  // the traces' service.name (default: icv for the all-in-one, icv-<service> for a standalone one)
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
   // internal mTLS: one service's files (production), else generated per service into TLS_DIR
   TLS_DIR: z.string().min(1).optional(),
   TLS_CA_FILE: z.string().min(1).optional(),

@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
+import { sqlSpan, tracingEnabled } from "./tracing.ts";
 
 export interface QueryResult<T> {
   rows: T[];
@@ -26,6 +27,8 @@ export interface Database extends Queryable {
    * lost, so listeners also poll.
    */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /** The pool's connections (pg; the embedded database has none). */
+  poolStats?(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -69,7 +72,8 @@ function safeError(e: unknown, sql: string): unknown {
 
 const guarded = async <T>(sql: string, run: () => Promise<T>): Promise<T> => {
   try {
-    return await run();
+    // tracing on: a span per statement, named by its statement name (no text, no values)
+    return await (tracingEnabled() ? sqlSpan(statementName(sql), sql, run) : run());
   } catch (e) {
     throw safeError(e, sql);
   }
@@ -78,6 +82,10 @@ const guarded = async <T>(sql: string, run: () => Promise<T>): Promise<T> => {
 class PgDatabase implements Database {
   readonly kind = "pg";
   constructor(private readonly pool: pg.Pool) {}
+
+  poolStats() {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
 
   async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
     const r = await guarded(sql, () => this.pool.query(prepared(sql, params)));

@@ -1,4 +1,5 @@
 import pino from "pino";
+import { activeTraceId } from "./tracing.ts";
 
 export type Logger = pino.Logger;
 
@@ -88,6 +89,11 @@ export function createLogger(opts: { level?: string; name?: string; destination?
         log: (o) => scrub(o) as Record<string, unknown>,
       },
       serializers: { err: errSerializer },
+      // the active span's trace id (tracing on), to find a log line's trace and a trace's log lines
+      mixin: () => {
+        const id = activeTraceId();
+        return id ? { trace_id: id } : {};
+      },
       redact: { paths: SECRET_KEYS, censor: CENSOR },
     },
     opts.destination,

@@ -3,6 +3,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@icv/contracts/gen/grpc/health/v1/health_pb.ts";
 import { LOCAL_CALLER_HEADER } from "./callers.ts";
+import { clientTracer } from "./rpc-observe.ts";
 import type { TlsIdentity } from "./tls.ts";
 
 /** Services hosted by this process, by the URL their callers use (see registerLocalService). */
@@ -15,7 +16,8 @@ const locals = new Map<string, Transport>();
  * check the caller named by rpcClient (LOCAL_CALLER_HEADER) against the same allow-list.
  */
 export function registerLocalService(url: string, routes: (router: ConnectRouter) => void, interceptors: Interceptor[]): LocalService {
-  const inner = createRouterTransport(routes, { router: { interceptors } });
+  // the caller's side runs the client tracer: the trace context travels as `traceparent` in memory too
+  const inner = createRouterTransport(routes, { router: { interceptors }, transport: { interceptors: [clientTracer] } });
   const inflight = new Set<AbortController>();
   let idle: (() => void) | undefined;
   // each call gets its own abort signal (following the caller's), so shutdown can cut it
@@ -78,6 +80,8 @@ export function rpcClient<T extends DescService>(service: T, baseUrl: string, id
     defaultTimeoutMs: timeoutMs,
     pingIntervalMs: 30_000,
     acceptCompression: [],
+    // a client span, its context sent as `traceparent` gRPC metadata (a no-op while tracing is off)
+    interceptors: [clientTracer],
     // read at each new connection: a reloaded identity is picked up without a restart
     nodeOptions: {
       servername: serverName,

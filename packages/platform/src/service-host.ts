@@ -10,6 +10,7 @@ import { registerLocalService } from "./rpc.ts";
 import type { Logger } from "./logger.ts";
 import { callerCheck, LOCAL_CALLER_HEADER, peerNames, type ServiceCallers } from "./callers.ts";
 import { certificateNames, type TlsIdentity } from "./tls.ts";
+import { serverObserver } from "./rpc-observe.ts";
 
 export interface ServiceHostOptions {
   name: string;
@@ -33,7 +34,7 @@ export interface ServiceHost {
   readonly url: string;
   /** The plain health listener's port, when there is one. */
   readonly healthPort?: number;
-  /** Calls refused by the allow-list since start (network and in-process). */
+  /** Calls refused by the allow-list since start (network and in-process); also icv_rpc_refused_total. */
   readonly deniedCalls: number;
   /** Stops accepting calls, lets in-flight calls finish (up to the timeout), then closes. */
   close(): Promise<void>;
@@ -92,9 +93,10 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
   const check = (identify: Parameters<typeof callerCheck>[0]["identify"]) =>
     callerCheck({ service: opts.name, lists: opts.callers, identify, logger: opts.logger, onDenied: () => void denied++ });
   const errors = errorInterceptor(opts.logger);
+  const observe = serverObserver(opts.name);
   const peers = new WeakMap<http2.Http2Session, readonly string[]>();
   const handler = connectNodeAdapter({
-    interceptors: [check((req) => req.contextValues.get(peerNames)), errors],
+    interceptors: [observe, check((req) => req.contextValues.get(peerNames)), errors],
     routes,
     contextValues: (req) => {
       const session = (req as http2.Http2ServerRequest).stream?.session;
@@ -147,7 +149,7 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
     const name = req.header.get(LOCAL_CALLER_HEADER);
     return name ? [name] : [];
   });
-  const local = registerLocalService(url, routes, [localCaller, errors]);
+  const local = registerLocalService(url, routes, [observe, localCaller, errors]);
   opts.logger.info({ rpc_service: opts.name, port, health_port: healthPort }, "service listening (mutual TLS)");
 
   let closing: Promise<void> | undefined;

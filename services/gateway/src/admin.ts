@@ -5,7 +5,7 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { AdminService } from "@icv/contracts/gen/icv/gateway/v1/admin_service_pb.ts";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
-import { AppError, toConnectError, ts, type Logger } from "@icv/platform";
+import { AppError, answerMetrics, toConnectError, ts, type Logger } from "@icv/platform";
 import type { Clients } from "./clients.ts";
 import type { Tenants } from "./tenants.ts";
 
@@ -95,7 +95,8 @@ export async function startAdminServer(opts: { host: string; port: number; token
         },
       }),
   });
-  const server = http.createServer(handler);
+  // GET /metrics: the process's Prometheus metrics (every co-hosted service), no token (loopback by default)
+  const server = http.createServer((req, res) => answerMetrics(req, res) || handler(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port, opts.host, () => resolve());

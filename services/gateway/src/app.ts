@@ -10,6 +10,7 @@ import { mountProviderHooks } from "./hooks/routes.ts";
 import { idempotency } from "./idempotency.ts";
 import { jsonBody, queryEncoding } from "./input.ts";
 import { buildOpenApi } from "./openapi.ts";
+import { observeHttp } from "./observe.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { mount, type RouteDef } from "./registry.ts";
 import { hostedRoutes } from "./routes/hosted.ts";
@@ -76,6 +77,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
   // literal paths before parameterised ones (e.g. /proofs/revoked before /proofs/{id}/…)
   routes.sort((a, b) => Number(a.path.includes("{")) - Number(b.path.includes("{")));
 
+  app.use(observeHttp);
   app.use(requestId);
   app.use(queryEncoding);
   app.use((req, res, next) => {

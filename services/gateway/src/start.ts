@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient, type RedisClientType } from "redis";
 import {
-  createEventLog, dataDirSecret, openServiceDatabase, serviceIdentity, startOutboxRelay, startSweeper, systemClock,
+  createEventLog, dataDirSecret, openServiceDatabase, serviceIdentity, startOutboxRelay, startSweeper, systemClock, trackSseStreams,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { startAdminServer } from "./admin.ts";
@@ -58,6 +58,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
   await sse.listen(events);
   const hosted = new HostedHub({ heartbeatMs: config.SSE_HEARTBEAT_MS, logger: log });
   await hosted.listen(events);
+  const untrackStreams = [trackSseStreams({ kind: "api" }, () => sse.size), trackSseStreams({ kind: "hosted" }, () => hosted.size)];
   const { app, auth } = buildApp({
     config,
     logger: log,
@@ -97,6 +98,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
     devTenant,
     async close() {
       // open streams would hold server.close() forever: end them first
+      for (const untrack of untrackStreams) untrack();
       await sse.close();
       await hosted.close();
       server.closeIdleConnections();

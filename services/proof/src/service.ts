@@ -1,7 +1,7 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
-import { AppError, PROOF_METHODS, requireScope, toDate, toEnvironment, ts, type Clock, type ProofMethod } from "@icv/platform";
+import { AppError, PROOF_METHODS, proofsIssued, requireScope, toDate, toEnvironment, ts, type Clock, type ProofMethod } from "@icv/platform";
 import type { KeyEnv } from "./keys.ts";
 import type { KeyRing } from "./keyring.ts";
 import type { ProofRow, ProofStore } from "./store.ts";
@@ -103,6 +103,7 @@ export function proofRoutes(deps: ProofServiceDeps) {
           issuedAt: now,
           expiresAt,
         });
+        proofsIssued.inc({ method });
         if (!inserted) {
           // issued before (a retry) or concurrently: the stored proof is the answer
           const existing = await store.proof(req.proofId);

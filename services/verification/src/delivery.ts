@@ -1,5 +1,5 @@
 import {
-  AppError, TwilioApiError, WhatsAppApiError, messagingAddress, newId,
+  AppError, TwilioApiError, WhatsAppApiError, codeSendFailures, codeSends, messagingAddress, newId,
   type Config, type Logger, type MessagingChannel, type Scope, type TwilioClient, type WhatsAppClient,
 } from "@icv/platform";
 import { OUTBOUND_PHONE_CHANNELS, TTL_MS, type ChallengeSpec, type PhoneDelivery } from "./channels.ts";
@@ -55,6 +55,7 @@ export function phoneCodeText(code: string, minutes: number, host: string, resen
 export async function deliverCode(d: DeliveryDeps, scope: Scope, m: CodeMessage, now: Date): Promise<TestMessageRow | undefined> {
   // test keys too: a test verification is refused where a live one would be
   if (m.channel === "sms") assertSmsDestination(m.to, d.config);
+  codeSends.inc({ channel: m.channel, environment: scope.env });
   const host = new URL(d.config.publicBaseUrl).hostname;
   if (scope.env === "test") {
     const base = {
@@ -91,6 +92,7 @@ export async function deliverCode(d: DeliveryDeps, scope: Scope, m: CodeMessage,
     }
   } catch (e) {
     if (!(e instanceof TwilioApiError || e instanceof WhatsAppApiError)) throw e;
+    codeSendFailures.inc({ channel: m.channel });
     // the provider's message may name the number: log its status and error code only
     d.logger.warn({ verification_id: m.verificationId, channel: m.channel, provider_status: e.status, provider_code: e.code }, "code send failed");
     throw new AppError("service_unavailable", `the ${m.channel === "sms" ? "SMS" : "WhatsApp message"} could not be sent; try again`);

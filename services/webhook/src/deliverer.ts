@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { setMaxListeners } from "node:events";
-import { OutboundError, type Clock, type Logger, type OutboundClient } from "@icv/platform";
+import { OutboundError, webhookAttempts, type Clock, type Logger, type OutboundClient } from "@icv/platform";
 import { parseRetryAfter, retryDelay } from "./schedule.ts";
 import { signatureHeaders } from "./signing.ts";
 import type { AttemptResult, DeliveryJob, DeliveryQueue } from "./store.ts";
@@ -192,7 +192,9 @@ export class Deliverer {
 
   private queueResult(r: AttemptResult): void {
     this.results.push(r);
-    this.counts[r.status === "delivered" ? "delivered" : r.status === "failed" ? "failed" : "retried"]++;
+    const outcome = r.status === "delivered" ? "delivered" : r.status === "failed" ? "failed" : "retried";
+    this.counts[outcome]++;
+    webhookAttempts.inc({ outcome });
     if (r.nextRetryAt) this.wakeAt(r.nextRetryAt);
     if (!this.flushing) this.flushing = this.flushLoop();
   }

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  createEventLog, createOutboundClient, hostService, openServiceDatabase, systemClock,
+  createEventLog, createOutboundClient, hostService, openServiceDatabase, systemClock, trackWebhookQueue,
   type Clock, type Config, type Logger, type Resolver, type RunningService,
 } from "@icv/platform";
 import { deliveryConsumer } from "./consumer.ts";
@@ -66,6 +66,7 @@ export async function startWebhookService(config: Config, logger: Logger, clock:
     ...deliveryConsumer({ clock, retryDelaysMs: delays, onCommitted: () => deliverer.wake() }),
   });
 
+  const untrackQueue = trackWebhookQueue({}, () => store.pendingCount());
   return hostService(config, "webhook", {
     rpcName: "icv.webhook.v1.WebhookService",
     logger: log,
@@ -74,6 +75,7 @@ export async function startWebhookService(config: Config, logger: Logger, clock:
     callers: webhookCallers,
     routes: webhookRoutes(store, clock, () => deliverer.wake(), { allowPrivate: config.ALLOW_PRIVATE_TARGETS, resolver: opts.resolver }),
     async onClose() {
+      untrackQueue();
       await consumer.close();
       await deliverer.stop();
       await events.close();

@@ -197,6 +197,12 @@ export class WebhookStore implements DeliveryQueue {
     return r.rows;
   }
 
+  /** Deliveries waiting to be sent (first attempts and retries), for icv_webhook_queue_depth. */
+  async pendingCount(): Promise<number> {
+    const r = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${S}.deliveries WHERE status = 'pending'`);
+    return r.rows[0].n;
+  }
+
   /** Writes attempt outcomes in one statement; a row whose lease was taken over is left alone. */
   async recordResults(results: AttemptResult[]): Promise<void> {
     if (!results.length) return;

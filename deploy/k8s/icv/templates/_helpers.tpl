@@ -189,6 +189,8 @@ DATABASE_URL
   value: "false"
 - name: METRICS_PORT
   value: {{ $root.Values.metrics.port | int | quote }}
+- name: METRICS_HOST
+  value: "0.0.0.0"
 - name: SHUTDOWN_TIMEOUT_MS
   value: {{ $root.Values.shutdownTimeoutMs | int | quote }}
 - name: RATE_LIMIT_PER_MINUTE

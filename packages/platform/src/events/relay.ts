@@ -5,6 +5,7 @@ import type { EventRecord } from "./event-log.ts";
 import { createKafka, KafkaPublisher } from "./kafka.ts";
 import { EVENTS_CHANNEL } from "./postgres.ts";
 import { startPump } from "./pump.ts";
+import { trackOutboxLag } from "../metrics.ts";
 import { OUTBOX_COLUMNS, toRecord, type OutboxRow } from "./records.ts";
 
 /** NOTIFY channel the outbox trigger signals on each insert (payload: the schema). */
@@ -88,12 +89,22 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
 
   const pump = startPump(`relay:${schema}`, once, config.EVENT_POLL_INTERVAL_MS, logger);
   const unlisten = await db.listen(OUTBOX_CHANNEL, (s) => s === schema && pump.wake());
+  const untrackLag = trackOutboxLag({ schema }, () => outboxLagSeconds(db, schema));
   return {
     wake: pump.wake,
     async stop() {
+      untrackLag();
       await unlisten();
       await pump.stop();
       await publisher?.close?.();
     },
   };
+}
+
+/** Age in seconds of the oldest unpublished event of `<schema>.outbox` (0 when none waits), for icv_outbox_lag_seconds. */
+async function outboxLagSeconds(db: Database, schema: string): Promise<number> {
+  const r = await db.query<{ age: number | null }>(
+    `SELECT extract(epoch FROM now() - min(created_at))::float8 AS age FROM ${schema}.outbox WHERE published_at IS NULL`,
+  );
+  return Math.max(0, r.rows[0]?.age ?? 0);
 }

@@ -53,6 +53,13 @@ export class HostedHub {
     this.timer.unref();
   }
 
+  /** Open streams (icv_sse_streams{kind="hosted"}). */
+  get size(): number {
+    let n = 0;
+    for (const list of this.byRequest.values()) n += list.size;
+    return n;
+  }
+
   async listen(events: EventLog): Promise<void> {
     this.subscription = await events.broadcast({ topics: ["verification", "verification_request"], onEvent: (e) => this.publish(e) });
   }

@@ -8,16 +8,16 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createLogger, loadConfig, openServiceDatabase } from "@icv/platform";
 
-/** The services that keep a schema (the domain service has no database yet). */
-const MIGRATED_SERVICES = ["gateway", "verification", "proof", "session", "webhook"] as const;
+/** The services that keep a schema (the domain service has no database yet), and whether it holds an outbox (as their start.ts opens it). */
+const MIGRATED_SERVICES = { gateway: true, verification: true, proof: true, session: false, webhook: true } as const;
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 const config = loadConfig();
 const logger = createLogger({ level: config.LOG_LEVEL });
-for (const name of MIGRATED_SERVICES) {
+for (const [name, outbox] of Object.entries(MIGRATED_SERVICES) as [keyof typeof MIGRATED_SERVICES, boolean][]) {
   const log = logger.child({ service: name });
-  const db = await openServiceDatabase(config, name, path.join(ROOT, "services", name, "migrations"), log);
+  const db = await openServiceDatabase(config, name, path.join(ROOT, "services", name, "migrations"), log, { outbox });
   await db.close();
   log.info({ database: config.databaseUrl(name) ? "postgres" : "embedded" }, "schema up to date");
 }

@@ -1,16 +1,11 @@
 import { randomInt } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
+import { describe, expect, it } from "vitest";
+import { api } from "../support/stack.ts";
+import { useStack, useTenant } from "../support/use-stack.ts";
 import { expectError } from "../support/expect-error.ts";
 
-let stack: Stack;
-let t: TenantKeys;
-
-beforeAll(async () => {
-  stack = await startStack({ AUTH_FAILURES_PER_MINUTE: "3", TRUST_PROXY: "loopback" });
-  t = await stack.tenant("Throttle");
-});
-afterAll(() => stack?.close());
+const stack = useStack({ AUTH_FAILURES_PER_MINUTE: "3", TRUST_PROXY: "loopback" });
+const t = useTenant(stack, "Throttle");
 
 // a client address of its own (TRUST_PROXY=loopback: X-Forwarded-For from a loopback proxy counts), so
 // runs sharing one Redis never share this counter

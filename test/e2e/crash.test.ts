@@ -1,22 +1,20 @@
 // "A crash between two steps loses nothing", as a tenant sees it: a service restarted on the same
 // database still knows every verification, a retried test-verify answers the same proof, and a
 // proof service that dies while a proof is being issued does not leave the verification stuck.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { otherCode, sentCode } from "../support/sent-code.ts";
-import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
+import { api } from "../support/stack.ts";
+import { useStack, useTenant } from "../support/use-stack.ts";
 import { expectError } from "../support/expect-error.ts";
 
-let stack: Stack;
-let t: TenantKeys;
+const stack = useStack();
+const t = useTenant(stack, "Crash");
 let c: ReturnType<typeof api>;
 
-beforeAll(async () => {
-  stack = await startStack();
-  t = await stack.tenant("Crash");
+beforeAll(() => {
   c = api(stack.url, t.testKey);
 });
-afterAll(() => stack?.close());
 
 async function create(identifier: string, delivery?: "outbound") {
   const r = await c.post("/api/v1/verifications", { type: "phone", channel: "sms", identifier, delivery });

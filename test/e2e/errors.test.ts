@@ -3,19 +3,15 @@
 //
 // The stack runs with a limit of 5 requests per minute per key, so every test takes fresh keys
 // (a new tenant) and stays within 5 keyed requests per key; the rate-limit test uses that limit.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
-import { api, startStack, type Stack } from "../support/stack.ts";
+import { api } from "../support/stack.ts";
+import { useStack } from "../support/use-stack.ts";
 import { expectError } from "../support/expect-error.ts";
 
 const LIMIT = 5;
-let stack: Stack;
-
-beforeAll(async () => {
-  stack = await startStack({ RATE_LIMIT_PER_MINUTE: String(LIMIT) });
-});
-afterAll(() => stack?.close());
+const stack = useStack({ RATE_LIMIT_PER_MINUTE: String(LIMIT) });
 
 /** A new tenant: its keys and a client for each. */
 async function fresh() {

@@ -1,22 +1,20 @@
 // Challenge expiry with a clock the test moves by hand: a read never shows a stale pending, the
 // sweeper moves unread verifications to expired on its own, and a late answer is refused.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "@icv/platform";
-import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
+import { api } from "../support/stack.ts";
+import { useStack, useTenant } from "../support/use-stack.ts";
 import { expectError, waitFor } from "../support/expect-error.ts";
 
 const PHONE_TTL_MS = 10 * 60_000;
-let stack: Stack;
-let t: TenantKeys;
-let c: ReturnType<typeof api>;
 const clock = new ManualClock(Date.now());
+const stack = useStack({ SWEEP_INTERVAL_MS: "100" }, clock);
+const t = useTenant(stack, "Expiry");
+let c: ReturnType<typeof api>;
 
-beforeAll(async () => {
-  stack = await startStack({ SWEEP_INTERVAL_MS: "100" }, clock);
-  t = await stack.tenant("Expiry");
+beforeAll(() => {
   c = api(stack.url, t.testKey);
 });
-afterAll(() => stack?.close());
 
 async function create(identifier: string) {
   const r = await c.post("/api/v1/verifications", { type: "phone", channel: "sms", identifier });

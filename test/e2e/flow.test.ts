@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createLocalJWKSet, jwtVerify, compactVerify } from "jose";
-import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
+import { api } from "../support/stack.ts";
+import { useStack, useTenant } from "../support/use-stack.ts";
 
-let stack: Stack;
-let t: TenantKeys;
-
-beforeAll(async () => {
-  stack = await startStack();
-  t = await stack.tenant("Flow");
-});
-afterAll(() => stack?.close());
+const stack = useStack();
+const t = useTenant(stack, "Flow");
 
 describe("the whole path: create → test-verify → proof → validate → revoke", () => {
   it("issues a (test) proof that verifies offline against the served test JWKS, and revocation reaches the signed test list", async () => {

@@ -1,17 +1,12 @@
 // The API's own surface: /health, /api/v1, the OpenAPI description (every endpoint of the spec),
 // the HTML reference, X-Request-Id, and the list's pagination and filters.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { api } from "../support/stack.ts";
+import { useStack, useTenant } from "../support/use-stack.ts";
 import { expectError } from "../support/expect-error.ts";
 
-let stack: Stack;
-let t: TenantKeys;
-
-beforeAll(async () => {
-  stack = await startStack();
-  t = await stack.tenant("Meta");
-});
-afterAll(() => stack?.close());
+const stack = useStack();
+const t = useTenant(stack, "Meta");
 
 const SERVICES = ["verification", "proof", "session", "domain", "webhook"];
 

@@ -3,20 +3,14 @@
 // method reused_proof; and every refusal (no proof, too old, already verified, expired request,
 // revoked or expired source, wrong token, another tenant's proofs).
 import { decodeJwt } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ManualClock } from "@icv/platform";
 import { expectError } from "../support/expect-error.ts";
-import { api, startStack, type Stack } from "../support/stack.ts";
+import { api } from "../support/stack.ts";
+import { useStack } from "../support/use-stack.ts";
 
 const clock = new ManualClock(Date.now());
-let stack: Stack;
-
-beforeAll(async () => {
-  stack = await startStack({ SWEEP_INTERVAL_MS: "100", PUBLIC_BASE_URL: "https://verify.example.test" }, clock);
-});
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useStack({ SWEEP_INTERVAL_MS: "100", PUBLIC_BASE_URL: "https://verify.example.test" }, clock);
 
 type Client = ReturnType<typeof api>;
 

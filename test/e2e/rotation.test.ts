@@ -4,22 +4,20 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
-import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
+import { api } from "../support/stack.ts";
+import { useStack, useTenant } from "../support/use-stack.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-let stack: Stack;
-let t: TenantKeys;
+const stack = useStack();
+const t = useTenant(stack, "Rotation");
 let c: ReturnType<typeof api>;
 
-beforeAll(async () => {
-  stack = await startStack();
-  t = await stack.tenant("Rotation");
+beforeAll(() => {
   c = api(stack.url, t.testKey);
 });
-afterAll(() => stack?.close());
 
 /** create + test-verify: a fresh (test) proof token, signed by the test key set. */
 async function proof(identifier: string): Promise<{ id: string; token: string }> {

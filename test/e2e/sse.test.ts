@@ -3,18 +3,14 @@
 // tenant's scope, the per-tenant connection limit, and a real EventSource client reconnecting.
 import { EventSource } from "eventsource";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { otherCode, sentCode } from "../support/sent-code.ts";
-import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
+import { api, type TenantKeys } from "../support/stack.ts";
+import { useStack } from "../support/use-stack.ts";
 import { expectError, waitFor, type ApiResponse } from "../support/expect-error.ts";
 
 const HEARTBEAT_MS = 300;
-let stack: Stack;
-
-beforeAll(async () => {
-  stack = await startStack({ SSE_HEARTBEAT_MS: String(HEARTBEAT_MS) });
-});
-afterAll(() => stack?.close());
+const stack = useStack({ SSE_HEARTBEAT_MS: String(HEARTBEAT_MS) });
 
 interface Message {
   event: string;

@@ -2,22 +2,20 @@
 // with the attempt budget of 5; a shown reverse-OTP code is refused), the source_identifier
 // check, an email code that is never shown to the caller, and an Ethereum wallet signature over
 // challenge.message.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
+import { api } from "../support/stack.ts";
+import { useStack, useTenant } from "../support/use-stack.ts";
 import { otherCode, sentCode } from "../support/sent-code.ts";
 import { expectError } from "../support/expect-error.ts";
 
-let stack: Stack;
-let t: TenantKeys;
+const stack = useStack();
+const t = useTenant(stack, "Submit");
 let c: ReturnType<typeof api>;
 
-beforeAll(async () => {
-  stack = await startStack();
-  t = await stack.tenant("Submit");
+beforeAll(() => {
   c = api(stack.url, t.testKey);
 });
-afterAll(() => stack?.close());
 
 const wrong = otherCode;
 

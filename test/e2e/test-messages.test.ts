@@ -1,31 +1,24 @@
 // GET /api/v1/test/messages: what test verifications would have sent (the code email, with its
 // code) or expect from the user (the phone code message), newest first, for test keys only,
 // never across tenants.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ManualClock } from "@icv/platform";
-import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
+import { api } from "../support/stack.ts";
+import { useStack, useTenant } from "../support/use-stack.ts";
 import { expectError } from "../support/expect-error.ts";
 
 const clock = new ManualClock(Date.now());
-let stack: Stack;
-let t: TenantKeys;
-
-beforeAll(async () => {
-  // a configured bot (live creates allowed) whose Bot API is unreachable: nothing here may reach it
-  stack = await startStack(
-    {
-      TELEGRAM_BOT_USERNAME: "icv_e2e_bot",
-      TELEGRAM_BOT_TOKEN: "7000000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0",
-      TELEGRAM_WEBHOOK_SECRET: "tg-webhook-secret-0123456789",
-      TELEGRAM_API_URL: "http://127.0.0.1:9",
-    },
-    clock,
-  );
-  t = await stack.tenant("Test messages");
-});
-afterAll(async () => {
-  await stack?.close();
-});
+// a configured bot (live creates allowed) whose Bot API is unreachable: nothing here may reach it
+const stack = useStack(
+  {
+    TELEGRAM_BOT_USERNAME: "icv_e2e_bot",
+    TELEGRAM_BOT_TOKEN: "7000000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0",
+    TELEGRAM_WEBHOOK_SECRET: "tg-webhook-secret-0123456789",
+    TELEGRAM_API_URL: "http://127.0.0.1:9",
+  },
+  clock,
+);
+const t = useTenant(stack, "Test messages");
 
 const messages = (key: string, query = "") => api(stack.url, key).get(`/api/v1/test/messages${query}`);
 

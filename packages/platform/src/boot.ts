@@ -5,7 +5,7 @@ import type { RunningService } from "./running.ts";
 import { startServiceHost } from "./service-host.ts";
 import { openDatabase, type Database } from "./database.ts";
 import type { Logger } from "./logger.ts";
-import { migrate, readMigrations } from "./migrations.ts";
+import { migrate, outboxMigration, readMigrations } from "./migrations.ts";
 import { startOutboxRelay } from "./events/relay.ts";
 import type { ServiceCallers } from "./callers.ts";
 import { serviceIdentity, type TlsIdentity } from "./tls.ts";
@@ -13,13 +13,15 @@ import { trackDatabase } from "./observe.ts";
 
 /**
  * Opens a service's database (its own <NAME>_DATABASE_URL or DATABASE_URL, else the embedded
- * PGlite in `<DATA_DIR>/pgdata`) and applies its migrations in its own schema.
+ * PGlite in `<DATA_DIR>/pgdata`) and applies its migrations in its own schema; with `outbox`, then
+ * the platform's outbox DDL (migrations/outbox.sql) in that schema.
  */
 export async function openServiceDatabase(
   config: Config,
   name: ServiceName | "gateway",
   migrationsDir: string,
   logger: Logger,
+  opts: { outbox?: boolean } = {},
 ): Promise<Database> {
   const url = config.databaseUrl(name);
   const db = await openDatabase({
@@ -27,7 +29,9 @@ export async function openServiceDatabase(
     dataDir: url ? undefined : path.join(config.DATA_DIR, "pgdata"),
     poolMax: config.DB_POOL_MAX,
   });
-  const applied = await migrate(db, name, readMigrations(migrationsDir));
+  const migrations = readMigrations(migrationsDir);
+  if (opts.outbox) migrations.push(outboxMigration(name));
+  const applied = await migrate(db, name, migrations);
   if (applied.length) logger.info({ applied }, "migrations applied");
   return trackDatabase(name, db);
 }

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Database } from "./database.ts";
 
 export interface Migration {
@@ -23,6 +24,20 @@ export function readMigrations(dir: string): Migration[] {
 }
 
 const SAFE_SCHEMA = /^[a-z][a-z0-9_]*$/;
+
+const OUTBOX_DDL = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations", "outbox.sql");
+
+/**
+ * The one outbox DDL of every service (packages/platform/migrations/outbox.sql) for `schema`, as a
+ * migration (version "outbox") to apply after the service's own: idempotent over the outbox the
+ * older service migrations made. The checksum is of the file, the same for every schema.
+ */
+export function outboxMigration(schema: string): Migration {
+  if (!SAFE_SCHEMA.test(schema)) throw new Error(`bad schema name ${schema}`);
+  const template = readFileSync(OUTBOX_DDL, "utf8");
+  const checksum = createHash("sha256").update(template).digest("hex");
+  return { version: "outbox", name: "outbox.sql", sql: template.replaceAll("{{schema}}", schema), checksum };
+}
 
 /**
  * Applies the pending migrations of one service in its own schema, in one transaction under an

@@ -12,8 +12,8 @@ export interface OutboxEvent {
 
 /**
  * Writes an event row into the owning service's outbox table, inside the caller's transaction,
- * so the state change and its event commit together or not at all. Every service migration
- * creates `<schema>.outbox` with the columns used here.
+ * so the state change and its event commit together or not at all. `<schema>.outbox` is made by
+ * the platform's outbox DDL (packages/platform/migrations/outbox.sql, via openServiceDatabase).
  */
 export async function appendEvent(q: Queryable, schema: string, ev: OutboxEvent, at: Date = new Date()): Promise<string> {
   const id = newId("event", at.getTime());

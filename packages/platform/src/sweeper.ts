@@ -1,4 +1,4 @@
-import type { Logger } from "@icv/platform";
+import type { Logger } from "./logger.ts";
 
 /**
  * Runs `sweep` every intervalMs, one run at a time; errors are logged and the next tick tries

@@ -30,7 +30,7 @@ export interface RunningGateway extends RunningService {
 
 export async function startGateway(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningGateway> {
   const log = logger.child({ service: "gateway" });
-  const db = await openServiceDatabase(config, "gateway", MIGRATIONS, log);
+  const db = await openServiceDatabase(config, "gateway", MIGRATIONS, log, { outbox: true });
   const store = new GatewayStore(db);
   let redis: RedisClientType | undefined;
   let limiter: RateLimiter;

@@ -11,7 +11,7 @@ const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..",
 /** Starts the proof service: database, migrations, first signing key of each set (live, test), RPC server. */
 export async function startProofService(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningService> {
   const log = logger.child({ service: "proof" });
-  const db = await openServiceDatabase(config, "proof", MIGRATIONS, log);
+  const db = await openServiceDatabase(config, "proof", MIGRATIONS, log, { outbox: true });
   const kek = Buffer.from(
     config.PROOF_KEY_ENCRYPTION_KEY ?? dataDirSecret(config.DATA_DIR, "proof-kek", "PROOF_KEY_ENCRYPTION_KEY", log),
     "base64",

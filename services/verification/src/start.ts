@@ -21,7 +21,7 @@ const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..",
 /** Starts the verification service: database, migrations, expiry sweepers, the request-state and proof-revocation consumers, RPC server. */
 export async function startVerificationService(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningService> {
   const log = logger.child({ service: "verification" });
-  const db = await openServiceDatabase(config, "verification", MIGRATIONS, log);
+  const db = await openServiceDatabase(config, "verification", MIGRATIONS, log, { outbox: true });
   const store = new VerificationStore(db);
   const hmacKey = config.CHALLENGE_HMAC_KEY ?? dataDirSecret(config.DATA_DIR, "challenge-hmac-key", "CHALLENGE_HMAC_KEY", log);
   const identity = await serviceIdentity(config, "verification", log);

@@ -2,14 +2,13 @@ import path from "node:path";
 import type { Config } from "../config.ts";
 import { openDatabase, type Database } from "../database.ts";
 import type { Logger } from "../logger.ts";
+import { EVENTS_CHANNEL } from "./channels.ts";
 import { applyEvents, startConsumedPruning } from "./consumer.ts";
 import type { BroadcastOptions, ConsumerOptions, EventLog, EventRecord, Subscription } from "./event-log.ts";
 import { startPump, type Pump } from "./pump.ts";
 import { OUTBOX_COLUMNS, toRecord, type OutboxRow } from "./records.ts";
 import { sourcesOf } from "./topics.ts";
 
-/** NOTIFY channel on which a relay announces that `<schema>` published rows (payload: the schema). */
-export const EVENTS_CHANNEL = "icv_events";
 const BATCH = 500;
 
 interface Source {

@@ -3,13 +3,11 @@ import type { Database, Queryable } from "../database.ts";
 import type { Logger } from "../logger.ts";
 import type { EventRecord } from "./event-log.ts";
 import { createKafka, KafkaPublisher } from "./kafka.ts";
-import { EVENTS_CHANNEL } from "./postgres.ts";
+import { EVENTS_CHANNEL, OUTBOX_CHANNEL } from "./channels.ts";
 import { startPump } from "./pump.ts";
 import { trackOutboxLag } from "../metrics.ts";
 import { OUTBOX_COLUMNS, toRecord, type OutboxRow } from "./records.ts";
 
-/** NOTIFY channel the outbox trigger signals on each insert (payload: the schema). */
-export const OUTBOX_CHANNEL = "icv_outbox";
 const BATCH = 500;
 const RETENTION_MS = 7 * 24 * 3600_000;
 

@@ -1,7 +1,18 @@
+import { z } from "zod";
 import { checkHealth, type ServiceName } from "@icv/platform";
 import type { Clients } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ApiInfo, Health } from "../schemas.ts";
+import { timestamp } from "../schemas.ts";
+
+const Health = z
+  .object({
+    status: z.enum(["healthy", "degraded", "unhealthy"]),
+    timestamp,
+    services: z.record(z.string(), z.enum(["up", "down", "disabled"])),
+  })
+  .meta({ id: "Health" });
+
+const ApiInfo = z.object({ name: z.string(), version: z.string(), description: z.string() }).meta({ id: "ApiInfo" });
 
 export const API_VERSION = "1.0.0";
 

@@ -1,11 +1,83 @@
 import { createHash } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
-import { iso } from "@icv/platform";
+import { iso, PROOF_METHODS } from "@icv/platform";
+import { z } from "zod";
 import { scopeOf, type Clients } from "../clients.ts";
-import { idParams } from "../input.ts";
+import { idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ErrorBody, Jwks, ProofStatus, RevocationList, RevokeBody, RevokeResponse, RevokedQuery, ValidateBody, ValidateResponse } from "../schemas.ts";
+import { ErrorBody, timestamp } from "../schemas.ts";
+
+const REVOKE_REASONS = ["user_request", "fraud", "key_compromise", "asset_transferred", "other"] as const;
+
+const ValidateBody = z
+  .object({ proof_token: z.string().min(1).max(8192), identifier: z.string().min(1).max(320).optional() })
+  .strict()
+  .meta({ id: "ValidateProof" });
+
+const ValidateResponse = z
+  .union([
+    z.object({
+      valid: z.literal(true),
+      verification: z.object({
+        id: z.string(),
+        type: z.string(),
+        channel: z.string(),
+        verified_at: timestamp,
+        expires_at: timestamp,
+        test_mode: z.boolean().describe("A test proof (test key set): the user's control was not checked. Only ever valid for a test key"),
+        method: z.enum(PROOF_METHODS).optional().describe("How control was shown (the proof's method claim); absent only on proofs issued before every proof carried one"),
+      }),
+    }),
+    z.object({
+      valid: z.literal(false),
+      reason: z
+        .enum(["expired", "revoked", "invalid_signature", "malformed", "unknown_key", "identifier_mismatch", "test_proof"])
+        .describe("test_proof: a test proof validated with a live key (test proofs never pass for live ones)"),
+      message: z.string(),
+    }),
+  ])
+  .meta({ id: "ValidateProofResult" });
+
+const ProofStatus = z
+  .object({
+    proof_id: z.string(),
+    status: z.enum(["active", "revoked", "expired"]),
+    is_valid: z.boolean(),
+    is_revoked: z.boolean(),
+    revoked_at: timestamp.nullable(),
+    revoked_reason: z.string().nullable(),
+    expires_at: timestamp,
+    is_expired: z.boolean(),
+  })
+  .meta({ id: "ProofStatus" });
+
+const RevokeBody = z.object({ reason: z.enum(REVOKE_REASONS) }).strict().meta({ id: "RevokeProof" });
+
+const RevokeResponse = z
+  .object({ success: z.literal(true), verification_id: z.string(), status: z.literal("revoked"), revoked_at: timestamp })
+  .meta({ id: "RevokeProofResult" });
+
+const RevocationList = z
+  .object({
+    revoked: z.array(z.object({ proof_id: z.string(), revoked_at: timestamp, reason: z.string() })),
+    generated_at: timestamp,
+    signature: z.string().describe("Compact JWS (RS256) over {revoked, generated_at}; its kid is in jwks.json (live list) or jwks-test.json (env=test)"),
+  })
+  .meta({ id: "RevocationList" });
+
+const RevokedQuery = z
+  .object({
+    since: timestampParam.optional(),
+    env: z.enum(["live", "test"]).optional().describe("live (default): live proofs, signed by a key of /.well-known/jwks.json; test: test proofs, signed by a key of /.well-known/jwks-test.json"),
+  })
+  .strict();
+
+const Jwks = z
+  .object({
+    keys: z.array(z.object({ kty: z.literal("RSA"), n: z.string(), e: z.string(), alg: z.literal("RS256"), use: z.literal("sig"), kid: z.string() })),
+  })
+  .meta({ id: "JWKS" });
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 

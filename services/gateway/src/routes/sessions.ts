@@ -1,11 +1,77 @@
+import { z } from "zod";
 import type { Session as SessionMsg } from "@icv/contracts/gen/icv/session/v1/session_service_pb.ts";
 import { iso } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
 import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import {
-  AuthSession, CreateAuthSessionBody, CreateSessionBody, ErrorBody, PhoneSession, SessionQrQuery, SessionTestVerifyBody,
-} from "../schemas.ts";
+import { ErrorBody, jsonObject, timestamp } from "../schemas.ts";
+
+const SESSION_CHANNELS = ["telegram", "whatsapp"] as const;
+const AUTH_SESSION_TYPES = ["2fa", "login", "recovery"] as const;
+
+const CreateSessionBody = z
+  .object({ channel: z.enum(SESSION_CHANNELS), client_metadata: jsonObject.optional() })
+  .strict()
+  .meta({ id: "CreateSession" });
+
+const CreateAuthSessionBody = z
+  .object({
+    channel: z.enum(SESSION_CHANNELS),
+    phone_number: z.string().min(1).max(64).describe("The number that must answer, E.164"),
+    type: z.enum(AUTH_SESSION_TYPES).optional().describe("Default 2fa"),
+    client_metadata: jsonObject.optional(),
+  })
+  .strict()
+  .meta({ id: "CreateAuthSession" });
+
+const SessionTestVerifyBody = z
+  .object({ phone_number: z.string().min(1).max(64).optional().describe("The number that answers; default +15555550100 (phone-first) or the session's number (auth)") })
+  .strict()
+  .meta({ id: "SessionTestVerify" });
+
+const sessionProof = z.object({ token: z.string(), expires_at: timestamp });
+
+const PhoneSession = z
+  .object({
+    id: z.string().describe("sess_…"),
+    channel: z.enum(SESSION_CHANNELS),
+    status: z.enum(["pending", "verified", "expired"]),
+    deep_link: z.string().optional().describe("While pending: opens the bot (t.me/<bot>?start=<token>) or WhatsApp with the message pre-filled"),
+    qr_code: z.string().optional().describe("While pending: the URL of a PNG QR code of deep_link"),
+    expires_at: timestamp,
+    instructions: z.string(),
+    phone_number: z.string().optional().describe("Once verified: the number the user answered from (E.164)"),
+    verified_at: timestamp.optional(),
+    verification_id: z.string().optional().describe("Once verified: the phone verification made for it"),
+    proof: sessionProof.optional(),
+    client_metadata: z.record(z.string(), z.unknown()).optional(),
+    created_at: timestamp,
+    test_mode: z.boolean(),
+  })
+  .meta({ id: "PhoneSession" });
+
+const AuthSession = z
+  .object({
+    id: z.string().describe("auth_…"),
+    type: z.enum(AUTH_SESSION_TYPES),
+    channel: z.enum(SESSION_CHANNELS),
+    status: z.enum(["pending", "verified", "failed", "expired"]).describe("failed: a different phone answered"),
+    deep_link: z.string().optional(),
+    qr_code: z.string().optional().describe("While pending: a data:image/png;base64 URI of deep_link"),
+    expires_at: timestamp,
+    instructions: z.string(),
+    phone_number: z.string().describe("The number that must answer (E.164)"),
+    verified_at: timestamp.optional(),
+    failed_at: timestamp.optional(),
+    verification_id: z.string().optional(),
+    proof: sessionProof.optional().describe("Once verified: a proof that lives 10 minutes"),
+    client_metadata: z.record(z.string(), z.unknown()).optional(),
+    created_at: timestamp,
+    test_mode: z.boolean(),
+  })
+  .meta({ id: "AuthSession" });
+
+const SessionQrQuery = z.object({ sig: z.string().min(1).max(64) }).strict();
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 

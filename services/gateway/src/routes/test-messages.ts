@@ -1,8 +1,30 @@
+import { z } from "zod";
 import type { TestMessage as TestMessageMsg } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import { iso } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ErrorBody, TestMessageList, TestMessagesQuery, toPagination } from "../schemas.ts";
+import { ErrorBody, PageQuery, Pagination, toPagination } from "../schemas.ts";
+
+const TestMessagesQuery = z
+  .object({ ...PageQuery, verification_id: z.string().regex(/^ver_[0-9A-HJKMNP-TV-Z]{26}$/, "verification_id must be a verification id (ver_…)").optional() })
+  .strict();
+
+const TestMessage = z
+  .object({
+    id: z.string(),
+    verification_id: z.string().optional().describe("The test verification the message belongs to"),
+    session_id: z.string().optional().describe("Or the test session (sess_… or auth_…) it belongs to"),
+    channel: z.string(),
+    direction: z.enum(["outbound", "inbound"]).describe("outbound: we would have sent it; inbound: we expect the user to send it"),
+    from: z.string().optional().describe("inbound: the user's number"),
+    to: z.string().describe("outbound: the email address; inbound: our number or @bot"),
+    subject: z.string().optional(),
+    text: z.string().describe("The message text; it contains the code (test mode only)"),
+    created_at: z.string(),
+  })
+  .meta({ id: "TestMessage" });
+
+const TestMessageList = z.object({ data: z.array(TestMessage), pagination: Pagination }).meta({ id: "TestMessageList" });
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
 import {
   VerificationRequestService, type VerificationRequest as RequestMsg,
@@ -6,10 +7,94 @@ import { iso, type Config } from "@icv/platform";
 import { scopeOf } from "../clients.ts";
 import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import {
-  CancelVerificationRequestResponse, CreateVerificationRequestBody, ErrorBody, ListVerificationRequestsQuery, ReferenceParams,
-  toPagination, VerificationRequest, VerificationRequestList,
-} from "../schemas.ts";
+import { ASSET_TYPES, ErrorBody, jsonObject, PageQuery, Pagination, timestamp, toPagination } from "../schemas.ts";
+
+const REQUEST_STATUSES = ["pending", "partial", "completed", "expired", "cancelled"] as const;
+const REQUEST_ASSET_STATUSES = ["pending", "in_progress", "verified", "failed", "expired"] as const;
+const ACTION_TYPES = ["verification", "2fa", "login", "custom"] as const;
+
+const ActionContext = z
+  .object({ title: z.string().min(1).max(200).optional(), description: z.string().min(1).max(1000).optional() })
+  .strict()
+  .describe("Shown to the end user on the hosted page");
+
+const RequestAssetInput = z
+  .object({
+    type: z.enum(ASSET_TYPES),
+    identifier: z.string().min(1).max(320).nullable().optional().describe("null or absent: the end user gives it on the hosted page"),
+    channel: z.string().min(1).max(64).optional().describe("Preferred channel; with an identifier, the verification is created at once"),
+    allowed_channels: z.array(z.string().min(1).max(64)).min(1).max(10).optional().describe("Restricts the channels the user may choose"),
+    required: z.boolean().optional().describe("Default true; at least one asset must be required"),
+  })
+  .strict()
+  .meta({ id: "RequestAssetInput" });
+
+const CreateVerificationRequestBody = z
+  .object({
+    assets: z.array(RequestAssetInput).min(1).max(10),
+    reference_id: z.string().min(1).max(255).optional().describe("Your tracking id (see GET /verification-requests/by-reference/{referenceId})"),
+    action_type: z.enum(ACTION_TYPES).optional().describe("Default verification"),
+    action_context: ActionContext.optional(),
+    redirect_url: z.string().min(1).max(2048).optional().describe("Where the hosted page sends the user when done"),
+    callback_url: z.string().min(1).max(2048).optional().describe("Receives the request's webhooks (public http(s) address)"),
+    expires_in: z.number().int().min(60).max(604_800).optional().describe("Seconds; default 86400 (24 h), at most 604800 (7 days)"),
+    partial_ok: z.boolean().optional().describe("Send verification_request.partial when some required assets are verified"),
+    external_user_id: z.string().min(1).max(255).optional().describe("Your user id; given to the request's verifications"),
+    client_metadata: jsonObject.optional(),
+    max_proof_age: z
+      .number().int().min(60).max(31_536_000).optional()
+      .describe("Smart reuse: seconds; existing proofs must have been verified at most this long before the request was created (60 to 31536000; default: any age)"),
+  })
+  .strict()
+  .meta({ id: "CreateVerificationRequest" });
+
+const RequestAsset = z
+  .object({
+    index: z.number().int(),
+    type: z.string(),
+    identifier: z.string().nullable(),
+    channel: z.string().nullable(),
+    allowed_channels: z.array(z.string()).nullable(),
+    required: z.boolean(),
+    status: z.enum(REQUEST_ASSET_STATUSES),
+    verification_id: z.string().nullable(),
+  })
+  .meta({ id: "RequestAsset" });
+
+const VerificationRequest = z
+  .object({
+    id: z.string(),
+    status: z.enum(REQUEST_STATUSES),
+    reference_id: z.string().nullable(),
+    assets: z.array(RequestAsset),
+    verification_url: z.string().describe("The hosted page; its #fragment token lets the end user act on this request until it expires"),
+    created_at: timestamp,
+    expires_at: timestamp,
+    action_type: z.enum(ACTION_TYPES),
+    action_context: z.object({ title: z.string().nullable(), description: z.string().nullable() }),
+    redirect_url: z.string().nullable(),
+    callback_url: z.string().nullable(),
+    partial_ok: z.boolean(),
+    external_user_id: z.string().nullable(),
+    client_metadata: jsonObject.optional(),
+    completed_at: timestamp.optional(),
+    cancelled_at: timestamp.optional(),
+    test_mode: z.boolean(),
+    max_proof_age: z.number().int().optional().describe("Smart reuse: seconds, when the request bounds the age of reused proofs"),
+  })
+  .meta({ id: "VerificationRequest" });
+
+const VerificationRequestList = z.object({ data: z.array(VerificationRequest), pagination: Pagination }).meta({ id: "VerificationRequestList" });
+
+const ListVerificationRequestsQuery = z
+  .object({ ...PageQuery, status: z.enum(REQUEST_STATUSES).optional(), reference_id: z.string().min(1).max(255).optional() })
+  .strict();
+
+const ReferenceParams = z.object({ referenceId: z.string().min(1).max(255) });
+
+const CancelVerificationRequestResponse = z
+  .object({ success: z.literal(true), status: z.literal("cancelled") })
+  .meta({ id: "CancelVerificationRequestResult" });
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 const TAG = "Verification requests";

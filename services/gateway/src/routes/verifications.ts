@@ -1,13 +1,106 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Verification as VerificationMsg } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
-import { iso, type ProofMethod } from "@icv/platform";
+import { iso, PROOF_METHODS, type ProofMethod } from "@icv/platform";
 import { z } from "zod";
 import { scopeOf, type Clients } from "../clients.ts";
-import { idParams } from "../input.ts";
+import { idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import {
-  CreateVerificationBody, ErrorBody, ListVerificationsQuery, SubmitBody, TestVerifyResponse, toPagination, Verification, VerificationList,
-} from "../schemas.ts";
+import { ASSET_TYPES, ErrorBody, jsonObject, PageQuery, Pagination, timestamp, toPagination } from "../schemas.ts";
+
+const VERIFICATION_STATUSES = ["pending", "verified", "failed", "expired", "revoked"] as const;
+
+const PhoneDelivery = z.enum(["inbound", "outbound"]);
+
+const Challenge = z
+  .object({
+    code: z.string().length(6).optional().describe("Only on creation, and only for phone with delivery inbound (the user sends it from the phone)"),
+    expires_at: timestamp,
+    instruction: z.string(),
+    deep_link: z.string().optional(),
+    message: z.string().optional().describe("Wallets: the exact text to sign. Domains: the TXT record / file value"),
+  })
+  .meta({ id: "Challenge" });
+
+const Verification = z
+  .object({
+    id: z.string(),
+    type: z.enum(ASSET_TYPES),
+    channel: z.string(),
+    status: z.enum(VERIFICATION_STATUSES),
+    identifier: z.string(),
+    challenge: Challenge.optional(),
+    created_at: timestamp,
+    verified_at: timestamp.optional(),
+    proof: z.object({ token: z.string(), expires_at: timestamp }).optional(),
+    client_metadata: jsonObject.optional(),
+    external_user_id: z.string().optional(),
+    attempts: z.number().int(),
+    max_attempts: z.number().int(),
+    revoked_at: timestamp.optional(),
+    revoked_reason: z.string().optional(),
+    test_mode: z.boolean(),
+    method: z
+      .enum(PROOF_METHODS)
+      .optional()
+      .describe("How control was shown (the proof's method claim), once verified; reused_proof: completed from an earlier proof (smart reuse, see reused_from)"),
+    reused_from: z.string().optional().describe("The verification whose proof was reused (method reused_proof)"),
+    delivery: PhoneDelivery.optional().describe("Phone: inbound (reverse OTP: the user sends the shown code from the phone) or outbound (we sent a code to the phone)"),
+  })
+  .meta({ id: "Verification" });
+
+const CreateVerificationBody = z
+  .object({
+    type: z.enum(ASSET_TYPES),
+    channel: z.string().min(1).max(64),
+    identifier: z.string().min(1).max(320),
+    client_metadata: jsonObject.optional(),
+    external_user_id: z.string().min(1).max(255).optional(),
+    proof_expires_in: z.number().int().min(60).max(31_536_000).optional(),
+    delivery: PhoneDelivery.optional().describe(
+      "Phone only. inbound (default): the answer shows a code the user sends from the phone; only that provider message completes it. " +
+        "outbound (sms, whatsapp): we send a code to the number, never show it, and submit checks it.",
+    ),
+  })
+  .strict()
+  .meta({ id: "CreateVerification" });
+
+const SubmitBody = z
+  .object({
+    challenge_code: z.string().max(64).optional(),
+    source_identifier: z.string().max(320).optional(),
+    signature: z.string().max(1024).optional(),
+    bot_token: z.string().max(256).optional(),
+  })
+  .strict()
+  .meta({ id: "SubmitChallenge" });
+
+const TestVerifyResponse = z
+  .object({
+    id: z.string(),
+    type: z.string(),
+    channel: z.string(),
+    status: z.literal("verified"),
+    identifier: z.string(),
+    verified_at: timestamp,
+    proof_token: z.string(),
+    proof_expires_at: timestamp,
+    test_mode: z.literal(true),
+  })
+  .meta({ id: "TestVerifyResult" });
+
+const ListVerificationsQuery = z
+  .object({
+    ...PageQuery,
+    status: z.enum(VERIFICATION_STATUSES).optional(),
+    type: z.enum(ASSET_TYPES).optional(),
+    channel: z.string().max(64).optional(),
+    external_user_id: z.string().max(255).optional(),
+    created_after: timestampParam.optional(),
+    created_before: timestampParam.optional(),
+  })
+  .strict();
+
+const VerificationList = z.object({ data: z.array(Verification), pagination: Pagination }).meta({ id: "VerificationList" });
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 

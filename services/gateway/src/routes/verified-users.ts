@@ -1,8 +1,54 @@
+import { z } from "zod";
 import type { VerifiedUser as VerifiedUserMsg, VerifiedUserVerification as VerificationMsg } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import { iso } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ErrorBody, ExternalUserParams, VerifiedUserDetail, VerifiedUserList, VerifiedUsersQuery, toPagination } from "../schemas.ts";
+import { ASSET_TYPES, ErrorBody, PageQuery, Pagination, timestamp, toPagination } from "../schemas.ts";
+
+const VERIFIED_USERS_NOTE =
+  "Which verifications count: those carrying this external_user_id whose status is verified (pending, failed, expired and revoked ones do not). " +
+  "The detail view also lists the user's revoked verifications, with their status. Identifiers are masked.";
+
+const VerifiedUserVerification = z
+  .object({
+    id: z.string(),
+    type: z.enum(ASSET_TYPES),
+    channel: z.string(),
+    identifier: z.string().describe("Masked: +3706***9199, j***e@example.com, 0x12***abcd"),
+    verified_at: timestamp,
+  })
+  .meta({ id: "VerifiedUserVerification" });
+
+const VerifiedUserVerificationDetail = VerifiedUserVerification.extend({
+  status: z.enum(["verified", "revoked"]),
+  has_proof: z.boolean().describe("Verified, not revoked, and the proof has not expired"),
+  proof_expires_at: timestamp.nullable(),
+  created_at: timestamp,
+}).meta({ id: "VerifiedUserVerificationDetail" });
+
+const verifiedUserFields = {
+  external_user_id: z.string(),
+  verification_count: z.number().int().describe("Verified verifications (revoked ones not counted)"),
+  types_verified: z.array(z.enum(ASSET_TYPES)).describe("Distinct types of the verified verifications, sorted"),
+  first_verified_at: timestamp,
+  last_verified_at: timestamp,
+};
+
+const VerifiedUser = z
+  .object({ ...verifiedUserFields, verifications: z.array(VerifiedUserVerification).describe("The verified ones, newest first") })
+  .describe(VERIFIED_USERS_NOTE)
+  .meta({ id: "VerifiedUser" });
+
+const VerifiedUserDetail = z
+  .object({ ...verifiedUserFields, verifications: z.array(VerifiedUserVerificationDetail).describe("The verified and the revoked ones, newest verified_at first") })
+  .describe(VERIFIED_USERS_NOTE)
+  .meta({ id: "VerifiedUserDetail" });
+
+const VerifiedUserList = z.object({ data: z.array(VerifiedUser), pagination: Pagination }).meta({ id: "VerifiedUserList" });
+
+const VerifiedUsersQuery = z.object({ ...PageQuery }).strict();
+
+const ExternalUserParams = z.object({ externalUserId: z.string().min(1).max(255) });
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 

@@ -1,11 +1,72 @@
+import { z } from "zod";
 import type { Delivery } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
 import { iso } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
-import { idParams } from "../input.ts";
+import { idOf, idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import {
-  ErrorBody, ListWebhookDeliveriesQuery, WebhookDeliveryDetail, WebhookDeliveryList, WebhookDeliveryRetryResult, WebhookDeliveryStats, toPagination,
-} from "../schemas.ts";
+import { ErrorBody, jsonObject, PageQuery, Pagination, timestamp, toPagination } from "../schemas.ts";
+
+const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+
+const WebhookDelivery = z
+  .object({
+    id: z.string(),
+    verification_request_id: z.string().nullable().describe("The verification request the event belongs to (request events)"),
+    event_type: z.string(),
+    url: z.string(),
+    status: z.enum(DELIVERY_STATUSES),
+    attempts: z.number().int(),
+    max_attempts: z.number().int(),
+    response_status: z.number().int().nullable().describe("HTTP status of the last attempt's response; null before one came"),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: "WebhookDelivery" });
+
+const WebhookAttempt = z
+  .object({
+    attempt: z.number().int(),
+    at: timestamp,
+    status: z.number().int().optional().describe("HTTP status, when a response came"),
+    error: z.string().optional(),
+    duration_ms: z.number().int(),
+  })
+  .meta({ id: "WebhookAttempt" });
+
+const WebhookDeliveryDetail = WebhookDelivery.extend({
+  request_payload: jsonObject.describe("The body sent (parsed); the raw bytes are what X-Service-Signature signs"),
+  request_headers: z.record(z.string(), z.string()).describe("Headers of the last attempt (signatures included)"),
+  response_body: z.string().nullable().describe("First 4 KB of the last response"),
+  error_message: z.string().nullable(),
+  last_attempt_at: timestamp.nullable(),
+  next_retry_at: timestamp.nullable().describe("When the next attempt is due (pending only)"),
+  attempt_log: z.array(WebhookAttempt),
+}).meta({ id: "WebhookDeliveryDetail" });
+
+const WebhookDeliveryList = z.object({ data: z.array(WebhookDelivery), pagination: Pagination }).meta({ id: "WebhookDeliveryList" });
+
+const WebhookDeliveryStats = z
+  .object({
+    total: z.number().int(),
+    delivered: z.number().int(),
+    failed: z.number().int(),
+    pending: z.number().int(),
+    success_rate: z.number().describe("delivered / total × 100, two decimals; 0 when total is 0"),
+  })
+  .meta({ id: "WebhookDeliveryStats" });
+
+const WebhookDeliveryRetryResult = z
+  .object({ success: z.literal(true), delivery: WebhookDeliveryDetail })
+  .meta({ id: "WebhookDeliveryRetryResult" });
+
+const ListWebhookDeliveriesQuery = z
+  .object({
+    ...PageQuery,
+    status: z.enum(DELIVERY_STATUSES).optional(),
+    event_type: z.string().max(64).optional(),
+    verification_request_id: idOf("verificationRequest").optional(),
+  })
+  .strict();
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 

@@ -1,0 +1,64 @@
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase, type Database } from "../src/database.ts";
+import { migrate, outboxMigration, readMigrations } from "../src/migrations.ts";
+import { maybeFreshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
+import { dumpSchema } from "./support/schema-dump.ts";
+
+// the services whose migrations made their own outbox before the platform held the one DDL
+const SERVICES = ["gateway", "proof", "verification", "webhook"] as const;
+const MIGRATIONS = (name: string) => path.join(import.meta.dirname, "..", "..", "..", "services", name, "migrations");
+const OUTBOX_TABLES = ["outbox"];
+
+let pgFresh: FreshPostgres | undefined;
+let db: Database;
+beforeAll(async () => {
+  pgFresh = await maybeFreshPostgres();
+  db = await openDatabase(pgFresh ? { url: pgFresh.url, poolMax: 2 } : { dataDir: "memory://" });
+});
+afterAll(async () => {
+  await db?.close();
+  await pgFresh?.drop();
+});
+
+describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "PGlite"})`, () => {
+  it.each(SERVICES)("applies cleanly over the outbox %s's own migrations made, and changes nothing", async (name) => {
+    const own = readMigrations(MIGRATIONS(name));
+    // a database as the services left it before: their migrations only
+    await migrate(db, name, own);
+    const before = await dumpSchema(db, name);
+    expect(before.some((l) => l.startsWith("trigger CREATE TRIGGER outbox_notify"))).toBe(true);
+
+    expect(await migrate(db, name, [...own, outboxMigration(name)])).toEqual(["outbox.sql"]);
+    expect(await dumpSchema(db, name)).toEqual(before);
+    // recorded like any migration: the next start applies nothing
+    expect(await migrate(db, name, [...own, outboxMigration(name)])).toEqual([]);
+  });
+
+  it("gives a service without outbox migrations the same outbox, trigger and function the old migrations made", async () => {
+    await migrate(db, "gateway", readMigrations(MIGRATIONS("gateway")));
+    await db.exec("CREATE SCHEMA IF NOT EXISTS newsvc; CREATE TABLE newsvc.things (id text PRIMARY KEY)");
+    expect(await migrate(db, "newsvc", [outboxMigration("newsvc")])).toEqual(["outbox.sql"]);
+
+    const made = await dumpSchema(db, "newsvc", OUTBOX_TABLES);
+    expect(made).toEqual(await dumpSchema(db, "gateway", OUTBOX_TABLES));
+    expect(made.length).toBeGreaterThan(10);
+    // the function is schema-wide: newsvc holds only the outbox's one
+    const fns = (await dumpSchema(db, "newsvc")).filter((l) => l.startsWith("function"));
+    expect(fns).toEqual((await dumpSchema(db, "gateway")).filter((l) => l.startsWith("function")));
+
+    // and it works: an insert wakes the relay's channel
+    let wake: (schema: string) => void = () => undefined;
+    const woken = new Promise<string>((resolve) => (wake = resolve));
+    const unlisten = await db.listen("icv_outbox", (schema) => schema === "newsvc" && wake(schema));
+    await db.query(
+      `INSERT INTO newsvc.outbox (id, aggregate_type, aggregate_id, event_type, tenant_id, environment, payload) VALUES ('e1', 'thing', 't1', 'thing.made', 'ten', 'test', '{}')`,
+    );
+    expect(await woken).toBe("newsvc");
+    await unlisten();
+  });
+
+  it("refuses a schema name that is not a plain identifier", () => {
+    expect(() => outboxMigration("x; DROP SCHEMA gateway")).toThrow(/bad schema name/);
+  });
+});

@@ -1,45 +1,56 @@
-# One image for every ICV service. TypeScript runs directly through tsx (no build step), so the
-# image keeps the dev dependencies: `npm ci --omit=dev` would drop tsx.
+# syntax=docker/dockerfile:1
+# One image for every ICV service: TypeScript compiled to JavaScript (`npm run build`), production
+# dependencies only, installed exactly as the lockfile says, run by the unprivileged `node` user
+# under tini. docs/operations.md "Image" describes it.
 #
 #   docker build -t icv:0.1.0 .
-#   docker run --rm -p 3000:3000 -v icv-data:/data icv:0.1.0          # all services in one process
-#   docker run --rm icv:0.1.0 node --import tsx services/proof/src/main.ts   # one service (see deploy/k8s)
+#   docker run --rm -p 3000:3000 -v icv-data:/data icv:0.1.0                    # all services in one process
+#   docker run --rm icv:0.1.0 node services/proof/src/main.js                    # one service (deploy/k8s)
 #
-# The container's PID 1 is node itself (`node --import tsx`), so SIGTERM reaches the service and
-# its graceful shutdown runs. `npm start` or `npx tsx` would put npm and a shell in front of it,
-# which do not pass SIGTERM on.
+# Base image: the exact Node release, and in release builds its digest too. No registry is
+# reachable where this file was written, so the digest is a build argument the release pipeline
+# fills (docs/operations.md "Image"):
+#   docker buildx imagetools inspect node:24.21.0-bookworm-slim --format '{{json .Manifest.Digest}}'
+#   docker build --build-arg NODE_DIGEST=@sha256:<that digest> -t icv:0.1.0 .
+ARG NODE_VERSION=24.21.0
+ARG NODE_DIGEST=""
 
-# --- the sources, without local state --------------------------------------------------------
-# The repository has no .dockerignore, so the whole checkout arrives here; only what the image
-# needs goes on, and a developer's data dirs (PGlite files, generated secrets) never do.
-FROM node:20-slim AS source
+# --- the package manifests alone, so the dependency layer stays cached while they do not change --
+FROM node:${NODE_VERSION}-bookworm-slim${NODE_DIGEST} AS manifests
 WORKDIR /src
 COPY . .
-RUN set -eu; \
-    mkdir -p /out /manifests; \
-    cp -a package.json package-lock.json tsconfig.json packages services scripts /out/; \
-    rm -rf /out/packages/*/node_modules /out/services/*/node_modules \
-           /out/packages/*/data /out/services/*/data /out/services/*/test /out/packages/*/test; \
-    cd /out; \
-    cp --parents package.json package-lock.json packages/*/package.json services/*/package.json /manifests/
+RUN mkdir /out && cp --parents package.json package-lock.json packages/*/package.json services/*/package.json /out/
+
+# --- build: type check, compile, then the production dependencies of the compiled app ----------
+FROM node:${NODE_VERSION}-bookworm-slim${NODE_DIGEST} AS build
+WORKDIR /src
+COPY --from=manifests /out/ ./
+# all dependencies (TypeScript, tsx, types) for the build; `npm ci` refuses the full lockfile here
+# (it lacks other platforms' optional @bufbuild/buf binaries, docs/operations.md "Known issues"),
+# so this stage uses `npm install`, which keeps the locked versions; nothing of it reaches the image
+RUN --mount=type=cache,target=/root/.npm npm install --no-audit --no-fund
+COPY . .
+# dist/: the compiled app with its production package.json and production lockfile
+RUN npm run typecheck && npm run build
+WORKDIR /src/dist
+# lockfile-exact, production only
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund
 
 # --- the image ---------------------------------------------------------------------------------
-FROM node:20-slim
+FROM node:${NODE_VERSION}-bookworm-slim${NODE_DIGEST}
+# tini as PID 1: passes SIGTERM on to node (graceful shutdown) and reaps zombies
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini=0.19.0-1+b3 \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-
-# dependencies first (cached while package*.json stay the same); dev dependencies included: tsx
-COPY --from=source /manifests/ ./
-RUN npm install --no-audit --no-fund && npm cache clean --force
-
-COPY --from=source /out/ ./
-
-# runtime: the unprivileged `node` user of the base image; /app stays root-owned (read-only for
-# the service); the embedded default keeps its PGlite files and generated secrets in /data
+# /app stays root-owned (read-only for the service); PGlite files and generated secrets go to /data
+COPY --from=build /src/dist/ ./
 RUN mkdir -p /data && chown node:node /data
 USER node
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--enable-source-maps \
     DATA_DIR=/data
 VOLUME ["/data"]
 EXPOSE 3000
-
-CMD ["node", "--import", "tsx", "scripts/start-all.ts"]
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "scripts/start-all.js"]

@@ -245,7 +245,7 @@ describe.skipIf(!helm)("helm chart: what an operator gets", () => {
       const c = pod.containers[0];
       expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } });
       expect(c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.memory, name).toBeTruthy();
-      expect(c.command).toEqual(["node", "--import", "tsx", `services/${name}/src/main.ts`]);
+      expect(c.command).toEqual(["/usr/bin/tini", "--", "node", `services/${name}/src/main.js`]);
     }
   });
 
@@ -280,7 +280,7 @@ describe.skipIf(!helm)("helm chart: what an operator gets", () => {
     const job = ofKind(defaults, "Job")[0] as any;
     expect(job.metadata.annotations["helm.sh/hook"]).toBe("pre-install,pre-upgrade");
     const c = job.spec.template.spec.containers[0];
-    expect(c.command).toEqual(["node", "--import", "tsx", "scripts/migrate.ts"]);
+    expect(c.command).toEqual(["/usr/bin/tini", "--", "node", "scripts/migrate.js"]);
     expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
     const env = envOf(c);
     const hookSecret = defaults.find((d) => d.kind === "Secret" && d.metadata.name === "icv-migrations") as any;

@@ -10,7 +10,7 @@
  * echoing the input back.
  */
 import { createHash } from "node:crypto";
-import { domainToASCII } from "node:url";
+import { domainToASCII, domainToUnicode } from "node:url";
 import { base58, bech32, bech32m } from "@scure/base";
 import { parsePhoneNumberFromString } from "libphonenumber-js";
 import { getAddress, isAddress } from "viem";
@@ -105,6 +105,8 @@ function asciiHostname(host: string, what: string, allowTrailingDot: boolean): s
     if (!LABEL.test(label)) {
       invalid(`${what} has an invalid label: each label must be 1-63 letters, digits or hyphens, not starting or ending with a hyphen`);
     }
+    // an `xn--` label must decode (Node 24 passes undecodable ones like `xn--zz` through unchanged; Node 20 rejected them)
+    if (label.startsWith("xn--") && domainToUnicode(label).startsWith("xn--")) invalid(`${what} is not a valid domain name`);
   }
   if (/^[0-9]+$/.test(labels[labels.length - 1])) invalid(`${what} must be a domain name, not an IP address`);
   return ascii;

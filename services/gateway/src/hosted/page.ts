@@ -15,9 +15,11 @@ interface Asset {
 }
 
 // read once at start: the page is static, the request's data comes from the API
+// page-client.js (served as /hosted/page.js) is named apart from this module: `npm run build` compiles
+// page.ts to page.js in the same directory
 const files: Record<string, Asset> = {
   page: { body: readFileSync(path.join(DIR, "index.html")), type: "text/html; charset=utf-8" },
-  "page.js": { body: readFileSync(path.join(DIR, "page.js")), type: "text/javascript; charset=utf-8" },
+  "page.js": { body: readFileSync(path.join(DIR, "page-client.js")), type: "text/javascript; charset=utf-8" },
   "texts.js": { body: readFileSync(path.join(DIR, "texts.js")), type: "text/javascript; charset=utf-8" },
   "page.css": { body: readFileSync(path.join(DIR, "page.css")), type: "text/css; charset=utf-8" },
 };

@@ -6,13 +6,16 @@ import { startServiceHost } from "./service-host.ts";
 import { openDatabase, type Database } from "./database.ts";
 import type { Logger } from "./logger.ts";
 import { migrate, readMigrations } from "./migrations.ts";
+import { retryWithBackoff } from "./backoff.ts";
+import { isTransientDbError } from "./transient.ts";
 import { startOutboxRelay } from "./events/relay.ts";
 import type { ServiceCallers } from "./callers.ts";
 import { serviceIdentity, type TlsIdentity } from "./tls.ts";
 
 /**
  * Opens a service's database (its own <NAME>_DATABASE_URL or DATABASE_URL, else the embedded
- * PGlite in `<DATA_DIR>/pgdata`) and applies its migrations in its own schema.
+ * PGlite in `<DATA_DIR>/pgdata`) and applies its migrations in its own schema. A Postgres that
+ * is not reachable yet (or restarts meanwhile) is waited for with backoff, never a crash.
  */
 export async function openServiceDatabase(
   config: Config,
@@ -25,8 +28,17 @@ export async function openServiceDatabase(
     url,
     dataDir: url ? undefined : path.join(config.DATA_DIR, "pgdata"),
     poolMax: config.DB_POOL_MAX,
+    wait: { logger, maxMs: config.RETRY_BACKOFF_MAX_MS },
   });
-  const applied = await migrate(db, name, readMigrations(migrationsDir));
+  const migrations = readMigrations(migrationsDir);
+  const applied = await retryWithBackoff(() => migrate(db, name, migrations), {
+    maxMs: config.RETRY_BACKOFF_MAX_MS,
+    retryable: isTransientDbError,
+    onRetry: (_e, attempt, delay) => logger.warn({ attempt: attempt + 1, retry_in_ms: delay }, "database lost during migrations; retrying"),
+  }).catch(async (e) => {
+    await db.close();
+    throw e;
+  });
   if (applied.length) logger.info({ applied }, "migrations applied");
   return db;
 }

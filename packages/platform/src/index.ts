@@ -3,6 +3,8 @@ export * from "./ids.ts";
 export * from "./clock.ts";
 export * from "./config.ts";
 export * from "./database.ts";
+export * from "./transient.ts";
+export * from "./backoff.ts";
 export * from "./migrations.ts";
 export * from "./outbox.ts";
 export * from "./logger.ts";

@@ -20,6 +20,7 @@ export * from "./events/index.ts";
 export * from "./outbound.ts";
 export * from "./paging.ts";
 export * from "./rate-limit.ts";
+export * from "./redis.ts";
 export * from "./providers.ts";
 export * from "./tls.ts";
 export * from "./callers.ts";

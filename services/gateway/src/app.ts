@@ -10,7 +10,7 @@ import { mountProviderHooks } from "./hooks/routes.ts";
 import { idempotency } from "./idempotency.ts";
 import { jsonBody, queryEncoding } from "./input.ts";
 import { buildOpenApi } from "./openapi.ts";
-import type { RateLimiter } from "./rate-limit.ts";
+import { MemoryRateLimiter, type RateLimiter } from "./rate-limit.ts";
 import { mount, type RouteDef } from "./registry.ts";
 import { hostedRoutes } from "./routes/hosted.ts";
 import { API_VERSION, metaRoutes, type HealthDeps } from "./routes/meta.ts";
@@ -90,8 +90,10 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
   const json = [requireJson, jsonBody];
   const keyLimit = rateLimit(limiter, config.RATE_LIMIT_PER_MINUTE, (req: Request) => `key:${req.keyId}`);
   const ipLimit = rateLimit(limiter, config.RATE_LIMIT_PER_MINUTE * PUBLIC_LIMIT_FACTOR, (req: Request) => `ip:${req.ip}`);
+  // the public API routes (health, JWKS, revocation list, …) count per replica: they never touch Redis
+  const publicLimit = rateLimit(new MemoryRateLimiter(), config.RATE_LIMIT_PER_MINUTE * PUBLIC_LIMIT_FACTOR, (req: Request) => `ip:${req.ip}`);
   const replay = idempotency(store);
-  mount(app, routes, (def) => (def.auth === "key" ? [auth.middleware, keyLimit, ...json, replay] : [ipLimit, ...json]));
+  mount(app, routes, (def) => (def.auth === "key" ? [auth.middleware, keyLimit, ...json, replay] : [publicLimit, ...json]));
   mountHostedPage(app, ipLimit);
   mountProviderHooks(app, { config, logger, session: clients.session, limiter });
   app.use(notFound);

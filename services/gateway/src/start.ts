@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  connectRedis, createEventLog, dataDirSecret, rateLimiterOn, openServiceDatabase, serviceIdentity, startOutboxRelay, startSweeper, systemClock,
+  connectRedis, createEventLog, dataDirSecret, fromConnectError, rateLimiterOn, retryWithBackoff, openServiceDatabase, serviceIdentity, startOutboxRelay, startSweeper, systemClock,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { startAdminServer } from "./admin.ts";
@@ -77,7 +77,12 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
   let devTenant: RunningGateway["devTenant"];
   if (config.BOOTSTRAP_DEV_TENANT && (await store.tenantCount()) === 0) {
     const t = await tenants.create("Development");
-    const secrets = await clients.webhook.ensureTenantSecrets({ tenantId: t.tenant.id });
+    // the webhook service may start after the gateway: wait for it rather than exit
+    const secrets = await retryWithBackoff(() => clients.webhook.ensureTenantSecrets({ tenantId: t.tenant.id }), {
+      maxMs: config.RETRY_BACKOFF_MAX_MS,
+      retryable: (e) => fromConnectError(e).code === "service_unavailable",
+      onRetry: (_e, attempt) => attempt === 0 && log.warn("webhook service not reachable yet; waiting to make the development tenant's secrets"),
+    });
     devTenant = { tenantId: t.tenant.id, liveKey: t.liveKey, testKey: t.testKey, liveWebhookSecret: secrets.liveSecret, testWebhookSecret: secrets.testSecret };
   }
   const purge = startSweeper("idempotency-purge", () => store.purgeIdempotencyKeys(new Date(clock.now().getTime() - IDEMPOTENCY_TTL_MS)), 60 * 60_000, log);

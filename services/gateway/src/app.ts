@@ -34,6 +34,7 @@ export interface GatewayDeps {
   clients: Clients;
   limiter: RateLimiter;
   redisPing?: () => Promise<boolean>;
+  kafkaUp?: () => boolean;
   /** Server-sent event streams (without it the events route is documented but not mounted). */
   sse?: SseHub;
   /** The hosted page's event streams (without it the page still works, without live updates). */
@@ -54,7 +55,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
   const auth = keyAuth(store, config.API_KEY_CACHE_TTL_MS, { limiter, perMinute: config.AUTH_FAILURES_PER_MINUTE });
   let openapiDoc: Record<string, unknown> | undefined;
   let docsHtml: string | undefined;
-  const health: HealthDeps = { clients, database: () => store.ping(), redis: deps.redisPing };
+  const health: HealthDeps = { clients, database: () => store.ping(), redis: deps.redisPing, kafka: deps.kafkaUp };
   const routes: RouteDef[] = [
     ...metaRoutes(
       health,

@@ -57,6 +57,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
     limiter,
     // the connection's state, no round trip: /health never waits on Redis
     redisPing: redis ? async () => redis.up() : undefined,
+    kafkaUp: events.up ? () => events.up!() : undefined,
     sse,
     hosted,
   });

@@ -32,12 +32,14 @@ export function startPump(name: string, once: () => Promise<boolean>, intervalMs
       let wait = intervalMs;
       try {
         more = await once();
-        if (outage) logger.info({ pump: name }, "event pump: database back");
+        if (outage) logger.info({ pump: name }, "event pump: working again");
         outage = false;
       } catch (err) {
-        if (!isTransientDbError(err)) logger.error({ err, pump: name }, "event pump run failed");
-        else if (!outage) logger.warn({ err, pump: name }, "event pump: database unavailable; retrying");
-        outage ||= isTransientDbError(err);
+        // the database or the Kafka broker away: once per outage, not on every retry
+        const away = isTransientDbError(err) || /^KafkaJS/.test((err as Error)?.name ?? "");
+        if (!away) logger.error({ err, pump: name }, "event pump run failed");
+        else if (!outage) logger.warn({ err, pump: name }, "event pump: database or broker unavailable; retrying");
+        outage ||= away;
         woken = false;
         wait = Math.min(intervalMs, 1_000);
       }

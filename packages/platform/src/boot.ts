@@ -6,6 +6,8 @@ import { startServiceHost } from "./service-host.ts";
 import { openDatabase, type Database } from "./database.ts";
 import type { Logger } from "./logger.ts";
 import { migrate, outboxMigration, readMigrations } from "./migrations.ts";
+import { retryWithBackoff } from "./backoff.ts";
+import { isTransientDbError } from "./transient.ts";
 import { startOutboxRelay } from "./events/relay.ts";
 import type { ServiceCallers } from "./callers.ts";
 import { serviceIdentity, type TlsIdentity } from "./tls.ts";
@@ -14,7 +16,8 @@ import { trackDatabase } from "./observe.ts";
 /**
  * Opens a service's database (its own <NAME>_DATABASE_URL or DATABASE_URL, else the embedded
  * PGlite in `<DATA_DIR>/pgdata`) and applies its migrations in its own schema; with `outbox`, then
- * the platform's outbox DDL (migrations/outbox.sql) in that schema.
+ * the platform's outbox DDL (migrations/outbox.sql) in that schema. A Postgres that is not
+ * reachable yet (or restarts meanwhile) is waited for with backoff, never a crash.
  */
 export async function openServiceDatabase(
   config: Config,
@@ -28,10 +31,18 @@ export async function openServiceDatabase(
     url,
     dataDir: url ? undefined : path.join(config.DATA_DIR, "pgdata"),
     poolMax: config.DB_POOL_MAX,
+    wait: { logger, maxMs: config.RETRY_BACKOFF_MAX_MS },
   });
   const migrations = readMigrations(migrationsDir);
   if (opts.outbox) migrations.push(outboxMigration(name));
-  const applied = await migrate(db, name, migrations);
+  const applied = await retryWithBackoff(() => migrate(db, name, migrations), {
+    maxMs: config.RETRY_BACKOFF_MAX_MS,
+    retryable: isTransientDbError,
+    onRetry: (_e, attempt, delay) => logger.warn({ attempt: attempt + 1, retry_in_ms: delay }, "database lost during migrations; retrying"),
+  }).catch(async (e) => {
+    await db.close();
+    throw e;
+  });
   if (applied.length) logger.info({ applied }, "migrations applied");
   return trackDatabase(name, db);
 }

@@ -47,6 +47,10 @@ const base = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// URL").optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  // resilience: waits for a late dependency (Postgres, Kafka, a peer's schema) back off up to this
+  RETRY_BACKOFF_MAX_MS: z.coerce.number().int().min(10).default(5_000),
+  // every Redis command gives up after this and the in-process fallback answers
+  REDIS_TIMEOUT_MS: z.coerce.number().int().min(10).default(250),
   GRPC_HOST: z.string().default("127.0.0.1"),
   ADMIN_PORT: port.default(3001),
   // the admin listener's bind address: loopback unless ADMIN_TOKEN is set (checked below)

@@ -4,6 +4,9 @@ import path from "node:path";
 import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
 import { sqlSpan, tracingEnabled } from "./tracing.ts";
+import { retryWithBackoff, type BackoffOptions } from "./backoff.ts";
+import type { Logger } from "./logger.ts";
+import { DatabaseUnavailableError, isTransientDbError, RETRYABLE_SQLSTATE } from "./transient.ts";
 
 export interface QueryResult<T> {
   rows: T[];
@@ -45,6 +48,9 @@ const statementName = (text: string): string => {
   }
   return name;
 };
+/** Runs of a transaction that hit a serialization failure or deadlock, in all. */
+const TX_ATTEMPTS = 3;
+
 const prepared = (text: string, values: unknown[] | undefined): pg.QueryConfig => (values?.length ? { name: statementName(text), text, values } : { text });
 
 /**
@@ -63,8 +69,12 @@ export class DatabaseError extends Error {
   }
 }
 
-/** A driver's error (pg or PGlite: SQLSTATE code, message, detail, params…) → DatabaseError. */
+/**
+ * A driver's error (pg or PGlite: SQLSTATE code, message, detail, params…) → DatabaseError; a
+ * passing outage (connection lost, server restarting, serialization race) → DatabaseUnavailableError (503).
+ */
 function safeError(e: unknown, sql: string): unknown {
+  if (isTransientDbError(e)) return e instanceof DatabaseUnavailableError ? e : new DatabaseUnavailableError(e);
   const x = e as { code?: unknown; constraint?: unknown } | undefined;
   if (e instanceof DatabaseError || typeof x?.code !== "string" || !/^[0-9A-Z]{5}$/.test(x.code)) return e;
   return new DatabaseError(x.code, typeof x.constraint === "string" ? x.constraint : undefined, statementName(sql));
@@ -93,30 +103,51 @@ class PgDatabase implements Database {
   }
 
   async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    // a serialization failure or deadlock rolled everything back: the transaction runs again
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.txOnce(fn);
+      } catch (e) {
+        const code = e instanceof DatabaseUnavailableError ? e.reason : undefined;
+        if (attempt >= TX_ATTEMPTS || !code || !RETRYABLE_SQLSTATE.test(code)) throw e;
+      }
+    }
+  }
+
+  private async txOnce<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    const client = await guarded("BEGIN", () => this.pool.connect());
+    // a held client has no listener of the pool's: a server restart would emit an unhandled
+    // 'error' (and end the process); the broken client is dropped at release instead of reused
+    let broken: Error | undefined;
+    const onError = (err: Error) => void (broken = err);
+    client.on("error", onError);
     try {
-      await client.query("BEGIN");
+      await guarded("BEGIN", () => client.query("BEGIN"));
       const q: Queryable = {
         query: async <R>(sql: string, params?: unknown[]) => {
           const r = await guarded(sql, () => client.query(prepared(sql, params)));
           return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
         },
         // without parameters pg uses the simple protocol, which runs several statements
-        exec: async (sql: string) => void (await client.query(sql)),
+        exec: async (sql: string) => void (await client.query(sql).catch((e) => Promise.reject(isTransientDbError(e) ? safeError(e, sql) : e))),
       };
       const out = await fn(q);
-      await client.query("COMMIT");
+      await guarded("COMMIT", () => client.query("COMMIT"));
       return out;
     } catch (e) {
-      await client.query("ROLLBACK").catch(() => undefined);
+      // a lost connection is dropped; a serialization race or lock timeout leaves it usable
+      if (isTransientDbError(e) && !/^(40|55)/.test(e instanceof DatabaseUnavailableError ? e.reason : "")) broken ??= e as Error;
+      if (!broken) await client.query("ROLLBACK").catch((err: Error) => void (broken = err));
       throw e;
     } finally {
-      client.release();
+      client.removeListener("error", onError);
+      client.release(broken);
     }
   }
 
   async exec(sql: string): Promise<void> {
-    await this.pool.query(sql);
+    // migrations keep the server's message, except for an outage (503, retried at start)
+    await this.pool.query(sql).catch((e) => Promise.reject(isTransientDbError(e) ? safeError(e, sql) : e));
   }
 
   // LISTEN needs a session of its own: one dedicated client per channel, reconnected on error
@@ -210,15 +241,31 @@ export interface OpenDatabaseOptions {
   /** PGlite data directory, or "memory://" for an in-memory database. */
   dataDir?: string;
   poolMax?: number;
+  /**
+   * Waits for an unreachable Postgres (connection refused, server starting…) with backoff,
+   * logging each failed try, instead of failing at once.
+   */
+  wait?: BackoffOptions & { logger: Logger };
 }
 
 /** Opens the configured database: a pg Pool when a URL is given, else embedded PGlite. */
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
   if (opts.url) {
-    const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolMax ?? 10, idleTimeoutMillis: 30_000 });
-    pool.on("error", () => undefined); // an idle client's error surfaces on the next query instead
+    // a connect that hangs (a failover, a black-holed address) fails after 5 s instead of forever
+    const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolMax ?? 10, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000, keepAlive: true });
+    pool.on("error", () => undefined); // an idle client's error: the pool drops it, the next query opens a new one
     const db = new PgDatabase(pool);
-    await db.query("SELECT 1");
+    const { wait } = opts;
+    try {
+      await retryWithBackoff(() => db.query("SELECT 1"), {
+        ...wait,
+        retryable: (e) => !!wait && isTransientDbError(e),
+        onRetry: (e, attempt, delay) => wait?.logger.warn({ reason: (e as DatabaseUnavailableError).reason, attempt: attempt + 1, retry_in_ms: delay }, "database not reachable yet; waiting"),
+      });
+    } catch (e) {
+      await pool.end().catch(() => undefined);
+      throw e;
+    }
     return db;
   }
   const dir = opts.dataDir ?? "memory://";

@@ -1,6 +1,7 @@
-import { createClient, type RedisClientType } from "redis";
+import type { RedisClientType } from "redis";
 import type { Config } from "./config.ts";
 import type { Logger } from "./logger.ts";
+import { connectRedis, type SharedRedis } from "./redis.ts";
 
 export interface RateDecision {
   allowed: boolean;
@@ -105,21 +106,24 @@ export class RedisRateLimiter implements RateLimiter {
   }
 }
 
-/** Redis while it answers, the in-process limiter meanwhile (DECISIONS.md: Redis down degrades, never stops the API). */
-class FallbackRateLimiter implements RateLimiter {
+/**
+ * Redis while it answers, the in-process limiter meanwhile (DECISIONS.md: Redis down degrades,
+ * never stops the API). The switch itself is logged by connectRedis, once each way.
+ */
+export class FallbackRateLimiter implements RateLimiter {
   constructor(
-    private readonly redis: RedisClientType,
+    private readonly redis: Pick<SharedRedis, "up">,
     private readonly primary: RateLimiter,
     private readonly fallback: RateLimiter,
     private readonly logger: Logger,
   ) {}
 
   private async run<T>(op: (l: RateLimiter) => Promise<T>): Promise<T> {
-    if (!this.redis.isReady) return op(this.fallback);
+    if (!this.redis.up()) return op(this.fallback);
     try {
       return await op(this.primary);
     } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, "redis rate limiter failed; counting in process");
+      this.logger.debug({ err: (err as Error).message }, "redis rate limiter failed; counting in process");
       return op(this.fallback);
     }
   }
@@ -133,23 +137,23 @@ class FallbackRateLimiter implements RateLimiter {
   }
 }
 
+/** The limiter over a shared Redis connection (in process while it is down), or in process only. */
+export function rateLimiterOn(redis: SharedRedis | undefined, logger: Logger, now: () => number = Date.now): RateLimiter {
+  const memory = new MemoryRateLimiter(now);
+  return redis ? new FallbackRateLimiter(redis, new RedisRateLimiter(redis.client, now), memory, logger) : memory;
+}
+
 /**
  * The limiter a service counts with: Redis when REDIS_URL is set (shared by replicas; in process
  * while Redis is unreachable), in process otherwise. `close` ends the Redis connection.
  */
-export function createRateLimiter(config: Pick<Config, "REDIS_URL">, logger: Logger, now: () => number = Date.now): { limiter: RateLimiter; close(): Promise<void> } {
-  const memory = new MemoryRateLimiter(now);
-  if (!config.REDIS_URL) return { limiter: memory, close: async () => undefined };
-  const redis: RedisClientType = createClient({ url: config.REDIS_URL, disableOfflineQueue: true });
-  redis.on("error", (err: Error) => logger.warn({ err: err.message }, "redis error"));
-  // not awaited: a late Redis never stops a start; until it is ready the in-process limiter counts
-  redis.connect().catch((err: Error) => logger.warn({ err: err.message }, "redis connect failed"));
-  return {
-    limiter: new FallbackRateLimiter(redis, new RedisRateLimiter(redis, now), memory, logger),
-    async close() {
-      // a ready client finishes its commands; one still (re)connecting is dropped at once
-      if (redis.isReady) await redis.close().catch(() => undefined);
-      else if (redis.isOpen) redis.destroy();
-    },
-  };
+export function createRateLimiter(
+  config: Pick<Config, "REDIS_URL"> & Partial<Pick<Config, "REDIS_TIMEOUT_MS" | "RETRY_BACKOFF_MAX_MS">>,
+  logger: Logger,
+  now: () => number = Date.now,
+): { limiter: RateLimiter; close(): Promise<void> } {
+  const redis = config.REDIS_URL
+    ? connectRedis(config.REDIS_URL, logger, { timeoutMs: config.REDIS_TIMEOUT_MS ?? 250, maxBackoffMs: config.RETRY_BACKOFF_MAX_MS ?? 5_000 })
+    : undefined;
+  return { limiter: rateLimiterOn(redis, logger, now), close: async () => redis?.close() };
 }

@@ -1,4 +1,5 @@
 import type { Logger } from "./logger.ts";
+import { isTransientDbError } from "./transient.ts";
 
 /**
  * Runs `sweep` every intervalMs, one run at a time; errors are logged and the next tick tries
@@ -12,7 +13,8 @@ export function startSweeper(name: string, sweep: () => Promise<number>, interva
       .then((n) => {
         if (n) logger.info({ sweeper: name, moved: n }, "sweep");
       })
-      .catch((err) => logger.error({ err, sweeper: name }, "sweep failed"))
+      // a database outage is not a bug: warn (the next tick tries again)
+      .catch((err) => (isTransientDbError(err) ? logger.warn({ sweeper: name, reason: "database unavailable" }, "sweep skipped") : logger.error({ err, sweeper: name }, "sweep failed")))
       .finally(() => {
         running = undefined;
       });

@@ -11,7 +11,7 @@ import { idempotency } from "./idempotency.ts";
 import { jsonBody, queryEncoding } from "./input.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { observeHttp } from "./observe.ts";
-import type { RateLimiter } from "./rate-limit.ts";
+import { MemoryRateLimiter, type RateLimiter } from "./rate-limit.ts";
 import { mount, type RouteDef } from "./registry.ts";
 import { hostedRoutes } from "./routes/hosted.ts";
 import { API_VERSION, metaRoutes, type HealthDeps } from "./routes/meta.ts";
@@ -35,6 +35,7 @@ export interface GatewayDeps {
   clients: Clients;
   limiter: RateLimiter;
   redisPing?: () => Promise<boolean>;
+  kafkaUp?: () => boolean;
   /** Server-sent event streams (without it the events route is documented but not mounted). */
   sse?: SseHub;
   /** The hosted page's event streams (without it the page still works, without live updates). */
@@ -55,7 +56,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
   const auth = keyAuth(store, config.API_KEY_CACHE_TTL_MS, { limiter, perMinute: config.AUTH_FAILURES_PER_MINUTE });
   let openapiDoc: Record<string, unknown> | undefined;
   let docsHtml: string | undefined;
-  const health: HealthDeps = { clients, database: () => store.ping(), redis: deps.redisPing };
+  const health: HealthDeps = { clients, database: () => store.ping(), redis: deps.redisPing, kafka: deps.kafkaUp };
   const routes: RouteDef[] = [
     ...metaRoutes(
       health,
@@ -92,8 +93,10 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
   const json = [requireJson, jsonBody];
   const keyLimit = rateLimit(limiter, config.RATE_LIMIT_PER_MINUTE, (req: Request) => `key:${req.keyId}`);
   const ipLimit = rateLimit(limiter, config.RATE_LIMIT_PER_MINUTE * PUBLIC_LIMIT_FACTOR, (req: Request) => `ip:${req.ip}`);
+  // the public API routes (health, JWKS, revocation list, …) count per replica: they never touch Redis
+  const publicLimit = rateLimit(new MemoryRateLimiter(), config.RATE_LIMIT_PER_MINUTE * PUBLIC_LIMIT_FACTOR, (req: Request) => `ip:${req.ip}`);
   const replay = idempotency(store);
-  mount(app, routes, (def) => (def.auth === "key" ? [auth.middleware, keyLimit, ...json, replay] : [ipLimit, ...json]));
+  mount(app, routes, (def) => (def.auth === "key" ? [auth.middleware, keyLimit, ...json, replay] : [publicLimit, ...json]));
   mountHostedPage(app, ipLimit);
   mountProviderHooks(app, { config, logger, session: clients.session, limiter });
   app.use(notFound);

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
-import { AppError } from "@icv/platform";
+import { AppError, isTransientDbError, retryWithBackoff } from "@icv/platform";
 import type { GatewayStore } from "./store.ts";
 
 const KEY_RE = /^[\x21-\x7e]{1,255}$/;
@@ -31,7 +31,7 @@ export function idempotency(store: GatewayStore) {
       }
       const json = res.json.bind(res);
       res.json = (body: unknown) => {
-        const done = res.statusCode >= 500 ? store.releaseIdempotencyKey(scope, key) : store.completeIdempotencyKey(scope, key, res.statusCode, body);
+        const done = res.statusCode >= 500 ? release(store, scope, key) : store.completeIdempotencyKey(scope, key, res.statusCode, body);
         done.then(
           () => json(body),
           () => json(body),
@@ -43,4 +43,19 @@ export function idempotency(store: GatewayStore) {
       next(e);
     }
   };
+}
+
+/**
+ * Frees the key of a request that failed (5xx). When the database itself is away (the usual cause
+ * of that 503) the release is tried again in the background for about a minute, so a retry after
+ * the outage runs instead of meeting "still in progress" until the claim goes stale.
+ */
+function release(store: GatewayStore, scope: Parameters<GatewayStore["releaseIdempotencyKey"]>[0], key: string): Promise<void> {
+  const first = store.releaseIdempotencyKey(scope, key);
+  first.catch((e) => {
+    if (!isTransientDbError(e)) return;
+    let tries = 0;
+    void retryWithBackoff(() => store.releaseIdempotencyKey(scope, key), { maxMs: 2_000, retryable: (err) => isTransientDbError(err) && ++tries < 40 }).catch(() => undefined);
+  });
+  return first;
 }

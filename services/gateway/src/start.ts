@@ -2,9 +2,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createClient, type RedisClientType } from "redis";
 import {
-  createEventLog, dataDirSecret, openServiceDatabase, serviceIdentity, startOutboxRelay, startSweeper, systemClock, trackSseStreams,
+  connectRedis, createEventLog, dataDirSecret, fromConnectError, rateLimiterOn, retryWithBackoff, openServiceDatabase, serviceIdentity, startOutboxRelay, startSweeper, systemClock, trackSseStreams,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { startAdminServer } from "./admin.ts";
@@ -12,8 +11,7 @@ import { buildApp } from "./app.ts";
 import { makeClients } from "./clients.ts";
 import { IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
 import { answerClientError } from "./input.ts";
-import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from "./rate-limit.ts";
-import { MemoryConnectionLimiter, RedisConnectionLimiter } from "./sse/connection-limiter.ts";
+import { FallbackConnectionLimiter, MemoryConnectionLimiter, RedisConnectionLimiter } from "./sse/connection-limiter.ts";
 import { SseHub } from "./sse/hub.ts";
 import { HostedHub } from "./hosted/hub.ts";
 import { GatewayStore } from "./store.ts";
@@ -32,16 +30,9 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
   const log = logger.child({ service: "gateway" });
   const db = await openServiceDatabase(config, "gateway", MIGRATIONS, log, { outbox: true });
   const store = new GatewayStore(db);
-  let redis: RedisClientType | undefined;
-  let limiter: RateLimiter;
-  if (config.REDIS_URL) {
-    redis = createClient({ url: config.REDIS_URL });
-    redis.on("error", (err) => log.warn({ err: err.message }, "redis error"));
-    await redis.connect();
-    limiter = new RedisRateLimiter(redis);
-  } else {
-    limiter = new MemoryRateLimiter();
-  }
+  // never awaited: a Redis that is down (at start or later) means in-process limits meanwhile
+  const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, log, { timeoutMs: config.REDIS_TIMEOUT_MS, maxBackoffMs: config.RETRY_BACKOFF_MAX_MS }) : undefined;
+  const limiter = rateLimiterOn(redis, log);
   const identity = await serviceIdentity(config, "gateway", log);
   const clients = makeClients(config, identity);
   const tenants = new Tenants(store, clock);
@@ -50,7 +41,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
   const events = await createEventLog(config, log);
   const relay = await startOutboxRelay({ config, db, schema: "gateway", logger: log });
   const sse = new SseHub({
-    limiter: redis ? new RedisConnectionLimiter(redis, Math.max(3 * config.SSE_HEARTBEAT_MS, 10_000)) : new MemoryConnectionLimiter(),
+    limiter: redis ? new FallbackConnectionLimiter(redis, new RedisConnectionLimiter(redis.client, Math.max(3 * config.SSE_HEARTBEAT_MS, 10_000))) : new MemoryConnectionLimiter(),
     maxPerTenant: config.SSE_MAX_CONNECTIONS_PER_TENANT,
     heartbeatMs: config.SSE_HEARTBEAT_MS,
     logger: log,
@@ -65,7 +56,9 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
     store,
     clients,
     limiter,
-    redisPing: redis ? async () => (await redis!.ping()) === "PONG" : undefined,
+    // the connection's state, no round trip: /health never waits on Redis
+    redisPing: redis ? async () => redis.up() : undefined,
+    kafkaUp: events.up ? () => events.up!() : undefined,
     sse,
     hosted,
   });
@@ -86,7 +79,12 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
   let devTenant: RunningGateway["devTenant"];
   if (config.BOOTSTRAP_DEV_TENANT && (await store.tenantCount()) === 0) {
     const t = await tenants.create("Development");
-    const secrets = await clients.webhook.ensureTenantSecrets({ tenantId: t.tenant.id });
+    // the webhook service may start after the gateway: wait for it rather than exit
+    const secrets = await retryWithBackoff(() => clients.webhook.ensureTenantSecrets({ tenantId: t.tenant.id }), {
+      maxMs: config.RETRY_BACKOFF_MAX_MS,
+      retryable: (e) => fromConnectError(e).code === "service_unavailable",
+      onRetry: (_e, attempt) => attempt === 0 && log.warn("webhook service not reachable yet; waiting to make the development tenant's secrets"),
+    });
     devTenant = { tenantId: t.tenant.id, liveKey: t.liveKey, testKey: t.testKey, liveWebhookSecret: secrets.liveSecret, testWebhookSecret: secrets.testSecret };
   }
   const purge = startSweeper("idempotency-purge", () => store.purgeIdempotencyKeys(new Date(clock.now().getTime() - IDEMPOTENCY_TTL_MS)), 60 * 60_000, log);
@@ -106,7 +104,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
       await purge.stop();
       await relay.stop();
       await events.close();
-      if (redis) await redis.quit().catch(() => undefined);
+      await redis?.close();
       await db.close();
       identity.close();
     },

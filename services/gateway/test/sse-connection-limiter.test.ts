@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createClient, type RedisClientType } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemoryConnectionLimiter, RedisConnectionLimiter, type ConnectionLimiter } from "../src/sse/connection-limiter.ts";
+import { FallbackConnectionLimiter, MemoryConnectionLimiter, RedisConnectionLimiter, type ConnectionLimiter } from "../src/sse/connection-limiter.ts";
 
 const acquireN = async (l: ConnectionLimiter, tenant: string, ids: string[], limit: number) => {
   const out: boolean[] = [];
@@ -102,4 +102,20 @@ describe.runIf(process.env.REDIS_URL)("RedisConnectionLimiter against real Redis
 
 describe.skipIf(process.env.REDIS_URL)("RedisConnectionLimiter", () => {
   it.skip("runs the same assertions against Redis, plus lease expiry across replicas (skipped because REDIS_URL is not set)", () => undefined);
+});
+
+describe("FallbackConnectionLimiter (Redis away)", () => {
+  // a Redis that is down or fails mid-call: any call on it throws
+  const dead = new Proxy({}, { get: () => () => Promise.reject(new Error("redis down")) }) as RedisClientType;
+
+  it("counts in process while Redis is down or failing, and frees those slots in process", async () => {
+    let up = false;
+    const l = new FallbackConnectionLimiter({ up: () => up }, new RedisConnectionLimiter(dead, 10_000));
+    expect(await acquireN(l, "t1", ["a", "b", "c"], 2)).toEqual([true, true, false]);
+    up = true; // says it is up, but fails the call: still counted here
+    expect(await l.acquire("t1", "d", 2)).toBe(false);
+    await l.release("t1", "a");
+    expect(await l.acquire("t1", "e", 2)).toBe(true);
+    await expect(l.refresh("t1", ["b", "e"])).resolves.toBeUndefined();
+  });
 });

@@ -55,6 +55,8 @@ export interface Subscription {
 /** The event transport: `postgres` (outbox tables + LISTEN/NOTIFY) or `kafka`. */
 export interface EventLog {
   readonly transport: "postgres" | "kafka";
+  /** kafka: every consumer of this process is connected and in its group (false while the broker is away). */
+  up?(): boolean;
   consume(opts: ConsumerOptions): Promise<Subscription>;
   broadcast(opts: BroadcastOptions): Promise<Subscription>;
   close(): Promise<void>;

@@ -12,6 +12,6 @@ export { startPump, type Pump } from "./pump.ts";
 /** The configured event transport: kafka when KAFKA_BROKERS is set, else the outbox tables of Postgres. */
 export async function createEventLog(config: Config, logger: Logger): Promise<EventLog> {
   const log = logger.child({ component: "event-log" });
-  if (config.KAFKA_BROKERS) return new KafkaEventLog(createKafka(config, log), config.KAFKA_TOPIC_PREFIX, log);
+  if (config.KAFKA_BROKERS) return new KafkaEventLog(createKafka(config, log), config.KAFKA_TOPIC_PREFIX, log, config.RETRY_BACKOFF_MAX_MS);
   return new PostgresEventLog(config, log);
 }

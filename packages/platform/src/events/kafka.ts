@@ -7,6 +7,7 @@ import type { EnvName } from "../scope.ts";
 import { applyEvents, startConsumedPruning } from "./consumer.ts";
 import type { BroadcastOptions, ConsumerOptions, EventLog, EventRecord, Subscription } from "./event-log.ts";
 import { TOPIC_SOURCES } from "./topics.ts";
+import { keepConsuming, type KeptConsumer } from "./kafka-keep.ts";
 
 const CHUNK = 500;
 
@@ -118,7 +119,7 @@ export function createKafka(config: Config, logger: Logger): Kafka {
 }
 
 /** Creates every family's topic (missing ones only), so consumers can subscribe before the first event. */
-export async function ensureTopics(kafka: Kafka, prefix: string): Promise<void> {
+export async function ensureTopics(kafka: Pick<Kafka, "admin">, prefix: string): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -132,18 +133,39 @@ export async function ensureTopics(kafka: Kafka, prefix: string): Promise<void> 
   }
 }
 
-/** The relay's side: an idempotent producer writing with acks from all in-sync replicas. */
+/**
+ * The relay's side: an idempotent producer writing with acks from all in-sync replicas. It
+ * connects on first use and again after a failure, so a broker away at start or later only
+ * leaves rows in the outbox (the relay retries them) and never stops the service.
+ */
 export class KafkaPublisher {
-  private constructor(
-    private readonly producer: Producer,
+  private producer: Producer | undefined;
+  private connecting: Promise<Producer> | undefined;
+  private ok = false;
+
+  constructor(
+    private readonly kafka: Pick<Kafka, "producer" | "admin">,
     private readonly prefix: string,
   ) {}
 
   static async connect(kafka: Kafka, prefix: string): Promise<KafkaPublisher> {
-    await ensureTopics(kafka, prefix);
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    await producer.connect();
-    return new KafkaPublisher(producer, prefix);
+    return new KafkaPublisher(kafka, prefix);
+  }
+
+  /** The last publish succeeded. */
+  up(): boolean {
+    return this.ok;
+  }
+
+  private ready(): Promise<Producer> {
+    this.connecting ??= (async () => {
+      await ensureTopics(this.kafka, this.prefix);
+      const producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+      await producer.connect();
+      this.producer = producer;
+      return producer;
+    })();
+    return this.connecting;
   }
 
   async publish(events: EventRecord[]): Promise<void> {
@@ -152,100 +174,129 @@ export class KafkaPublisher {
       const t = topicName(this.prefix, e.aggregateType);
       byTopic.set(t, [...(byTopic.get(t) ?? []), toKafkaMessage(e)]);
     }
-    await this.producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+    try {
+      const producer = await this.ready();
+      await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+      this.ok = true;
+    } catch (e) {
+      // start over on the next batch with a new connection; the rows stay pending in the outbox
+      this.ok = false;
+      const p = this.producer;
+      this.producer = undefined;
+      this.connecting = undefined;
+      await p?.disconnect().catch(() => undefined);
+      throw e;
+    }
   }
 
-  close(): Promise<void> {
-    return this.producer.disconnect();
+  async close(): Promise<void> {
+    const p = this.producer ?? (await this.connecting?.catch(() => undefined));
+    await p?.disconnect();
   }
 }
 
 /**
  * The kafka transport: consumer groups with offsets committed only after the batch was applied
  * (and its ids recorded) in the consumer's database; broadcast subscriptions use a group of
- * their own per process, starting at the latest offset.
+ * their own per process, starting at the latest offset. Consumers reconnect forever with
+ * backoff (keepConsuming): a broker away at start or later delays events, never a start.
  */
 export class KafkaEventLog implements EventLog {
   readonly transport = "kafka";
-  private readonly consumers = new Set<Consumer>();
+  private readonly kept = new Set<KeptConsumer>();
   private topicsReady: Promise<void> | undefined;
 
   constructor(
     private readonly kafka: Kafka,
     private readonly prefix: string,
     private readonly logger: Logger,
+    private readonly maxBackoffMs = 5_000,
   ) {}
 
-  private async start(groupId: string, topics: string[], fromBeginning: boolean): Promise<Consumer> {
-    this.topicsReady ??= ensureTopics(this.kafka, this.prefix);
-    await this.topicsReady;
-    const consumer = this.kafka.consumer({ groupId });
-    await consumer.connect();
-    await consumer.subscribe({ topics: topics.map((t) => topicName(this.prefix, t)), fromBeginning });
-    this.consumers.add(consumer);
-    return consumer;
+  /** Every consumer of this process has joined its group (for /health). */
+  up(): boolean {
+    return [...this.kept].every((k) => k.up());
   }
 
-  private subscription(consumer: Consumer, also?: { stop(): Promise<void> }): Subscription {
+  private keep(groupId: string, topics: string[], fromBeginning: boolean, run: (c: Consumer) => Promise<void>): KeptConsumer {
+    const kept = keepConsuming(
+      () => this.kafka.consumer({ groupId }),
+      async (consumer) => {
+        this.topicsReady ??= ensureTopics(this.kafka, this.prefix);
+        await this.topicsReady.catch((e) => {
+          this.topicsReady = undefined;
+          throw e;
+        });
+        await consumer.subscribe({ topics: topics.map((t) => topicName(this.prefix, t)), fromBeginning });
+        await run(consumer);
+      },
+      { logger: this.logger, maxBackoffMs: this.maxBackoffMs, name: groupId },
+    );
+    this.kept.add(kept);
+    return kept;
+  }
+
+  private subscription(kept: KeptConsumer, also?: { stop(): Promise<void> }): Subscription {
     return {
       close: async () => {
         await also?.stop();
-        this.consumers.delete(consumer);
-        await consumer.disconnect();
+        this.kept.delete(kept);
+        await kept.close();
       },
     };
   }
 
   async consume(opts: ConsumerOptions): Promise<Subscription> {
-    const consumer = await this.start(`${this.prefix}${opts.group}`, opts.topics, true);
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      eachBatch: async ({ batch, heartbeat, resolveOffset, isRunning, isStale }) => {
-        await handleKafkaBatch(batch, {
-          apply: (events) => opts.db.tx((q) => applyEvents(q, opts, events)),
-          commit: async (offsets) => {
-            await consumer.commitOffsets(offsets);
-            resolveOffset((BigInt(offsets[0].offset) - 1n).toString());
-          },
-          beforeAck: opts.beforeAck,
-          afterCommit: opts.afterCommit,
-          running: () => isRunning() && !isStale(),
-          heartbeat,
-          logger: this.logger,
-        });
-      },
-    });
-    return this.subscription(consumer, startConsumedPruning(opts, this.logger));
+    const kept = this.keep(`${this.prefix}${opts.group}`, opts.topics, true, (consumer) =>
+      consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: async ({ batch, heartbeat, resolveOffset, isRunning, isStale }) => {
+          await handleKafkaBatch(batch, {
+            apply: (events) => opts.db.tx((q) => applyEvents(q, opts, events)),
+            commit: async (offsets) => {
+              await consumer.commitOffsets(offsets);
+              resolveOffset((BigInt(offsets[0].offset) - 1n).toString());
+            },
+            beforeAck: opts.beforeAck,
+            afterCommit: opts.afterCommit,
+            running: () => isRunning() && !isStale(),
+            heartbeat,
+            logger: this.logger,
+          });
+        },
+      }),
+    );
+    return this.subscription(kept, startConsumedPruning(opts, this.logger));
   }
 
   async broadcast(opts: BroadcastOptions): Promise<Subscription> {
     const group = `${this.prefix}broadcast-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-    const consumer = await this.start(group, opts.topics, false);
-    // "from now on" starts once the group owns its partitions
-    const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
-    await consumer.run({
-      eachMessage: async ({ message }) => {
-        let e: EventRecord;
-        try {
-          e = fromKafkaMessage(message.value);
-        } catch (err) {
-          this.logger.error({ err }, "undecodable event skipped");
-          return;
-        }
-        try {
-          opts.onEvent(e);
-        } catch (err) {
-          this.logger.error({ err, event_id: e.id }, "event listener failed");
-        }
-      },
-    });
-    await joined;
-    return this.subscription(consumer);
+    const kept = this.keep(group, opts.topics, false, (consumer) =>
+      consumer.run({
+        eachMessage: async ({ message }) => {
+          let e: EventRecord;
+          try {
+            e = fromKafkaMessage(message.value);
+          } catch (err) {
+            this.logger.error({ err }, "undecodable event skipped");
+            return;
+          }
+          try {
+            opts.onEvent(e);
+          } catch (err) {
+            this.logger.error({ err, event_id: e.id }, "event listener failed");
+          }
+        },
+      }),
+    );
+    // "from now on" starts once the group owns its partitions; a broker that is away does not hold up the start
+    await Promise.race([kept.joined, new Promise((r) => setTimeout(r, Math.max(this.maxBackoffMs, 10_000)).unref())]);
+    return this.subscription(kept);
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.consumers].map((c) => c.disconnect()));
-    this.consumers.clear();
+    await Promise.all([...this.kept].map((k) => k.close()));
+    this.kept.clear();
   }
 }

@@ -1,6 +1,6 @@
 import path from "node:path";
 import type { Config } from "../config.ts";
-import { openDatabase, type Database } from "../database.ts";
+import { DatabaseError, openDatabase, type Database } from "../database.ts";
 import type { Logger } from "../logger.ts";
 import { EVENTS_CHANNEL } from "./channels.ts";
 import { applyEvents, startConsumedPruning } from "./consumer.ts";
@@ -16,7 +16,12 @@ interface Source {
   db: Database;
   wakers: Set<() => void>;
   unlisten: () => Promise<void>;
+  /** False until `<name>.outbox` was seen: its service may not have migrated yet. */
+  present: boolean;
 }
+
+/** The outbox table of a source that has not been migrated yet (its service starts later). */
+const missingTable = (e: unknown) => e instanceof DatabaseError && e.code === "42P01";
 
 /**
  * The postgres transport: consumers read the owning services' outbox tables in `seq` order (the
@@ -39,12 +44,17 @@ export class PostgresEventLog implements EventLog {
     if (!s) {
       s = (async () => {
         const url = this.config.databaseUrl(name as Parameters<Config["databaseUrl"]>[0]);
-        const db = await openDatabase({ url, dataDir: url ? undefined : path.join(this.config.DATA_DIR, "pgdata"), poolMax: 4 });
+        const db = await openDatabase({
+          url,
+          dataDir: url ? undefined : path.join(this.config.DATA_DIR, "pgdata"),
+          poolMax: 4,
+          wait: { logger: this.logger, maxMs: this.config.RETRY_BACKOFF_MAX_MS },
+        });
         const wakers = new Set<() => void>();
         const unlisten = await db.listen(EVENTS_CHANNEL, (schema) => {
           if (schema === name) for (const w of wakers) w();
         });
-        return { name, db, wakers, unlisten };
+        return { name, db, wakers, unlisten, present: false };
       })();
       this.sources.set(name, s);
       s.catch(() => this.sources.delete(name));
@@ -54,11 +64,23 @@ export class PostgresEventLog implements EventLog {
 
   /** Rows of src after `position` (payload only for the wanted topics), oldest first. */
   private async read(src: Source, position: number, topics: string[]): Promise<{ rows: OutboxRow[]; events: EventRecord[] }> {
-    const r = await src.db.query<OutboxRow>(
-      `SELECT ${OUTBOX_COLUMNS.replace("payload", "CASE WHEN aggregate_type = ANY($2) THEN payload END AS payload")}
-         FROM ${src.name}.outbox WHERE seq > $1 ORDER BY seq LIMIT ${BATCH}`,
-      [position, topics],
-    );
+    let missing = false;
+    const r = await src.db
+      .query<OutboxRow>(
+        `SELECT ${OUTBOX_COLUMNS.replace("payload", "CASE WHEN aggregate_type = ANY($2) THEN payload END AS payload")}
+           FROM ${src.name}.outbox WHERE seq > $1 ORDER BY seq LIMIT ${BATCH}`,
+        [position, topics],
+      )
+      .catch((e) => {
+        // not migrated yet: nothing to read; the pump polls until the table is there
+        if (!missingTable(e) || src.present) throw e;
+        missing = true;
+        return { rows: [] as OutboxRow[], rowCount: 0 };
+      });
+    if (!src.present && !missing) {
+      src.present = true;
+      this.logger.debug({ source: src.name }, "source outbox present");
+    }
     return { rows: r.rows, events: r.rows.filter((row) => topics.includes(row.aggregate_type)).map(toRecord) };
   }
 
@@ -116,9 +138,11 @@ export class PostgresEventLog implements EventLog {
     const subs: Subscription[] = [];
     for (const name of sourcesOf(opts.topics)) {
       const src = await this.source(name);
-      const r = await src.db.query<{ max: number }>(`SELECT coalesce(max(seq), 0)::float8 AS max FROM ${name}.outbox`);
-      let position = r.rows[0].max;
+      // from now on: the current end of the source (an outbox not yet made starts at 0)
+      const end = () => src.db.query<{ max: number }>(`SELECT coalesce(max(seq), 0)::float8 AS max FROM ${name}.outbox`).then((r) => r.rows[0].max, (e) => (missingTable(e) ? 0 : Promise.reject(e)));
+      let position: number | undefined = await end().catch(() => undefined);
       const once = async (): Promise<boolean> => {
+        position ??= await end();
         const { rows, events } = await this.read(src, position, opts.topics);
         if (!rows.length) return false;
         position = rows[rows.length - 1].seq!;

@@ -1,4 +1,5 @@
 import type { Logger } from "../logger.ts";
+import { isTransientDbError } from "../transient.ts";
 
 export interface Pump {
   /** Run again now (a NOTIFY or a local write said there is work). */
@@ -10,7 +11,8 @@ export interface Pump {
 /**
  * Runs `once` in a loop, one run at a time: again at once while it answers true (a full batch,
  * more is waiting) or a wake came during the run, else after intervalMs or at the next wake.
- * A failed run is logged and retried after the interval (at most a second).
+ * A failed run is logged and retried after the interval (at most a second); a database outage
+ * is logged once when it starts and once when it ends, not on every retry.
  */
 export function startPump(name: string, once: () => Promise<boolean>, intervalMs: number, logger: Logger): Pump {
   let stopped = false;
@@ -22,6 +24,7 @@ export function startPump(name: string, once: () => Promise<boolean>, intervalMs
     clearTimeout(timer);
     release?.();
   };
+  let outage = false;
   const loop = async () => {
     while (!stopped) {
       woken = false;
@@ -29,8 +32,14 @@ export function startPump(name: string, once: () => Promise<boolean>, intervalMs
       let wait = intervalMs;
       try {
         more = await once();
+        if (outage) logger.info({ pump: name }, "event pump: working again");
+        outage = false;
       } catch (err) {
-        logger.error({ err, pump: name }, "event pump run failed");
+        // the database or the Kafka broker away: once per outage, not on every retry
+        const away = isTransientDbError(err) || /^KafkaJS/.test((err as Error)?.name ?? "");
+        if (!away) logger.error({ err, pump: name }, "event pump run failed");
+        else if (!outage) logger.warn({ err, pump: name }, "event pump: database or broker unavailable; retrying");
+        outage ||= away;
         woken = false;
         wait = Math.min(intervalMs, 1_000);
       }

@@ -21,6 +21,8 @@ export interface HealthDeps {
   database: () => Promise<boolean>;
   /** undefined when Redis is not configured (in-process limits). */
   redis?: () => Promise<boolean>;
+  /** undefined unless KAFKA_BROKERS is set: the event consumers are connected. */
+  kafka?: () => boolean;
 }
 
 /** /health: the database, Redis and each service through its gRPC health endpoint, checked in parallel. */
@@ -42,6 +44,7 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
         ]);
         const services: Record<string, "up" | "down" | "disabled"> = { database: db ? "up" : "down", redis: redis === undefined ? "disabled" : redis ? "up" : "down" };
         names.forEach((n, i) => (services[n] = svcs[i] ? "up" : "down"));
+        if (deps.kafka) services.kafka = deps.kafka() ? "up" : "down";
         const core = db && svcs[names.indexOf("verification")] && svcs[names.indexOf("proof")];
         const all = Object.values(services).every((s) => s !== "down");
         const status = !core ? "unhealthy" : all ? "healthy" : "degraded";

@@ -81,3 +81,40 @@ export class RedisConnectionLimiter implements ConnectionLimiter {
     await this.redis.eval(REFRESH, { keys: [this.key(tenantId)], arguments: [String(this.leaseMs), ...connIds] });
   }
 }
+
+/**
+ * Redis while it answers, this replica's counts meanwhile (DECISIONS.md: Redis down degrades,
+ * never stops the API). A stream is released and renewed where its slot was taken.
+ */
+export class FallbackConnectionLimiter implements ConnectionLimiter {
+  private readonly inMemory = new Set<string>();
+
+  constructor(
+    private readonly redis: { up(): boolean },
+    private readonly primary: RedisConnectionLimiter,
+    private readonly fallback: MemoryConnectionLimiter = new MemoryConnectionLimiter(),
+  ) {}
+
+  async acquire(tenantId: string, connId: string, limit: number): Promise<boolean> {
+    if (this.redis.up()) {
+      try {
+        return await this.primary.acquire(tenantId, connId, limit);
+      } catch {
+        // Redis failed mid-call: count in process
+      }
+    }
+    const ok = await this.fallback.acquire(tenantId, connId, limit);
+    if (ok) this.inMemory.add(connId);
+    return ok;
+  }
+
+  async release(tenantId: string, connId: string): Promise<void> {
+    if (this.inMemory.delete(connId)) return this.fallback.release(tenantId, connId);
+    // a lease Redis cannot hear about now runs out by itself
+    if (this.redis.up()) await this.primary.release(tenantId, connId);
+  }
+
+  async refresh(tenantId: string, connIds: string[]): Promise<void> {
+    if (this.redis.up()) await this.primary.refresh(tenantId, connIds.filter((id) => !this.inMemory.has(id)));
+  }
+}

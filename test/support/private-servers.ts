@@ -1,0 +1,109 @@
+// A Postgres and a Redis of a test's own (own port, own data dir), which the test may stop and
+// start again: outages without touching the machine's shared servers. Each answers undefined
+// when its binaries are absent (the test then skips and says why).
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+const PG_ROOT = "/usr/lib/postgresql";
+const pgBin = (): string | undefined => {
+  if (!existsSync(PG_ROOT)) return undefined;
+  const v = readdirSync(PG_ROOT).sort((a, b) => Number(b) - Number(a))[0];
+  const bin = v && path.join(PG_ROOT, v, "bin");
+  return bin && existsSync(path.join(bin, "pg_ctl")) ? bin : undefined;
+};
+export const havePostgresBinaries = !!pgBin();
+const whichRedis = (): string | undefined => {
+  for (const d of (process.env.PATH ?? "").split(":")) if (existsSync(path.join(d, "redis-server"))) return path.join(d, "redis-server");
+  return undefined;
+};
+export const haveRedisBinary = !!whichRedis();
+
+/** initdb refuses root: as root, the data dir belongs to `postgres` and the tools run as it. */
+const asRoot = process.getuid?.() === 0;
+const run = (bin: string, args: string[]) =>
+  asRoot ? execFileSync("runuser", ["-u", "postgres", "--", bin, ...args], { stdio: "pipe" }) : execFileSync(bin, args, { stdio: "pipe" });
+
+export interface PrivatePostgres {
+  url: string;
+  stop(): void;
+  start(): void;
+  close(): void;
+}
+
+export async function privatePostgres(): Promise<PrivatePostgres> {
+  const bin = pgBin();
+  if (!bin) throw new Error("no postgres binaries");
+  const dir = mkdtempSync(path.join(tmpdir(), "icv-pg-"));
+  chmodSync(dir, 0o700);
+  if (asRoot) {
+    const uid = Number(execFileSync("id", ["-u", "postgres"]).toString());
+    const gid = Number(execFileSync("id", ["-g", "postgres"]).toString());
+    chownSync(dir, uid, gid);
+  }
+  const data = path.join(dir, "data");
+  run(path.join(bin, "initdb"), ["-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"]);
+  const port = await freePort();
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
+  const ctl = (...args: string[]) => run(path.join(bin, "pg_ctl"), ["-D", data, "-w", "-l", path.join(dir, "log"), ...args]);
+  ctl("-o", opts, "start");
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    // fast: connections are cut at once (what a failover or a restart does to clients)
+    stop: () => void ctl("-m", "fast", "stop"),
+    start: () => void ctl("-o", opts, "start"),
+    close() {
+      try {
+        ctl("-m", "immediate", "stop");
+      } catch {
+        // already stopped
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface PrivateRedis {
+  url: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function privateRedis(): Promise<PrivateRedis> {
+  const bin = whichRedis();
+  if (!bin) throw new Error("no redis-server");
+  const port = await freePort();
+  let proc: ChildProcess | undefined;
+  const start = async () => {
+    const p = spawn(bin, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "ignore"] });
+    proc = p;
+    await new Promise<void>((resolve, reject) => {
+      p.once("exit", () => reject(new Error("redis-server exited")));
+      p.stdout!.on("data", (b: Buffer) => b.toString().includes("Ready to accept connections") && resolve());
+    });
+  };
+  const stop = async () => {
+    const p = proc;
+    proc = undefined;
+    if (!p || p.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      p.once("exit", () => resolve());
+      p.kill("SIGKILL");
+    });
+  };
+  await start();
+  return { url: `redis://127.0.0.1:${port}`, start, stop, close: stop };
+}

@@ -6,7 +6,7 @@ import { OUTBOUND_PHONE_CHANNELS, TTL_MS, type ChallengeSpec, type PhoneDelivery
 import type { AssetType } from "./identifiers.ts";
 import { codeMail, type Mailer } from "./mailer.ts";
 import { assertSmsDestination } from "./send-limits.ts";
-import type { TestMessageRow } from "./store.ts";
+import type { TestMessageRow } from "./store/index.ts";
 
 /** The channels a code is sent over by the service itself (the code goes *to* the asset). */
 export type CodeChannel = "email" | "sms" | "whatsapp";

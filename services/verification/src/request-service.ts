@@ -5,7 +5,7 @@ import { pageInfo, pageRequest, requireScope, ts } from "@icv/platform";
 import { maskIdentifier, type AssetType } from "./identifiers.ts";
 import type { Requests } from "./requests.ts";
 import { hostedHandlers } from "./hosted-service.ts";
-import type { RequestView } from "./store.ts";
+import type { RequestView } from "./store/index.ts";
 
 type RequestInit = Omit<VerificationRequest, "$typeName" | "$unknown">;
 

@@ -7,7 +7,7 @@ import { normalizeIdentifier, type AssetType } from "./identifiers.ts";
 import { createRequestToken, verificationUrl, verifyRequestToken } from "./request-token.ts";
 import type {
   AssetStatus, Decide, RequestAssetRow, RequestChange, RequestListFilter, RequestRow, RequestStatus, RequestStore, RequestView, Status,
-} from "./store.ts";
+} from "./store/index.ts";
 import type { Verifications } from "./verifications.ts";
 import { autoVerify, MAX_PROOF_AGE_S, MIN_PROOF_AGE_S, reusableProofs, type AutoVerified, type Offer } from "./reuse.ts";
 import { hostedAssets, redirectTarget, type HostedView } from "./hosted.ts";

@@ -8,7 +8,7 @@
 import { AppError, newId, type Clock, type Logger, type Scope } from "@icv/platform";
 import { CHANNELS_BY_TYPE } from "./channels.ts";
 import { maskIdentifier, normalizeIdentifier, type AssetType } from "./identifiers.ts";
-import type { RequestAssetView, RequestStore, RequestView, ReuseCandidateRow, VerificationRow, Decide } from "./store.ts";
+import type { RequestAssetView, RequestStore, RequestView, ReuseCandidateRow, VerificationRow, Decide } from "./store/index.ts";
 import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, type Verifications } from "./verifications.ts";
 
 /** Bounds of a request's max_proof_age (seconds): one minute to one year (the longest proof lifetime). */

@@ -3,7 +3,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import type { Verification } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
 import { AppError, isId, pageInfo, pageRequest, requireScope, toDate, ts } from "@icv/platform";
-import type { EventRow, TestMessageRow, VerificationRow, VerificationStore } from "./store.ts";
+import type { EventRow, TestMessageRow, VerificationRow, VerificationStore } from "./store/index.ts";
 import type { Answer, Verifications } from "./verifications.ts";
 import { systemClock, type Clock } from "@icv/platform";
 import { DETAIL_STATUSES, LIST_STATUSES, toVerifiedUsers } from "./users.ts";

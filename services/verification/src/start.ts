@@ -8,7 +8,7 @@ import {
 } from "@icv/platform";
 import { verificationCallers } from "./callers.ts";
 import { verificationRoutes } from "./service.ts";
-import { RequestStore, VerificationStore } from "./store.ts";
+import { RequestStore, VerificationStore } from "./store/index.ts";
 import { Requests } from "./requests.ts";
 import { verificationRequestRoutes } from "./request-service.ts";
 import { Verifications } from "./verifications.ts";

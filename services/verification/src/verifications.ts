@@ -13,7 +13,7 @@ import type { SendLimits } from "./send-limits.ts";
 import { maskIdentifier, normalizeIdentifier, type AssetType } from "./identifiers.ts";
 import { verifyWalletSignature, type WalletChannel } from "./signatures.ts";
 import { botUsernameOf } from "./telegram-bot.ts";
-import type { ListFilter, Status, TestMessageRow, VerificationRow, VerificationStore } from "./store.ts";
+import type { ListFilter, Status, TestMessageRow, VerificationRow, VerificationStore } from "./store/index.ts";
 
 export const MAX_ATTEMPTS = 5;
 /** Email code resends (DECISIONS.md): at most MAX_RESENDS in all, at least RESEND_GAP_MS after the last send. */

@@ -10,7 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
-import { VerificationStore } from "../src/store.ts";
+import { VerificationStore } from "../src/store/index.ts";
 import { Verifications } from "../src/verifications.ts";
 import { applyProofRevoked } from "../src/proof-revocations.ts";
 

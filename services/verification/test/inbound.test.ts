@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, systemClock, readMigrations, type Database, type Scope } from "@icv/platform";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
-import { VerificationStore } from "../src/store.ts";
+import { VerificationStore } from "../src/store/index.ts";
 import { Verifications } from "../src/verifications.ts";
 import { SendLimits } from "../src/send-limits.ts";
 

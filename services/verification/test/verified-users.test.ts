@@ -10,7 +10,7 @@ import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/veri
 import { fromConnectError, iso, migrate, openDatabase, readMigrations, toConnectError, type Database } from "@icv/platform";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { verificationRoutes } from "../src/service.ts";
-import { VerificationStore } from "../src/store.ts";
+import { VerificationStore } from "../src/store/index.ts";
 import { toVerifiedUsers } from "../src/users.ts";
 import type { Verifications } from "../src/verifications.ts";
 

@@ -2,8 +2,8 @@ import {
   AppError, checkTargetUrl, newId, OutboundError, parseTargetUrl, systemResolver,
   type Clock, type Config, type EventRecord, type Logger, type OutboxEvent, type Queryable, type Resolver, type Scope,
 } from "@icv/platform";
-import { ASSET_TYPES, CHANNELS_BY_TYPE, missingProvider } from "./channels.ts";
-import { normalizeIdentifier, type AssetType } from "./identifiers.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, missingProvider } from "./channels/index.ts";
+import { normalizeIdentifier, type AssetType } from "./channels/index.ts";
 import { createRequestToken, verificationUrl, verifyRequestToken } from "./request-token.ts";
 import type {
   AssetStatus, Decide, RequestAssetRow, RequestChange, RequestListFilter, RequestRow, RequestStatus, RequestStore, RequestView, Status,

@@ -5,14 +5,11 @@ import {
   AppError, newId, providerPhone, toDate, toEnvironment, ts,
   type Clock, type Config, type Logger, type ProofMethod, type Scope, type TwilioClient, type WhatsAppClient,
 } from "@icv/platform";
-import { codeHmac, codeLookup, codeMatches } from "./challenge.ts";
-import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, methodOf, missingProvider } from "./channels.ts";
-import { codeTarget, deliverCode, phoneDelivery, testMessageOf } from "./delivery.ts";
+import { codeHmac, codeLookup } from "./challenge.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, TTL_MS, buildChallenge, channelOf, deliveryOf, maskIdentifier, missingProvider, normalizeIdentifier, type AssetType, type Evidence } from "./channels/index.ts";
+import { codeTarget, deliverCode, testMessageOf } from "./delivery.ts";
 import type { Mailer } from "./mailer.ts";
 import type { SendLimits } from "./send-limits.ts";
-import { maskIdentifier, normalizeIdentifier, type AssetType } from "./identifiers.ts";
-import { verifyWalletSignature, type WalletChannel } from "./signatures.ts";
-import { botUsernameOf } from "./telegram-bot.ts";
 import type { ListFilter, Status, TestMessageRow, VerificationRow, VerificationStore } from "./store/index.ts";
 
 export const MAX_ATTEMPTS = 5;
@@ -33,12 +30,7 @@ export interface CreateInput {
   delivery?: string;
 }
 
-export interface SubmitInput {
-  challengeCode?: string;
-  sourceIdentifier?: string;
-  signature?: string;
-  botToken?: string;
-}
+export type SubmitInput = Evidence;
 
 /** A verification as the service answers it; `code` only on creation and only where the user sends it. */
 export interface Answer {
@@ -95,7 +87,7 @@ export class Verifications {
       throw new AppError("invalid_channel_for_type", `channel ${input.channel || "(empty)"} is not valid for type ${type}; use one of ${CHANNELS_BY_TYPE[type].join(", ")}`);
     }
     const ident = normalizeIdentifier(type, input.channel, input.identifier);
-    const delivery = phoneDelivery(type, input.channel, input.delivery);
+    const delivery = deliveryOf(type, input.channel, input.delivery);
     if (input.externalUserId !== undefined && (input.externalUserId.length < 1 || input.externalUserId.length > 255)) {
       throw new AppError("validation_error", "external_user_id must be 1 to 255 characters");
     }
@@ -167,32 +159,10 @@ export class Verifications {
 
   async submit(scope: Scope, id: string, input: SubmitInput): Promise<VerificationRow> {
     const v = await this.pendingForAction(scope, id);
-    const method = methodOf(v.type as AssetType, v.channel);
-    let ok: boolean;
-    let failure: Failure = ["invalid_code", "the code is not correct"];
-    if (method === "code") {
-      // reverse OTP: only the provider message from the phone is evidence, never a code typed here
-      if (v.type === "phone" && v.delivery !== "outbound") {
-        throw new AppError("invalid_state", `send the code from the phone: a reverse-OTP verification completes only when its code arrives from its own number over ${v.channel}`);
-      }
-      const code = input.challengeCode;
-      if (!code) throw new AppError("validation_error", "challenge_code is required", { details: [{ field: "challenge_code", message: "required", code: "required" }] });
-      if (!/^[A-Za-z0-9]{6}$/.test(code)) throw new AppError("validation_error", "challenge_code must be 6 letters or digits");
-      ok = codeMatches(this.d.hmacKey, v.id, code, v.code_hmac ?? "") && this.sourceMatches(v, input.sourceIdentifier);
-    } else if (method === "signature") {
-      if (!input.signature) throw new AppError("validation_error", "signature is required for wallet verifications");
-      ok = await verifyWalletSignature(v.channel as WalletChannel, v.identifier, v.challenge_message ?? "", input.signature);
-      failure = ["invalid_signature", "the signature does not verify"];
-    } else if (method === "bot_token") {
-      if (!input.botToken) throw new AppError("validation_error", "bot_token is required for telegram_bot verifications");
-      const username = await botUsernameOf(this.d.config.TELEGRAM_API_URL, input.botToken);
-      ok = username !== undefined && username.toLowerCase() === v.identifier_canonical;
-      failure = ["invalid_code", "the bot token does not belong to this bot"];
-    } else {
-      throw new AppError("invalid_state", `${v.type} verifications on ${v.channel} are completed by ${method === "oauth" ? "signing in" : "the DNS/HTTP check"}, not by a code`);
-    }
-    if (!ok) return this.failAttempt(scope, v, failure);
-    return this.complete(scope, v, method === "code" ? "otp" : method);
+    // the channel checks the evidence (code, signature, bot token) or refuses it (OAuth, DNS/HTTP checks)
+    const verdict = await channelOf(v.type as AssetType).complete(v, input, { hmacKey: this.d.hmacKey, config: this.d.config });
+    if (!verdict.ok) return this.failAttempt(scope, v, verdict.failure);
+    return this.complete(scope, v, verdict.method);
   }
 
   async testVerify(scope: Scope, id: string): Promise<VerificationRow> {
@@ -463,15 +433,6 @@ export class Verifications {
       const n = await this.d.store.expireDue(this.d.clock.now(), 500, scope);
       total += n;
       if (n < 500) return total;
-    }
-  }
-
-  private sourceMatches(v: VerificationRow, source: string | undefined): boolean {
-    if (source === undefined) return true;
-    try {
-      return normalizeIdentifier(v.type as AssetType, v.channel, source).canonical === v.identifier_canonical;
-    } catch {
-      return false;
     }
   }
 

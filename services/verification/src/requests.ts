@@ -8,10 +8,10 @@ import { createRequestToken, verificationUrl, verifyRequestToken } from "./reque
 import type {
   AssetStatus, Decide, RequestAssetRow, RequestChange, RequestListFilter, RequestRow, RequestStatus, RequestStore, RequestView, Status,
 } from "./store/index.ts";
-import type { Verifications } from "./verifications.ts";
+import type { Verifications } from "./verifications/index.ts";
 import { autoVerify, MAX_PROOF_AGE_S, MIN_PROOF_AGE_S, reusableProofs, type AutoVerified, type Offer } from "./reuse.ts";
 import { hostedAssets, redirectTarget, type HostedView } from "./hosted.ts";
-import { RESEND_GAP_MS } from "./verifications.ts";
+import { RESEND_GAP_MS } from "./verifications/index.ts";
 
 export const DEFAULT_REQUEST_TTL_S = 86_400;
 export const MIN_REQUEST_TTL_S = 60;

@@ -4,7 +4,7 @@ import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/veri
 import type { Verification } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
 import { AppError, isId, pageInfo, pageRequest, requireScope, toDate, ts } from "@icv/platform";
 import type { EventRow, TestMessageRow, VerificationRow, VerificationStore } from "./store/index.ts";
-import type { Answer, Verifications } from "./verifications.ts";
+import type { Answer, Verifications } from "./verifications/index.ts";
 import { systemClock, type Clock } from "@icv/platform";
 import { DETAIL_STATUSES, LIST_STATUSES, toVerifiedUsers } from "./users.ts";
 

@@ -11,7 +11,7 @@ import { verificationRoutes } from "./service.ts";
 import { RequestStore, VerificationStore } from "./store/index.ts";
 import { Requests } from "./requests.ts";
 import { verificationRequestRoutes } from "./request-service.ts";
-import { Verifications } from "./verifications.ts";
+import { Verifications } from "./verifications/index.ts";
 import { smtpMailer } from "./mailer.ts";
 import { followProofRevocations } from "./proof-revocations.ts";
 import { SendLimits } from "./send-limits.ts";

@@ -9,7 +9,7 @@ import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, sy
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import { VerificationStore } from "../src/store/index.ts";
-import { Verifications } from "../src/verifications.ts";
+import { Verifications } from "../src/verifications/index.ts";
 import { SendLimits } from "../src/send-limits.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");

@@ -12,7 +12,7 @@ import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-p
 import { verificationRoutes } from "../src/service.ts";
 import { VerificationStore } from "../src/store/index.ts";
 import { toVerifiedUsers } from "../src/users.ts";
-import type { Verifications } from "../src/verifications.ts";
+import type { Verifications } from "../src/verifications/index.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 const T0 = new Date("2026-01-01T00:00:00.000Z");

@@ -1,7 +1,7 @@
 import type { HostedRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import { ts } from "@icv/platform";
-import type { HostedView } from "./hosted.ts";
-import type { Requests } from "./requests.ts";
+import type { HostedView } from "./requests/hosted.ts";
+import type { Requests } from "./requests/index.ts";
 
 type HostedInit = Omit<HostedRequest, "$typeName" | "$unknown">;
 

@@ -3,7 +3,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { VerificationRequestService, type VerificationRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import { pageInfo, pageRequest, requireScope, ts } from "@icv/platform";
 import { maskIdentifier, type AssetType } from "./channels/index.ts";
-import type { Requests } from "./requests.ts";
+import type { Requests } from "./requests/index.ts";
 import { hostedHandlers } from "./hosted-service.ts";
 import type { RequestView } from "./store/index.ts";
 

@@ -9,7 +9,7 @@ import {
 import { verificationCallers } from "./callers.ts";
 import { verificationRoutes } from "./service.ts";
 import { RequestStore, VerificationStore } from "./store/index.ts";
-import { Requests } from "./requests.ts";
+import { Requests } from "./requests/index.ts";
 import { verificationRequestRoutes } from "./request-service.ts";
 import { Verifications } from "./verifications/index.ts";
 import { smtpMailer } from "./mailer.ts";

@@ -7,7 +7,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { ManualClock } from "@icv/platform";
-import { verifyRequestToken } from "../../services/verification/src/request-token.ts";
+import { verifyRequestToken } from "../../services/verification/src/requests/token.ts";
 import { expectError, waitFor } from "../support/expect-error.ts";
 import { startReceiver, type Receiver, type ReceivedRequest } from "../support/receiver.ts";
 import { api, startStack, type Stack } from "../support/stack.ts";

@@ -1,15 +1,13 @@
 import {
   AppError, TwilioApiError, WhatsAppApiError, codeSendFailures, codeSends, messagingAddress, newId,
-  type Config, type Logger, type MessagingChannel, type Scope, type TwilioClient, type WhatsAppClient,
+  type Config, type Logger, type Scope, type TwilioClient, type WhatsAppClient,
 } from "@icv/platform";
-import { OUTBOUND_PHONE_CHANNELS, TTL_MS, type ChallengeSpec, type PhoneDelivery } from "./channels.ts";
-import type { AssetType } from "./identifiers.ts";
+import { channelOf, type AssetType, type ChallengeSpec, type CodeChannel } from "./channels/index.ts";
 import { codeMail, type Mailer } from "./mailer.ts";
 import { assertSmsDestination } from "./send-limits.ts";
-import type { TestMessageRow } from "./store.ts";
+import type { TestMessageRow } from "./store/index.ts";
 
-/** The channels a code is sent over by the service itself (the code goes *to* the asset). */
-export type CodeChannel = "email" | "sms" | "whatsapp";
+export type { CodeChannel } from "./channels/index.ts";
 
 /** One code to deliver: where, over what, and the words around it. */
 export interface CodeMessage {
@@ -101,10 +99,10 @@ export async function deliverCode(d: DeliveryDeps, scope: Scope, m: CodeMessage,
 }
 
 /**
- * Test mode (GET /test/messages), reverse OTP: the code message a test phone verification expects
+ * Test mode (GET /test/messages), reverse OTP: the code message a test verification expects
  * from the user (the message the deep link pre-fills, inbound from the user's number to our
- * number or bot). Messages the service sends (codes to an email or a phone) come from
- * deliverCode (delivery.ts). Undefined for anything else.
+ * number or bot; the channel's expectedMessage). Messages the service sends (codes to an email or
+ * a phone) come from deliverCode. Undefined for anything else.
  */
 export function testMessageOf(
   config: Config,
@@ -113,10 +111,8 @@ export function testMessageOf(
   ch: ChallengeSpec,
   now: Date,
 ): TestMessageRow | undefined {
-  if (!ch.code || ch.sendTo || v.type !== "phone") return undefined;
-  const to = messagingAddress(v.channel as MessagingChannel, config);
-  // telegram's t.me/<bot>?start=<code> link makes the app send "/start <code>"; wa.me and sms: links pre-fill the code
-  const text = v.channel === "telegram" ? `/start ${ch.code}` : ch.code;
+  const expected = ch.code && !ch.sendTo ? channelOf(v.type as AssetType).expectedMessage?.(v.channel, ch.code, config) : undefined;
+  if (!expected) return undefined;
   return {
     id: newId("testMessage", now.getTime()),
     tenant_id: scope.tenantId,
@@ -126,37 +122,20 @@ export function testMessageOf(
     channel: v.channel,
     direction: "inbound",
     from_address: v.identifier,
-    to_address: to,
+    to_address: expected.to,
     subject: null,
-    body: text,
+    body: expected.body,
     created_at: now,
   };
 }
 
-/** Where a verification's code is sent by the service (email channels, outbound phone), and the words around it. */
-export function codeTarget(v: { type: string; channel: string; identifier: string }, ch: ChallengeSpec) {
-  const type = v.type as AssetType;
+/** Where a verification's code is sent by the service (the challenge's sendTo and sendOver), and the words around it. */
+export function codeTarget(v: { type: string }, ch: ChallengeSpec) {
   return {
-    channel: (type === "phone" ? v.channel : "email") as CodeChannel,
+    channel: ch.sendOver!,
     to: ch.sendTo!,
     code: ch.code!,
-    minutes: Math.round(TTL_MS[type] / 60_000),
-    purpose: type === "domain" ? `control of ${v.identifier}` : "your email address",
+    minutes: Math.round(channelOf(v.type as AssetType).ttlMs / 60_000),
+    purpose: ch.purpose ?? "",
   };
-}
-
-/** The create body's `delivery`, checked: phone only, outbound only where a code can be sent. */
-export function phoneDelivery(type: AssetType, channel: string, delivery: string | undefined): PhoneDelivery | null {
-  if (type !== "phone") {
-    if (delivery !== undefined) throw new AppError("validation_error", "delivery is only for phone verifications", { details: [{ field: "delivery", message: "phone only", code: "invalid" }] });
-    return null;
-  }
-  if (delivery === undefined || delivery === "inbound") return "inbound";
-  if (delivery !== "outbound") throw new AppError("validation_error", "delivery must be inbound or outbound", { details: [{ field: "delivery", message: "inbound or outbound", code: "invalid_enum_value" }] });
-  if (!OUTBOUND_PHONE_CHANNELS.includes(channel)) {
-    throw new AppError("validation_error", `delivery outbound needs channel sms or whatsapp (${channel} cannot send a code to a number); use delivery inbound`, {
-      details: [{ field: "delivery", message: "not on this channel", code: "invalid" }],
-    });
-  }
-  return "outbound";
 }

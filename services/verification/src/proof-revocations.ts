@@ -1,5 +1,5 @@
 import type { Database, EventLog, EventRecord, Logger, Queryable, Scope, Subscription } from "@icv/platform";
-import type { VerificationStore } from "./store.ts";
+import type { VerificationStore } from "./store/index.ts";
 
 /** The consumer group that follows the proof service's revocations (its cursor lives in this schema). */
 export const PROOF_REVOCATIONS_GROUP = "verification-proof-revocations";

@@ -7,11 +7,11 @@ import {
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { verificationCallers } from "./callers.ts";
-import { verificationRoutes } from "./service.ts";
-import { RequestStore, VerificationStore } from "./store.ts";
-import { Requests } from "./requests.ts";
-import { verificationRequestRoutes } from "./request-service.ts";
-import { Verifications } from "./verifications.ts";
+import { verificationRoutes } from "./rpc/verifications.ts";
+import { RequestStore, VerificationStore } from "./store/index.ts";
+import { Requests } from "./requests/index.ts";
+import { verificationRequestRoutes } from "./rpc/requests.ts";
+import { Verifications } from "./verifications/index.ts";
 import { smtpMailer } from "./mailer.ts";
 import { followProofRevocations } from "./proof-revocations.ts";
 import { SendLimits } from "./send-limits.ts";

@@ -11,7 +11,7 @@
  */
 import type { VerifiedUser, VerifiedUserVerification } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import { ts } from "@icv/platform";
-import { maskIdentifier, type AssetType } from "./identifiers.ts";
+import { maskIdentifier, type AssetType } from "./channels/index.ts";
 
 /** Statuses shown in the list view, and in the detail view. */
 export const LIST_STATUSES = ["verified"] as const;

@@ -10,8 +10,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
-import { VerificationStore } from "../src/store.ts";
-import { Verifications } from "../src/verifications.ts";
+import { VerificationStore } from "../src/store/index.ts";
+import { Verifications } from "../src/verifications/index.ts";
 import { applyProofRevoked } from "../src/proof-revocations.ts";
 
 import { SendLimits } from "../src/send-limits.ts";

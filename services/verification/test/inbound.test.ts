@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, systemClock, readMigrations, type Database, type Scope } from "@icv/platform";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
-import { VerificationStore } from "../src/store.ts";
-import { Verifications } from "../src/verifications.ts";
+import { VerificationStore } from "../src/store/index.ts";
+import { Verifications } from "../src/verifications/index.ts";
 import { SendLimits } from "../src/send-limits.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");

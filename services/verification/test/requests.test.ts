@@ -1,9 +1,9 @@
 // The request token of verification_url, the callback URL guard, and the request state machine as
 // plain functions.
 import { describe, expect, it } from "vitest";
-import { createRequestToken, verificationUrl, verifyRequestToken } from "../src/request-token.ts";
-import { cancellation, checkCallbackUrl, expiry, MAX_ASSET_STARTS, progress } from "../src/requests.ts";
-import type { RequestAssetView, RequestView } from "../src/store.ts";
+import { createRequestToken, verificationUrl, verifyRequestToken } from "../src/requests/token.ts";
+import { cancellation, checkCallbackUrl, expiry, MAX_ASSET_STARTS, progress } from "../src/requests/index.ts";
+import type { RequestAssetView, RequestView } from "../src/store/index.ts";
 
 const KEY = "k".repeat(44);
 const now = new Date("2026-01-01T00:00:00.000Z");

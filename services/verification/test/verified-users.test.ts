@@ -9,10 +9,10 @@ import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import { fromConnectError, iso, migrate, openDatabase, readMigrations, toConnectError, type Database } from "@icv/platform";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
-import { verificationRoutes } from "../src/service.ts";
-import { VerificationStore } from "../src/store.ts";
+import { verificationRoutes } from "../src/rpc/verifications.ts";
+import { VerificationStore } from "../src/store/index.ts";
 import { toVerifiedUsers } from "../src/users.ts";
-import type { Verifications } from "../src/verifications.ts";
+import type { Verifications } from "../src/verifications/index.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 const T0 = new Date("2026-01-01T00:00:00.000Z");

@@ -1,50 +1,11 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import type { JsonObject } from "@bufbuild/protobuf";
-import { VerificationRequestService, type VerificationRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
+import { VerificationRequestService } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import { pageInfo, pageRequest, requireScope, ts } from "@icv/platform";
-import { maskIdentifier, type AssetType } from "./identifiers.ts";
-import type { Requests } from "./requests.ts";
-import { hostedHandlers } from "./hosted-service.ts";
-import type { RequestView } from "./store.ts";
-
-type RequestInit = Omit<VerificationRequest, "$typeName" | "$unknown">;
-
-/** Row → RPC message. */
-export function toRequestMessage(r: RequestView, url: string): RequestInit {
-  return {
-    id: r.id,
-    status: r.status,
-    referenceId: r.reference_id ?? undefined,
-    assets: r.assets.map((a) => ({
-      $typeName: "icv.verification.v1.RequestAsset",
-      index: a.idx,
-      type: a.type,
-      identifier: a.identifier ?? undefined,
-      channel: a.channel ?? undefined,
-      allowedChannels: a.allowed_channels ?? [],
-      required: a.required,
-      status: a.status,
-      verificationId: a.verification_id ?? undefined,
-    })),
-    verificationUrl: url,
-    createdAt: ts(r.created_at),
-    expiresAt: ts(r.expires_at),
-    actionType: r.action_type,
-    actionContext:
-      r.action_title !== null || r.action_description !== null
-        ? { $typeName: "icv.verification.v1.ActionContext", title: r.action_title ?? undefined, description: r.action_description ?? undefined }
-        : undefined,
-    redirectUrl: r.redirect_url ?? undefined,
-    callbackUrl: r.callback_url ?? undefined,
-    partialOk: r.partial_ok,
-    externalUserId: r.external_user_id ?? undefined,
-    clientMetadata: (r.client_metadata as JsonObject | null) ?? undefined,
-    completedAt: ts(r.completed_at),
-    cancelledAt: ts(r.cancelled_at),
-    testMode: r.environment === "test",
-    maxProofAge: r.max_proof_age ?? undefined,
-  };
-}
+import { maskIdentifier, type AssetType } from "../channels/index.ts";
+import type { Requests } from "../requests/index.ts";
+import { hostedHandlers } from "./hosted.ts";
+import { toRequestMessage } from "./convert.ts";
+import type { RequestView } from "../store/index.ts";
 
 /** The VerificationRequestService handlers (thin: the use cases live in requests.ts). */
 export function verificationRequestRoutes(requests: Requests) {

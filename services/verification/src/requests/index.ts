@@ -2,192 +2,21 @@ import {
   AppError, checkTargetUrl, newId, OutboundError, parseTargetUrl, systemResolver,
   type Clock, type Config, type EventRecord, type Logger, type OutboxEvent, type Queryable, type Resolver, type Scope,
 } from "@icv/platform";
-import { ASSET_TYPES, CHANNELS_BY_TYPE, missingProvider } from "./channels.ts";
-import { normalizeIdentifier, type AssetType } from "./identifiers.ts";
-import { createRequestToken, verificationUrl, verifyRequestToken } from "./request-token.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, missingProvider } from "../channels/index.ts";
+import { normalizeIdentifier, type AssetType } from "../channels/index.ts";
+import { createRequestToken, verificationUrl, verifyRequestToken } from "./token.ts";
 import type {
   AssetStatus, Decide, RequestAssetRow, RequestChange, RequestListFilter, RequestRow, RequestStatus, RequestStore, RequestView, Status,
-} from "./store.ts";
-import type { Verifications } from "./verifications.ts";
+} from "../store/index.ts";
+import type { Verifications } from "../verifications/index.ts";
 import { autoVerify, MAX_PROOF_AGE_S, MIN_PROOF_AGE_S, reusableProofs, type AutoVerified, type Offer } from "./reuse.ts";
 import { hostedAssets, redirectTarget, type HostedView } from "./hosted.ts";
-import { RESEND_GAP_MS } from "./verifications.ts";
+import { RESEND_GAP_MS } from "../verifications/index.ts";
+import { DEFAULT_REQUEST_TTL_S, MIN_REQUEST_TTL_S, MAX_REQUEST_TTL_S, MAX_ASSETS, ACTION_TYPES, MAX_ASSET_STARTS, MAX_METADATA_BYTES, type CreateRequestInput, type RequestDeps, invalid, checkCallbackUrl, checkRedirectUrl, text, assetRow } from "./input.ts";
+import { progress, expiry, cancellation } from "./decide.ts";
 
-export const DEFAULT_REQUEST_TTL_S = 86_400;
-export const MIN_REQUEST_TTL_S = 60;
-export const MAX_REQUEST_TTL_S = 604_800;
-export const MAX_ASSETS = 10;
-export const ACTION_TYPES = ["verification", "2fa", "login", "custom"] as const;
-/** Starts of one asset (its verification made, at creation or from the page); the next one fails the asset. */
-export const MAX_ASSET_STARTS = 3;
-const MAX_METADATA_BYTES = 4096;
-
-export interface AssetInput {
-  type: string;
-  identifier?: string;
-  channel?: string;
-  allowedChannels?: string[];
-  required?: boolean;
-}
-
-export interface CreateRequestInput {
-  assets: AssetInput[];
-  referenceId?: string;
-  actionType?: string;
-  actionContext?: { title?: string; description?: string };
-  redirectUrl?: string;
-  callbackUrl?: string;
-  expiresIn?: number;
-  partialOk?: boolean;
-  externalUserId?: string;
-  clientMetadata?: Record<string, unknown>;
-  /** Seconds (smart reuse): reused proofs must have been verified at most this long before the request. */
-  maxProofAge?: number;
-}
-
-export interface RequestDeps {
-  store: RequestStore;
-  verifications: Verifications;
-  clock: Clock;
-  config: Config;
-  /** HMAC key of the verification_url tokens. */
-  tokenKey: string;
-  publicBaseUrl: string;
-  /** ALLOW_PRIVATE_TARGETS: accept loopback and private callback URLs (tests, local setups). */
-  allowPrivateTargets: boolean;
-  resolver?: Resolver;
-  logger: Logger;
-}
-
-const OPEN: ReadonlySet<RequestStatus> = new Set(["pending", "partial"]);
-const invalid = (message: string, field?: string) =>
-  new AppError("validation_error", message, field ? { details: [{ field, message, code: "invalid" }] } : {});
-
-/** The asset status that a verification's status stands for. A revoked proof no longer counts. */
-export function assetStatusOf(v: Status): AssetStatus {
-  if (v === "pending") return "in_progress";
-  if (v === "revoked") return "failed";
-  return v;
-}
-
-/** The proofs of a request's verified assets, as request events carry them. */
-export function proofsOf(r: RequestView) {
-  return r.assets
-    .filter((a) => a.v_status === "verified" && a.proof_token)
-    .map((a) => ({ asset_index: a.idx, type: a.type, verification_id: a.verification_id, proof_token: a.proof_token, expires_at: a.proof_expires_at?.toISOString() }));
-}
-
-/** A `verification_request.*` outbox event of the request in its new status. */
-export function requestEvent(r: RequestView, status: RequestStatus, at: Date): OutboxEvent {
-  return {
-    aggregateType: "verification_request",
-    aggregateId: r.id,
-    eventType: `verification_request.${status}`,
-    tenantId: r.tenant_id,
-    environment: r.environment,
-    payload: {
-      request_id: r.id,
-      reference_id: r.reference_id,
-      status,
-      proofs: proofsOf(r),
-      ...(r.external_user_id ? { external_user_id: r.external_user_id } : {}),
-      changed_at: at.toISOString(),
-      ...(r.callback_url ? { callback_url: r.callback_url } : {}),
-    },
-  };
-}
-
-const changedAssets = (r: RequestView, statuses: AssetStatus[]) =>
-  r.assets.flatMap((a, i) => (a.status === statuses[i] ? [] : [{ idx: a.idx, status: statuses[i] }]));
-
-/**
- * The state machine of DECISIONS.md, as a function of the assets' verifications: every required
- * asset verified → completed; some required asset verified → partial (its event only when
- * partial_ok). Open requests only; undefined when nothing changes.
- */
-export function progress(at: Date): Decide {
-  return (r) => {
-    if (!OPEN.has(r.status)) return undefined;
-    // an asset started more often than allowed has failed for good (its last verification expired with it)
-    const statuses = r.assets.map((a) => (a.starts > MAX_ASSET_STARTS && a.v_status !== "verified" ? "failed" : a.v_status ? assetStatusOf(a.v_status) : a.status));
-    // an asset verified after the request's expiry does not count (the expiry came first)
-    const counts = r.assets.map((a, i) => (statuses[i] === "verified" && a.v_verified_at && a.v_verified_at > r.expires_at ? "expired" : statuses[i]));
-    const required = r.assets.map((a, i) => ({ a, s: counts[i] })).filter((x) => x.a.required);
-    let status: RequestStatus = r.status;
-    if (required.every((x) => x.s === "verified")) status = "completed";
-    else if (required.some((x) => x.s === "verified")) status = "partial";
-    const assets = changedAssets(r, statuses);
-    if (status === r.status && !assets.length) return undefined;
-    const after: RequestView = { ...r, status };
-    const events =
-      status === r.status ? [] : status === "completed" || (status === "partial" && r.partial_ok) ? [requestEvent(after, status, at)] : [];
-    return { status, assets, events };
-  };
-}
-
-/** Open → expired (event verification_request.expired) or cancelled (no event); unfinished assets expire with their verifications. */
-function close(to: "expired" | "cancelled", at: Date): Decide {
-  return (r) => {
-    if (!OPEN.has(r.status)) return undefined;
-    const statuses = r.assets.map((a): AssetStatus => (a.v_status === "verified" ? "verified" : a.status === "failed" || a.v_status === "failed" ? "failed" : "expired"));
-    const change: RequestChange = { status: to, assets: changedAssets(r, statuses), events: [], expireVerifications: true };
-    if (to === "expired") change.events.push(requestEvent({ ...r, status: to }, to, at));
-    return change;
-  };
-}
-export const expiry = (at: Date) => close("expired", at);
-export const cancellation = (at: Date) => close("cancelled", at);
-
-/** A tenant's callback URL: http(s), no credentials, and (unless private targets are allowed) a public address. */
-export async function checkCallbackUrl(input: string, allowPrivate: boolean, resolver: Resolver = systemResolver): Promise<string> {
-  try {
-    return (await checkTargetUrl(input, { allowPrivate, resolver })).toString();
-  } catch (e) {
-    if (e instanceof OutboundError) throw invalid(`invalid callback_url: ${e.message}`, "callback_url");
-    throw e;
-  }
-}
-
-function checkRedirectUrl(input: string): string {
-  try {
-    return parseTargetUrl(input.trim()).toString();
-  } catch (e) {
-    if (e instanceof OutboundError) throw invalid(`invalid redirect_url: ${e.message}`, "redirect_url");
-    throw e;
-  }
-}
-
-const text = (v: string | undefined, name: string, max: number): string | null => {
-  if (v === undefined) return null;
-  if (v.length < 1 || v.length > max) throw invalid(`${name} must be 1 to ${max} characters`, name);
-  return v;
-};
-
-/** Validates one asset; answers its row (identifier normalized) without request id and status. */
-function assetRow(a: AssetInput, i: number): Omit<RequestAssetRow, "request_id" | "status" | "verification_id"> {
-  const f = `assets[${i}]`;
-  if (!(ASSET_TYPES as string[]).includes(a.type)) throw invalid(`${f}.type must be one of ${ASSET_TYPES.join(", ")}`, `${f}.type`);
-  const type = a.type as AssetType;
-  const channels = CHANNELS_BY_TYPE[type];
-  const allowed = a.allowedChannels?.length ? [...new Set(a.allowedChannels)] : null;
-  for (const c of allowed ?? []) {
-    if (!channels.includes(c)) throw new AppError("invalid_channel_for_type", `${f}.allowed_channels: ${c} is not a channel of type ${type}; use ${channels.join(", ")}`);
-  }
-  if (a.channel !== undefined) {
-    if (!channels.includes(a.channel)) throw new AppError("invalid_channel_for_type", `${f}.channel ${a.channel} is not valid for type ${type}; use one of ${channels.join(", ")}`);
-    if (allowed && !allowed.includes(a.channel)) throw invalid(`${f}.channel must be one of its allowed_channels`, `${f}.channel`);
-  }
-  let identifier: string | null = null;
-  if (a.identifier !== undefined) {
-    try {
-      identifier = normalizeIdentifier(type, a.channel ?? allowed?.[0] ?? channels[0], a.identifier).value;
-    } catch (e) {
-      if (e instanceof AppError) throw new AppError(e.code, `${f}.identifier: ${e.message}`, { details: e.details, extra: e.extra });
-      throw e;
-    }
-  }
-  return { idx: i, type, identifier, channel: a.channel ?? null, allowed_channels: allowed, required: a.required ?? true };
-}
+export * from "./input.ts";
+export * from "./decide.ts";
 
 /** The verification request use cases. */
 export class Requests {

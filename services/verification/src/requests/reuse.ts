@@ -6,10 +6,10 @@
  * with any verification (its own events drive it).
  */
 import { AppError, newId, type Clock, type Logger, type Scope } from "@icv/platform";
-import { CHANNELS_BY_TYPE } from "./channels.ts";
-import { maskIdentifier, normalizeIdentifier, type AssetType } from "./identifiers.ts";
-import type { RequestAssetView, RequestStore, RequestView, ReuseCandidateRow, VerificationRow, Decide } from "./store.ts";
-import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, type Verifications } from "./verifications.ts";
+import { CHANNELS_BY_TYPE } from "../channels/index.ts";
+import { maskIdentifier, normalizeIdentifier, type AssetType } from "../channels/index.ts";
+import type { RequestAssetView, RequestStore, RequestView, ReuseCandidateRow, VerificationRow, Decide } from "../store/index.ts";
+import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, type Verifications } from "../verifications/index.ts";
 
 /** Bounds of a request's max_proof_age (seconds): one minute to one year (the longest proof lifetime). */
 export const MIN_PROOF_AGE_S = 60;

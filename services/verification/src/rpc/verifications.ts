@@ -1,52 +1,12 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
-import type { Verification } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
 import { AppError, isId, pageInfo, pageRequest, requireScope, toDate, ts } from "@icv/platform";
-import type { EventRow, TestMessageRow, VerificationRow, VerificationStore } from "./store.ts";
-import type { Answer, Verifications } from "./verifications.ts";
+import type { EventRow, VerificationRow, VerificationStore } from "../store/index.ts";
+import type { Verifications } from "../verifications/index.ts";
+import { toMessage, toTestMessage } from "./convert.ts";
 import { systemClock, type Clock } from "@icv/platform";
-import { DETAIL_STATUSES, LIST_STATUSES, toVerifiedUsers } from "./users.ts";
-
-type VerificationInit = Omit<Verification, "$typeName" | "$unknown">;
-
-/** Row → RPC message. The code appears only in the create answer, and only where the user sends it. */
-export function toMessage({ row: v, code }: Answer): VerificationInit {
-  const pending = v.status === "pending";
-  return {
-    id: v.id,
-    type: v.type,
-    channel: v.channel,
-    status: v.status,
-    identifier: v.identifier,
-    challenge: pending
-      ? {
-          $typeName: "icv.verification.v1.Challenge",
-          code,
-          expiresAt: ts(v.challenge_expires_at),
-          instruction: v.instruction,
-          deepLink: v.deep_link ?? undefined,
-          message: v.challenge_message ?? undefined,
-        }
-      : undefined,
-    createdAt: ts(v.created_at),
-    verifiedAt: ts(v.verified_at),
-    proof:
-      v.proof_token && (v.status === "verified" || v.status === "revoked")
-        ? { $typeName: "icv.verification.v1.ProofRef", token: v.proof_token, expiresAt: ts(v.proof_expires_at) }
-        : undefined,
-    clientMetadata: (v.client_metadata as JsonObject | null) ?? undefined,
-    externalUserId: v.external_user_id ?? undefined,
-    attempts: v.attempts,
-    maxAttempts: v.max_attempts,
-    revokedAt: ts(v.revoked_at),
-    revokedReason: v.revoked_reason ?? undefined,
-    testMode: v.environment === "test",
-    method: v.method ?? "",
-    reusedFrom: v.reused_from ?? undefined,
-    delivery: v.delivery ?? undefined,
-  };
-}
+import { DETAIL_STATUSES, LIST_STATUSES, toVerifiedUsers } from "../users.ts";
 
 const one = (row: VerificationRow) => ({ verification: toMessage({ row }) });
 
@@ -67,20 +27,6 @@ export function eventsAnswer(v: VerificationRow, rows: EventRow[], after?: strin
       .map((r) => ({ id: r.id, eventType: r.event_type, payload: r.payload as JsonObject, createdAt: ts(r.created_at) })),
   };
 }
-
-/** A stored test message → RPC message. */
-export const toTestMessage = (m: TestMessageRow) => ({
-  id: m.id,
-  verificationId: m.verification_id ?? "",
-  sessionId: m.session_id ?? undefined,
-  channel: m.channel,
-  direction: m.direction,
-  from: m.from_address ?? undefined,
-  to: m.to_address,
-  subject: m.subject ?? undefined,
-  text: m.body,
-  createdAt: ts(m.created_at),
-});
 
 export function verificationRoutes(verifications: Verifications, store: VerificationStore, clock: Clock = systemClock) {
   return (router: ConnectRouter) =>

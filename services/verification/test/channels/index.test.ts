@@ -1,68 +1,91 @@
-import { getAddress } from "viem";
-import { parseSiweMessage, validateSiweMessage } from "viem/siwe";
-import { describe, expect, it } from "vitest";
-import { parseConfig, type Config, type EnvName } from "@icv/platform";
-import { CHANNELS_BY_TYPE, TEST_PLACEHOLDERS, TTL_MS, buildChallenge, methodOf, missingProvider } from "../src/channels.ts";
-import type { AssetType } from "../src/identifiers.ts";
+/** The registry: generic input rules, masking, the type/channel table, TTLs, providers and methods. */
+import { describe, it, expect } from "vitest";
+import { parseConfig } from "@icv/platform";
+import { AppError } from "@icv/platform/errors.ts";
+import { maskIdentifier, normalizeIdentifier, buildChallenge, CHANNELS_BY_TYPE, TTL_MS, methodOf, missingProvider, type AssetType } from "../../src/channels/index.ts";
+import { errorOf, expectInvalid, NOW, bare, configured, ETH, challenge } from "./helpers.ts";
 
-const NOW = new Date("2026-02-04T10:00:00.000Z");
-const bare = parseConfig({ PUBLIC_BASE_URL: "https://verify.example.com" });
-const configured = parseConfig({
-  PUBLIC_BASE_URL: "https://verify.example.com",
-  WHATSAPP_PHONE_NUMBER: "+15551234567",
-  TELEGRAM_BOT_USERNAME: "acme_verify_bot",
-  SMS_PHONE_NUMBER: "15557654321",
-  WHATSAPP_PHONE_NUMBER_ID: "1098765432",
-  WHATSAPP_ACCESS_TOKEN: "EAAG-test-access-token",
-  WHATSAPP_APP_SECRET: "whatsapp-app-secret-1",
-  TELEGRAM_BOT_TOKEN: "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0",
-  TELEGRAM_WEBHOOK_SECRET: "telegram-webhook-secret",
-  TWILIO_ACCOUNT_SID: "AC0123456789abcdef0123456789abcdef",
-  TWILIO_AUTH_TOKEN: "twilio-auth-token-1",
-  SMTP_URL: "smtp://127.0.0.1:2525",
-  DNS_PROVIDER_API: "cloudflare",
-  OAUTH_GITHUB_CLIENT_ID: "gh-client",
-  OAUTH_COINBASE_CLIENT_ID: "cb-client",
+// ---------------------------------------------------------------------------------------------
+// generic input rules
+
+describe("normalizeIdentifier: generic input rules", () => {
+  const cases: Array<[string, AssetType, string, string]> = [
+    ["empty string", "email", "email", ""],
+    ["only spaces", "email", "email", "   "],
+    ["over 320 characters", "account", "coinbase", "a".repeat(321)],
+    ["NUL byte", "social", "github", "john\u0000doe"],
+    ["newline", "email", "email", "user@example.com\n"],
+    ["tab", "domain", "dns", "\texample.com"],
+    ["DEL", "account", "kraken", "abc\u007fdef"],
+    ["C1 control", "social", "x", "john\u0085"],
+    ["escape in phone", "phone", "sms", "+14155552671\u001b"],
+  ];
+  it.each(cases)("rejects %s", (_name, type, channel, raw) => {
+    expectInvalid(type, channel, raw);
+  });
+
+  it("accepts exactly 320 characters before trimming", () => {
+    const raw = `${" ".repeat(300)}ABCDEFGHIJ${" ".repeat(10)}`;
+    expect(raw.length).toBe(320);
+    expect(normalizeIdentifier("account", "coinbase", raw)).toEqual({ value: "ABCDEFGHIJ", canonical: "ABCDEFGHIJ" });
+  });
+
+  it("never echoes the raw input in the message", () => {
+    const err = expectInvalid("phone", "sms", "+1 SECRET-VALUE 555");
+    expect(err.message).not.toContain("SECRET");
+  });
+
+  it("rejects an unknown wallet channel as invalid_channel_for_type", () => {
+    const err = errorOf(() => normalizeIdentifier("wallet", "dogecoin", "D8vFz4p1L37jdg47HXKtSHA5uYLYxbGgPD"));
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe("invalid_channel_for_type");
+  });
 });
-const ETH = getAddress("0x52908400098527886e0f7030069857d2e4169ee7");
 
-const challenge = (type: AssetType, channel: string, identifier: string, opts: { env?: EnvName; config?: Config } = {}) =>
-  buildChallenge({ id: "ver_01JABCDEFGHJKMNPQRSTVWXYZ0", type, channel, identifier, env: opts.env ?? "test", now: NOW, config: opts.config ?? bare });
+// ---------------------------------------------------------------------------------------------
+// phone
 
-describe("phone deep links", () => {
-  it("whatsapp: https://wa.me/<digits>?text=CODE, code shown", () => {
-    const c = challenge("phone", "whatsapp", "+37069199199", { env: "live", config: configured });
-    expect(c.code).toMatch(/^[A-Z0-9]{6}$/);
-    expect(c.showCode).toBe(true);
-    expect(c.deepLink).toBe(`https://wa.me/15551234567?text=${c.code}`);
-    expect(c.instruction).toContain(c.code!);
-    expect(c.instruction).toContain("+15551234567");
+// masking
+
+describe("maskIdentifier", () => {
+  const cases: Array<[AssetType, string, string]> = [
+    ["phone", "+37069199199", "+3706***9199"],
+    ["phone", "+14155552671", "+1415***2671"],
+    ["phone", "+8613800138000", "+8613***8000"],
+    ["phone", "+4930901820", "+4930***1820"],
+    ["phone", "+6834002", "+68***02"],
+    ["email", "john.doe@example.com", "j***e@example.com"],
+    ["email", "j@example.com", "j***@example.com"],
+    ["email", "ab@x.io", "a***b@x.io"],
+    ["email", "john.doe+tag@example.com", "j***g@example.com"],
+    ["account", "user.name@example.com", "u***e@example.com"],
+    ["account", "ACCT-123456789", "ACCT***6789"],
+    ["account", "ABC123", "A***"],
+    ["domain", "example.com", "exam***.com"],
+    ["domain", "abc.de", "a***"],
+    ["domain", "abcde.io", "a***"],
+    ["domain", "abcdef.io", "abcd***f.io"],
+    ["wallet", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", "0x5a***eAed"],
+    ["wallet", "1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa", "1A1z***vfNa"],
+    ["social", "johndoe", "j***"],
+    ["social", "john.doe_99", "john***e_99"],
+    ["telegram_bot", "@MyTestBot", "@MyT***tBot"],
+    ["telegram_bot", "@mybot", "@***"],
+  ];
+  it.each(cases)("masks %s %s as %s", (type, value, expected) => {
+    expect(maskIdentifier(type, value)).toBe(expected);
   });
 
-  it("telegram: https://t.me/<bot>?start=CODE", () => {
-    const c = challenge("phone", "telegram", "+37069199199", { env: "live", config: configured });
-    expect(c.deepLink).toBe(`https://t.me/acme_verify_bot?start=${c.code}`);
-    expect(c.showCode).toBe(true);
+  it("keeps 4 + 4 for anything longer than 8 and first char for 8 or fewer", () => {
+    expect(maskIdentifier("social", "abcdefgh")).toBe("a***");
+    expect(maskIdentifier("social", "abcdefghi")).toBe("abcd***fghi");
   });
 
-  it("sms: sms:+<number>?body=CODE, with the + added when configured without it", () => {
-    const c = challenge("phone", "sms", "+37069199199", { env: "live", config: configured });
-    expect(c.deepLink).toBe(`sms:+15557654321?body=${c.code}`);
-  });
-
-  it("test keys without providers get the documented placeholders", () => {
-    expect(TEST_PLACEHOLDERS).toEqual({ telegramBot: "icv_test_bot", whatsappNumber: "+15550001000", smsNumber: "+15550002000" });
-    const wa = challenge("phone", "whatsapp", "+37069199199");
-    expect(wa.deepLink).toBe(`https://wa.me/15550001000?text=${wa.code}`);
-    const tg = challenge("phone", "telegram", "+37069199199");
-    expect(tg.deepLink).toBe(`https://t.me/icv_test_bot?start=${tg.code}`);
-    const sms = challenge("phone", "sms", "+37069199199");
-    expect(sms.deepLink).toBe(`sms:+15550002000?body=${sms.code}`);
-  });
-
-  it("a fresh code for every challenge", () => {
-    const codes = new Set(Array.from({ length: 50 }, () => challenge("phone", "sms", "+37069199199").code));
-    expect(codes.size).toBe(50);
+  it("masks a normalized value end to end", () => {
+    const phone = normalizeIdentifier("phone", "sms", "+370 691 99199");
+    expect(maskIdentifier("phone", phone.value)).toBe("+3706***9199");
+    const email = normalizeIdentifier("email", "email", "John.Doe@Example.COM");
+    expect(maskIdentifier("email", email.value)).toBe("j***e@example.com");
   });
 });
 
@@ -118,46 +141,6 @@ describe("service-sent codes, domains, bots, OAuth", () => {
     expect(c).toMatchObject({ showCode: false });
     expect(c.code).toBeUndefined();
     expect(c.deepLink).toBeUndefined();
-  });
-});
-
-describe("wallet messages", () => {
-  it("ethereum: an EIP-4361 message (host line, address line, Nonce ≥ 8 alphanumerics, Issued At)", () => {
-    const c = challenge("wallet", "ethereum", ETH);
-    const lines = c.message!.split("\n");
-    expect(lines[0]).toBe("verify.example.com wants you to sign in with your Ethereum account:");
-    expect(lines[1]).toBe(ETH);
-    expect(lines[2]).toBe("");
-    expect(c.message).toMatch(/\nNonce: [A-Za-z0-9]{8,}\n/);
-    expect(lines).toContain(`Issued At: ${NOW.toISOString()}`);
-    expect(lines).toContain("URI: https://verify.example.com");
-    expect(lines).toContain("Version: 1");
-    expect(c.code).toBeUndefined();
-    expect(c.instruction).toContain(ETH);
-  });
-
-  it("ethereum: viem's EIP-4361 parser reads every field back, and it validates for its domain and time", () => {
-    const c = challenge("wallet", "ethereum", ETH);
-    const m = parseSiweMessage(c.message!);
-    expect(m).toMatchObject({ domain: "verify.example.com", address: ETH, uri: "https://verify.example.com", version: "1", chainId: 1 });
-    expect(m.nonce).toMatch(/^[A-Za-z0-9]{8,}$/);
-    expect(m.issuedAt).toEqual(NOW);
-    expect(m.expirationTime).toEqual(new Date(NOW.getTime() + 10 * 60_000));
-    expect(validateSiweMessage({ message: m, domain: "verify.example.com", address: ETH, time: new Date(NOW.getTime() + 60_000) })).toBe(true);
-    expect(validateSiweMessage({ message: m, domain: "verify.example.com", time: new Date(NOW.getTime() + 11 * 60_000) })).toBe(false);
-  });
-
-  it("a new nonce for every message", () => {
-    const a = parseSiweMessage(challenge("wallet", "ethereum", ETH).message!).nonce;
-    const b = parseSiweMessage(challenge("wallet", "ethereum", ETH).message!).nonce;
-    expect(a).not.toBe(b);
-  });
-
-  it("solana and bitcoin: a signed statement naming the address, with a nonce", () => {
-    const sol = challenge("wallet", "solana", "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV");
-    expect(sol.message!.split("\n")[1]).toBe("7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV");
-    expect(sol.message).toMatch(/\nNonce: [A-Za-z0-9]{16}\n/);
-    expect(sol.message).toContain(`Issued At: ${NOW.toISOString()}`);
   });
 });
 

@@ -1,7 +1,7 @@
 import type { Config } from "@icv/platform";
-import { CHANNELS_BY_TYPE, methodOf, missingProvider, type Method } from "./channels.ts";
-import type { AssetType } from "./identifiers.ts";
-import type { RequestView, VerificationRow } from "./store.ts";
+import { CHANNELS_BY_TYPE, methodOf, missingProvider, type Method } from "../channels/index.ts";
+import type { AssetType } from "../channels/index.ts";
+import type { RequestView, VerificationRow } from "../store/index.ts";
 
 /** An open challenge as the hosted page shows it. */
 export interface HostedChallenge {

@@ -1,0 +1,299 @@
+import { appendEvents, type Database, type Queryable, type Scope } from "@icv/platform";
+import { statusEvents } from "../events.ts";
+import type { AssetStatus, Decide, RequestAssetRow, RequestAssetView, RequestListFilter, RequestRow, RequestView, ReuseCandidateRow, VerificationRow } from "./rows.ts";
+
+const S = "verification";
+
+const OPEN_REQUEST = `status IN ('pending', 'partial')`;
+
+export class RequestStore {
+  constructor(private readonly db: Database) {}
+
+  async insert(r: RequestRow, assets: RequestAssetRow[]): Promise<void> {
+    await this.db.tx(async (q) => {
+      await q.query(
+        `INSERT INTO ${S}.verification_requests (id, tenant_id, environment, status, reference_id, action_type, action_title, action_description,
+           redirect_url, callback_url, partial_ok, external_user_id, client_metadata, created_at, updated_at, expires_at, max_proof_age)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+        [
+          r.id, r.tenant_id, r.environment, r.status, r.reference_id, r.action_type, r.action_title, r.action_description, r.redirect_url,
+          r.callback_url, r.partial_ok, r.external_user_id, r.client_metadata === null ? null : JSON.stringify(r.client_metadata),
+          r.created_at, r.updated_at, r.expires_at, r.max_proof_age,
+        ],
+      );
+      for (const a of assets) {
+        await q.query(
+          `INSERT INTO ${S}.verification_request_assets (request_id, idx, type, identifier, channel, allowed_channels, required, status, verification_id, starts)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $9::text IS NULL THEN 0 ELSE 1 END)`,
+          [a.request_id, a.idx, a.type, a.identifier, a.channel, a.allowed_channels, a.required, a.status, a.verification_id],
+        );
+      }
+    });
+  }
+
+  private async withAssets(q: Queryable, rows: RequestRow[]): Promise<RequestView[]> {
+    if (!rows.length) return [];
+    const a = await q.query<RequestAssetView>(
+      `SELECT a.*, v.status AS v_status, v.verified_at AS v_verified_at, v.proof_token, v.proof_expires_at
+         FROM ${S}.verification_request_assets a LEFT JOIN ${S}.verifications v ON v.id = a.verification_id
+        WHERE a.request_id = ANY($1::text[]) ORDER BY a.request_id, a.idx`,
+      [rows.map((r) => r.id)],
+    );
+    return rows.map((r) => ({ ...r, assets: a.rows.filter((x) => x.request_id === r.id) }));
+  }
+
+  async get(scope: Scope, id: string): Promise<RequestView | undefined> {
+    const r = await this.db.query<RequestRow>(`SELECT * FROM ${S}.verification_requests WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [
+      id,
+      scope.tenantId,
+      scope.env,
+    ]);
+    return (await this.withAssets(this.db, r.rows))[0];
+  }
+
+  async newestByReference(scope: Scope, referenceId: string): Promise<RequestView | undefined> {
+    const r = await this.db.query<RequestRow>(
+      `SELECT * FROM ${S}.verification_requests WHERE tenant_id = $1 AND environment = $2 AND reference_id = $3
+        ORDER BY created_at DESC, id DESC LIMIT 1`,
+      [scope.tenantId, scope.env, referenceId],
+    );
+    return (await this.withAssets(this.db, r.rows))[0];
+  }
+
+  async list(scope: Scope, f: RequestListFilter): Promise<{ rows: RequestView[]; total: number }> {
+    const where = ["tenant_id = $1", "environment = $2"];
+    const params: unknown[] = [scope.tenantId, scope.env];
+    if (f.status) where.push(`status = $${params.push(f.status)}`);
+    if (f.referenceId) where.push(`reference_id = $${params.push(f.referenceId)}`);
+    const w = where.join(" AND ");
+    const [rows, count] = await Promise.all([
+      this.db.query<RequestRow>(`SELECT * FROM ${S}.verification_requests WHERE ${w} ORDER BY created_at DESC, id DESC LIMIT ${f.limit} OFFSET ${f.offset}`, params),
+      this.db.query<{ total: number }>(`SELECT count(*)::int AS total FROM ${S}.verification_requests WHERE ${w}`, params),
+    ]);
+    return { rows: await this.withAssets(this.db, rows.rows), total: count.rows[0].total };
+  }
+
+  /** The requests that have an asset driven by this verification. */
+  async requestIdsOf(q: Queryable, verificationId: string): Promise<string[]> {
+    const r = await q.query<{ request_id: string }>(`SELECT DISTINCT request_id FROM ${S}.verification_request_assets WHERE verification_id = $1`, [verificationId]);
+    return r.rows.map((x) => x.request_id);
+  }
+
+  /**
+   * Locks one request (FOR UPDATE, so concurrent moves of its assets apply one after the other),
+   * reads it with its assets' verifications, and writes what `decide` answers, with its events and
+   * the expiry of its pending verifications, all in `q`'s transaction.
+   */
+  async apply(q: Queryable, id: string, decide: Decide, at: Date, scope?: Scope): Promise<{ before: RequestView; after?: RequestView } | undefined> {
+    const r = await q.query<RequestRow>(
+      `SELECT * FROM ${S}.verification_requests WHERE id = $1 AND ($2::text IS NULL OR (tenant_id = $2 AND environment = $3)) FOR UPDATE`,
+      [id, scope?.tenantId ?? null, scope?.env ?? null],
+    );
+    const [before] = await this.withAssets(q, r.rows);
+    if (!before) return undefined;
+    const change = decide(before);
+    if (!change) return { before };
+    await q.query(
+      `UPDATE ${S}.verification_requests SET status = $2, updated_at = $3,
+              completed_at = CASE WHEN $2 = 'completed' THEN $3 ELSE completed_at END,
+              cancelled_at = CASE WHEN $2 = 'cancelled' THEN $3 ELSE cancelled_at END
+        WHERE id = $1`,
+      [id, change.status, at],
+    );
+    for (const a of change.assets) {
+      await q.query(`UPDATE ${S}.verification_request_assets SET status = $3 WHERE request_id = $1 AND idx = $2`, [id, a.idx, a.status]);
+    }
+    if (change.expireVerifications) {
+      const ids = before.assets.map((a) => a.verification_id).filter((v): v is string => !!v);
+      if (ids.length) {
+        const v = await q.query<VerificationRow>(
+          `UPDATE ${S}.verifications SET status = 'expired', updated_at = $2 WHERE id = ANY($1::text[]) AND status = 'pending' RETURNING *`,
+          [ids, at],
+        );
+        await appendEvents(q, S, v.rows.flatMap((row) => statusEvents(row, "pending", at)), at);
+      }
+    }
+    await appendEvents(q, S, change.events, at);
+    const [after] = await this.withAssets(q, (await q.query<RequestRow>(`SELECT * FROM ${S}.verification_requests WHERE id = $1`, [id])).rows);
+    return { before, after };
+  }
+
+  /** Applies `decide` to one request of this scope in its own transaction. */
+  async applyInScope(scope: Scope, id: string, decide: Decide, at: Date) {
+    return this.db.tx((q) => this.apply(q, id, decide, at, scope));
+  }
+
+  /**
+   * Applies `decide` (the expiry) to up to `batch` open requests past their expires_at, of one
+   * scope or all. Rows another replica is sweeping are skipped (FOR UPDATE SKIP LOCKED).
+   */
+  async expireDue(now: Date, decide: Decide, batch = 200, scope?: Scope): Promise<number> {
+    const params = [now, scope?.tenantId ?? null, scope?.env ?? null];
+    const dueWhere = `${OPEN_REQUEST} AND expires_at <= $1 AND ($2::text IS NULL OR (tenant_id = $2 AND environment = $3))`;
+    if ((await this.db.query(`SELECT 1 FROM ${S}.verification_requests WHERE ${dueWhere} LIMIT 1`, params)).rowCount === 0) return 0;
+    return this.db.tx(async (q) => {
+      const due = await q.query<{ id: string }>(
+        `SELECT id FROM ${S}.verification_requests WHERE ${dueWhere} ORDER BY expires_at LIMIT ${batch} FOR UPDATE SKIP LOCKED`,
+        params,
+      );
+      for (const { id } of due.rows) await this.apply(q, id, decide, now);
+      return due.rows.length;
+    });
+  }
+
+  /** One request by id alone, any tenant (the hosted page: its token, checked first, names the request). */
+  async getById(id: string): Promise<RequestView | undefined> {
+    const r = await this.db.query<RequestRow>(`SELECT * FROM ${S}.verification_requests WHERE id = $1`, [id]);
+    return (await this.withAssets(this.db, r.rows))[0];
+  }
+
+  /**
+   * The hosted page started an asset: it now follows this verification (in_progress), with the
+   * identifier and channel the user chose, and the verification it followed before (if still
+   * pending) expires. Only while the request is open; false otherwise.
+   */
+  async assignAsset(scope: Scope, id: string, idx: number, a: { identifier: string; channel: string; verificationId: string }, at: Date): Promise<boolean> {
+    return this.db.tx(async (q) => {
+      const r = await q.query(
+        `SELECT 1 FROM ${S}.verification_requests WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND ${OPEN_REQUEST} FOR UPDATE`,
+        [id, scope.tenantId, scope.env],
+      );
+      if (!r.rowCount) return false;
+      const prev = await q.query<{ verification_id: string | null }>(
+        `SELECT verification_id FROM ${S}.verification_request_assets WHERE request_id = $1 AND idx = $2`,
+        [id, idx],
+      );
+      await q.query(
+        `UPDATE ${S}.verification_request_assets SET identifier = $3, channel = $4, verification_id = $5, status = 'in_progress'
+          WHERE request_id = $1 AND idx = $2`,
+        [id, idx, a.identifier, a.channel, a.verificationId],
+      );
+      // a restart replaces the asset's verification: the one it had stops (its code no longer counts)
+      const old = prev.rows[0]?.verification_id;
+      if (old && old !== a.verificationId) {
+        const v = await q.query<VerificationRow>(
+          `UPDATE ${S}.verifications SET status = 'expired', updated_at = $2 WHERE id = $1 AND status = 'pending' RETURNING *`,
+          [old, at],
+        );
+        await appendEvents(q, S, v.rows.flatMap((row) => statusEvents(row, "pending", at)), at);
+      }
+      await q.query(`UPDATE ${S}.verification_requests SET updated_at = $2 WHERE id = $1`, [id, at]);
+      return true;
+    });
+  }
+
+  /**
+   * Counts one more start of asset `idx` (hosted page), up to `max`. The start past `max` fails
+   * the asset instead (starts stays max + 1) and its open verification expires, with its events.
+   * Answers the new count, or undefined when the request is not open (or not this scope's).
+   */
+  async claimStart(scope: Scope, id: string, idx: number, max: number, at: Date): Promise<number | undefined> {
+    return this.db.tx(async (q) => {
+      const r = await q.query(
+        `SELECT 1 FROM ${S}.verification_requests WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND ${OPEN_REQUEST} FOR UPDATE`,
+        [id, scope.tenantId, scope.env],
+      );
+      if (!r.rowCount) return undefined;
+      const a = await q.query<{ starts: number; verification_id: string | null }>(
+        `UPDATE ${S}.verification_request_assets SET starts = LEAST(starts + 1, $3 + 1) WHERE request_id = $1 AND idx = $2 RETURNING starts, verification_id`,
+        [id, idx, max],
+      );
+      const asset = a.rows[0];
+      if (!asset || asset.starts <= max) return asset?.starts;
+      await q.query(`UPDATE ${S}.verification_request_assets SET status = 'failed' WHERE request_id = $1 AND idx = $2`, [id, idx]);
+      if (asset.verification_id) {
+        const v = await q.query<VerificationRow>(
+          `UPDATE ${S}.verifications SET status = 'expired', updated_at = $4
+            WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING *`,
+          [asset.verification_id, scope.tenantId, scope.env, at],
+        );
+        await appendEvents(q, S, v.rows.flatMap((row) => statusEvents(row, "pending", at)), at);
+      }
+      await q.query(`UPDATE ${S}.verification_requests SET updated_at = $2 WHERE id = $1`, [id, at]);
+      return asset.starts;
+    });
+  }
+
+  /** Gives back a start whose verification could not be made (refused by a send limit, a bad identifier). */
+  async releaseStart(scope: Scope, id: string, idx: number, max: number): Promise<void> {
+    await this.db.query(
+      `UPDATE ${S}.verification_request_assets a SET starts = a.starts - 1
+         FROM ${S}.verification_requests r
+        WHERE a.request_id = $1 AND a.idx = $2 AND a.starts BETWEEN 1 AND $5 AND r.id = a.request_id AND r.tenant_id = $3 AND r.environment = $4`,
+      [id, idx, scope.tenantId, scope.env, max],
+    );
+  }
+
+  // ---- smart reuse (reuse.ts) -------------------------------------------------------------------
+
+  /**
+   * The verifications of a scope's external user whose proof may be reused for an asset: same
+   * type, same canonical identifier (any, when null), one of `channels` (any, when null),
+   * verified by their own challenge (a reused proof is never reused again), unrevoked, the proof
+   * valid past `minProofExpiry`. Newest verified first; at most 20.
+   */
+  async reuseCandidates(
+    scope: Scope,
+    f: { externalUserId: string; type: string; canonical: string | null; channels: string[] | null; minProofExpiry: Date },
+  ): Promise<ReuseCandidateRow[]> {
+    const r = await this.db.query<ReuseCandidateRow>(
+      `SELECT id, type, channel, identifier, identifier_canonical, verified_at, proof_expires_at
+         FROM ${S}.verifications
+        WHERE tenant_id = $1 AND environment = $2 AND external_user_id = $3 AND type = $4 AND status = 'verified'
+          AND method IS DISTINCT FROM 'reused_proof' AND proof_token IS NOT NULL AND proof_expires_at > $5 AND revoked_at IS NULL
+          AND ($6::text IS NULL OR identifier_canonical = $6) AND ($7::text[] IS NULL OR channel = ANY($7::text[]))
+        ORDER BY verified_at DESC, id DESC LIMIT 20`,
+      [scope.tenantId, scope.env, f.externalUserId, f.type, f.minProofExpiry, f.canonical, f.channels],
+    );
+    return r.rows;
+  }
+
+  /**
+   * Completes one asset of a request with a verification made from an earlier proof, in one
+   * transaction: locks the request, lets `check` refuse (it sees the request and whether the
+   * source verification is still verified), stores the verification (verified, with its proof and
+   * the events of a normal pending → verified move), points the asset at it and applies `decide`.
+   */
+  async attachReused(
+    scope: Scope,
+    requestId: string,
+    idx: number,
+    v: VerificationRow,
+    check: (r: RequestView | undefined, sourceVerified: boolean) => void,
+    decide: Decide,
+    at: Date,
+  ): Promise<RequestView> {
+    return this.db.tx(async (q) => {
+      const locked = await q.query<RequestRow>(
+        `SELECT * FROM ${S}.verification_requests WHERE id = $1 AND tenant_id = $2 AND environment = $3 FOR UPDATE`,
+        [requestId, scope.tenantId, scope.env],
+      );
+      const [r] = await this.withAssets(q, locked.rows);
+      const src = await q.query(
+        `SELECT 1 FROM ${S}.verifications WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'verified' FOR SHARE`,
+        [v.reused_from, scope.tenantId, scope.env],
+      );
+      check(r, src.rowCount === 1);
+      await q.query(
+        `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
+           challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
+           created_at, updated_at, verified_at, proof_token, proof_expires_at, method, reused_from)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'verified', NULL, $8, $9, NULL, NULL, $10, $11, $12, $13, $14, $14, $14, $15, $16, $17, $18)`,
+        [
+          v.id, v.tenant_id, v.environment, v.type, v.channel, v.identifier, v.identifier_canonical, v.challenge_expires_at, v.instruction,
+          v.max_attempts, v.client_metadata === null ? null : JSON.stringify(v.client_metadata), v.external_user_id, v.proof_expires_in,
+          at, v.proof_token, v.proof_expires_at, v.method, v.reused_from,
+        ],
+      );
+      const pending: VerificationRow = { ...v, status: "pending", verified_at: null, proof_token: null, proof_expires_at: null };
+      await appendEvents(q, S, [...statusEvents(pending, null, at), ...statusEvents(v, "pending", at)], at);
+      await q.query(
+        `UPDATE ${S}.verification_request_assets SET identifier = $3, channel = $4, verification_id = $5, status = 'in_progress'
+          WHERE request_id = $1 AND idx = $2`,
+        [requestId, idx, v.identifier, v.channel, v.id],
+      );
+      const applied = await this.apply(q, requestId, decide, at, scope);
+      return applied!.after ?? applied!.before;
+    });
+  }
+}

@@ -1,0 +1,30 @@
+import type { Database, Queryable, Scope } from "@icv/platform";
+import type { TestMessageRow } from "./rows.ts";
+
+const S = "verification";
+
+/** How long test messages are kept: older rows of the tenant are pruned on each write. */
+export const TEST_MESSAGE_TTL_MS = 7 * 24 * 3600_000;
+
+export async function insertTestMessage(q: Queryable, m: TestMessageRow): Promise<void> {
+  await q.query(
+    `INSERT INTO ${S}.test_messages (id, tenant_id, environment, verification_id, session_id, channel, direction, from_address, to_address, subject, body, created_at)
+     VALUES ($1, $2, 'test', $3, $11, $4, $5, $6, $7, $8, $9, $10)`,
+    [m.id, m.tenant_id, m.verification_id, m.channel, m.direction, m.from_address, m.to_address, m.subject, m.body, m.created_at, m.session_id],
+  );
+  await q.query(`DELETE FROM ${S}.test_messages WHERE tenant_id = $1 AND environment = 'test' AND created_at < $2`, [
+    m.tenant_id,
+    new Date(m.created_at.getTime() - TEST_MESSAGE_TTL_MS),
+  ]);
+}
+
+/** A page of the scope's test messages, newest first, optionally of one verification. */
+export async function testMessages(db: Database, scope: Scope, f: { verificationId?: string; limit: number; offset: number }): Promise<{ rows: TestMessageRow[]; total: number }> {
+  const params: unknown[] = [scope.tenantId, scope.env, f.verificationId ?? null];
+  const w = `tenant_id = $1 AND environment = $2 AND ($3::text IS NULL OR verification_id = $3)`;
+  const [rows, count] = await Promise.all([
+    db.query<TestMessageRow>(`SELECT * FROM ${S}.test_messages WHERE ${w} ORDER BY created_at DESC, id DESC LIMIT ${f.limit} OFFSET ${f.offset}`, params),
+    db.query<{ total: number }>(`SELECT count(*)::int AS total FROM ${S}.test_messages WHERE ${w}`, params),
+  ]);
+  return { rows: rows.rows, total: count.rows[0].total };
+}

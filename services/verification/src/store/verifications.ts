@@ -1,0 +1,331 @@
+import { appendEvents, writeWithEvents, type Database, type ProofMethod, type Queryable, type Scope } from "@icv/platform";
+import type { UserSummaryRow, UserVerificationRow } from "../users.ts";
+import { statusEvents } from "../events.ts";
+import type { EventRow, ListFilter, NewVerification, TestMessageRow, VerificationRow } from "./rows.ts";
+import { insertTestMessage, testMessages } from "./test-messages.ts";
+import { userVerifications, verifiedUser, verifiedUsers } from "./users.ts";
+
+const S = "verification";
+
+export class VerificationStore {
+  constructor(private readonly db: Database) {}
+
+  /** Stores a new verification with its creation event; a test-mode message (testMessageOf in verifications.ts) goes in the same transaction. */
+  async insert(v: NewVerification, testMessage?: TestMessageRow): Promise<VerificationRow> {
+    if (testMessage) return this.db.tx(async (q) => {
+      const row = await this.insertIn(q, v);
+      await insertTestMessage(q, testMessage);
+      return row;
+    });
+    return this.insertIn(this.db, v);
+  }
+
+  private async insertIn(q: Queryable, v: NewVerification): Promise<VerificationRow> {
+    const row: VerificationRow = {
+      ...v,
+      status: "pending",
+      attempts: 0,
+      updated_at: v.created_at,
+      proof_token: null,
+      proof_expires_at: null,
+      verified_at: null,
+      revoked_at: null,
+      revoked_reason: null,
+      resend_count: 0,
+      code_sent_at: null,
+      method: null,
+      reused_from: null,
+    };
+    const r = await writeWithEvents<VerificationRow>(
+      q,
+      S,
+      `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
+         challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
+         created_at, updated_at, code_lookup, origin, delivery)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18, $19, $20) RETURNING *`,
+      [
+        v.id, v.tenant_id, v.environment, v.type, v.channel, v.identifier, v.identifier_canonical, v.code_hmac,
+        v.challenge_expires_at, v.instruction, v.deep_link, v.challenge_message, v.max_attempts,
+        v.client_metadata === null ? null : JSON.stringify(v.client_metadata), v.external_user_id, v.proof_expires_in, v.created_at,
+        v.code_lookup, v.origin, v.delivery,
+      ],
+      statusEvents(row, null, v.created_at),
+      v.created_at,
+    );
+    return r.rows[0];
+  }
+
+  /**
+   * The live verifications holding this code lookup (any tenant), pending ones first, then the
+   * newest: an inbound message's code is matched here. Codes repeat only by chance (36^6), so
+   * this is one row nearly always.
+   */
+  async byCodeLookup(lookup: string): Promise<VerificationRow[]> {
+    const r = await this.db.query<VerificationRow>(
+      `SELECT * FROM ${S}.verifications WHERE code_lookup = $1 AND environment = 'live'
+        ORDER BY (status = 'pending') DESC, created_at DESC LIMIT 10`,
+      [lookup],
+    );
+    return r.rows;
+  }
+
+  /** The verification a session made (RecordSessionVerification), in this scope. */
+  async byOrigin(scope: Scope, origin: string): Promise<VerificationRow | undefined> {
+    const r = await this.db.query<VerificationRow>(`SELECT * FROM ${S}.verifications WHERE origin = $1 AND tenant_id = $2 AND environment = $3`, [
+      origin,
+      scope.tenantId,
+      scope.env,
+    ]);
+    return r.rows[0];
+  }
+
+  /** Forgets the inbound attempt keys older than `before`; answers how many went. */
+  async pruneInboundAttempts(before: Date): Promise<number> {
+    return (await this.db.query(`DELETE FROM ${S}.inbound_attempts WHERE created_at < $1`, [before])).rowCount ?? 0;
+  }
+
+  /** Stores one test-mode message that is not written with a verification (a test session's). */
+  async insertTestMessage(m: TestMessageRow): Promise<void> {
+    await this.db.tx((q) => insertTestMessage(q, m));
+  }
+
+  async get(scope: Scope, id: string): Promise<VerificationRow | undefined> {
+    const r = await this.db.query<VerificationRow>(`SELECT * FROM ${S}.verifications WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [
+      id,
+      scope.tenantId,
+      scope.env,
+    ]);
+    return r.rows[0];
+  }
+
+  async list(scope: Scope, f: ListFilter): Promise<{ rows: VerificationRow[]; total: number }> {
+    const where = ["tenant_id = $1", "environment = $2"];
+    const params: unknown[] = [scope.tenantId, scope.env];
+    const add = (cond: string, value: unknown) => {
+      params.push(value);
+      where.push(cond.replace("?", `$${params.length}`));
+    };
+    if (f.status) add("status = ?", f.status);
+    if (f.type) add("type = ?", f.type);
+    if (f.channel) add("channel = ?", f.channel);
+    if (f.externalUserId) add("external_user_id = ?", f.externalUserId);
+    if (f.createdAfter) add("created_at > ?", f.createdAfter);
+    if (f.createdBefore) add("created_at < ?", f.createdBefore);
+    const w = where.join(" AND ");
+    const [rows, count] = await Promise.all([
+      this.db.query<VerificationRow>(
+        `SELECT * FROM ${S}.verifications WHERE ${w} ORDER BY created_at DESC, id DESC LIMIT ${f.limit} OFFSET ${f.offset}`,
+        params,
+      ),
+      this.db.query<{ total: number }>(`SELECT count(*)::int AS total FROM ${S}.verifications WHERE ${w}`, params),
+    ]);
+    return { rows: rows.rows, total: count.rows[0].total };
+  }
+
+  /**
+   * The outbox events of one verification of this scope, oldest first (ids are monotonic ULIDs,
+   * so id order is creation order), at most `limit` of them.
+   */
+  async events(scope: Scope, verificationId: string, limit = 1000): Promise<EventRow[]> {
+    const r = await this.db.query<EventRow>(
+      `SELECT id, event_type, payload, created_at FROM ${S}.outbox
+        WHERE aggregate_id = $1 AND aggregate_type = 'verification' AND tenant_id = $2 AND environment = $3
+        ORDER BY id LIMIT ${limit}`,
+      [verificationId, scope.tenantId, scope.env],
+    );
+    return r.rows;
+  }
+
+  /**
+   * Records a wrong answer: one more attempt, and `failed` when it was the last one. Answers the
+   * row afterwards, or undefined when it was no longer pending.
+   */
+  async recordFailedAttempt(scope: Scope, id: string, at: Date, messageKey?: string): Promise<VerificationRow | undefined> {
+    return this.db.tx(async (q) => {
+      if (messageKey) {
+        // a provider message counts once: its key is kept in the same transaction as the count
+        const first = await q.query(
+          `INSERT INTO ${S}.inbound_attempts (message_key, verification_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+          [messageKey, id, at],
+        );
+        if (first.rowCount === 0) {
+          const cur = await q.query<VerificationRow>(`SELECT * FROM ${S}.verifications WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [id, scope.tenantId, scope.env]);
+          return cur.rows[0];
+        }
+      }
+      const r = await q.query<VerificationRow>(
+        `UPDATE ${S}.verifications
+            SET attempts = attempts + 1,
+                status = CASE WHEN attempts + 1 >= max_attempts THEN 'failed' ELSE status END,
+                updated_at = $4
+          WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING *`,
+        [id, scope.tenantId, scope.env, at],
+      );
+      const v = r.rows[0];
+      if (v?.status === "failed") await appendEvents(q, S, statusEvents(v, "pending", at), at);
+      return v;
+    });
+  }
+
+  /** pending → verified with its proof; undefined when it was no longer pending. */
+  async markVerified(v: VerificationRow, proof: { token: string; expiresAt: Date; method: ProofMethod }, at: Date): Promise<VerificationRow | undefined> {
+    const after: VerificationRow = {
+      ...v,
+      status: "verified",
+      verified_at: at,
+      proof_token: proof.token,
+      proof_expires_at: proof.expiresAt,
+      method: proof.method,
+      updated_at: at,
+    };
+    const r = await writeWithEvents<VerificationRow>(
+      this.db,
+      S,
+      `UPDATE ${S}.verifications SET status = 'verified', verified_at = $4, proof_token = $5, proof_expires_at = $6, method = $7, updated_at = $4
+        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING *`,
+      [v.id, v.tenant_id, v.environment, at, proof.token, proof.expiresAt, proof.method],
+      statusEvents(after, "pending", at),
+      at,
+    );
+    return r.rows[0];
+  }
+
+  /** verified → revoked; undefined when it was not verified. `q`: the caller's transaction (the proof.revoked consumer's). */
+  async markRevoked(v: VerificationRow, revokedAt: Date, reason: string, q: Queryable = this.db): Promise<VerificationRow | undefined> {
+    const after: VerificationRow = { ...v, status: "revoked", revoked_at: revokedAt, revoked_reason: reason, updated_at: revokedAt };
+    const r = await writeWithEvents<VerificationRow>(
+      q,
+      S,
+      `UPDATE ${S}.verifications SET status = 'revoked', revoked_at = $4, revoked_reason = $5, updated_at = $4
+        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'verified' RETURNING *`,
+      [v.id, v.tenant_id, v.environment, revokedAt, reason],
+      statusEvents(after, "verified", revokedAt),
+      revokedAt,
+    );
+    return r.rows[0];
+  }
+
+  /** The verification a proof belongs to (the proof id is the verification id), read in `q`; undefined when there is none. */
+  async byProof(q: Queryable, scope: Scope, proofId: string): Promise<VerificationRow | undefined> {
+    const r = await q.query<VerificationRow>(`SELECT * FROM ${S}.verifications WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [
+      proofId,
+      scope.tenantId,
+      scope.env,
+    ]);
+    return r.rows[0];
+  }
+
+  /**
+   * Writes a resent code in one conditional UPDATE: only while the verification is pending with a
+   * live challenge, has resends left, and its last code was sent at least `minGapMs` ago. So two
+   * concurrent resends cannot both pass (the second re-checks the row the first changed).
+   * Undefined when a condition failed (the caller reloads to say which).
+   */
+  async writeResentCode(
+    v: VerificationRow,
+    next: { codeHmac: string; expiresAt: Date },
+    rules: { maxResends: number; minGapMs: number },
+    at: Date,
+    testMessage?: TestMessageRow,
+  ): Promise<VerificationRow | undefined> {
+    if (testMessage) return this.db.tx(async (q) => {
+      const row = await this.writeResentCodeIn(q, v, next, rules, at);
+      if (row) await insertTestMessage(q, testMessage);
+      return row;
+    });
+    return this.writeResentCodeIn(this.db, v, next, rules, at);
+  }
+
+  private async writeResentCodeIn(
+    q: Queryable,
+    v: VerificationRow,
+    next: { codeHmac: string; expiresAt: Date },
+    rules: { maxResends: number; minGapMs: number },
+    at: Date,
+  ): Promise<VerificationRow | undefined> {
+    const r = await q.query<VerificationRow>(
+      `UPDATE ${S}.verifications
+          SET code_hmac = $4, challenge_expires_at = $5, resend_count = resend_count + 1, code_sent_at = $6, updated_at = $6
+        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' AND challenge_expires_at > $6
+          AND resend_count < $7 AND COALESCE(code_sent_at, created_at) <= $8
+        RETURNING *`,
+      [v.id, v.tenant_id, v.environment, next.codeHmac, next.expiresAt, at, rules.maxResends, new Date(at.getTime() - rules.minGapMs)],
+    );
+    return r.rows[0];
+  }
+
+  /**
+   * Undoes a resend whose email could not be sent (or that a send limit refused): the previous
+   * code, expiry and counters come back, but only if the row still holds the code this resend
+   * wrote (nothing happened since); the test message the resend stored, if any, goes with it.
+   */
+  async undoResentCode(before: VerificationRow, written: VerificationRow, testMessageId?: string): Promise<void> {
+    if (testMessageId) {
+      await this.db.query(`DELETE FROM ${S}.test_messages WHERE id = $1 AND tenant_id = $2 AND environment = 'test'`, [testMessageId, before.tenant_id]);
+    }
+    await this.db.query(
+      `UPDATE ${S}.verifications
+          SET code_hmac = $5, challenge_expires_at = $6, resend_count = $7, code_sent_at = $8, updated_at = $9
+        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND code_hmac = $4 AND status = 'pending'`,
+      [
+        before.id, before.tenant_id, before.environment, written.code_hmac,
+        before.code_hmac, before.challenge_expires_at, before.resend_count, before.code_sent_at, before.updated_at,
+      ],
+    );
+  }
+
+  /** Expires one pending verification whose challenge has run out (read path: never show a stale pending). */
+  async expireOne(v: VerificationRow, now: Date): Promise<VerificationRow | undefined> {
+    const r = await writeWithEvents<VerificationRow>(
+      this.db,
+      S,
+      `UPDATE ${S}.verifications SET status = 'expired', updated_at = $4
+        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' AND challenge_expires_at <= $4 RETURNING *`,
+      [v.id, v.tenant_id, v.environment, now],
+      statusEvents({ ...v, status: "expired", updated_at: now }, "pending", now),
+      now,
+    );
+    return r.rows[0];
+  }
+
+  /**
+   * Moves up to `batch` stale pending verifications (of one tenant scope, or all) to expired, with
+   * their events. Rows another replica is sweeping are skipped (FOR UPDATE SKIP LOCKED), so
+   * replicas never collide.
+   */
+  async expireDue(now: Date, batch = 500, scope?: Scope): Promise<number> {
+    const params = [now, scope?.tenantId ?? null, scope?.env ?? null];
+    const dueWhere = `status = 'pending' AND challenge_expires_at <= $1 AND ($2::text IS NULL OR (tenant_id = $2 AND environment = $3))`;
+    // the common case (nothing due: every list call, most sweeps) costs one indexed read, no transaction
+    if ((await this.db.query(`SELECT 1 FROM ${S}.verifications WHERE ${dueWhere} LIMIT 1`, params)).rowCount === 0) return 0;
+    return this.db.tx(async (q) => {
+      const r = await q.query<VerificationRow>(
+        `UPDATE ${S}.verifications v SET status = 'expired', updated_at = $1
+           FROM (SELECT id FROM ${S}.verifications WHERE ${dueWhere}
+                  ORDER BY challenge_expires_at LIMIT ${batch} FOR UPDATE SKIP LOCKED) due
+          WHERE v.id = due.id RETURNING v.*`,
+        params,
+      );
+      await appendEvents(q, S, r.rows.flatMap((v) => statusEvents(v, "pending", now)), now);
+      return r.rows.length;
+    });
+  }
+
+  /** A page of the scope's test messages, newest first, optionally of one verification. */
+  testMessages(scope: Scope, f: { verificationId?: string; limit: number; offset: number }): Promise<{ rows: TestMessageRow[]; total: number }> {
+    return testMessages(this.db, scope, f);
+  }
+
+  /** Verified users of a scope (store/users.ts). */
+  verifiedUsers(scope: Scope, limit: number, offset: number): Promise<{ rows: UserSummaryRow[]; total: number }> {
+    return verifiedUsers(this.db, scope, limit, offset);
+  }
+
+  verifiedUser(scope: Scope, externalUserId: string): Promise<UserSummaryRow | undefined> {
+    return verifiedUser(this.db, scope, externalUserId);
+  }
+
+  userVerifications(scope: Scope, externalUserIds: string[], statuses: readonly string[], now: Date): Promise<UserVerificationRow[]> {
+    return userVerifications(this.db, scope, externalUserIds, statuses, now);
+  }
+}

@@ -1,0 +1,72 @@
+/** Create: a new verification with its challenge; a code the service sends goes out before the row is stored. */
+import { AppError, newId, type Scope } from "@icv/platform";
+import { codeHmac, codeLookup } from "../challenge.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, buildChallenge, deliveryOf, missingProvider, normalizeIdentifier, type AssetType } from "../channels/index.ts";
+import { codeTarget, deliverCode, testMessageOf } from "../delivery.ts";
+import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, MAX_METADATA_BYTES, type Answer, type CreateInput, type UseCaseHost } from "./deps.ts";
+
+export async function createVerification(vs: UseCaseHost, scope: Scope, input: CreateInput): Promise<Answer> {
+  const { config, clock, hmacKey, store } = vs.d;
+  if (!(ASSET_TYPES as string[]).includes(input.type)) {
+    throw new AppError("validation_error", `type must be one of ${ASSET_TYPES.join(", ")}`, {
+      details: [{ field: "type", message: "unknown type", code: "invalid_enum_value" }],
+    });
+  }
+  const type = input.type as AssetType;
+  if (!CHANNELS_BY_TYPE[type].includes(input.channel)) {
+    throw new AppError("invalid_channel_for_type", `channel ${input.channel || "(empty)"} is not valid for type ${type}; use one of ${CHANNELS_BY_TYPE[type].join(", ")}`);
+  }
+  const ident = normalizeIdentifier(type, input.channel, input.identifier);
+  const delivery = deliveryOf(type, input.channel, input.delivery);
+  if (input.externalUserId !== undefined && (input.externalUserId.length < 1 || input.externalUserId.length > 255)) {
+    throw new AppError("validation_error", "external_user_id must be 1 to 255 characters");
+  }
+  if (input.clientMetadata && Buffer.byteLength(JSON.stringify(input.clientMetadata)) > MAX_METADATA_BYTES) {
+    throw new AppError("validation_error", "client_metadata must be at most 4 KB of JSON");
+  }
+  const proofTtl = input.proofExpiresIn ?? DEFAULT_PROOF_TTL_S;
+  if (!Number.isInteger(proofTtl) || proofTtl < 60 || proofTtl > 31_536_000) {
+    throw new AppError("validation_error", "proof_expires_in must be an integer from 60 to 31536000 seconds");
+  }
+  if (scope.env === "live") {
+    const missing = missingProvider(type, input.channel, config);
+    if (missing.length) {
+      throw new AppError("channel_unavailable", `channel ${input.channel} is not configured on this service (missing ${missing.join(", ")})`);
+    }
+  }
+  const now = clock.now();
+  const id = newId("verification", now.getTime());
+  const ch = buildChallenge({ id, type, channel: input.channel, identifier: ident.value, env: scope.env, now, config, delivery: delivery ?? undefined });
+  const v = { id, type, channel: input.channel, identifier: ident.value };
+  // a code the service sends goes out before the row is stored: a failed send leaves nothing half-made;
+  // test keys send nothing and get the message that would have gone out, stored with the row
+  // before anything is sent or stored: a refused create leaves nothing behind
+  if (ch.sendTo && ch.code) await vs.d.sendLimits.reserve(scope, { channel: input.channel, identifier: ch.sendTo });
+  const sent = ch.sendTo && ch.code ? await deliverCode(vs.delivery, scope, { verificationId: id, ...codeTarget(v, ch) }, now) : undefined;
+  const testMessage = scope.env === "test" ? (sent ?? testMessageOf(config, scope, v, ch, now)) : undefined;
+  const row = await store.insert({
+    id,
+    tenant_id: scope.tenantId,
+    environment: scope.env,
+    type,
+    channel: input.channel,
+    identifier: ident.value,
+    identifier_canonical: ident.canonical,
+    code_hmac: ch.code ? codeHmac(hmacKey, id, ch.code) : null,
+    challenge_expires_at: ch.expiresAt,
+    instruction: ch.instruction,
+    deep_link: ch.deepLink ?? null,
+    challenge_message: ch.message ?? null,
+    max_attempts: MAX_ATTEMPTS,
+    client_metadata: input.clientMetadata ?? null,
+    external_user_id: input.externalUserId ?? null,
+    proof_expires_in: proofTtl,
+    created_at: now,
+    // live reverse-OTP codes arrive in provider messages without the verification id: index them
+    code_lookup: delivery === "inbound" && scope.env === "live" && ch.code ? codeLookup(hmacKey, input.channel, ch.code) : null,
+    origin: null,
+    delivery,
+  }, testMessage);
+  vs.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: id, type, channel: input.channel, env: scope.env }, "verification created");
+  return { row, code: ch.showCode ? ch.code : undefined };
+}

@@ -1,0 +1,74 @@
+/** What the verification use cases share: limits, inputs and answers, dependencies, the host they run on. */
+import { createHash } from "node:crypto";
+import type { Client } from "@connectrpc/connect";
+import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
+import { toEnvironment, type Clock, type Config, type Logger, type ProofMethod, type Scope, type TwilioClient, type WhatsAppClient } from "@icv/platform";
+import type { Evidence } from "../channels/index.ts";
+import type { DeliveryDeps } from "../delivery.ts";
+import type { Mailer } from "../mailer.ts";
+import type { SendLimits } from "../send-limits.ts";
+import type { VerificationRow, VerificationStore } from "../store/index.ts";
+
+export const MAX_ATTEMPTS = 5;
+/** Email code resends (DECISIONS.md): at most MAX_RESENDS in all, at least RESEND_GAP_MS after the last send. */
+export const MAX_RESENDS = 5;
+export const RESEND_GAP_MS = 60_000;
+export const DEFAULT_PROOF_TTL_S = 2_592_000;
+export const MAX_METADATA_BYTES = 4096;
+
+export interface CreateInput {
+  type: string;
+  channel: string;
+  identifier: string;
+  clientMetadata?: Record<string, unknown>;
+  externalUserId?: string;
+  proofExpiresIn?: number;
+  /** Phone only: "inbound" (default) or "outbound" (sms, whatsapp). */
+  delivery?: string;
+}
+
+export type SubmitInput = Evidence;
+
+/** A verification as the service answers it; `code` only on creation and only where the user sends it. */
+export interface Answer {
+  row: VerificationRow;
+  code?: string;
+}
+
+export interface VerificationDeps {
+  store: VerificationStore;
+  proofs: Client<typeof ProofService>;
+  config: Config;
+  clock: Clock;
+  hmacKey: string;
+  logger: Logger;
+  /** Absent when SMTP is not configured (then live email channels are unavailable). */
+  mailer?: Mailer;
+  /** Asked before every code the service sends (test scopes count too, in their own windows). */
+  sendLimits: SendLimits;
+  /** The phone senders of the configured providers (messagingSenders in @icv/platform), for outbound codes. */
+  senders?: { whatsapp?: WhatsAppClient; sms?: TwilioClient };
+}
+
+/** What an inbound code did (CompleteInboundCode). */
+export interface InboundOutcome {
+  outcome: "verified" | "already_verified" | "wrong_sender" | "failed" | "expired" | "not_pending" | "unknown_code";
+  verificationId?: string;
+  attemptsRemaining?: number;
+}
+
+/** The error of a wrong answer: its code and what to tell the user. */
+export type Failure = ["invalid_code" | "invalid_signature", string];
+
+export const rpcScope = (s: Scope) => ({ tenantId: s.tenantId, environment: toEnvironment(s.env), requestId: s.requestId ?? "" });
+
+export const identifierHash = (canonical: string) => createHash("sha256").update(canonical).digest("hex");
+
+/** What a use-case file needs of Verifications (index.ts): its dependencies and the steps every use case shares. */
+export interface UseCaseHost {
+  readonly d: VerificationDeps;
+  readonly delivery: DeliveryDeps;
+  get(scope: Scope, id: string): Promise<VerificationRow>;
+  pendingForAction(scope: Scope, id: string, loaded?: VerificationRow): Promise<VerificationRow>;
+  complete(scope: Scope, v: VerificationRow, method: ProofMethod): Promise<VerificationRow>;
+}

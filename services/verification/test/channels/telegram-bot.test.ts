@@ -1,0 +1,56 @@
+/** The telegram_bot channel: bot username normalization. */
+import { describe, it, expect } from "vitest";
+import { normalizeIdentifier } from "../../src/channels/index.ts";
+import { expectInvalid } from "./helpers.ts";
+import { telegramBot } from "../../src/channels/telegram-bot.ts";
+import { CTX, pending, rejection } from "./helpers.ts";
+
+describe("telegram_bot", () => {
+  const valid: Array<[string, string, string]> = [
+    ["@MyTestBot", "@MyTestBot", "@mytestbot"],
+    ["MyTestBot", "@MyTestBot", "@mytestbot"],
+    ["my_test_bot", "@my_test_bot", "@my_test_bot"],
+    ["  @example_BOT  ", "@example_BOT", "@example_bot"],
+    ["https://t.me/ExampleBot", "@ExampleBot", "@examplebot"],
+    ["http://t.me/ExampleBot/", "@ExampleBot", "@examplebot"],
+    ["t.me/example_bot", "@example_bot", "@example_bot"],
+    ["https://T.ME/ExampleBot?start=abc", "@ExampleBot", "@examplebot"],
+    ["https://telegram.me/ExampleBot", "@ExampleBot", "@examplebot"],
+    ["@mybot", "@mybot", "@mybot"],
+    [`${"a".repeat(29)}bot`, `@${"a".repeat(29)}bot`, `@${"a".repeat(29)}bot`],
+  ];
+  it.each(valid)("normalizes %j", (raw, value, canonical) => {
+    expect(normalizeIdentifier("telegram_bot", "telegram_bot_token", raw)).toEqual({ value, canonical });
+  });
+
+  const invalid: Array<[string, string]> = [
+    ["too short", "@bot"],
+    ["4 characters", "@abot"],
+    ["does not end in bot", "@example_user"],
+    ["over 32 characters", `${"a".repeat(30)}bot`],
+    ["hyphen", "@my-test-bot"],
+    ["space", "@my test bot"],
+    ["double @", "@@mytestbot"],
+    ["other host", "https://example.com/mytestbot"],
+    ["t.me without a name", "https://t.me/"],
+    ["t.me with a deeper path", "https://t.me/mytestbot/123"],
+    ["non-ASCII", "@mÿtestbot"],
+  ];
+  it.each(invalid)("rejects %s", (_name, raw) => {
+    expectInvalid("telegram_bot", "telegram_bot_token", raw);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe("telegram_bot evidence (complete)", () => {
+  const v = pending({ type: "telegram_bot", channel: "telegram_bot_token", identifier: "@Acme_bot", canonical: "@acme_bot" });
+
+  it("a bot token is required", async () => {
+    expect(await rejection(() => telegramBot.complete(v, {}, CTX))).toBe("validation_error");
+  });
+
+  it("a token that is not a bot token shape is a wrong answer, without calling Telegram", async () => {
+    expect(await telegramBot.complete(v, { botToken: "not-a-token" }, CTX)).toEqual({ ok: false, failure: ["invalid_code", "the bot token does not belong to this bot"] });
+  });
+});

@@ -24,6 +24,8 @@ const USAGE = `usage: npm run --silent admin -- <command> [--json]
   webhook show --tenant ID         the tenant's webhook endpoints and signing secrets
   webhook remove --tenant ID --env live|test
                                    remove the endpoint of that environment
+  webhook enable --tenant ID --env live|test
+                                   re-enable an endpoint disabled after failing every attempt for 5 days
   webhook-secret rotate --tenant ID --env live|test
                                    new webhook secret; the previous one keeps signing alongside it for 24 h
 environment: ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT), ADMIN_TOKEN (default: read from $DATA_DIR/secrets/admin-token)`;
@@ -78,9 +80,12 @@ function webhookSettings(w: EnvironmentWebhooks | undefined) {
     secret_created_at: iso(w?.secretCreatedAt) ?? null,
     previous_secret: w?.previousSecret || null,
     previous_secret_expires_at: iso(w?.previousSecretExpiresAt) ?? null,
+    failing_since: iso(w?.failingSince) ?? null,
+    disabled_at: iso(w?.disabledAt) ?? null,
+    disabled_reason: w?.disabledReason || null,
   };
   const text = [
-    `${env} endpoint ${json.url ?? "(none)"}`,
+    `${env} endpoint ${json.url ?? "(none)"}${json.disabled_at ? ` DISABLED at ${json.disabled_at}: ${json.disabled_reason}` : ""}`,
     `${env} webhook secret ${json.secret ?? "(none)"}`,
     ...(json.previous_secret ? [`${env} previous secret ${json.previous_secret} (signs until ${json.previous_secret_expires_at})`] : []),
   ].join("\n");
@@ -147,6 +152,11 @@ async function run(): Promise<void> {
       const env = environment("webhook remove");
       const r = await admin.removeWebhookEndpoint({ tenantId: values.tenant, environment: env }, { headers });
       return print({ removed_url: r.removedUrl }, `removed ${values.env} endpoint ${r.removedUrl}`);
+    }
+    case "webhook enable": {
+      const env = environment("webhook enable");
+      const w = webhookSettings((await admin.enableWebhookEndpoint({ tenantId: values.tenant, environment: env }, { headers })).webhooks);
+      return print(w.json, w.text);
     }
     case "webhook-secret rotate": {
       const env = environment("webhook-secret rotate");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the image when a container engine answers; otherwise says why it skipped (exit 0).
-#   scripts/docker-build.sh [tag]          NODE_DIGEST=@sha256:… to pin the base image's digest
+#   scripts/docker-build.sh [tag]          NODE_DIGEST=@sha256:… RUNTIME_DIGEST=@sha256:… pin the base images
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tag="${1:-icv:dev}"
@@ -12,7 +12,7 @@ if ! docker info >/dev/null 2>&1; then
   echo "docker-build: skipped, \`docker info\` fails (no container engine running; the image is not built here)"
   exit 0
 fi
-docker build --build-arg "NODE_DIGEST=${NODE_DIGEST:-}" -t "$tag" .
+docker build --build-arg "NODE_DIGEST=${NODE_DIGEST:-}" --build-arg "RUNTIME_DIGEST=${RUNTIME_DIGEST:-}" -t "$tag" .
 docker image ls "$tag"
 # the compiled all-in-one starts in the image and answers /health
 id=$(docker run -d --rm -p 127.0.0.1::3000 "$tag")

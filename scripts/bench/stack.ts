@@ -83,11 +83,17 @@ export interface RunningStack {
 /**
  * The command `npm start` runs (package.json scripts.start), without npm itself in front: `node …`
  * runs on this node, anything else through npx. BENCH_CPU_PROF (a directory) adds --cpu-prof,
- * which NODE_OPTIONS may not carry.
+ * which NODE_OPTIONS may not carry. BENCH_NODE_FLAGS replaces the runtime flags of the start
+ * command (those before --import), to measure one; `none` runs without any.
  */
 function startCommand(): [string, string[]] {
   const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts?: { start?: string } };
-  const words = (pkg.scripts?.start ?? "node --import tsx scripts/start-all.ts").trim().split(/\s+/);
+  let words = (pkg.scripts?.start ?? "node --import tsx scripts/start-all.ts").trim().split(/\s+/);
+  const flags = process.env.BENCH_NODE_FLAGS;
+  if (flags && words[0] === "node") {
+    const rest = words.slice(words.indexOf("--import"));
+    words = ["node", ...(flags === "none" ? [] : flags.split(/\s+/)), ...rest];
+  }
   const profileDir = process.env.BENCH_CPU_PROF;
   if (words[0] === "node") return [process.execPath, [...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), ...words.slice(1)]];
   if (profileDir) return [process.execPath, ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--import", "tsx", ...words.slice(1)]];
@@ -219,9 +225,9 @@ export async function createTenant(adminUrl: string, dataDir: string, name: stri
   return { tenantId: body.tenant.id, liveKey: body.liveKey, testKey: body.testKey };
 }
 
-/** Starts the hello-world baseline in its own process; resolves with its URL and a stop function. */
-export async function startHelloWorld(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, "scripts", "bench", "hello-world.ts")], {
+/** Starts a hello-world baseline (node:http, or Express) in its own process; resolves with its URL and a stop function. */
+export async function startHelloWorld(kind: "node" | "express" = "node"): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, "scripts", "bench", "hello-world.ts"), kind], {
     cwd: REPO_ROOT,
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, NODE_OPTIONS: "" },

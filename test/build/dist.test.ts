@@ -2,24 +2,16 @@
 // there (the production lockfile, exact versions, no dev dependencies), then the compiled
 // all-in-one answers /health and every service's own entry loads, from JavaScript only.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../support/private-servers.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 const work = mkdtempSync(path.join(tmpdir(), "icv-dist-"));
 const app = path.join(work, "app");
 const children: ChildProcess[] = [];
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-  const { port } = srv.address() as { port: number };
-  await new Promise((resolve) => srv.close(resolve));
-  return port;
-}
 
 /** Starts `node <entry>` in the app dir; resolves with its output once a line contains `ready`. */
 function start(entry: string, env: Record<string, string>, ready: string): Promise<{ child: ChildProcess; output: () => string }> {
@@ -57,7 +49,16 @@ function stop(child: ChildProcess): Promise<number | null> {
 beforeAll(() => {
   execFileSync(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/build.ts"), app], { cwd: ROOT, stdio: "pipe" });
   execFileSync("npm", ["ci", "--omit=dev", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], { cwd: app, stdio: "pipe" });
+  // as the Dockerfile does: what nothing loads at run time goes, and the app below runs without it
+  execFileSync(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/prune-modules.ts"), app], { cwd: ROOT, stdio: "pipe" });
 }, 240_000);
+
+/** Apparent size in bytes of everything under dir (what an image layer holds). */
+function bytesUnder(dir: string): number {
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) n += statSync(path.join(e.parentPath, e.name)).size;
+  return n;
+}
 
 afterAll(async () => {
   await Promise.all(children.map(stop));
@@ -73,6 +74,25 @@ describe("the compiled build with production dependencies only", () => {
     for (const dev of ["tsx", "typescript", "vitest", "@bufbuild/buf"]) expect(existsSync(path.join(app, "node_modules", dev)), dev).toBe(false);
     const lock = JSON.parse(readFileSync(path.join(app, "package-lock.json"), "utf8")) as { packages: Record<string, { dev?: boolean }> };
     expect(Object.values(lock.packages).some((p) => p.dev)).toBe(false);
+  });
+
+  // the image is the distroless Node 24 base (about 150 MB) plus this directory: 250 MB in all
+  // leaves it 100 MB (docs/operations.md "Image")
+  it("fits the image's budget once pruned: no type declarations, sources or dependency source maps", () => {
+    const modules = path.join(app, "node_modules");
+    // (@icv/* are links to the app's own workspaces, whose maps stay)
+    const unneeded = (f: string) => (/\.d\.[cm]?ts$|\.map$|\.md$/i.test(f) && !/(^|\/)licen[cs]e[^/]*$/i.test(f)) || /^(viem|ox)\/_cjs(\/|$)/.test(f);
+    const left = readdirSync(modules, { recursive: true }).map(String).filter((f) => !f.startsWith("@icv/") && unneeded(f));
+    expect(left).toEqual([]);
+    expect(existsSync(path.join(app, "scripts/start-all.js.map"))).toBe(true); // the app's own maps stay
+    expect(bytesUnder(app) / 1e6).toBeLessThan(100);
+  });
+
+  it("loads the tracing SDK and OTLP exporter it imports only when tracing is on", () => {
+    const script = ["@opentelemetry/sdk-trace-node", "@opentelemetry/sdk-trace-base", "@opentelemetry/resources", "@opentelemetry/exporter-trace-otlp-http"]
+      .map((m) => `await import(${JSON.stringify(m)});`)
+      .join("");
+    execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: app, stdio: "pipe" });
   });
 
   it("starts the all-in-one from dist and answers /health, and serves the hosted page's script", async () => {

@@ -15,14 +15,19 @@ describe("the image definition", () => {
     for (const p of ["**/data", "**/node_modules", "**/dist", "**/.env", ".git"]) expect(ignore, p).toContain(p);
   });
 
-  it("pins the Node 24 base by exact version, with a digest argument", () => {
+  it("builds on the exact Node 24 release and runs on distroless Node 24, each with a digest argument", () => {
     expect(dockerfile).toMatch(/^ARG NODE_VERSION=24\.\d+\.\d+$/m);
     expect(dockerfile).toMatch(/^ARG NODE_DIGEST=""$/m);
-    for (const from of dockerfile.match(/^FROM .*$/gm) ?? []) expect(from).toMatch(/^FROM node:\$\{NODE_VERSION\}-bookworm-slim\$\{NODE_DIGEST\}/);
+    expect(dockerfile).toMatch(/^ARG RUNTIME_DIGEST=""$/m);
+    const froms = dockerfile.match(/^FROM .*$/gm) ?? [];
+    for (const from of froms.slice(0, -1)) expect(from).toMatch(/^FROM node:\$\{NODE_VERSION\}-bookworm-slim\$\{NODE_DIGEST\} AS /);
+    expect(froms.at(-1)).toBe("FROM gcr.io/distroless/nodejs24-debian12:nonroot${RUNTIME_DIGEST}");
   });
 
-  it("runs the compiled all-in-one as the node user under tini, without tsx", () => {
-    expect(runtime).toMatch(/^USER node$/m);
+  it("runs the compiled all-in-one as a non-root user under tini, without tsx, npm or a shell", () => {
+    expect(runtime).toMatch(/^USER 65532:65532$/m);
+    expect(runtime).not.toMatch(/^RUN /m); // distroless: no shell to run anything with
+    expect(runtime).toContain("COPY --from=build /rootfs/usr/bin/ /usr/bin/");
     expect(runtime).toContain('ENTRYPOINT ["/usr/bin/tini", "--"]');
     expect(runtime).toContain('CMD ["node", "scripts/start-all.js"]');
     expect(runtime).not.toContain("tsx");

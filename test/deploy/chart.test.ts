@@ -8,14 +8,14 @@
 // PDBs, HPAs, topology spread, the migrations Job, the ServiceMonitor and the production values.
 import { execFileSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { callersOf, createCa, type ServiceCallers } from "@icv/platform";
+import { callersOf, createCa, metricsText, type ServiceCallers } from "@icv/platform";
 import { verificationCallers } from "../../services/verification/src/callers.ts";
 import { proofCallers } from "../../services/proof/src/callers.ts";
 import { sessionCallers } from "../../services/session/src/callers.ts";
@@ -115,7 +115,10 @@ describe.skipIf(!helm)("helm chart: mutual TLS between the services", () => {
           expect(env.ADMIN_HOST).toBe("127.0.0.1");
         } else {
           expect(env[`${name.toUpperCase()}_HEALTH_PORT`]).toBe("8081");
-          expect(c.readinessProbe.grpc.port).toBe(8081);
+          expect(c.readinessProbe.grpc).toEqual({ port: 8081 });
+          // live while it waits for Postgres: liveness and startup ask the health port's "liveness" service
+          expect(c.livenessProbe.grpc).toEqual({ port: 8081, service: "liveness" });
+          expect(c.startupProbe.grpc).toEqual({ port: 8081, service: "liveness" });
         }
       }
     }
@@ -163,7 +166,7 @@ describe.skipIf(!helm)("helm chart: mutual TLS between the services", () => {
 const SERVICES = ["gateway", "verification", "proof", "session", "domain", "webhook"];
 const PRODUCTION = path.join(CHART, "values-production.yaml");
 /** Helm's view of a cluster with the Prometheus Operator's CRDs installed. */
-const WITH_PROMETHEUS_OPERATOR = ["--api-versions", "monitoring.coreos.com/v1/ServiceMonitor"];
+const WITH_PROMETHEUS_OPERATOR = ["--api-versions", "monitoring.coreos.com/v1/ServiceMonitor", "--api-versions", "monitoring.coreos.com/v1/PrometheusRule"];
 const renderProduction = (...args: string[]): Doc[] => {
   const out = execFileSync(helm!, ["template", "icv", CHART, "-f", PRODUCTION, ...args], { encoding: "utf8", maxBuffer: 32 << 20 });
   return parseAllDocuments(out).map((d) => d.toJS() as Doc).filter(Boolean);
@@ -214,7 +217,7 @@ describe.skipIf(!helm)("helm chart: what an operator gets", () => {
     const renderings = { defaults, certManager: render("certManager.enabled=true"), autoscaled, production };
     for (const [name, docs] of Object.entries(renderings)) expect(await schemaErrors(docs), name).toEqual([]);
     const kinds = new Set(Object.values(renderings).flat().map((d) => d.kind));
-    for (const k of ["Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "Job", "NetworkPolicy", "ServiceMonitor", "Certificate", "Ingress"]) {
+    for (const k of ["Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "Job", "NetworkPolicy", "ServiceMonitor", "PrometheusRule", "Certificate", "Ingress"]) {
       expect(kinds.has(k), k).toBe(true);
     }
   });
@@ -302,6 +305,25 @@ describe.skipIf(!helm)("helm chart: what an operator gets", () => {
     const docs = renderWith(["--set-json", 'image.command=["node"]', "--set", "image.entrypoint=dist/services/{name}/main.js", "--set", "image.migrateEntrypoint=dist/scripts/migrate.js"]);
     expect(byComponent(docs, "Deployment").proof.spec.template.spec.containers[0].command).toEqual(["node", "dist/services/proof/main.js"]);
     expect(ofKind(docs, "Job")[0].spec.template.spec.containers[0].command).toEqual(["node", "dist/scripts/migrate.js"]);
+  });
+
+  it("the alert rules ship as a PrometheusRule when the Operator is installed, name only series the services export, and each has a runbook entry", async () => {
+    expect(ofKind(defaults, "PrometheusRule")).toEqual([]);
+    expect(ofKind(renderWith([...WITH_PROMETHEUS_OPERATOR, "--set", "metrics.prometheusRule.enabled=false"]), "PrometheusRule")).toEqual([]);
+    const [rule] = ofKind(autoscaled, "PrometheusRule");
+    expect(ofKind(production, "PrometheusRule")[0].metadata).toMatchObject({ labels: { release: "kube-prometheus-stack" } });
+    const rules = rule.spec.groups.flatMap((g: any) => g.rules) as { alert: string; expr: string; annotations: { runbook: string } }[];
+    expect(rules.length).toBeGreaterThanOrEqual(10);
+    // every series an expression names is one the registry exports (histograms by their _bucket series)
+    const exported = new Set([...(await metricsText()).body.matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]));
+    const ops = readFileSync(path.join(CHART, "../../../docs/operations.md"), "utf8");
+    for (const r of rules) {
+      for (const [series] of r.expr.matchAll(/\b(?:icv|nodejs)_[a-z0-9_]+/g)) expect(exported.has(series.replace(/_bucket$/, "")), `${r.alert}: ${series}`).toBe(true);
+      expect(r.annotations.runbook).toBe(`docs/operations.md#${r.alert.toLowerCase()}`);
+      expect(ops, r.alert).toMatch(new RegExp(`^#### ${r.alert}$`, "m"));
+    }
+    // the one series not ours: the scrape's own `up`, of the job the ServiceMonitor makes
+    expect(rules.find((r) => r.alert === "IcvTargetDown")!.expr).toBe('up{job="icv-metrics"} == 0');
   });
 
   it("a ServiceMonitor scrapes every pod's metrics port when the Prometheus Operator is installed (or when enabled), not otherwise", () => {

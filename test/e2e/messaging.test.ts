@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "@icv/platform";
 import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
 import { expectError, waitFor } from "../support/expect-error.ts";
-import { startTelegramApi, startTwilioApi, startWhatsAppApi, type TelegramApi, type TwilioApi, type WhatsAppApi } from "../support/providers.ts";
+import { startMessagingProviders, startTelegramApi, type TelegramApi, type TwilioApi, type WhatsAppApi } from "../support/providers.ts";
 
 const PUBLIC = "https://verify.example.test";
 const TG = { token: "7000000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0", bot: "icv_e2e_bot", secret: "tg-webhook-secret-0123456789" };
@@ -25,28 +25,12 @@ const clock = new ManualClock(Date.now());
 const hook = (p: string) => `${stack.url}/hooks/${p}`;
 
 beforeAll(async () => {
-  [tg, wa, tw] = await Promise.all([
-    startTelegramApi({ token: TG.token, botUsername: TG.bot }),
-    startWhatsAppApi({ phoneNumberId: WA.phoneNumberId, accessToken: WA.accessToken, appSecret: WA.appSecret }),
-    startTwilioApi({ accountSid: TW.sid, authToken: TW.token }),
-  ]);
+  let env: Record<string, string>;
+  ({ tg, wa, tw, env } = await startMessagingProviders({ tg: TG, wa: WA, tw: TW }));
   stack = await startStack(
     {
       PUBLIC_BASE_URL: PUBLIC,
-      TELEGRAM_API_URL: tg.url,
-      TELEGRAM_BOT_TOKEN: TG.token,
-      TELEGRAM_BOT_USERNAME: TG.bot,
-      TELEGRAM_WEBHOOK_SECRET: TG.secret,
-      WHATSAPP_API_URL: wa.url,
-      WHATSAPP_PHONE_NUMBER: WA.number,
-      WHATSAPP_PHONE_NUMBER_ID: WA.phoneNumberId,
-      WHATSAPP_ACCESS_TOKEN: WA.accessToken,
-      WHATSAPP_APP_SECRET: WA.appSecret,
-      WHATSAPP_VERIFY_TOKEN: WA.verifyToken,
-      TWILIO_API_URL: tw.url,
-      TWILIO_ACCOUNT_SID: TW.sid,
-      TWILIO_AUTH_TOKEN: TW.token,
-      SMS_PHONE_NUMBER: TW.number,
+      ...env,
     },
     clock,
   );

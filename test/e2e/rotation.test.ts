@@ -32,9 +32,9 @@ const kidOf = (token: string) => decodeProtectedHeader(token).kid as string;
 const jwks = async () => (await api(stack.url).get("/.well-known/jwks-test.json")).body as { keys: { kid: string }[] };
 const liveJwks = async () => (await api(stack.url).get("/.well-known/jwks.json")).body as { keys: { kid: string }[] };
 
-/** Runs the admin CLI the way an operator does, pointed at this stack's admin port. */
+/** Runs the admin CLI the way an operator does (as `npm run admin` runs it), pointed at this stack's admin port. */
 async function adminCli(...args: string[]): Promise<any> {
-  const { stdout } = await promisify(execFile)("npx", ["tsx", "scripts/admin.ts", ...args], {
+  const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
     cwd: ROOT,
     env: { ...process.env, ADMIN_URL: stack.gateway.adminUrl, ADMIN_TOKEN: stack.gateway.adminToken, LOG_LEVEL: "silent" },
     timeout: 60_000,

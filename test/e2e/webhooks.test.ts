@@ -34,9 +34,9 @@ const receiver = async (...args: Parameters<typeof startReceiver>) => {
   return r;
 };
 
-/** Runs the admin CLI the way an operator does, pointed at this stack's admin port. */
+/** Runs the admin CLI the way an operator does (as `npm run admin` runs it), pointed at this stack's admin port. */
 async function adminCli(...args: string[]): Promise<any> {
-  const { stdout } = await promisify(execFile)("npx", ["tsx", "scripts/admin.ts", ...args, "--json"], {
+  const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args, "--json"], {
     cwd: ROOT,
     env: { ...process.env, ADMIN_URL: stack.gateway.adminUrl, ADMIN_TOKEN: stack.gateway.adminToken, LOG_LEVEL: "silent" },
     timeout: 60_000,
@@ -167,7 +167,10 @@ describe("a receiver answering 500", () => {
       [1, 500, "HTTP 500"],
       [2, 500, "HTTP 500"],
       [3, 500, "HTTP 500"],
+      [3, undefined, undefined],
     ]);
+    // issue 19: the delivery log says why it ended
+    expect(failed.attempt_log[3]).toEqual({ event: "attempt.exhausted", attempt: 3, at: failed.last_attempt_at, reason: "all 3 attempts failed; the last: HTTP 500", duration_ms: 0 });
 
     rx.answer(200);
     const retried = await t.c.post(`/api/v1/webhook-deliveries/${d.id}/retry`);
@@ -318,7 +321,10 @@ describe("the SSRF guard", () => {
       expect(d).toMatchObject({ attempts: 1, response_status: null });
       const detail = (await t.c.get(`/api/v1/webhook-deliveries/${d.id}`)).body;
       expect(detail.error_message).toBe("refused: 127.0.0.1 is a loopback address");
-      expect(detail.attempt_log).toEqual([{ attempt: 1, at: expect.any(String), error: "refused: 127.0.0.1 is a loopback address", duration_ms: expect.any(Number) }]);
+      expect(detail.attempt_log).toEqual([
+        { attempt: 1, at: expect.any(String), error: "refused: 127.0.0.1 is a loopback address", duration_ms: expect.any(Number) },
+        { event: "attempt.exhausted", attempt: 1, at: detail.last_attempt_at, reason: "no retry can succeed: refused: 127.0.0.1 is a loopback address", duration_ms: 0 },
+      ]);
       expect(rx.requests).toHaveLength(0);
     } finally {
       await restartWebhook({ ALLOW_PRIVATE_TARGETS: "true" });

@@ -7,15 +7,27 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
+const isFree = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
     const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
+    s.once("error", () => resolve(false));
+    s.listen(port, "127.0.0.1", () => s.close(() => resolve(true)));
   });
+
+const handedOut = new Set<number>();
+
+/**
+ * A free port to bind later, below Linux's ephemeral range (32768–60999): the kernel never hands
+ * it to another socket meanwhile (a listen(0) or an outgoing connection of a test running beside).
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (handedOut.has(port)) continue;
+    handedOut.add(port); // never the same port twice in this process, even to callers asking at once
+    if (await isFree(port)) return port;
+  }
+}
 
 const PG_ROOT = "/usr/lib/postgresql";
 const pgBin = (): string | undefined => {

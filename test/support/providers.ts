@@ -607,3 +607,36 @@ export async function startTwilioApi(o: { accountSid: string; authToken: string 
     close: () => server.close(),
   };
 }
+
+/** The provider accounts an e2e file configures: a Telegram bot, a WhatsApp business number, a Twilio number. */
+export interface MessagingAccounts {
+  tg: { token: string; bot: string; secret: string };
+  wa: { phoneNumberId: string; accessToken: string; appSecret: string; number: string; verifyToken?: string };
+  tw: { sid: string; token: string; number: string };
+}
+
+/** The Telegram, WhatsApp and Twilio stand-ins for these accounts, and the stack environment that points the service at them. */
+export async function startMessagingProviders(a: MessagingAccounts): Promise<{ tg: TelegramApi; wa: WhatsAppApi; tw: TwilioApi; env: Record<string, string> }> {
+  const [tg, wa, tw] = await Promise.all([
+    startTelegramApi({ token: a.tg.token, botUsername: a.tg.bot }),
+    startWhatsAppApi({ phoneNumberId: a.wa.phoneNumberId, accessToken: a.wa.accessToken, appSecret: a.wa.appSecret }),
+    startTwilioApi({ accountSid: a.tw.sid, authToken: a.tw.token }),
+  ]);
+  const env: Record<string, string> = {
+    TELEGRAM_API_URL: tg.url,
+    TELEGRAM_BOT_TOKEN: a.tg.token,
+    TELEGRAM_BOT_USERNAME: a.tg.bot,
+    TELEGRAM_WEBHOOK_SECRET: a.tg.secret,
+    WHATSAPP_API_URL: wa.url,
+    WHATSAPP_PHONE_NUMBER: a.wa.number,
+    WHATSAPP_PHONE_NUMBER_ID: a.wa.phoneNumberId,
+    WHATSAPP_ACCESS_TOKEN: a.wa.accessToken,
+    WHATSAPP_APP_SECRET: a.wa.appSecret,
+    ...(a.wa.verifyToken ? { WHATSAPP_VERIFY_TOKEN: a.wa.verifyToken } : {}),
+    TWILIO_API_URL: tw.url,
+    TWILIO_ACCOUNT_SID: a.tw.sid,
+    TWILIO_AUTH_TOKEN: a.tw.token,
+    SMS_PHONE_NUMBER: a.tw.number,
+  };
+  return { tg, wa, tw, env };
+}

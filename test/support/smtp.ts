@@ -14,6 +14,9 @@ export async function startSmtp(): Promise<{ url: string; inbox: ReceivedMail[];
     authOptional: true,
     disabledCommands: ["STARTTLS", "AUTH"],
     logger: false,
+    // close() waits this long for open connections (the default is 30 s): a stack's pooled SMTP
+    // connection stays open after the stack closes
+    closeTimeout: 100,
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on("data", (c: Buffer) => chunks.push(c));

@@ -1,6 +1,8 @@
 // Starts the whole service the way `npm start` does (every service in this process, the gateway
 // in front), on free loopback ports and a fresh database: PGlite in a temp dir by default, or a
-// new database on the Postgres of DATABASE_URL, and Redis when REDIS_URL is set.
+// new database on the Postgres of DATABASE_URL, and Redis when REDIS_URL is set. Both are copies of
+// the run's first start (test/support/stack-template.ts) unless the overrides change what a first
+// start makes.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -15,6 +17,9 @@ import { startDomainService } from "../../services/domain/src/start.ts";
 import { startWebhookService } from "../../services/webhook/src/start.ts";
 import { startGateway, type RunningGateway } from "../../services/gateway/src/start.ts";
 import { maybeFreshPostgres } from "./fresh-postgres.ts";
+import { copyTemplate, stackTemplate, usesTemplate } from "./stack-template.ts";
+
+type LogDestination = NonNullable<Parameters<typeof createLogger>[0]>["destination"];
 
 export interface TenantKeys {
   tenantId: string;
@@ -40,9 +45,50 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(overrides: Record<string, string> = {}, clock: Clock = systemClock): Promise<Stack> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), "icv-test-"));
+/** The run's first start, kept as the template: a stack started in `dataDir` and closed; answers its database. */
+async function firstStart(dataDir: string): Promise<string | undefined> {
   const db = await maybeFreshPostgres();
+  try {
+    await (await launch(dataDir, db?.url, {}, systemClock)).close();
+  } catch (e) {
+    await db?.drop();
+    throw e;
+  }
+  return db?.name;
+}
+
+/** `logTo`: where the stack's log lines go (a test that asserts what is never logged reads them there). */
+export async function startStack(overrides: Record<string, string> = {}, clock: Clock = systemClock, opts: { logTo?: LogDestination } = {}): Promise<Stack> {
+  const template = usesTemplate(overrides) ? await stackTemplate(firstStart) : undefined;
+  const dataDir = mkdtempSync(path.join(tmpdir(), "icv-test-"));
+  if (template) copyTemplate(template, dataDir);
+  const db = await maybeFreshPostgres(template?.database);
+  const stack = await launch(dataDir, db?.url, overrides, clock, opts.logTo);
+  return {
+    ...stack,
+    async close() {
+      await stack.close();
+      await db?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Files run side by side: each vitest worker's stacks take their own Redis database (1–15), so
+ * counters keyed by what every stack shares (a client address, 127.0.0.1) never add up across files
+ * running at once. A URL that names a database keeps it.
+ */
+function workerRedis(url: string): string {
+  const worker = Number(process.env.VITEST_POOL_ID);
+  const u = new URL(url);
+  if (u.pathname.length > 1 || !(worker >= 1 && worker <= 15)) return url;
+  u.pathname = `/${worker}`;
+  return u.toString();
+}
+
+/** Starts every service and the gateway on `dataDir` (and the database at `dbUrl`); close() stops them. */
+async function launch(dataDir: string, dbUrl: string | undefined, overrides: Record<string, string>, clock: Clock, logTo?: LogDestination): Promise<Stack> {
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     PORT: "0",
@@ -52,8 +98,8 @@ export async function startStack(overrides: Record<string, string> = {}, clock: 
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     BOOTSTRAP_DEV_TENANT: "false",
     SHUTDOWN_TIMEOUT_MS: "2000",
-    ...(db ? { DATABASE_URL: db.url } : {}),
-    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    ...(dbUrl ? { DATABASE_URL: dbUrl } : {}),
+    ...(process.env.REDIS_URL ? { REDIS_URL: workerRedis(process.env.REDIS_URL) } : {}),
     VERIFICATION_GRPC_PORT: "0",
     PROOF_GRPC_PORT: "0",
     SESSION_GRPC_PORT: "0",
@@ -61,7 +107,7 @@ export async function startStack(overrides: Record<string, string> = {}, clock: 
     WEBHOOK_GRPC_PORT: "0",
     ...overrides,
   };
-  const logger = createLogger({ level: env.LOG_LEVEL });
+  const logger = createLogger({ level: env.LOG_LEVEL, destination: logTo });
   const cfg = (): Config => parseConfig(env);
 
   const services = {} as Stack["services"];
@@ -107,8 +153,6 @@ export async function startStack(overrides: Record<string, string> = {}, clock: 
       await services.session.close();
       await services.verification.close();
       await Promise.all([services.proof.close(), services.domain.close(), services.webhook.close()]);
-      await db?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
@@ -133,6 +177,8 @@ export function api(base: string, key?: string) {
   return {
     get: (p: string, headers?: Record<string, string>) => call("GET", p, undefined, headers),
     post: (p: string, body?: unknown, headers?: Record<string, string>) => call("POST", p, body, headers),
+    put: (p: string, body?: unknown) => call("PUT", p, body),
+    patch: (p: string, body?: unknown, headers?: Record<string, string>) => call("PATCH", p, body, headers),
     del: (p: string) => call("DELETE", p),
   };
 }

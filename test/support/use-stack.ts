@@ -10,10 +10,11 @@ function ready<T>(value: T | undefined, what: string): T {
 }
 
 /** startStack(env, clock) in beforeAll, close() in afterAll; the answer stands for the started stack. */
-export function useStack(env: Record<string, string> = {}, clock: Clock = systemClock): Stack {
+export function useStack(env: Record<string, string> | (() => Record<string, string>) = {}, clock: Clock = systemClock, opts: Parameters<typeof startStack>[2] = {}): Stack {
   let started: Stack | undefined;
   beforeAll(async () => {
-    started = await startStack(env, clock);
+    // a function: the env is read once the file's other beforeAll hooks ran (local servers' ports)
+    started = await startStack(typeof env === "function" ? env() : env, clock, opts);
   });
   afterAll(() => started?.close());
   const s = () => ready(started, "the stack");

@@ -12,12 +12,15 @@ import { startOutboxRelay } from "./events/relay.ts";
 import type { ServiceCallers } from "./callers.ts";
 import { serviceIdentity, type TlsIdentity } from "./tls.ts";
 import { trackDatabase } from "./observe.ts";
+import { adoptEarlyHealth, closeEarlyHealth, openEarlyHealth } from "./health.ts";
 
 /**
  * Opens a service's database (its own <NAME>_DATABASE_URL or DATABASE_URL, else the embedded
  * PGlite in `<DATA_DIR>/pgdata`) and applies its migrations in its own schema; with `outbox`, then
  * the platform's outbox DDL (migrations/outbox.sql) in that schema. A Postgres that is not
- * reachable yet (or restarts meanwhile) is waited for with backoff, never a crash.
+ * reachable yet (or restarts meanwhile) is waited for with backoff, never a crash. The service's
+ * health port (when configured) opens first: liveness SERVING, readiness NOT_SERVING until its
+ * host starts (hostService adopts it).
  */
 export async function openServiceDatabase(
   config: Config,
@@ -26,12 +29,17 @@ export async function openServiceDatabase(
   logger: Logger,
   opts: { outbox?: boolean } = {},
 ): Promise<Database> {
+  if (name !== "gateway") await openEarlyHealth(name, config.GRPC_HOST, config.healthPort(name));
   const url = config.databaseUrl(name);
   const db = await openDatabase({
     url,
     dataDir: url ? undefined : path.join(config.DATA_DIR, "pgdata"),
     poolMax: config.DB_POOL_MAX,
+    label: name,
     wait: { logger, maxMs: config.RETRY_BACKOFF_MAX_MS },
+  }).catch(async (e) => {
+    await closeEarlyHealth(name);
+    throw e;
   });
   const migrations = readMigrations(migrationsDir);
   if (opts.outbox) migrations.push(outboxMigration(name));
@@ -41,6 +49,7 @@ export async function openServiceDatabase(
     onRetry: (_e, attempt, delay) => logger.warn({ attempt: attempt + 1, retry_in_ms: delay }, "database lost during migrations; retrying"),
   }).catch(async (e) => {
     await db.close();
+    await closeEarlyHealth(name);
     throw e;
   });
   if (applied.length) logger.info({ applied }, "migrations applied");
@@ -95,6 +104,7 @@ export async function hostService(config: Config, name: ServiceName, opts: HostS
       host: config.GRPC_HOST,
       port: config.servicePort(name),
       healthPort: config.healthPort(name),
+      healthListener: adoptEarlyHealth(name),
       identity,
       callers: opts.callers,
       logger: opts.logger,
@@ -104,6 +114,7 @@ export async function hostService(config: Config, name: ServiceName, opts: HostS
     });
   } catch (e) {
     await relay?.stop();
+    await closeEarlyHealth(name);
     identity.close();
     throw e;
   }

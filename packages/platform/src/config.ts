@@ -38,6 +38,12 @@ const trustProxy = z
   })
   .transform((list): number | string[] => (/^\d+$/.test(list[0]) ? Number(list[0]) : list));
 
+/** `host:port`, the host an IPv4 address, a name, or an IPv6 address in brackets. */
+const hostPort = (v: string) => {
+  const m = /^(\[([0-9a-fA-F:.]+)\]|[^\s:\[\]]+):(\d{1,5})$/.exec(v);
+  return !!m && Number(m[3]) > 0 && Number(m[3]) <= 65535 && (m[2] === undefined || isIP(m[2]) === 6);
+};
+
 const base = z.object({
   PORT: port.default(3000),
   HOST: z.string().default("0.0.0.0"),
@@ -100,6 +106,8 @@ const base = z.object({
   KAFKA_CLIENT_ID: z.string().min(1).default("icv"),
   KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]*$/, "may hold only letters, digits, '.', '_' and '-'").default("icv."),
   EVENT_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
+  // wake-ups within this window after a run are coalesced into the next run (batches under load)
+  EVENT_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1_000).default(10),
   // webhooks and every other outbound URL
   ALLOW_PRIVATE_TARGETS: bool.default(false),
   WEBHOOK_RETRY_DELAYS_MS: z
@@ -109,6 +117,8 @@ const base = z.object({
     .optional(),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(50),
+  // a tenant endpoint failing every attempt this long is disabled (default 5 days)
+  WEBHOOK_DISABLE_AFTER_MS: z.coerce.number().int().min(1).default(5 * 24 * 3_600_000),
   // server-sent events
   SSE_MAX_CONNECTIONS_PER_TENANT: z.coerce.number().int().min(1).default(10),
   SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(30_000),
@@ -134,18 +144,56 @@ const base = z.object({
   TWILIO_AUTH_TOKEN: z.string().min(16).optional(),
   SMTP_URL: z.string().regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL").optional(),
   SMTP_FROM: z.string().optional(),
-  OAUTH_GITHUB_CLIENT_ID: z.string().optional(),
-  OAUTH_GOOGLE_CLIENT_ID: z.string().optional(),
-  OAUTH_FACEBOOK_CLIENT_ID: z.string().optional(),
-  OAUTH_X_CLIENT_ID: z.string().optional(),
-  OAUTH_LINKEDIN_CLIENT_ID: z.string().optional(),
-  OAUTH_INSTAGRAM_CLIENT_ID: z.string().optional(),
-  OAUTH_YOUTUBE_CLIENT_ID: z.string().optional(),
-  OAUTH_TIKTOK_CLIENT_ID: z.string().optional(),
-  OAUTH_COINBASE_CLIENT_ID: z.string().optional(),
-  OAUTH_KRAKEN_CLIENT_ID: z.string().optional(),
-  DNS_PROVIDER_API: z.string().optional(),
+  // Kraken's REST API (account verifications on kraken: a read-only API key, checked once)
+  KRAKEN_API_URL: z.string().url().default("https://api.kraken.com"),
+  // domain checks (docs/domains.md): the resolvers that find a domain's name servers and
+  // addresses (comma list of host:port; default the system's), the port the authoritative
+  // servers are asked on, one DNS query's timeout, the HTTP file's ports, and how long a
+  // provider-written record is waited for
+  DNS_RESOLVERS: z
+    .string()
+    .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
+    .refine((list) => list.length > 0 && list.every(hostPort), "must be a comma list of host:port (IPv6 as [addr]:port)")
+    .optional(),
+  DNS_AUTHORITATIVE_PORT: port.refine((n) => n > 0, "must be a port number").default(53),
+  DNS_QUERY_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(2_000),
+  DOMAIN_HTTP_PORT: port.refine((n) => n > 0, "must be a port number").default(80),
+  DOMAIN_HTTPS_PORT: port.refine((n) => n > 0, "must be a port number").default(443),
+  DNS_PROPAGATION_TIMEOUT_MS: z.coerce.number().int().min(0).max(120_000).default(8_000),
+  // the DNS hosts' API base URLs (tests point them at local servers speaking each API)
+  DNS_API_CLOUDFLARE_URL: z.string().url().default("https://api.cloudflare.com/client/v4"),
+  DNS_API_DIGITALOCEAN_URL: z.string().url().default("https://api.digitalocean.com/v2"),
+  DNS_API_GODADDY_URL: z.string().url().default("https://api.godaddy.com/v1"),
+  DNS_API_ROUTE53_URL: z.string().url().default("https://route53.amazonaws.com/2013-04-01"),
+  // wallets: smart-contract wallet signatures (ERC-1271, ERC-6492) are checked by eth_call on this
+  // Ethereum JSON-RPC node; unset, ethereum signatures are checked locally (EOA only)
+  ETHEREUM_RPC_URL: z.string().regex(/^https?:\/\/[^\s]+$/, "must be an http:// or https:// JSON-RPC URL").optional(),
+  ETHEREUM_RPC_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
 });
+
+/** The OAuth 2.0 providers of the social and account channels (docs/oauth.md); kraken is not one. */
+export const OAUTH_PROVIDERS = ["github", "google", "facebook", "x", "linkedin", "instagram", "youtube", "tiktok", "coinbase"] as const;
+export type OAuthProvider = (typeof OAUTH_PROVIDERS)[number];
+
+/**
+ * Per OAuth provider: OAUTH_<P>_CLIENT_ID and _CLIENT_SECRET (the app registered with the provider),
+ * and _AUTHORIZATION_URL, _TOKEN_URL, _USERINFO_URL (default: the provider's real endpoints; set
+ * them only to point at a stand-in). Endpoints must be https:// unless ALLOW_PRIVATE_TARGETS is on.
+ */
+const perOAuthProvider = z.object(
+  Object.fromEntries(
+    OAUTH_PROVIDERS.flatMap((p) => {
+      const up = `OAUTH_${p.toUpperCase()}`;
+      return [
+        [`${up}_CLIENT_ID`, z.string().min(1).max(512).optional()],
+        [`${up}_CLIENT_SECRET`, z.string().min(1).max(1024).optional()],
+        [`${up}_AUTHORIZATION_URL`, z.string().url().optional()],
+        [`${up}_TOKEN_URL`, z.string().url().optional()],
+        [`${up}_USERINFO_URL`, z.string().url().optional()],
+      ];
+    }),
+  ) as Record<string, z.ZodOptional<z.ZodType>>,
+);
 
 /**
  * Per service: <NAME>_GRPC_PORT (listen), <NAME>_URL (callers' address), <NAME>_DATABASE_URL,
@@ -165,7 +213,7 @@ const perService = z.object({
     }),
   ) as Record<string, z.ZodOptional<z.ZodType>>,
 });
-const schema = base.extend(perService.shape);
+const schema = base.extend(perService.shape).extend(perOAuthProvider.shape);
 
 type Base = z.infer<typeof base>;
 export type Config = Base & {
@@ -199,6 +247,11 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   const tlsFiles = [c.TLS_CA_FILE, c.TLS_CERT_FILE, c.TLS_KEY_FILE].filter(Boolean).length;
   if (tlsFiles !== 0 && tlsFiles !== 3) throw new ConfigError("invalid configuration: TLS_CA_FILE must be set together with TLS_CERT_FILE and TLS_KEY_FILE (all three or none)");
   if (!LOOPBACK.test(c.ADMIN_HOST) && !c.ADMIN_TOKEN) throw new ConfigError("invalid configuration: ADMIN_TOKEN is required when ADMIN_HOST is not a loopback address");
+  // provider endpoints come from configuration only; a plain-http one is a stand-in (tests, local development)
+  for (const name of [...OAUTH_PROVIDERS.flatMap((p) => ["AUTHORIZATION", "TOKEN", "USERINFO"].map((k) => `OAUTH_${p.toUpperCase()}_${k}_URL`)), "KRAKEN_API_URL"]) {
+    const v = c[name] as string | undefined;
+    if (v && !v.startsWith("https://") && !c.ALLOW_PRIVATE_TARGETS) throw new ConfigError(`invalid configuration: ${name} must be an https:// URL (http:// only with ALLOW_PRIVATE_TARGETS=true, for a local stand-in)`);
+  }
   const publicBaseUrl = (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, "");
   const servicePort = (name: ServiceName) => (c[`${name.toUpperCase()}_GRPC_PORT`] as number | undefined) ?? SERVICES[name];
   return {

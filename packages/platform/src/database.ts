@@ -80,7 +80,16 @@ function safeError(e: unknown, sql: string): unknown {
   return new DatabaseError(x.code, typeof x.constraint === "string" ? x.constraint : undefined, statementName(sql));
 }
 
-const guarded = async <T>(sql: string, run: () => Promise<T>): Promise<T> => {
+/**
+ * Statements sent to a database, per label (the service or `events`), since the process started:
+ * every query, BEGIN and COMMIT counts as one. `icv_sql_statements_total` reports it and the bench
+ * divides it by proofs; a plain map, so counting costs next to nothing on the hot path.
+ */
+export const sqlStatementCounts = new Map<string, number>();
+const countStatement = (label: string) => sqlStatementCounts.set(label, (sqlStatementCounts.get(label) ?? 0) + 1);
+
+const guarded = async <T>(sql: string, run: () => Promise<T>, label = "other"): Promise<T> => {
+  countStatement(label);
   try {
     // tracing on: a span per statement, named by its statement name (no text, no values)
     return await (tracingEnabled() ? sqlSpan(statementName(sql), sql, run) : run());
@@ -91,14 +100,17 @@ const guarded = async <T>(sql: string, run: () => Promise<T>): Promise<T> => {
 
 class PgDatabase implements Database {
   readonly kind = "pg";
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly label: string,
+  ) {}
 
   poolStats() {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
   async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
-    const r = await guarded(sql, () => this.pool.query(prepared(sql, params)));
+    const r = await guarded(sql, () => this.pool.query(prepared(sql, params)), this.label);
     return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
   }
 
@@ -115,29 +127,29 @@ class PgDatabase implements Database {
   }
 
   private async txOnce<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
-    const client = await guarded("BEGIN", () => this.pool.connect());
+    const client = await this.pool.connect().catch((e) => Promise.reject(safeError(e, "BEGIN")));
     // a held client has no listener of the pool's: a server restart would emit an unhandled
     // 'error' (and end the process); the broken client is dropped at release instead of reused
     let broken: Error | undefined;
     const onError = (err: Error) => void (broken = err);
     client.on("error", onError);
     try {
-      await guarded("BEGIN", () => client.query("BEGIN"));
+      await guarded("BEGIN", () => client.query("BEGIN"), this.label);
       const q: Queryable = {
         query: async <R>(sql: string, params?: unknown[]) => {
-          const r = await guarded(sql, () => client.query(prepared(sql, params)));
+          const r = await guarded(sql, () => client.query(prepared(sql, params)), this.label);
           return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
         },
         // without parameters pg uses the simple protocol, which runs several statements
         exec: async (sql: string) => void (await client.query(sql).catch((e) => Promise.reject(isTransientDbError(e) ? safeError(e, sql) : e))),
       };
       const out = await fn(q);
-      await guarded("COMMIT", () => client.query("COMMIT"));
+      await guarded("COMMIT", () => client.query("COMMIT"), this.label);
       return out;
     } catch (e) {
       // a lost connection is dropped; a serialization race or lock timeout leaves it usable
       if (isTransientDbError(e) && !/^(40|55)/.test(e instanceof DatabaseUnavailableError ? e.reason : "")) broken ??= e as Error;
-      if (!broken) await client.query("ROLLBACK").catch((err: Error) => void (broken = err));
+      if (!broken) await (countStatement(this.label), client.query("ROLLBACK")).catch((err: Error) => void (broken = err));
       throw e;
     } finally {
       client.removeListener("error", onError);
@@ -190,9 +202,9 @@ class PgDatabase implements Database {
 
 type PGliteTx = Parameters<Parameters<PGlite["transaction"]>[0]>[0];
 
-const wrapPglite = (q: PGlite | PGliteTx): Queryable => ({
+const wrapPglite = (q: PGlite | PGliteTx, label: string): Queryable => ({
   async query<T>(sql: string, params?: unknown[]) {
-    const r = await guarded(sql, () => q.query<T>(sql, params as unknown[]));
+    const r = await guarded(sql, () => q.query<T>(sql, params as unknown[]), label);
     return { rows: r.rows, rowCount: Math.max(r.rows.length, r.affectedRows ?? 0) };
   },
   async exec(sql: string) {
@@ -207,14 +219,18 @@ class PgliteDatabase implements Database {
   constructor(
     private readonly db: PGlite,
     private readonly release: () => Promise<void>,
+    private readonly label: string,
   ) {
-    this.q = wrapPglite(db);
+    this.q = wrapPglite(db, label);
   }
   query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
     return this.q.query<T>(sql, params);
   }
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
-    return this.db.transaction((t) => fn(wrapPglite(t)));
+    // BEGIN and COMMIT (or ROLLBACK) are two statements of their own
+    countStatement(this.label);
+    countStatement(this.label);
+    return this.db.transaction((t) => fn(wrapPglite(t, this.label)));
   }
   exec(sql: string): Promise<void> {
     return this.q.exec(sql);
@@ -241,6 +257,8 @@ export interface OpenDatabaseOptions {
   /** PGlite data directory, or "memory://" for an in-memory database. */
   dataDir?: string;
   poolMax?: number;
+  /** Who uses it (a service name, `events`): the label its statements are counted under. */
+  label?: string;
   /**
    * Waits for an unreachable Postgres (connection refused, server starting…) with backoff,
    * logging each failed try, instead of failing at once.
@@ -254,7 +272,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
     // a connect that hangs (a failover, a black-holed address) fails after 5 s instead of forever
     const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolMax ?? 10, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000, keepAlive: true });
     pool.on("error", () => undefined); // an idle client's error: the pool drops it, the next query opens a new one
-    const db = new PgDatabase(pool);
+    const db = new PgDatabase(pool, opts.label ?? "other");
     const { wait } = opts;
     try {
       await retryWithBackoff(() => db.query("SELECT 1"), {
@@ -271,9 +289,9 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
   const dir = opts.dataDir ?? "memory://";
   if (dir.startsWith("memory://")) {
     const lite = await PGlite.create(dir, PGLITE_OPTIONS);
-    return new PgliteDatabase(lite, () => lite.close());
+    return new PgliteDatabase(lite, () => lite.close(), opts.label ?? "other");
   }
-  return sharedPglite(path.resolve(dir));
+  return sharedPglite(path.resolve(dir), opts.label ?? "other");
 }
 
 // The embedded database serves one developer's laptop or a test: Postgres's default 128 MB of
@@ -287,7 +305,7 @@ const shared = new Map<string, { lite: Promise<PGlite>; users: number }>();
  * (each in its own schema), which keeps memory and start time to one embedded Postgres. It is
  * closed when its last user closes. PGlite is single-process: two processes need two DATA_DIRs.
  */
-async function sharedPglite(dir: string): Promise<Database> {
+async function sharedPglite(dir: string, label: string): Promise<Database> {
   let entry = shared.get(dir);
   if (!entry) {
     mkdirSync(dir, { recursive: true });
@@ -298,9 +316,13 @@ async function sharedPglite(dir: string): Promise<Database> {
   entry.users++;
   const lite = await entry.lite;
   const e = entry;
-  return new PgliteDatabase(lite, async () => {
-    if (--e.users > 0) return;
-    shared.delete(dir);
-    await lite.close();
-  });
+  return new PgliteDatabase(
+    lite,
+    async () => {
+      if (--e.users > 0) return;
+      shared.delete(dir);
+      await lite.close();
+    },
+    label,
+  );
 }

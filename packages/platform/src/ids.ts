@@ -10,6 +10,8 @@ export const ID_PREFIXES = {
   apiKey: "key",
   event: "evt",
   testMessage: "tmsg",
+  project: "prj",
+  profile: "prf",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

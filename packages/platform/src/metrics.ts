@@ -2,6 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Logger } from "./logger.ts";
+import { sqlStatementCounts } from "./database.ts";
 
 /**
  * The process's one Prometheus registry: every service hosted in the process adds to it (label
@@ -69,6 +70,17 @@ export const webhookAttempts = new Counter({
   help: "Webhook delivery attempts, by outcome (delivered, retried, failed)",
   labelNames: ["outcome"] as const,
   registers,
+});
+
+new Counter({
+  name: "icv_sql_statements_total",
+  help: "SQL statements sent (queries, BEGIN, COMMIT), by database user (service, or events for the event transport)",
+  labelNames: ["db"] as const,
+  registers,
+  collect() {
+    this.reset();
+    for (const [db, n] of sqlStatementCounts) this.inc({ db }, n);
+  },
 });
 
 /** The `service` label of a hosting service: `proof` for icv.proof.v1.ProofService. */

@@ -134,6 +134,20 @@ export interface OutboundOptions {
   resolver?: Resolver;
   /** Pooled keep-alive sockets per target host (default 64). */
   maxSockets?: number;
+  /**
+   * Body bytes read past maxBodyBytes before the connection is cut (default 1 MiB, so the
+   * socket can be reused); 0 stops reading at the limit (the domain check reads at most 4 KB).
+   */
+  drainLimit?: number;
+  /**
+   * Non-public addresses allowed all the same: an exception narrower than allowPrivate, so a
+   * test on loopback can still prove that any other private address is refused.
+   */
+  allowAddress?: (address: string) => boolean;
+  /** Verify the server's TLS certificate (default true). */
+  rejectUnauthorized?: boolean;
+  /** Keep connections open for reuse (default true; the domain check opens one per fetch). */
+  keepAlive?: boolean;
 }
 
 export interface OutboundRequest {
@@ -151,8 +165,12 @@ export interface OutboundResponse {
   headers: http.IncomingHttpHeaders;
   /** The first maxBodyBytes of the body, as UTF-8. */
   body: string;
+  /** The same bytes, as received (binary bodies: images). */
+  bytes: Buffer;
   /** The address the request went to. */
   address: string;
+  /** The body was longer than maxBodyBytes (only the first maxBodyBytes are in `body`). */
+  truncated?: boolean;
 }
 
 export interface OutboundClient {
@@ -187,8 +205,9 @@ export function createOutboundClient(opts: OutboundOptions): OutboundClient {
   const resolver = opts.resolver ?? systemResolver;
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const keep = opts.maxBodyBytes ?? 4096;
-  const agentOptions = { keepAlive: true, maxSockets: opts.maxSockets ?? 64, maxFreeSockets: opts.maxSockets ?? 64, scheduling: "lifo" as const };
-  const agents = { "http:": new http.Agent(agentOptions), "https:": new https.Agent(agentOptions) };
+  const drainLimit = opts.drainLimit ?? DRAIN_LIMIT;
+  const agentOptions = { keepAlive: opts.keepAlive ?? true, maxSockets: opts.maxSockets ?? 64, maxFreeSockets: opts.maxSockets ?? 64, scheduling: "lifo" as const };
+  const agents = { "http:": new http.Agent(agentOptions), "https:": new https.Agent({ ...agentOptions, rejectUnauthorized: opts.rejectUnauthorized ?? true }) };
 
   /** The address to connect to, after checking every address the host resolves to. */
   async function target(url: URL, signal: AbortSignal): Promise<ResolvedAddress> {
@@ -207,7 +226,7 @@ export function createOutboundClient(opts: OutboundOptions): OutboundClient {
     }
     if (!opts.allowPrivate) {
       for (const a of addresses) {
-        const why = addressRefusal(a.address);
+        const why = opts.allowAddress?.(a.address) ? undefined : addressRefusal(a.address);
         if (why) throw new OutboundError("refused", `refused: ${why}${family ? "" : ` (${host} resolves to it)`}`);
       }
     }
@@ -242,9 +261,12 @@ export function createOutboundClient(opts: OutboundOptions): OutboundClient {
             chunks.push(part);
             kept += part.length;
           }
-          if (seen > DRAIN_LIMIT) res.destroy();
+          if (seen > keep + drainLimit) res.destroy();
         });
-        const done = () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8"), address: to.address });
+        const done = () => {
+          const bytes = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: bytes.toString("utf8"), bytes, address: to.address, truncated: seen > keep });
+        };
         res.on("end", done);
         // a body cut off after the status arrived still counts as that status
         res.on("close", () => (res.complete ? undefined : signal.aborted ? reject(signal.reason) : done()));

@@ -51,11 +51,13 @@ export async function appendEvents(q: Queryable, schema: string, events: OutboxE
  * One statement that makes a state change and writes its events: `sql` is a data-modifying
  * statement with RETURNING; the events are written only when it returned a row. One round trip,
  * atomic without an explicit transaction. Answers the rows `sql` returned.
+ * `also`: one more data-modifying statement in the same round trip (its parameters numbered from
+ * `also.sql(base)`'s base + 1; it gates itself, e.g. `INSERT … SELECT … WHERE EXISTS (SELECT 1 FROM main)`).
  */
-export function writeWithEvents<T>(q: Queryable, schema: string, sql: string, params: unknown[], events: OutboxEvent[], at: Date) {
+export function writeWithEvents<T>(q: Queryable, schema: string, sql: string, params: unknown[], events: OutboxEvent[], at: Date, also?: { sql: (base: number) => string; params: unknown[] }) {
   const n = params.length;
   return q.query<T>(
-    `WITH main AS (${sql}), ev AS (${insertEvents(schema, n)} WHERE EXISTS (SELECT 1 FROM main)) SELECT * FROM main`,
-    [...params, ...eventColumns(events, at), at],
+    `WITH main AS (${sql}), ev AS (${insertEvents(schema, n)} WHERE EXISTS (SELECT 1 FROM main))${also ? `, also AS (${also.sql(n + 8)})` : ""} SELECT * FROM main`,
+    [...params, ...eventColumns(events, at), at, ...(also?.params ?? [])],
   );
 }

@@ -2,6 +2,7 @@ import type { RedisClientType } from "redis";
 import type { Config } from "./config.ts";
 import type { Logger } from "./logger.ts";
 import { connectRedis, type SharedRedis } from "./redis.ts";
+import { redisSpan } from "./tracing.ts";
 
 export interface RateDecision {
   allowed: boolean;
@@ -94,15 +95,17 @@ export class RedisRateLimiter implements RateLimiter {
     const now = this.now();
     const idx = Math.floor(now / windowMs);
     const weight = 1 - (now - idx * windowMs) / windowMs;
-    const r = (await this.redis.eval(SCRIPT, {
-      keys: [`icv:rl:{${key}}:${idx}`, `icv:rl:{${key}}:${idx - 1}`],
-      arguments: [String(weight), String(limit), String(2 * windowMs + 1000)],
-    })) as [number, number, number];
+    const r = (await redisSpan("EVAL", "rate_limit", () =>
+      this.redis.eval(SCRIPT, {
+        keys: [`icv:rl:{${key}}:${idx}`, `icv:rl:{${key}}:${idx - 1}`],
+        arguments: [String(weight), String(limit), String(2 * windowMs + 1000)],
+      }),
+    )) as [number, number, number];
     return decide(r[0] === 1, Number(r[1]), Number(r[2]), limit, now, windowMs);
   }
 
   async refund(key: string, windowMs = MINUTE): Promise<void> {
-    await this.redis.eval(REFUND, { keys: [`icv:rl:{${key}}:${Math.floor(this.now() / windowMs)}`], arguments: [] });
+    await redisSpan("EVAL", "rate_limit_refund", () => this.redis.eval(REFUND, { keys: [`icv:rl:{${key}}:${Math.floor(this.now() / windowMs)}`], arguments: [] }));
   }
 }
 

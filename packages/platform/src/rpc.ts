@@ -1,6 +1,6 @@
-import { Code, ConnectError, createClient, createRouterTransport, type Client, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, createContextValues, createRouterTransport, type Client, type ConnectRouter, type HandlerContext, type Interceptor, type Transport, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import type { DescService } from "@bufbuild/protobuf";
+import { create, isMessage, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@icv/contracts/gen/grpc/health/v1/health_pb.ts";
 import { LOCAL_CALLER_HEADER } from "./callers.ts";
 import { clientTracer } from "./rpc-observe.ts";
@@ -18,6 +18,7 @@ const locals = new Map<string, Transport>();
 export function registerLocalService(url: string, routes: (router: ConnectRouter) => void, interceptors: Interceptor[]): LocalService {
   // the caller's side runs the client tracer: the trace context travels as `traceparent` in memory too
   const inner = createRouterTransport(routes, { router: { interceptors }, transport: { interceptors: [clientTracer] } });
+  const direct = directUnary(url, routes, [clientTracer, ...interceptors]);
   const inflight = new Set<AbortController>();
   let idle: (() => void) | undefined;
   // each call gets its own abort signal (following the caller's), so shutdown can cut it
@@ -31,25 +32,132 @@ export function registerLocalService(url: string, routes: (router: ConnectRouter
     } finally {
       inflight.delete(ac);
       signal?.removeEventListener("abort", follow);
-      if (!inflight.size) idle?.();
+      if (!inflight.size && !directCalls) idle?.();
     }
   };
+  // unary calls (nearly all) go straight to the handler; a count of them for the drain
+  let directCalls = 0;
   const transport: Transport = {
-    unary: (method, signal, ...rest) => track(signal, (s) => inner.unary(method, s, ...rest)),
+    unary: (method, signal, timeoutMs, header, input, contextValues) => {
+      const call = direct.get(method);
+      if (!call) return track(signal, (s) => inner.unary(method, s, timeoutMs, header, input, contextValues));
+      directCalls++;
+      return call(signal, timeoutMs, header, input, contextValues).finally(() => {
+        if (--directCalls === 0 && !inflight.size) idle?.();
+      }) as never;
+    },
     stream: (method, signal, ...rest) => track(signal, (s) => inner.stream(method, s, ...rest)),
   };
   locals.set(url, transport);
   return {
     async drain(timeoutMs) {
       if (locals.get(url) === transport) locals.delete(url);
-      if (inflight.size) {
+      if (inflight.size || directCalls) {
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([new Promise<void>((r) => (idle = r)), new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
         clearTimeout(timer);
       }
-      for (const ac of inflight) ac.abort(new ConnectError("the service is shutting down", Code.Unavailable));
+      const cut = new ConnectError("the service is shutting down", Code.Unavailable);
+      direct.shutdown.abort(cut);
+      for (const ac of inflight) ac.abort(cut);
     },
   };
+}
+
+type DirectCall = (signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeadersInit | undefined, input: unknown, contextValues: UnaryRequest["contextValues"] | undefined) => Promise<UnaryResponse>;
+
+/**
+ * The unary RPCs of `routes` as direct calls: the typed request message goes to the handler as it
+ * is (no encoding, no HTTP framing, no per-call abort controller), through the same interceptors
+ * in the same order as the network server (metrics, the caller allow-list, error mapping). Only
+ * what can cut a call costs anything: a deadline (timeoutMs: DEADLINE_EXCEEDED when it passes),
+ * the caller's signal, and the service's shutdown (UNAVAILABLE).
+ */
+function directUnary(url: string, routes: (router: ConnectRouter) => void, interceptors: Interceptor[]): Map<DescMethod, DirectCall> & { shutdown: AbortController } {
+  const shutdown = new AbortController();
+  const calls = Object.assign(new Map<DescMethod, DirectCall>(), { shutdown });
+  const collect = (service: DescService, impl: Record<string, unknown>) => {
+    for (const method of service.methods) {
+      const fn = impl[method.localName] as ((req: unknown, ctx: HandlerContext) => unknown) | undefined;
+      if (method.methodKind !== "unary" || typeof fn !== "function") continue;
+      calls.set(method, makeCall(service, method as DescMethod & { methodKind: "unary" }, fn.bind(impl)));
+    }
+  };
+  const makeCall = (service: DescService, method: DescMethod & { methodKind: "unary" }, fn: (req: unknown, ctx: HandlerContext) => unknown): DirectCall => {
+    const handle = async (req: UnaryRequest): Promise<UnaryResponse> => {
+      const responseHeader = new Headers();
+      const responseTrailer = new Headers();
+      const ctx: HandlerContext = {
+        service,
+        method,
+        protocolName: "in-process",
+        requestMethod: "POST",
+        url: req.url,
+        signal: req.signal,
+        timeoutMs: () => undefined,
+        requestHeader: req.header,
+        responseHeader,
+        responseTrailer,
+        values: req.contextValues,
+      };
+      const out = await fn(req.message, ctx);
+      const message = isMessage(out, method.output) ? out : create(method.output, out as never);
+      return { stream: false, service, method, header: responseHeader, trailer: responseTrailer, message } as UnaryResponse;
+    };
+    const chain = interceptors.concat().reverse().reduce((next, i) => i(next as never) as typeof handle, handle);
+    const path = `${url}/${service.typeName}/${method.name}`;
+    return async (signal, timeoutMs, header, input, contextValues) => {
+      const message = isMessage(input as never, method.input) ? input : create(method.input, input as never);
+      const req = {
+        stream: false,
+        service,
+        method,
+        requestMethod: "POST",
+        url: path,
+        signal: signal ? AbortSignal.any([signal, shutdown.signal]) : shutdown.signal,
+        header: header instanceof Headers ? header : new Headers(header),
+        contextValues: contextValues ?? createContextValues(),
+        message,
+      } as unknown as UnaryRequest;
+      const run = chain(req);
+      if (!timeoutMs && !signal && !shutdown.signal.aborted) return raceShutdown(run, shutdown.signal);
+      return raceCut(run, req.signal, timeoutMs);
+    };
+  };
+  routes({
+    handlers: [],
+    service(service: DescService, impl: Record<string, unknown>) {
+      collect(service, impl);
+      return this;
+    },
+    rpc() {
+      return this;
+    },
+  } as unknown as ConnectRouter);
+  return calls;
+}
+
+/** The call's answer, or UNAVAILABLE if the service shuts down first. */
+function raceShutdown<T>(run: Promise<T>, shutdown: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const cut = () => reject(ConnectError.from(shutdown.reason, Code.Unavailable));
+    shutdown.addEventListener("abort", cut, { once: true });
+    run.then(resolve, reject).finally(() => shutdown.removeEventListener("abort", cut));
+  });
+}
+
+/** The call's answer, or the error of whatever cuts it first: its signal, or its deadline passing. */
+function raceCut<T>(run: Promise<T>, signal: AbortSignal, timeoutMs: number | undefined): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    if (signal.aborted) return reject(ConnectError.from(signal.reason, Code.Canceled));
+    const cut = () => reject(ConnectError.from(signal.reason, Code.Canceled));
+    signal.addEventListener("abort", cut, { once: true });
+    const timer = timeoutMs ? setTimeout(() => reject(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeoutMs) : undefined;
+    run.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", cut);
+    });
+  });
 }
 
 export interface LocalService {

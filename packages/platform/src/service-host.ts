@@ -1,16 +1,15 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
-import { EventEmitter, on } from "node:events";
-import { Code, ConnectError, createContextValues, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import { createContextValues, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { Health, HealthCheckResponse_ServingStatus as Status } from "@icv/contracts/gen/grpc/health/v1/health_pb.ts";
 import { toConnectError } from "./errors.ts";
 import { registerLocalService } from "./rpc.ts";
 import type { Logger } from "./logger.ts";
 import { callerCheck, LOCAL_CALLER_HEADER, peerNames, type ServiceCallers } from "./callers.ts";
 import { certificateNames, type TlsIdentity } from "./tls.ts";
 import { serverObserver } from "./rpc-observe.ts";
+import { healthState, openHealthListener, type HealthListener } from "./health.ts";
 
 export interface ServiceHostOptions {
   name: string;
@@ -24,6 +23,8 @@ export interface ServiceHostOptions {
   callers: readonly ServiceCallers[];
   /** A plain-text listener that serves only grpc.health.v1 (for Kubernetes probes); unset: none. */
   healthPort?: number;
+  /** That listener, when it was opened already (before the service waited for its database): adopted instead of healthPort, closed on close(). */
+  healthListener?: HealthListener;
   /** Extra readiness check for the health service (e.g. the database answers). */
   ready?: () => Promise<boolean>;
   shutdownTimeoutMs?: number;
@@ -62,28 +63,9 @@ function errorInterceptor(logger: Logger): Interceptor {
  * shutdown. In-process callers reach the same routes through the same allow-list.
  */
 export async function startServiceHost(opts: ServiceHostOptions): Promise<ServiceHost> {
-  let serving = true;
-  const changes = new EventEmitter();
-  const statusNow = async (): Promise<Status> => {
-    if (!serving) return Status.NOT_SERVING;
-    if (!opts.ready) return Status.SERVING;
-    return (await opts.ready().catch(() => false)) ? Status.SERVING : Status.NOT_SERVING;
-  };
-  const known = (service: string) => service === "" || service === opts.name;
-  const health = (router: ConnectRouter) =>
-    router.service(Health, {
-      async check(req) {
-        if (!known(req.service)) throw new ConnectError(`unknown service ${req.service}`, Code.NotFound);
-        return { status: await statusNow() };
-      },
-      async *watch(req, ctx) {
-        const current = async () => (known(req.service) ? await statusNow() : Status.SERVICE_UNKNOWN);
-        yield { status: await current() };
-        for await (const _ of on(changes, "change", { signal: ctx.signal })) yield { status: await current() };
-      },
-    });
+  const health = opts.healthListener?.state ?? healthState();
   const routes = (router: ConnectRouter) => {
-    health(router);
+    health.routes(router);
     opts.routes(router);
   };
 
@@ -128,21 +110,19 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
       srv.listen(port, opts.host, () => resolve((srv.address() as AddressInfo).port));
     });
   let port: number;
-  let healthServer: http2.Http2Server | undefined;
-  let healthPort: number | undefined;
+  let healthListener = opts.healthListener;
   try {
     port = await listen(server, opts.port);
-    if (opts.healthPort !== undefined) {
-      // probes (kubelet) hold no client certificate: health only, nothing else on this port
-      healthServer = http2.createServer(connectNodeAdapter({ interceptors: [errors], routes: health }));
-      healthServer.on("session", track);
-      healthPort = await listen(healthServer, opts.healthPort);
-    }
+    // probes (kubelet) hold no client certificate: health only, nothing else on this port
+    if (!healthListener && opts.healthPort !== undefined) healthListener = await openHealthListener({ host: opts.host, port: opts.healthPort, state: health, interceptors: [errors] });
   } catch (e) {
     stopWatching();
     server.close();
+    await opts.healthListener?.close();
     throw e;
   }
+  const healthPort = healthListener?.port;
+  health.started(opts.name, opts.ready);
   const url = `https://${opts.host === "0.0.0.0" ? "127.0.0.1" : opts.host}:${port}`;
   // the in-memory transport is reachable only from this process (rpcClient sets the header there)
   const localCaller = check((req) => {
@@ -162,14 +142,13 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
     },
     close() {
       closing ??= (async () => {
-        serving = false;
-        changes.emit("change");
+        health.stopping();
         stopWatching();
         const timeout = opts.shutdownTimeoutMs ?? 10_000;
         const drained = local.drain(timeout);
         const closed = Promise.all(
-          [server, healthServer].map((srv) => srv && new Promise<void>((resolve) => srv.close(() => resolve()))),
-        );
+          [server].map((srv) => new Promise<void>((resolve) => srv.close(() => resolve()))),
+        ).then(() => healthListener?.close());
         // GOAWAY: peers open no new streams; streams in flight run to completion.
         for (const s of sessions) s.close();
         let timer: NodeJS.Timeout | undefined;

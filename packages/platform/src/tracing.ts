@@ -3,7 +3,7 @@ import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 
 /**
  * OpenTelemetry traces, by hand at the few places that matter (the gateway's HTTP middleware, the
- * RPC interceptors on both sides of every hop, each SQL statement): ESM auto-instrumentation
+ * RPC interceptors on both sides of every hop, each SQL statement, each Redis command of a request): ESM auto-instrumentation
  * would need a loader hook before any import, which the tsx entry points and tests do not have.
  * Off unless started (OTEL_EXPORTER_OTLP_ENDPOINT set, or a test's exporter): then no SDK is
  * loaded and every hook below is one boolean test.
@@ -100,6 +100,15 @@ export function sqlSpan<T>(statement: string, sql: string, run: () => Promise<T>
   if (!trace.getActiveSpan()) return run();
   const op = /^\s*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase() ?? "SQL";
   return inSpan(`${op} ${statement}`, SpanKind.CLIENT, { "db.system.name": "postgresql", "db.operation.name": op, "db.statement.name": statement }, run);
+}
+
+/**
+ * A Redis command's span (name: command and what it is for, e.g. `EVAL rate_limit`; never its
+ * keys or arguments, which hold API key hashes and tenant ids), under the active span only.
+ */
+export function redisSpan<T>(command: string, purpose: string, run: () => Promise<T>): Promise<T> {
+  if (!trace.getActiveSpan()) return run();
+  return inSpan(`${command} ${purpose}`, SpanKind.CLIENT, { "db.system.name": "redis", "db.operation.name": command }, run);
 }
 
 export { SpanKind, SpanStatusCode };

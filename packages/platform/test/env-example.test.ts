@@ -18,6 +18,9 @@ const READ_ELSEWHERE: Record<string, { file: string; why: string }> = {
   BENCH_SSE_STREAMS: { file: "scripts/bench.ts", why: "npm run bench: event streams opened" },
   BENCH_WEBHOOKS: { file: "scripts/bench.ts", why: "npm run bench: webhook deliveries sent" },
   BENCH_HOOKS: { file: "scripts/bench.ts", why: "npm run bench: inbound WhatsApp hooks sent" },
+  BENCH_SQL_PROOFS: { file: "scripts/bench.ts", why: "npm run bench: proofs whose SQL statements are counted" },
+  BENCH_MODES: { file: "scripts/bench.ts", why: "npm run bench: the database modes run" },
+  BENCH_NODE_FLAGS: { file: "scripts/bench/stack.ts", why: "npm run bench: the stack's runtime flags" },
   BENCH_CPU_PROF: { file: "scripts/bench/stack.ts", why: "npm run bench: profile the benchmarked stack" },
 };
 

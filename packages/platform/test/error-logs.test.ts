@@ -48,7 +48,7 @@ async function failingRpc(fail: () => Promise<unknown>) {
     port: 0,
     logger: createLogger({ level: "info", destination: out }),
     identity: proofId,
-    callers: [allow(ProofService, { getJwks: ["gateway"], issueProof: [], validateProof: [], getProofStatus: [], revokeProof: [], getRevocationList: [], rotateSigningKey: [] })],
+    callers: [allow(ProofService, { getJwks: ["gateway"], issueProof: [], validateProof: [], getProofStatus: [], getProofStatuses: [], revokeProof: [], getRevocationList: [], rotateSigningKey: [] })],
     routes: (router) =>
       router.service(ProofService, {
         async getJwks() {

@@ -13,6 +13,8 @@ const PREFIXES: Record<IdKind, string> = {
   apiKey: "key",
   event: "evt",
   testMessage: "tmsg",
+  project: "prj",
+  profile: "prf", // DECISIONS "Projects, message templates and profiles"
 };
 const ULID = "[0-9A-HJKMNP-TV-Z]{26}";
 

@@ -67,7 +67,7 @@ async function host(opts: Partial<ServiceHostOptions> = {}): Promise<ServiceHost
     logger: silent,
     routes: () => undefined,
     identity: proofId,
-    callers: [allow(ProofService, { getJwks: ["gateway"], issueProof: [], validateProof: [], getProofStatus: [], revokeProof: [], getRevocationList: [], rotateSigningKey: [] })],
+    callers: [allow(ProofService, { getJwks: ["gateway"], issueProof: [], validateProof: [], getProofStatus: [], getProofStatuses: [], revokeProof: [], getRevocationList: [], rotateSigningKey: [] })],
     ...opts,
   });
   hosts.push(h);

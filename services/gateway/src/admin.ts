@@ -82,6 +82,12 @@ export async function startAdminServer(opts: { host: string; port: number; token
           opts.logger.info({ tenant_id: req.tenantId }, "webhook endpoint removed");
           return { removedUrl: r.removedUrl };
         },
+        async enableWebhookEndpoint(req) {
+          await knownTenant(req.tenantId);
+          const r = await opts.clients.webhook.enableEndpoint({ tenantId: req.tenantId, environment: req.environment });
+          opts.logger.info({ tenant_id: req.tenantId, environment: r.webhooks?.environment }, "webhook endpoint enabled");
+          return { webhooks: r.webhooks };
+        },
         async getWebhookSettings(req) {
           await knownTenant(req.tenantId);
           const r = await opts.clients.webhook.getTenantWebhooks({ tenantId: req.tenantId });

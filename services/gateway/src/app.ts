@@ -6,6 +6,7 @@ import { renderDocs } from "./docs.ts";
 import { errorHandler, notFound, requestId, requireJson } from "./http.ts";
 import type { HostedHub } from "./hosted/hub.ts";
 import { mountHostedPage } from "./hosted/page.ts";
+import { mountLogoProxy } from "./hosted/logo.ts";
 import { mountProviderHooks } from "./hooks/routes.ts";
 import { idempotency } from "./idempotency.ts";
 import { jsonBody, queryEncoding } from "./input.ts";
@@ -15,8 +16,12 @@ import { MemoryRateLimiter, type RateLimiter } from "./rate-limit.ts";
 import { mount, type RouteDef } from "./registry.ts";
 import { hostedRoutes } from "./routes/hosted.ts";
 import { API_VERSION, metaRoutes, type HealthDeps } from "./routes/meta.ts";
-import { plannedRoutes } from "./routes/planned.ts";
+import { oauthRoutes } from "./routes/oauth.ts";
+import { profileRoutes } from "./routes/profiles.ts";
+import { mountProfilePage } from "./hosted/profile-page.ts";
 import { proofRoutes } from "./routes/proofs.ts";
+import { domainRoutes } from "./routes/domains.ts";
+import { projectRoutes } from "./routes/projects.ts";
 import { reuseRoutes } from "./routes/reuse.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { testMessageRoutes } from "./routes/test-messages.ts";
@@ -65,6 +70,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
     ),
     ...verifiedUserRoutes(clients),
     ...verificationRoutes(clients),
+    ...domainRoutes(clients),
     ...verificationEventRoutes(clients, deps.sse),
     ...verificationRequestRoutes(config, clients.requests),
     ...hostedRoutes(config, deps.hosted, clients.requests),
@@ -73,7 +79,9 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
     ...webhookDeliveryRoutes(clients),
     ...testMessageRoutes(clients),
     ...sessionRoutes(clients),
-    ...plannedRoutes,
+    ...oauthRoutes(clients.verification),
+    ...projectRoutes(clients.projects),
+    ...profileRoutes(config, clients),
   ];
   // literal paths before parameterised ones (e.g. /proofs/revoked before /proofs/{id}/…)
   routes.sort((a, b) => Number(a.path.includes("{")) - Number(b.path.includes("{")));
@@ -98,6 +106,8 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
   const replay = idempotency(store);
   mount(app, routes, (def) => (def.auth === "key" ? [auth.middleware, keyLimit, ...json, replay] : [publicLimit, ...json]));
   mountHostedPage(app, ipLimit);
+  mountLogoProxy(app, ipLimit, { config, logger, projects: clients.projects });
+  mountProfilePage(app, ipLimit, clients.profiles);
   mountProviderHooks(app, { config, logger, session: clients.session, limiter });
   app.use(notFound);
   app.use(errorHandler(logger));

@@ -2,6 +2,8 @@ import type { Client } from "@connectrpc/connect";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import { VerificationRequestService } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
+import { ProjectService } from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
+import { ProfileService } from "@icv/contracts/gen/icv/verification/v1/profile_service_pb.ts";
 import { SessionService } from "@icv/contracts/gen/icv/session/v1/session_service_pb.ts";
 import { WebhookService } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
 import { checkHealth, rpcClient, toEnvironment, type Config, type ServiceName, type TlsIdentity } from "@icv/platform";
@@ -13,6 +15,8 @@ export interface Clients {
   webhook: Client<typeof WebhookService>;
   session: Client<typeof SessionService>;
   requests: Client<typeof VerificationRequestService>;
+  projects: Client<typeof ProjectService>;
+  profiles: Client<typeof ProfileService>;
   /** Whether a backing service answers its health check (asked as the gateway, over mTLS). */
   health(name: ServiceName): Promise<boolean>;
   /** Base URLs of every backing service, for /health. */
@@ -27,6 +31,8 @@ export function makeClients(config: Config, identity: TlsIdentity): Clients {
     webhook: rpcClient(WebhookService, config.serviceUrl("webhook"), identity),
     session: rpcClient(SessionService, config.serviceUrl("session"), identity),
     requests: rpcClient(VerificationRequestService, config.serviceUrl("verification"), identity),
+    projects: rpcClient(ProjectService, config.serviceUrl("verification"), identity),
+    profiles: rpcClient(ProfileService, config.serviceUrl("verification"), identity),
     health: (name) => checkHealth(config.serviceUrl(name), identity, name),
     urls: {
       verification: config.serviceUrl("verification"),
@@ -37,6 +43,12 @@ export function makeClients(config: Config, identity: TlsIdentity): Clients {
     },
   };
 }
+
+/**
+ * Calls that wait on a domain check (name servers, a web site, a DNS host's API and the record's
+ * propagation, each with its own deadline in the domain service): longer than the default 10 s.
+ */
+export const DOMAIN_CHECK_CALL = { timeoutMs: 60_000 } as const;
 
 /** The RPC scope of an authenticated request (the auth middleware set req.scope). */
 export function scopeOf(req: Request) {

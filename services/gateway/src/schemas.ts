@@ -47,3 +47,9 @@ export const PageQuery = {
 };
 
 export const jsonObject = z.record(z.string(), z.unknown());
+
+/** The project a verification, request or session uses, as the answers show it (left out when none was given). */
+export const projectIdShown = z
+  .string()
+  .optional()
+  .describe("The project given at create (a verification made by a request or a session: theirs); absent: the tenant environment's default project");

@@ -13,6 +13,7 @@ import { IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
 import { answerClientError } from "./input.ts";
 import { FallbackConnectionLimiter, MemoryConnectionLimiter, RedisConnectionLimiter } from "./sse/connection-limiter.ts";
 import { SseHub } from "./sse/hub.ts";
+import { startingHandler } from "./starting.ts";
 import { HostedHub } from "./hosted/hub.ts";
 import { GatewayStore } from "./store.ts";
 import { Tenants } from "./tenants.ts";
@@ -28,6 +29,23 @@ export interface RunningGateway extends RunningService {
 
 export async function startGateway(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningGateway> {
   const log = logger.child({ service: "gateway" });
+  // listening from the first moment: live, not ready (starting.ts) until the app takes over below
+  let handle = startingHandler();
+  const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => handle(req, res));
+  server.on("clientError", answerClientError);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.PORT, config.HOST, () => resolve());
+  });
+  try {
+    return await startApp(config, log, clock, server, (app) => (handle = app));
+  } catch (e) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw e;
+  }
+}
+
+async function startApp(config: Config, log: Logger, clock: Clock, server: http.Server, serve: (app: http.RequestListener) => void): Promise<RunningGateway> {
   const db = await openServiceDatabase(config, "gateway", MIGRATIONS, log, { outbox: true });
   const store = new GatewayStore(db);
   // never awaited: a Redis that is down (at start or later) means in-process limits meanwhile
@@ -63,12 +81,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
     hosted,
   });
 
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, app);
-  server.on("clientError", answerClientError);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.PORT, config.HOST, () => resolve());
-  });
+  serve(app);
   const port = (server.address() as AddressInfo).port;
   log.info({ port }, "gateway listening");
 

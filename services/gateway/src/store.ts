@@ -1,4 +1,6 @@
-import { appendEvent, type Database, type EnvName, type Scope } from "@icv/platform";
+import { create } from "@bufbuild/protobuf";
+import { ApiKeyCreatedSchema, ApiKeyRevokedSchema, TenantCreatedSchema } from "@icv/contracts/gen/icv/events/v1/tenant_events_pb.ts";
+import { appendEvent, outboxEvent, type Database, type EnvName, type Scope } from "@icv/platform";
 
 const S = "gateway";
 
@@ -46,7 +48,8 @@ export class GatewayStore {
         ]);
       }
       for (const env of ["live", "test"] as const) {
-        await appendEvent(q, S, { aggregateType: "tenant", aggregateId: t.id, eventType: "tenant.created", tenantId: t.id, environment: env, payload: { tenant_id: t.id, name: t.name } }, t.at);
+        const head = { aggregateType: "tenant", aggregateId: t.id, tenantId: t.id, environment: env };
+        await appendEvent(q, S, outboxEvent("tenant.created", head, create(TenantCreatedSchema, { tenantId: t.id, name: t.name })), t.at);
       }
     });
   }
@@ -56,7 +59,8 @@ export class GatewayStore {
       await q.query(`INSERT INTO ${S}.api_keys (id, tenant_id, environment, key_hash, key_prefix, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
         k.id, k.tenantId, k.env, k.hash, k.prefix, k.at,
       ]);
-      await appendEvent(q, S, { aggregateType: "api_key", aggregateId: k.id, eventType: "api_key.created", tenantId: k.tenantId, environment: k.env, payload: { key_id: k.id, prefix: k.prefix } }, k.at);
+      const head = { aggregateType: "api_key", aggregateId: k.id, tenantId: k.tenantId, environment: k.env };
+      await appendEvent(q, S, outboxEvent("api_key.created", head, create(ApiKeyCreatedSchema, { keyId: k.id, prefix: k.prefix })), k.at);
     });
   }
 
@@ -66,7 +70,8 @@ export class GatewayStore {
       const r = await q.query<KeyRecord>(`UPDATE ${S}.api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING id, tenant_id, environment, revoked_at`, [id, at]);
       if (r.rows[0]) {
         const k = r.rows[0];
-        await appendEvent(q, S, { aggregateType: "api_key", aggregateId: id, eventType: "api_key.revoked", tenantId: k.tenant_id, environment: k.environment, payload: { key_id: id } }, at);
+        const head = { aggregateType: "api_key", aggregateId: id, tenantId: k.tenant_id, environment: k.environment };
+        await appendEvent(q, S, outboxEvent("api_key.revoked", head, create(ApiKeyRevokedSchema, { keyId: id })), at);
         return k;
       }
       return (await q.query<KeyRecord>(`SELECT id, tenant_id, environment, revoked_at FROM ${S}.api_keys WHERE id = $1`, [id])).rows[0];

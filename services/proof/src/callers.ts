@@ -13,6 +13,8 @@ export const proofCallers = [
     revokeProof: ["verification"],
     // verification validates for POST /proofs/validate
     validateProof: ["verification"],
+    // verification re-checks the proofs a public profile lists, in one call per page view
+    getProofStatuses: ["verification"],
     // the gateway's public proof endpoints and the admin listener's key rotation
     getProofStatus: ["gateway"],
     getRevocationList: ["gateway"],

@@ -66,7 +66,9 @@ export function seal(plain: Buffer, kek: Buffer, aad: string): string {
 
 export function unseal(sealed: string, kek: Buffer, aad: string): Buffer {
   const raw = Buffer.from(sealed, "base64");
-  const d = createDecipheriv("aes-256-gcm", kek, raw.subarray(0, 12));
+  if (raw.length < 28) throw new Error("sealed key is truncated");
+  // the tag length is fixed: a shortened tag must never be accepted
+  const d = createDecipheriv("aes-256-gcm", kek, raw.subarray(0, 12), { authTagLength: 16 });
   d.setAAD(Buffer.from(aad));
   d.setAuthTag(raw.subarray(12, 28));
   return Buffer.concat([d.update(raw.subarray(28)), d.final()]);

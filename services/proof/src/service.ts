@@ -11,6 +11,8 @@ export const REVOKE_REASONS = ["user_request", "fraud", "key_compromise", "asset
 const MIN_TTL_S = 60;
 const MAX_TTL_S = 31_536_000;
 const REVOCATION_CACHE_MS = 5_000;
+/** The most proof ids one GetProofStatuses call may ask about (a profile lists at most 50). */
+const MAX_STATUS_BATCH = 100;
 
 /** The key set a public call asks for: test only when it says so (UNSPECIFIED is live, the old default). */
 const setOf = (e: Environment): KeyEnv => (e === Environment.TEST ? "test" : "live");
@@ -64,6 +66,7 @@ export function proofRoutes(deps: ProofServiceDeps) {
         }
         const method = req.method;
         if (!(PROOF_METHODS as readonly string[]).includes(method)) throw new AppError("validation_error", `method must be one of ${PROOF_METHODS.join(", ")}`);
+        if (req.subjectHash !== undefined && !/^[0-9a-f]{64}$/.test(req.subjectHash)) throw new AppError("validation_error", "subject_hash must be a hex SHA-256");
         const ttl = req.expiresInSeconds || 2_592_000;
         if (ttl < MIN_TTL_S || ttl > MAX_TTL_S) throw new AppError("validation_error", `expires_in must be between ${MIN_TTL_S} and ${MAX_TTL_S} seconds`);
         const now = clock.now();
@@ -87,6 +90,7 @@ export function proofRoutes(deps: ProofServiceDeps) {
           verified_at: verifiedAt.toISOString(),
           ...(req.externalUserId ? { external_user_id: req.externalUserId } : {}),
           method: method as ProofMethod,
+          ...(req.subjectHash ? { subject_hash: req.subjectHash } : {}),
         });
         const expiresAt = new Date(exp * 1000);
         const inserted = await store.insertProof({
@@ -148,6 +152,13 @@ export function proofRoutes(deps: ProofServiceDeps) {
         const p = await store.scopedProof(scope, req.proofId);
         if (!p) throw new AppError("not_found", "proof not found");
         return { status: statusOf(p, clock.now()) };
+      },
+
+      async getProofStatuses(req) {
+        const scope = requireScope(req.scope);
+        if (req.proofIds.length > MAX_STATUS_BATCH) throw new AppError("validation_error", `at most ${MAX_STATUS_BATCH} proof ids at once`);
+        const now = clock.now();
+        return { statuses: (await store.scopedProofs(scope, [...new Set(req.proofIds)])).map((p) => statusOf(p, now)) };
       },
 
       async revokeProof(req) {

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { dataDirSecret, hostService, openServiceDatabase, systemClock, type Clock, type Config, type Logger, type RunningService } from "@icv/platform";
+import { createEventLog, dataDirSecret, hostService, openServiceDatabase, systemClock, type Clock, type Config, type Logger, type RunningService } from "@icv/platform";
 import { KeyRing } from "./keyring.ts";
 import { proofCallers } from "./callers.ts";
 import { proofRoutes } from "./service.ts";
@@ -19,6 +19,9 @@ export async function startProofService(config: Config, logger: Logger, clock: C
   const store = new ProofStore(db);
   const keys = new KeyRing(store, kek, config.PROOF_KEY_BITS, log);
   await keys.ensureAll();
+  // revocation states are read from memory until their proof.revoked event (store.revocations)
+  const events = await createEventLog(config, log);
+  const revocations = await store.revocations.follow(events, ["proof"]);
   return hostService(config, "proof", {
     rpcName: "icv.proof.v1.ProofService",
     logger: log,
@@ -26,5 +29,9 @@ export async function startProofService(config: Config, logger: Logger, clock: C
     outbox: true,
     callers: proofCallers,
     routes: proofRoutes({ store, keys, clock, issuer: config.issuer }),
+    async onClose() {
+      await revocations.close();
+      await events.close();
+    },
   });
 }

@@ -20,6 +20,8 @@ export interface ProofClaims {
   external_user_id?: string;
   /** How control was shown; every proof issued now carries it (absent only on proofs issued before). */
   method?: ProofMethod;
+  /** OAuth sign-ins: hex SHA-256 of `{channel}:{provider user id}` (the account's stable id at the provider). */
+  subject_hash?: string;
 }
 
 /** Signs the claims as an RS256 JWT with the key's kid in the header. */

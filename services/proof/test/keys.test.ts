@@ -43,6 +43,11 @@ describe("seal / unseal (AES-256-GCM, kid as additional data)", () => {
     const sealed = Buffer.from(seal(plain, kek, "kid-1"), "base64");
     expect(() => unseal(sealed.subarray(0, 20).toString("base64"), kek, "kid-1")).toThrow();
   });
+
+  it("refuses a shortened tag, even the true first bytes of the tag (GCM would accept a prefix)", () => {
+    const sealed = Buffer.from(seal(Buffer.alloc(0), kek, "kid-1"), "base64");
+    expect(() => unseal(sealed.subarray(0, 16).toString("base64"), kek, "kid-1")).toThrow();
+  });
 });
 
 describe("newSigningKey", () => {

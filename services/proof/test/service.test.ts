@@ -112,8 +112,16 @@ describe("IssueProof", () => {
     ["a lifetime over a year", { expiresInSeconds: 31_536_001 }],
     ["no method (every proof says how control was shown)", { method: "" }],
     ["a method outside the list", { method: "challenge" }],
+    ["a subject_hash that is not hex SHA-256", { method: "oauth", subjectHash: "github:583231" }],
   ])("answers validation_error for %s", async (_what, over) => {
     expect(await errorCode(issue(over))).toBe("validation_error");
+  });
+
+  it("carries subject_hash (an OAuth sign-in's account) as a claim, and only when given", async () => {
+    const subject = hash("github:583231");
+    const oauth = await issue({ type: "social", channel: "github", identifierHash: hash("octocat"), method: "oauth", subjectHash: subject });
+    expect(decodeJwt(oauth.token)).toMatchObject({ method: "oauth", subject_hash: subject });
+    expect(decodeJwt((await issue()).token)).not.toHaveProperty("subject_hash");
   });
 });
 

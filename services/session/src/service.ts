@@ -31,6 +31,7 @@ export function toMessage({ row: s, deepLink, qrCode, instructions }: SessionVie
     createdAt: ts(s.created_at),
     failedAt: ts(s.failed_at),
     testMode: s.environment === "test",
+    projectId: s.project_id ?? undefined,
   };
 }
 
@@ -43,6 +44,7 @@ export function sessionRoutes(sessions: Sessions, inbound: Inbound) {
           phoneNumber: req.phoneNumber,
           type: req.type,
           clientMetadata: req.clientMetadata,
+          projectId: req.projectId,
         });
         return { session: toMessage(v) };
       },

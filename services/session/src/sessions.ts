@@ -2,6 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
 import QRCode from "qrcode";
 import type { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
+import type { ProjectService } from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
 import {
   AppError, messagingAddress, missingMessagingProvider, newId, providerPhone, toDate, toEnvironment,
   type Clock, type Config, type Logger, type Scope,
@@ -10,6 +11,7 @@ import { parsePhoneNumberFromString } from "libphonenumber-js";
 import type { SessionKind, SessionRow, SessionStore } from "./store.ts";
 import { AUTH_PURPOSE, sessionInstructions, whatsappPrefill } from "./texts.ts";
 import { qrSignature, qrSignatureValid, sessionToken, tokenLookup } from "./tokens.ts";
+import { checkProject, projectReply } from "./projects.ts";
 
 /** Lifetimes (DECISIONS.md): phone-first 10 min, auth 5 min; an auth session's proof lives 10 min. */
 export const SESSION_TTL_MS: Record<SessionKind, number> = { phone: 10 * 60_000, auth: 5 * 60_000 };
@@ -41,6 +43,8 @@ export interface SessionDeps {
   /** Derives session tokens and QR URL signatures. */
   key: string;
   logger: Logger;
+  /** The verification service's projects: a session's project_id is checked there, and its bot replies rendered there. */
+  projects?: Client<typeof ProjectService>;
 }
 
 /** A tenant's number (an auth session's phone_number): E.164 when it is a valid number. */
@@ -71,7 +75,11 @@ export class Sessions {
     return s.channel === "telegram" ? `/start ${token}` : whatsappPrefill(s.kind, s.auth_type, token);
   }
 
-  async create(scope: Scope, kind: SessionKind, input: { channel: string; phoneNumber?: string; type?: string; clientMetadata?: Record<string, unknown> }): Promise<SessionView> {
+  async create(
+    scope: Scope,
+    kind: SessionKind,
+    input: { channel: string; phoneNumber?: string; type?: string; clientMetadata?: Record<string, unknown>; projectId?: string },
+  ): Promise<SessionView> {
     const { config, clock, store } = this.d;
     if (input.channel !== "telegram" && input.channel !== "whatsapp") {
       throw new AppError("validation_error", "channel must be telegram or whatsapp", { details: [{ field: "channel", message: "must be telegram or whatsapp", code: "invalid_enum_value" }] });
@@ -90,6 +98,7 @@ export class Sessions {
     if (input.clientMetadata && Buffer.byteLength(JSON.stringify(input.clientMetadata)) > MAX_METADATA_BYTES) {
       throw new AppError("validation_error", "client_metadata must be at most 4 KB of JSON");
     }
+    if (input.projectId !== undefined) await checkProject(this.d, scope, input.projectId);
     if (scope.env === "live") {
       const missing = missingMessagingProvider(input.channel, config);
       if (missing.length) throw new AppError("channel_unavailable", `channel ${input.channel} is not configured on this service (missing ${missing.join(", ")})`);
@@ -108,6 +117,7 @@ export class Sessions {
       client_metadata: input.clientMetadata ?? null,
       created_at: now,
       expires_at: new Date(now.getTime() + SESSION_TTL_MS[kind]),
+      project_id: input.projectId ?? null,
     });
     if (scope.env === "test") {
       // nothing is sent in test mode: keep the message the user would send, for GET /test/messages
@@ -151,6 +161,12 @@ export class Sessions {
     const s = await this.d.store.byTokenLookup(tokenLookup(token));
     if (!s || s.channel !== channel || s.environment !== "live") return "unknown";
     return this.answer(s, phone);
+  }
+
+  /** The reply to a session's answer from its project's active template (projects.ts); undefined: the built-in text. */
+  async projectReply(token: string, outcome: AnswerOutcome): Promise<string | undefined> {
+    const s = this.d.projects ? await this.d.store.byTokenLookup(tokenLookup(token)) : undefined;
+    return s ? projectReply(this.d.projects!, s, outcome) : undefined;
   }
 
   /** Whether a token names a live pending session on this channel (Telegram asks for the contact only then). */
@@ -198,6 +214,7 @@ export class Sessions {
       origin: s.id,
       proofExpiresIn: s.kind === "auth" ? AUTH_PROOF_TTL_S : PHONE_PROOF_TTL_S,
       clientMetadata: (s.client_metadata as JsonObject | null) ?? undefined,
+      projectId: s.project_id ?? undefined,
     });
     const v = r.verification!;
     // another number got there first (the verification of a session is made once)

@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
+import { ProjectService } from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
 import {
   dataDirSecret, hostService, messagingSenders, openServiceDatabase, rpcClient, serviceIdentity, startSweeper, systemClock,
   type Clock, type Config, type Logger, type RunningService,
@@ -43,6 +44,7 @@ export async function startSessionService(config: Config, logger: Logger, clock:
     clock,
     key: createHmac("sha256", hmacKey).update("icv session tokens").digest("base64"),
     logger: log,
+    projects: rpcClient(ProjectService, config.serviceUrl("verification"), identity),
   });
   const repliers = repliersOf(config);
   const inbound = new Inbound({ store, sessions, verification, repliers, clock, logger: log, hmacKey });

@@ -24,12 +24,14 @@ export interface SessionRow {
   proof_token: string | null;
   proof_expires_at: Date | null;
   updated_at: Date;
+  /** The project whose templates the bot's replies use (null: the default project). */
+  project_id: string | null;
 }
 
 export type NewSession = Pick<
   SessionRow,
   "id" | "kind" | "tenant_id" | "environment" | "channel" | "auth_type" | "phone_number" | "token_lookup" | "client_metadata" | "created_at" | "expires_at"
->;
+> & { project_id?: string | null };
 
 /** A Telegram chat waiting for the user's contact (what its /start named). */
 export interface ChatRow {
@@ -47,11 +49,11 @@ export class SessionStore {
   async insert(s: NewSession): Promise<SessionRow> {
     const r = await this.db.query<SessionRow>(
       `INSERT INTO ${S}.sessions (id, kind, tenant_id, environment, channel, auth_type, status, phone_number, token_lookup, client_metadata,
-         created_at, expires_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9, $10, $11, $10) RETURNING *`,
+         created_at, expires_at, updated_at, project_id)
+       VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9, $10, $11, $10, $12) RETURNING *`,
       [
         s.id, s.kind, s.tenant_id, s.environment, s.channel, s.auth_type, s.phone_number, s.token_lookup,
-        s.client_metadata === null ? null : JSON.stringify(s.client_metadata), s.created_at, s.expires_at,
+        s.client_metadata === null ? null : JSON.stringify(s.client_metadata), s.created_at, s.expires_at, s.project_id ?? null,
       ],
     );
     return r.rows[0];

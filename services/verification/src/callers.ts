@@ -1,5 +1,7 @@
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import { VerificationRequestService } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
+import { ProjectService } from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
+import { ProfileService } from "@icv/contracts/gen/icv/verification/v1/profile_service_pb.ts";
 import { allow } from "@icv/platform";
 
 /**
@@ -21,10 +23,15 @@ export const verificationCallers = [
     listVerifiedUsers: ["gateway"],
     getVerifiedUser: ["gateway"],
     listTestMessages: ["gateway"],
+    // the end user's OAuth sign-in, through the gateway's public /oauth routes
+    startOAuthSignIn: ["gateway"],
+    completeOAuthSignIn: ["gateway"],
     // the session service: test messages of bot sessions, codes sent in by message, sessions that verified
     recordTestMessage: ["session"],
     completeInboundCode: ["session"],
     recordSessionVerification: ["session"],
+    createDomainVerification: ["gateway"],
+    checkDomainVerification: ["gateway"],
   }),
   allow(VerificationRequestService, {
     createVerificationRequest: ["gateway"],
@@ -38,5 +45,31 @@ export const verificationCallers = [
     startHostedAsset: ["gateway"],
     submitHostedAsset: ["gateway"],
     testVerifyHostedAsset: ["gateway"],
+    checkHostedAsset: ["gateway"],
+  }),
+  allow(ProjectService, {
+    listProjects: ["gateway"],
+    createProject: ["gateway"],
+    // the session service checks a session's project_id
+    getProject: ["gateway", "session"],
+    updateProject: ["gateway"],
+    deleteProject: ["gateway"],
+    listTemplates: ["gateway"],
+    getTemplate: ["gateway"],
+    putTemplate: ["gateway"],
+    deleteTemplate: ["gateway"],
+    previewTemplate: ["gateway"],
+    // the session service: bot replies from the session's project templates
+    renderMessage: ["session"],
+    getProjectLogo: ["gateway"],
+  }),
+  allow(ProfileService, {
+    listProfiles: ["gateway"],
+    createProfile: ["gateway"],
+    getProfile: ["gateway"],
+    updateProfile: ["gateway"],
+    deleteProfile: ["gateway"],
+    // the public page at /p/{id} (the gateway serves it without a key)
+    getPublicProfile: ["gateway"],
   }),
 ];

@@ -3,7 +3,8 @@ import {
   type Config, type Logger, type Scope, type TwilioClient, type WhatsAppClient,
 } from "@icv/platform";
 import { channelOf, type AssetType, type ChallengeSpec, type CodeChannel } from "./channels/index.ts";
-import { codeMail, type Mailer } from "./mailer.ts";
+import { codeMail, type Mail, type Mailer } from "./mailer.ts";
+import { brandMail, phoneWords, type CodeWords } from "./messages.ts";
 import { assertSmsDestination } from "./send-limits.ts";
 import type { TestMessageRow } from "./store/index.ts";
 
@@ -22,6 +23,25 @@ export interface CodeMessage {
   purpose: string;
   /** A resend: the message says earlier codes no longer work. */
   resent?: boolean;
+  /** The project's words and branding (messages.ts codeWords); absent: the built-in text. */
+  words?: CodeWords;
+}
+
+/**
+ * The text of a phone code: an SMS is the project's template (or the branded built-in text); a
+ * WhatsApp code goes as the approved authentication template, whose words are Meta's, so its
+ * test-mode record is the built-in text.
+ */
+function smsText(m: CodeMessage, host: string): string {
+  const builtIn = phoneCodeText(m.code, m.minutes, host, m.resent);
+  return m.channel === "sms" ? phoneWords(m.words ?? {}, builtIn, m.code, host) : builtIn;
+}
+
+/** The mail of a code: the project's rendered template, else the built-in text with its branding. */
+function mailOf(m: CodeMessage): Mail {
+  const r = m.words?.rendered;
+  if (r) return { to: m.to, subject: r.subject!, text: r.text, html: r.html!, fromName: m.words?.project?.business_name ?? undefined };
+  return brandMail(codeMail(m.to, m.code, m.minutes, m.purpose, { resent: m.resent }), m.words?.project);
 }
 
 export interface DeliveryDeps {
@@ -67,22 +87,22 @@ export async function deliverCode(d: DeliveryDeps, scope: Scope, m: CodeMessage,
       created_at: now,
     };
     if (m.channel === "email") {
-      const mail = codeMail(m.to, m.code, m.minutes, m.purpose, { resent: m.resent });
+      const mail = mailOf(m);
       return { ...base, from_address: null, to_address: mail.to, subject: mail.subject, body: mail.text };
     }
     const from = messagingAddress(m.channel, d.config);
     const subject = m.channel === "whatsapp" ? `WhatsApp template ${d.config.WHATSAPP_OTP_TEMPLATE} (${d.config.WHATSAPP_OTP_TEMPLATE_LANG})` : null;
-    return { ...base, from_address: from, to_address: m.to, subject, body: phoneCodeText(m.code, m.minutes, host, m.resent) };
+    return { ...base, from_address: from, to_address: m.to, subject, body: smsText(m, host) };
   }
   if (m.channel === "email") {
     if (!d.mailer) throw new AppError("channel_unavailable", "email is not configured on this service (missing SMTP_URL)");
-    await d.mailer.send(codeMail(m.to, m.code, m.minutes, m.purpose, { resent: m.resent }));
+    await d.mailer.send(mailOf(m));
     return undefined;
   }
   try {
     if (m.channel === "sms") {
       if (!d.sms) throw new AppError("channel_unavailable", "sms is not configured on this service (missing TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN or SMS_PHONE_NUMBER)");
-      await d.sms.sendSms(m.to, phoneCodeText(m.code, m.minutes, host, m.resent));
+      await d.sms.sendSms(m.to, smsText(m, host));
     } else {
       if (!d.whatsapp) throw new AppError("channel_unavailable", "whatsapp is not configured on this service (missing WHATSAPP_PHONE_NUMBER_ID or WHATSAPP_ACCESS_TOKEN)");
       const template = { name: d.config.WHATSAPP_OTP_TEMPLATE, language: d.config.WHATSAPP_OTP_TEMPLATE_LANG };

@@ -1,42 +1,52 @@
-/** The payloads of the verification events (shapes unchanged; the store writes them with each move). */
-import type { OutboxEvent } from "@icv/platform";
+/** The events of a verification's status move (icv.events.v1; the store writes them with each move). */
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { VerificationCompletedSchema, VerificationStatusChangedSchema } from "@icv/contracts/gen/icv/events/v1/verification_events_pb.ts";
+import { outboxEvent, type OutboxEvent } from "@icv/platform";
 import type { Status, VerificationRow } from "./store/rows.ts";
+
+const ts = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
 
 /** The status_changed event (and completed, when verified) of one move. */
 export function statusEvents(v: VerificationRow, previous: Status | null, at: Date): OutboxEvent[] {
-  const base = { aggregateType: "verification", aggregateId: v.id, tenantId: v.tenant_id, environment: v.environment };
-  const proof = v.proof_token ? { token: v.proof_token, expires_at: v.proof_expires_at?.toISOString() } : undefined;
-  const events: OutboxEvent[] = [
-    {
-      ...base,
-      eventType: "verification.status_changed",
-      payload: {
-        verification_id: v.id,
+  const head = { aggregateType: "verification", aggregateId: v.id, tenantId: v.tenant_id, environment: v.environment };
+  const proof = v.proof_token ? { token: v.proof_token, expiresAt: ts(v.proof_expires_at) } : undefined;
+  const verified = v.status === "verified";
+  const revoked = v.status === "revoked";
+  const events = [
+    outboxEvent(
+      "verification.status_changed",
+      head,
+      create(VerificationStatusChangedSchema, {
+        verificationId: v.id,
         type: v.type,
         channel: v.channel,
         status: v.status,
-        previous_status: previous,
-        changed_at: at.toISOString(),
-        ...(v.status === "verified" ? { verified_at: v.verified_at?.toISOString(), proof } : {}),
-        ...(v.status === "revoked" ? { revoked_at: v.revoked_at?.toISOString(), revoked_reason: v.revoked_reason } : {}),
-      },
-    },
+        previousStatus: previous ?? undefined,
+        changedAt: timestampFromDate(at),
+        ...(verified ? { verifiedAt: ts(v.verified_at), proof } : {}),
+        ...(revoked ? { revokedAt: ts(v.revoked_at), revokedReason: v.revoked_reason ?? undefined } : {}),
+      }),
+    ),
   ];
-  if (v.status === "verified") {
-    events.push({
-      ...base,
-      eventType: "verification.completed",
-      payload: {
-        verification_id: v.id,
-        type: v.type,
-        channel: v.channel,
-        status: v.status,
-        verified_at: v.verified_at?.toISOString(),
-        external_user_id: v.external_user_id,
-        client_metadata: v.client_metadata,
-        proof,
-      },
-    });
+  if (verified) {
+    events.push(
+      outboxEvent(
+        "verification.completed",
+        head,
+        create(VerificationCompletedSchema, {
+          verificationId: v.id,
+          type: v.type,
+          channel: v.channel,
+          status: v.status,
+          verifiedAt: ts(v.verified_at),
+          externalUserId: v.external_user_id ?? undefined,
+          clientMetadata: (v.client_metadata ?? undefined) as JsonObject | undefined,
+          proof,
+          callbackUrl: v.callback_url ?? undefined,
+        }),
+      ),
+    );
   }
   return events;
 }

@@ -6,11 +6,15 @@ export interface Mail {
   subject: string;
   text: string;
   html: string;
+  /** The sender's display name (a project's business name); the address stays SMTP_FROM's. */
+  fromName?: string;
 }
 
 /** Sends email; the verification service uses it for codes it must deliver itself (email, domain by email). */
 export interface Mailer {
   send(mail: Mail): Promise<void>;
+  /** Closes the pooled SMTP connections (service shutdown). */
+  close?(): void;
 }
 
 /** SMTP through nodemailer (pooled connections), from SMTP_URL / SMTP_FROM; undefined when SMTP is not configured. */
@@ -18,14 +22,17 @@ export function smtpMailer(config: Config): Mailer | undefined {
   if (!config.SMTP_URL) return undefined;
   const transport = nodemailer.createTransport(config.SMTP_URL.includes("?") ? config.SMTP_URL : `${config.SMTP_URL}?pool=true`);
   const from = config.SMTP_FROM ?? `ICV <no-reply@${new URL(config.publicBaseUrl).hostname}>`;
+  const address = /<([^>]+)>/.exec(from)?.[1] ?? from;
   return {
-    async send(mail) {
+    async send({ fromName, ...mail }) {
       try {
-        await transport.sendMail({ from, ...mail });
+        // nodemailer quotes and encodes the display name (a project's business name)
+        await transport.sendMail({ from: fromName ? { name: fromName, address } : from, ...mail });
       } catch {
         throw new AppError("service_unavailable", "the email could not be sent; try again");
       }
     },
+    close: () => transport.close(),
   };
 }
 

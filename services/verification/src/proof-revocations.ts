@@ -1,11 +1,12 @@
-import type { Database, EventLog, EventRecord, Logger, Queryable, Scope, Subscription } from "@icv/platform";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { decodeEvent, type Database, type EventLog, type EventRecord, type Logger, type Queryable, type Scope, type Subscription } from "@icv/platform";
 import type { VerificationStore } from "./store/index.ts";
 
 /** The consumer group that follows the proof service's revocations (its cursor lives in this schema). */
 export const PROOF_REVOCATIONS_GROUP = "verification-proof-revocations";
 
 /**
- * One `proof.revoked` event (payload `{proof_id, reason, revoked_at}`), in the consumer's
+ * One `proof.revoked` event's payload (read as icv.events.v1.ProofRevoked), in the consumer's
  * transaction `q`: a verified verification of the event's scope whose proof it is moves to revoked
  * with the proof's revoked_at and reason; its events drive requests, SSE and webhooks as a revoke
  * does. Anything else (already revoked by the revoke call, never verified, a withdrawn proof of a
@@ -16,12 +17,13 @@ export async function applyProofRevoked(
   logger: Logger,
   q: Queryable,
   scope: Scope,
-  payload: { proof_id?: unknown; revoked_at?: unknown; reason?: unknown },
+  payload: Record<string, unknown>,
 ): Promise<void> {
-  if (typeof payload.proof_id !== "string" || typeof payload.revoked_at !== "string") return;
-  const v = await store.byProof(q, scope, payload.proof_id);
+  const revoked = decodeEvent("proof.revoked", payload);
+  if (!revoked.proofId || !revoked.revokedAt) return;
+  const v = await store.byProof(q, scope, revoked.proofId);
   if (!v || v.status !== "verified") return;
-  const done = await store.markRevoked(v, new Date(payload.revoked_at), typeof payload.reason === "string" ? payload.reason : "other", q);
+  const done = await store.markRevoked(v, timestampDate(revoked.revokedAt), revoked.reason || "other", q);
   if (done) logger.info({ tenant_id: scope.tenantId, verification_id: v.id }, "verification revoked (followed its proof)");
 }
 

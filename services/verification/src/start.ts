@@ -2,13 +2,19 @@ import { createHmac } from "node:crypto";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
+import { DomainService } from "@icv/contracts/gen/icv/domain/v1/domain_service_pb.ts";
 import {
   createEventLog, createRateLimiter, dataDirSecret, hostService, messagingSenders, openServiceDatabase, rpcClient, serviceIdentity, startSweeper, systemClock,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { verificationCallers } from "./callers.ts";
 import { verificationRoutes } from "./rpc/verifications.ts";
-import { RequestStore, VerificationStore } from "./store/index.ts";
+import { OAuthStore, ProfileStore, ProjectStore, RequestStore, TEST_MESSAGE_TTL_MS, VerificationStore } from "./store/index.ts";
+import { OAuthSignIn } from "./oauth/sign-in.ts";
+import { Profiles } from "./profiles/index.ts";
+import { Projects } from "./projects/index.ts";
+import { profileRoutes } from "./rpc/profiles.ts";
+import { projectRoutes } from "./rpc/projects.ts";
 import { Requests } from "./requests/index.ts";
 import { verificationRequestRoutes } from "./rpc/requests.ts";
 import { Verifications } from "./verifications/index.ts";
@@ -16,6 +22,8 @@ import { smtpMailer } from "./mailer.ts";
 import { followProofRevocations } from "./proof-revocations.ts";
 import { SendLimits } from "./send-limits.ts";
 
+/** The domain service's calls wait on name servers, web servers and provider APIs (each with its own deadline). */
+const DOMAIN_RPC_TIMEOUT_MS = 45_000;
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 
 /** Starts the verification service: database, migrations, expiry sweepers, the request-state and proof-revocation consumers, RPC server. */
@@ -23,25 +31,33 @@ export async function startVerificationService(config: Config, logger: Logger, c
   const log = logger.child({ service: "verification" });
   const db = await openServiceDatabase(config, "verification", MIGRATIONS, log, { outbox: true });
   const store = new VerificationStore(db);
+  const projectStore = new ProjectStore(db);
   const hmacKey = config.CHALLENGE_HMAC_KEY ?? dataDirSecret(config.DATA_DIR, "challenge-hmac-key", "CHALLENGE_HMAC_KEY", log);
   const identity = await serviceIdentity(config, "verification", log);
   // send limits count on the clock the service runs on (tests move it by hand)
   const rates = createRateLimiter(config, log, () => clock.now().getTime());
+  const proofs = rpcClient(ProofService, config.serviceUrl("proof"), identity);
+  const mailer = smtpMailer(config);
   const verifications = new Verifications({
     store,
-    proofs: rpcClient(ProofService, config.serviceUrl("proof"), identity),
+    proofs,
+    // a check asks up to 4 name servers or two URLs with their own deadlines: room for them
+    domains: rpcClient(DomainService, config.serviceUrl("domain"), identity, DOMAIN_RPC_TIMEOUT_MS),
     config,
     clock,
     hmacKey,
     logger: log,
-    mailer: smtpMailer(config),
+    mailer,
     sendLimits: new SendLimits({ limiter: rates.limiter, keySecret: hmacKey, budgetPerHour: config.SEND_BUDGET_PER_HOUR, logger: log }),
     senders: messagingSenders(config),
+    projects: projectStore,
   });
   const sweeper = startSweeper("verification-expiry", () => verifications.expireDue(), config.SWEEP_INTERVAL_MS, log);
   const attemptsPruner = startSweeper(
-    "inbound-attempts-prune",
-    () => store.pruneInboundAttempts(new Date(clock.now().getTime() - 7 * 24 * 3600_000)),
+    "inbound-attempts-and-test-messages-prune",
+    async () =>
+      (await store.pruneInboundAttempts(new Date(clock.now().getTime() - 7 * 24 * 3600_000))) +
+      (await store.pruneTestMessages(new Date(clock.now().getTime() - TEST_MESSAGE_TTL_MS))),
     Math.max(config.SWEEP_INTERVAL_MS, 60_000),
     log,
   );
@@ -57,18 +73,31 @@ export async function startVerificationService(config: Config, logger: Logger, c
     publicBaseUrl: config.publicBaseUrl,
     allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS,
     logger: log,
+    projects: projectStore,
   });
   const requestSweeper = startSweeper("verification-request-expiry", () => requests.expireDue(), config.SWEEP_INTERVAL_MS, log);
+  const signIn = new OAuthSignIn({
+    store: new OAuthStore(db),
+    verifications,
+    config,
+    clock,
+    hmacKey,
+    logger: log,
+    returnUrl: (scope, verificationId) => requests.returnUrl(scope, verificationId),
+  });
+  const statePruner = startSweeper("oauth-states-prune", () => signIn.pruneStates(), Math.max(config.SWEEP_INTERVAL_MS, 60_000), log);
   const events = await createEventLog(config, log);
   const requestConsumer = await events.consume({
     group: "verification-requests",
     topics: ["verification"],
     db,
     schema: "verification",
-    handle: (q, event) => requests.onEvent(q, event),
+    handleBatch: (q, events) => requests.onEvents(q, events),
   });
   // the proof service owns revocation: a revoked proof's verification follows by event
   const revocations = await followProofRevocations(events, db, store, log);
+  // settled verifications are read from memory until their next event (store.settled)
+  const settledCache = await store.settled.follow(events, ["verification"]);
   return hostService(config, "verification", {
     rpcName: "icv.verification.v1.VerificationService",
     logger: log,
@@ -77,17 +106,22 @@ export async function startVerificationService(config: Config, logger: Logger, c
     identity,
     callers: verificationCallers,
     routes: (router) => {
-      verificationRoutes(verifications, store, clock)(router);
+      verificationRoutes(verifications, store, clock, signIn)(router);
       verificationRequestRoutes(requests)(router);
+      projectRoutes(new Projects({ store: projectStore, clock }))(router);
+      profileRoutes(new Profiles({ store: new ProfileStore(db), proofs, clock }))(router);
     },
     async onClose() {
       await sweeper.stop();
       await attemptsPruner.stop();
       await requestSweeper.stop();
+      await statePruner.stop();
       await requestConsumer.close();
       await revocations.close();
+      await settledCache.close();
       await events.close();
       await rates.close();
+      mailer?.close?.();
     },
   });
 }

@@ -2,7 +2,8 @@
 // plain functions.
 import { describe, expect, it } from "vitest";
 import { createRequestToken, verificationUrl, verifyRequestToken } from "../src/requests/token.ts";
-import { cancellation, checkCallbackUrl, expiry, MAX_ASSET_STARTS, progress } from "../src/requests/index.ts";
+import { checkCallbackUrl } from "../src/callback-url.ts";
+import { cancellation, expiry, MAX_ASSET_STARTS, progress } from "../src/requests/index.ts";
 import type { RequestAssetView, RequestView } from "../src/store/index.ts";
 
 const KEY = "k".repeat(44);

@@ -14,6 +14,7 @@ export const webhookCallers = [
     rotateSecret: ["gateway"],
     setEndpoint: ["gateway"],
     removeEndpoint: ["gateway"],
+    enableEndpoint: ["gateway"],
     listDeliveries: ["gateway"],
     getDelivery: ["gateway"],
     getDeliveryStats: ["gateway"],

@@ -1,52 +1,71 @@
-import type { Clock, ConsumerOptions, EnvName, EventRecord, Queryable } from "@icv/platform";
+import type { Clock, EnvName, EventRecord, Queryable } from "@icv/platform";
 import { baseHeaders } from "./deliverer.ts";
 import { isWebhookEvent, plannedDeliveries } from "./payload.ts";
 import { maxAttempts } from "./schedule.ts";
 import { newWebhookSecret } from "./signing.ts";
 import { WebhookStore } from "./store.ts";
 
+export interface DeliveryConsumer {
+  /** One event, in the consumer's transaction (the same as a batch of one). */
+  handle(q: Queryable, event: EventRecord): Promise<void>;
+  /** A batch of events, in the consumer's transaction: one endpoint read and one insert for all of them. */
+  handleBatch(q: Queryable, events: EventRecord[]): Promise<void>;
+  afterCommit(events: EventRecord[]): void;
+}
+
 /**
- * The event consumer's two callbacks: `handle` turns a webhook event into its delivery rows
- * (inside the consumer's transaction, so an event makes its rows exactly once), and
- * `afterCommit` wakes the deliverer.
+ * The event consumer's callbacks: `handleBatch` turns the webhook events of a batch into their
+ * delivery rows (inside the consumer's transaction, so an event makes its rows exactly once), and
+ * `afterCommit` wakes the deliverer when the batch made any.
  */
-export function deliveryConsumer(opts: { clock: Clock; retryDelaysMs: readonly number[]; onCommitted: () => void }): Pick<ConsumerOptions, "handle" | "afterCommit"> {
+export function deliveryConsumer(opts: { clock: Clock; retryDelaysMs: readonly number[]; onCommitted: () => void }): DeliveryConsumer {
   // (tenant, environment) pairs known to have a secret. Secrets are never deleted, so each pair
   // is ensured once; it counts as known only after the transaction that ensured it committed.
   const withSecret = new Set<string>();
   const ensuredBy = new Map<string, string>();
-  // endpoint URLs read in one transaction (a batch of events), keyed by tenant and environment
-  const endpoints = new WeakMap<Queryable, Map<string, string | undefined>>();
-  const endpointUrl = async (q: Queryable, tenantId: string, env: EnvName) => {
-    let seen = endpoints.get(q);
-    if (!seen) endpoints.set(q, (seen = new Map()));
-    const key = `${tenantId}:${env}`;
-    if (!seen.has(key)) seen.set(key, await WebhookStore.endpointUrl(q, tenantId, env));
-    return seen.get(key);
+  // events whose deliveries were written, until their transaction committed
+  const planned = new Set<string>();
+  const handleBatch = async (q: Queryable, events: EventRecord[]) => {
+    const hooks = events.filter((e) => isWebhookEvent(e.eventType));
+    if (!hooks.length) return;
+    // every tenant environment's endpoint, read once for the batch (and in its transaction, so a
+    // change of endpoint applies from the next event on)
+    const scopes = new Map<string, { tenantId: string; env: EnvName }>();
+    for (const e of hooks) scopes.set(`${e.tenantId}:${e.environment}`, { tenantId: e.tenantId, env: e.environment });
+    const urls = await WebhookStore.endpointUrls(q, [...scopes.values()]);
+    const at = opts.clock.now();
+    const rows = [];
+    const ensured = new Set<string>();
+    for (const e of hooks) {
+      const p = plannedDeliveries(e, urls.get(`${e.tenantId}:${e.environment}`));
+      if (!p.length) continue;
+      const key = `${e.tenantId}:${e.environment}`;
+      if (!withSecret.has(key) && !ensured.has(key)) {
+        // a tenant made without secrets (the bootstrap tenant) gets one before its first delivery
+        await WebhookStore.ensureSecret(q, e.tenantId, e.environment, newWebhookSecret(), at);
+        ensured.add(key);
+        if (ensuredBy.size > 10_000) ensuredBy.clear();
+        ensuredBy.set(e.id, key);
+      }
+      planned.add(e.id);
+      rows.push(...p);
+    }
+    await WebhookStore.insertDeliveries(q, rows, maxAttempts(opts.retryDelaysMs), baseHeaders, at);
   };
   return {
-    async handle(q: Queryable, event: EventRecord) {
-      if (!isWebhookEvent(event.eventType)) return;
-      const planned = plannedDeliveries(event, await endpointUrl(q, event.tenantId, event.environment));
-      if (!planned.length) return;
-      const at = opts.clock.now();
-      const key = `${event.tenantId}:${event.environment}`;
-      if (!withSecret.has(key)) {
-        // a tenant made without secrets (the bootstrap tenant) gets one before its first delivery
-        await WebhookStore.ensureSecret(q, event.tenantId, event.environment, newWebhookSecret(), at);
-        if (ensuredBy.size > 10_000) ensuredBy.clear();
-        ensuredBy.set(event.id, key);
-      }
-      await WebhookStore.insertDeliveries(q, planned, maxAttempts(opts.retryDelaysMs), baseHeaders, at);
-    },
+    handle: (q, event) => handleBatch(q, [event]),
+    handleBatch,
     afterCommit(committed: EventRecord[]) {
+      let made = false;
       for (const e of committed) {
+        made = planned.delete(e.id) || made;
         const key = ensuredBy.get(e.id);
         if (key === undefined) continue;
         ensuredBy.delete(e.id);
         if (withSecret.size < 100_000) withSecret.add(key);
       }
-      opts.onCommitted();
+      if (planned.size > 100_000) planned.clear();
+      if (made) opts.onCommitted();
     },
   };
 }

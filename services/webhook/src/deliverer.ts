@@ -47,6 +47,21 @@ export interface DelivererOptions {
 const FLUSH_BATCH = 500;
 /** Failures that no retry can fix: the URL itself is refused or malformed. */
 const PERMANENT = new Set(["refused", "invalid_url"]);
+/** The receiver's way to stop retries (as Svix's): a failed response with `webhook-delivery: abort-message`. */
+export const ABORT_REASON = "the receiver asked not to retry (webhook-delivery: abort-message)";
+
+/** Whether a response carries `webhook-delivery: abort-message` (case-insensitive value). */
+export function asksToAbort(headers: SendResult["headers"]): boolean {
+  const v = headers["webhook-delivery"];
+  return (Array.isArray(v) ? v : [v]).some((x) => x?.trim().toLowerCase() === "abort-message");
+}
+
+/** Why a delivery that ends failed with this attempt gave up (its attempt.exhausted entry). */
+export function exhaustedReason(error: string, aborted: boolean, permanent: boolean, maxAttempts: number): string {
+  if (aborted) return ABORT_REASON;
+  if (permanent) return `no retry can succeed: ${error}`;
+  return `all ${maxAttempts} attempts failed; the last: ${error}`;
+}
 
 /**
  * Sends due deliveries: claims them in batches under a lease (FOR UPDATE SKIP LOCKED, so two
@@ -155,6 +170,7 @@ export class Deliverer {
     let body: string | null = null;
     let error: string | undefined;
     let permanent = false;
+    let aborted = false;
     let retryAfterMs: number | undefined;
     if (!secret) error = "no webhook secret for this tenant and environment";
     else {
@@ -165,6 +181,10 @@ export class Deliverer {
         if (status >= 300 && status < 400) error = `HTTP ${status}: redirects are not followed`;
         else if (status < 200 || status >= 300) error = `HTTP ${status}`;
         if (status === 429 || status === 503) retryAfterMs = parseRetryAfter(res.headers["retry-after"], at);
+        if (error && asksToAbort(res.headers)) {
+          aborted = permanent = true;
+          error = `${error}; ${ABORT_REASON}`;
+        }
       } catch (e) {
         if (this.abort.signal.aborted) return undefined;
         const oe = e instanceof OutboundError ? e : undefined;
@@ -176,6 +196,8 @@ export class Deliverer {
     const entry = { attempt: n, at: at.toISOString(), ...(status !== null ? { status } : {}), ...(error ? { error } : {}), duration_ms: Math.round(performance.now() - started) };
     const last = permanent || n >= job.max_attempts;
     const outcome = !error ? "delivered" : last ? "failed" : "pending";
+    const notices =
+      outcome === "failed" ? [{ event: "attempt.exhausted" as const, attempt: n, at: entry.at, reason: exhaustedReason(error!, aborted, permanent, job.max_attempts), duration_ms: 0 }] : [];
     return {
       id: job.id,
       leaseToken: job.lease_token,
@@ -184,6 +206,7 @@ export class Deliverer {
       responseBody: body,
       errorMessage: error ?? null,
       entry,
+      notices,
       nextRetryAt: outcome === "pending" ? new Date(at.getTime() + retryDelay(n, this.o.retryDelaysMs, this.random, retryAfterMs)) : null,
       headers,
       at,
@@ -206,7 +229,9 @@ export class Deliverer {
       while (this.results.length) {
         const batch = this.results.splice(0, FLUSH_BATCH);
         try {
-          await this.o.queue.recordResults(batch);
+          const disabled = await this.o.queue.recordResults(batch);
+          // the URL is left out: a tenant's URL may carry a token in its query
+          for (const e of disabled ?? []) this.o.logger.warn({ tenant_id: e.tenant_id, environment: e.environment, failing_since: e.failing_since }, "webhook endpoint disabled: every attempt failed");
         } catch (err) {
           // the leases expire and those attempts are made again: at-least-once, never lost
           this.o.logger.error({ err, deliveries: batch.length }, "recording webhook attempts failed");

@@ -1,4 +1,4 @@
-import type { EventRecord } from "@icv/platform";
+import { decodeEvent, eventPayload, type EventMessage, type EventRecord } from "@icv/platform";
 
 /** The event types that are sent as webhooks (the spec's table). Every other event is ignored. */
 export const WEBHOOK_EVENT_TYPES = [
@@ -14,16 +14,28 @@ export const WEBHOOK_TOPICS = ["verification", "verification_request"];
 
 export const isWebhookEvent = (eventType: string): eventType is WebhookEventType => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(eventType);
 
-const ENVELOPE = new Set(["id", "event", "test", "created_at", "callback_url"]);
+/** A webhook event read as its icv.events.v1 message. */
+type Webhook = { [T in WebhookEventType]: { type: T; message: EventMessage<T> } }[WebhookEventType];
+
+const decode = (event: EventRecord & { eventType: WebhookEventType }) => ({ type: event.eventType, message: decodeEvent(event.eventType, event.payload) }) as Webhook;
+
+/** The request's or verification's own webhook URL, a routing detail rather than news for the receiver. */
+const callbackUrl = (w: Webhook) => w.message.callbackUrl;
 
 /**
- * The webhook body of an event: `{id, event, test, created_at, ...payload}` without the
- * payload's callback_url (a routing detail, not news for the receiver). Serialized once: these
- * exact bytes are stored, signed and sent on every attempt.
+ * The body: `{id, event, test, created_at, ...message}` (the message as its payload's JSON,
+ * without callback_url). Serialized once: these exact bytes are stored, signed and sent on
+ * every attempt.
  */
+function body(event: EventRecord, w: Webhook): string {
+  const payload = eventPayload<WebhookEventType>(w.type, { ...w.message, callbackUrl: undefined });
+  return JSON.stringify({ id: event.id, event: event.eventType, test: event.environment === "test", created_at: event.createdAt.toISOString(), ...payload });
+}
+
+/** The webhook body of a webhook event. */
 export function webhookBody(event: EventRecord): string {
-  const rest = Object.fromEntries(Object.entries(event.payload).filter(([k]) => !ENVELOPE.has(k)));
-  return JSON.stringify({ id: event.id, event: event.eventType, test: event.environment === "test", created_at: event.createdAt.toISOString(), ...rest });
+  if (!isWebhookEvent(event.eventType)) throw new Error(`${event.eventType} is not a webhook event`);
+  return body(event, decode(event as EventRecord & { eventType: WebhookEventType }));
 }
 
 export interface PlannedDelivery {
@@ -37,25 +49,19 @@ export interface PlannedDelivery {
   payload: string;
 }
 
-const str = (v: unknown): string | null => (typeof v === "string" && v ? v : null);
-
 /**
  * The deliveries one event makes: to the tenant's endpoint of its environment (when set) and to
- * the payload's callback_url (when present); one per distinct URL.
+ * the request's or verification's callback_url (when present); one per distinct URL.
  */
 export function plannedDeliveries(event: EventRecord, endpointUrl: string | undefined): PlannedDelivery[] {
   if (!isWebhookEvent(event.eventType)) return [];
-  const urls = [...new Set([endpointUrl, str(event.payload.callback_url)].filter((u): u is string => !!u))];
+  const w = decode(event as EventRecord & { eventType: WebhookEventType });
+  const urls = [...new Set([endpointUrl, callbackUrl(w)].filter((u): u is string => !!u))];
   if (!urls.length) return [];
-  const payload = webhookBody(event);
-  return urls.map((url) => ({
-    tenantId: event.tenantId,
-    environment: event.environment,
-    eventId: event.id,
-    eventType: event.eventType,
-    url,
-    verificationRequestId: str(event.payload.request_id),
-    verificationId: str(event.payload.verification_id),
-    payload,
-  }));
+  const payload = body(event, w);
+  const ids =
+    w.type === "verification.completed"
+      ? { verificationRequestId: null, verificationId: w.message.verificationId || null }
+      : { verificationRequestId: w.message.requestId || null, verificationId: null };
+  return urls.map((url) => ({ tenantId: event.tenantId, environment: event.environment, eventId: event.id, eventType: event.eventType, url, ...ids, payload }));
 }

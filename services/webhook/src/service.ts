@@ -47,6 +47,9 @@ function environmentWebhooks(env: EnvName, secret: SecretRow | undefined, endpoi
     secretCreatedAt: ts(secret?.created_at),
     previousSecret: overlap ? secret.previous_secret! : "",
     previousSecretExpiresAt: overlap ? ts(secret.previous_expires_at) : undefined,
+    failingSince: ts(endpoint?.failing_since),
+    disabledAt: ts(endpoint?.disabled_at),
+    disabledReason: endpoint?.disabled_reason ?? "",
   };
 }
 
@@ -73,7 +76,15 @@ export function toMessage(row: DeliveryRow, detail: boolean): MessageInitShape<t
           errorMessage: row.error_message ?? undefined,
           lastAttemptAt: ts(row.last_attempt_at),
           nextRetryAt: ts(row.next_retry_at),
-          attemptLog: row.attempt_log.map((a) => ({ attempt: a.attempt, at: ts(new Date(a.at)), status: a.status, error: a.error, durationMs: a.duration_ms })),
+          attemptLog: row.attempt_log.map((a) => ({
+            attempt: a.attempt,
+            at: ts(new Date(a.at)),
+            status: a.status,
+            error: a.error,
+            durationMs: a.duration_ms,
+            event: a.event ?? "",
+            reason: a.reason,
+          })),
         }
       : {}),
   };
@@ -100,6 +111,12 @@ export function webhookRoutes(store: WebhookStore, clock: Clock, onRequeued: () 
         const removed = await store.removeEndpoint(tenantId(req.tenantId), envName(req.environment));
         if (!removed) throw new AppError("not_found", "no webhook endpoint is set for this tenant and environment");
         return { removedUrl: removed };
+      },
+      async enableEndpoint(req) {
+        const tenant = tenantId(req.tenantId);
+        const env = envName(req.environment);
+        if (!(await store.enableEndpoint(tenant, env))) throw new AppError("not_found", "no webhook endpoint is set for this tenant and environment");
+        return { webhooks: await settings(tenant, env) };
       },
       async getTenantWebhooks(req) {
         const tenant = tenantId(req.tenantId);

@@ -30,15 +30,18 @@ export interface SigningSecrets {
 /**
  * The signature headers of one attempt: the Standard Webhooks trio (with a signature per live
  * secret, space-separated) and X-Service-Signature (plus X-Service-Signature-Previous during a
- * rotation's overlap).
+ * rotation's overlap). X-Proof-Signature carries the same value as X-Service-Signature: the name
+ * the reference product's SDKs check.
  */
 export function signatureHeaders(id: string, timestamp: number, body: string, secrets: SigningSecrets): Record<string, string> {
   const all = secrets.previous ? [secrets.current, secrets.previous] : [secrets.current];
+  const service = serviceSignature(body, secrets.current);
   return {
     "webhook-id": id,
     "webhook-timestamp": String(timestamp),
     "webhook-signature": all.map((s) => standardSignature(id, timestamp, body, s)).join(" "),
-    "x-service-signature": serviceSignature(body, secrets.current),
+    "x-service-signature": service,
+    "x-proof-signature": service,
     ...(secrets.previous ? { "x-service-signature-previous": serviceSignature(body, secrets.previous) } : {}),
   };
 }

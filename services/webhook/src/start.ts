@@ -33,7 +33,7 @@ export interface WebhookServiceOptions {
 export async function startWebhookService(config: Config, logger: Logger, clock: Clock = systemClock, opts: WebhookServiceOptions = {}): Promise<RunningService> {
   const log = logger.child({ service: "webhook" });
   const db = await openServiceDatabase(config, "webhook", MIGRATIONS, log, { outbox: true });
-  const store = new WebhookStore(db);
+  const store = new WebhookStore(db, { disableAfterMs: config.WEBHOOK_DISABLE_AFTER_MS });
   const delays = config.WEBHOOK_RETRY_DELAYS_MS ?? DEFAULT_RETRY_DELAYS_MS;
   if (config.ALLOW_PRIVATE_TARGETS) log.warn("ALLOW_PRIVATE_TARGETS=true: webhooks may be sent to loopback and private addresses (never in production)");
 

@@ -1,4 +1,8 @@
-import { appendEvent, newId, type Database, type EnvName, type Queryable, type Scope } from "@icv/platform";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { WebhookSecretCreatedSchema, WebhookSecretRotatedSchema } from "@icv/contracts/gen/icv/events/v1/tenant_events_pb.ts";
+import { appendEvent, newId, outboxEvent, type Database, type EnvName, type Queryable, type Scope } from "@icv/platform";
+import { DEFAULT_DISABLE_AFTER_MS, disabledReason, shouldDisable, streakChanges, type StreakChange } from "./endpoint-health.ts";
 import type { PlannedDelivery } from "./payload.ts";
 
 const S = "webhook";
@@ -11,6 +15,9 @@ export interface AttemptLogEntry {
   status?: number;
   error?: string;
   duration_ms: number;
+  /** The delivery log's other entries (not attempts): the delivery ended failed, or its endpoint was disabled. */
+  event?: "attempt.exhausted" | "endpoint.disabled";
+  reason?: string;
 }
 
 export interface DeliveryRow {
@@ -61,6 +68,8 @@ export interface AttemptResult {
   responseBody: string | null;
   errorMessage: string | null;
   entry: AttemptLogEntry;
+  /** Log entries written after the attempt's (attempt.exhausted when it ended the delivery failed). */
+  notices?: AttemptLogEntry[];
   nextRetryAt: Date | null;
   headers: Record<string, string>;
   at: Date;
@@ -78,7 +87,12 @@ export interface EndpointRow {
   environment: EnvName;
   url: string;
   updated_at: Date;
+  failing_since: Date | null;
+  disabled_at: Date | null;
+  disabled_reason: string | null;
 }
+
+const ENDPOINT_COLUMNS = "environment, url, updated_at, failing_since, disabled_at, disabled_reason";
 
 export interface DeliveryFilter {
   status?: string;
@@ -88,17 +102,31 @@ export interface DeliveryFilter {
   offset: number;
 }
 
+/** An endpoint that a batch of results disabled (for the deliverer's log). */
+export interface DisabledEndpoint {
+  tenant_id: string;
+  environment: EnvName;
+  failing_since: Date;
+}
+
 /** What the deliverer needs of the store (a bench or test may bring its own). */
 export interface DeliveryQueue {
   claimDue(now: Date, leaseUntil: Date, leaseToken: string, limit: number): Promise<DeliveryJob[]>;
-  recordResults(results: AttemptResult[]): Promise<void>;
+  /** Writes the results; answers the endpoints they disabled, if the queue tracks endpoint health. */
+  recordResults(results: AttemptResult[]): Promise<DisabledEndpoint[] | void>;
 }
 
 const LIST_COLUMNS = `id, tenant_id, environment, event_id, event_type, url, verification_request_id, verification_id, status,
   attempts, max_attempts, response_status, created_at, updated_at`;
 
+const secretHead = (tenantId: string, env: EnvName) => ({ aggregateType: "webhook_secret", aggregateId: `${tenantId}:${env}`, tenantId, environment: env });
+
 export class WebhookStore implements DeliveryQueue {
-  constructor(private readonly db: Database) {}
+  /** disableAfterMs: how long an endpoint may fail every attempt before it is disabled (WEBHOOK_DISABLE_AFTER_MS). */
+  constructor(
+    private readonly db: Database,
+    private readonly opts: { disableAfterMs: number } = { disableAfterMs: DEFAULT_DISABLE_AFTER_MS },
+  ) {}
 
   /** Inserts the secrets that do not exist yet (with their events) and answers the stored ones. */
   async ensureSecrets(tenantId: string, fresh: Record<EnvName, string>, at: Date): Promise<Record<EnvName, string>> {
@@ -113,7 +141,7 @@ export class WebhookStore implements DeliveryQueue {
   static async ensureSecret(q: Queryable, tenantId: string, env: EnvName, fresh: string, at: Date): Promise<void> {
     const r = await q.query(`INSERT INTO ${S}.secrets (tenant_id, environment, secret, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [tenantId, env, fresh, at]);
     if (r.rowCount === 1) {
-      await appendEvent(q, S, { aggregateType: "webhook_secret", aggregateId: `${tenantId}:${env}`, eventType: "webhook_secret.created", tenantId, environment: env, payload: { tenant_id: tenantId } }, at);
+      await appendEvent(q, S, outboxEvent("webhook_secret.created", secretHead(tenantId, env), create(WebhookSecretCreatedSchema, { tenantId })), at);
     }
   }
 
@@ -127,7 +155,8 @@ export class WebhookStore implements DeliveryQueue {
         [tenantId, env, fresh, previousUntil, at],
       );
       if (!r.rows[0]) return undefined;
-      await appendEvent(q, S, { aggregateType: "webhook_secret", aggregateId: `${tenantId}:${env}`, eventType: "webhook_secret.rotated", tenantId, environment: env, payload: { tenant_id: tenantId, previous_expires_at: previousUntil.toISOString() } }, at);
+      const rotated = create(WebhookSecretRotatedSchema, { tenantId, previousExpiresAt: timestampFromDate(previousUntil) });
+      await appendEvent(q, S, outboxEvent("webhook_secret.rotated", secretHead(tenantId, env), rotated), at);
       return r.rows[0];
     });
   }
@@ -140,7 +169,8 @@ export class WebhookStore implements DeliveryQueue {
   async setEndpoint(tenantId: string, env: EnvName, url: string, at: Date): Promise<void> {
     await this.db.query(
       `INSERT INTO ${S}.endpoints (tenant_id, environment, url, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
-       ON CONFLICT (tenant_id, environment) DO UPDATE SET url = EXCLUDED.url, updated_at = EXCLUDED.updated_at`,
+       ON CONFLICT (tenant_id, environment) DO UPDATE SET url = EXCLUDED.url, updated_at = EXCLUDED.updated_at,
+         failing_since = NULL, disabled_at = NULL, disabled_reason = NULL`,
       [tenantId, env, url, at],
     );
   }
@@ -152,28 +182,48 @@ export class WebhookStore implements DeliveryQueue {
   }
 
   async endpoints(tenantId: string): Promise<EndpointRow[]> {
-    const r = await this.db.query<EndpointRow>(`SELECT environment, url, updated_at FROM ${S}.endpoints WHERE tenant_id = $1`, [tenantId]);
+    const r = await this.db.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM ${S}.endpoints WHERE tenant_id = $1`, [tenantId]);
     return r.rows;
   }
 
-  /** The endpoint URL of a tenant's environment, read inside the event consumer's transaction. */
-  static async endpointUrl(q: Queryable, tenantId: string, env: EnvName): Promise<string | undefined> {
-    const r = await q.query<{ url: string }>(`SELECT url FROM ${S}.endpoints WHERE tenant_id = $1 AND environment = $2`, [tenantId, env]);
-    return r.rows[0]?.url;
+  /** A disabled endpoint back on, its failure streak forgotten; undefined when none is set. */
+  async enableEndpoint(tenantId: string, env: EnvName): Promise<EndpointRow | undefined> {
+    const r = await this.db.query<EndpointRow>(
+      `UPDATE ${S}.endpoints SET failing_since = NULL, disabled_at = NULL, disabled_reason = NULL WHERE tenant_id = $1 AND environment = $2 RETURNING ${ENDPOINT_COLUMNS}`,
+      [tenantId, env],
+    );
+    return r.rows[0];
+  }
+
+  /** The endpoint URLs of several tenant environments (`tenant:env` keys), one statement, inside the event consumer's transaction (none while disabled). */
+  static async endpointUrls(q: Queryable, scopes: Array<{ tenantId: string; env: EnvName }>): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (!scopes.length) return out;
+    const r = await q.query<{ tenant_id: string; environment: EnvName; url: string }>(
+      `SELECT e.tenant_id, e.environment, e.url FROM ${S}.endpoints e JOIN unnest($1::text[], $2::text[]) AS s(t, env) ON e.tenant_id = s.t AND e.environment = s.env WHERE e.disabled_at IS NULL`,
+      [scopes.map((s) => s.tenantId), scopes.map((s) => s.env)],
+    );
+    for (const row of r.rows) out.set(`${row.tenant_id}:${row.environment}`, row.url);
+    return out;
   }
 
   /** Inserts the deliveries of one event, due now; one (event, url) pair is inserted once. */
   static async insertDeliveries(q: Queryable, planned: PlannedDelivery[], maxAttempts: number, headers: (id: string) => Record<string, string>, at: Date): Promise<void> {
+    if (!planned.length) return;
+    // one statement for the whole batch: ten parallel arrays, one row each
+    const cols: unknown[][] = Array.from({ length: 10 }, () => []);
     for (const d of planned) {
       const id = newId("webhookDelivery", at.getTime());
-      await q.query(
-        `INSERT INTO ${S}.deliveries (id, tenant_id, environment, event_id, event_type, url, verification_request_id, verification_id, payload,
-           request_headers, max_attempts, next_retry_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $12)
-         ON CONFLICT (event_id, url) DO NOTHING`,
-        [id, d.tenantId, d.environment, d.eventId, d.eventType, d.url, d.verificationRequestId, d.verificationId, d.payload, JSON.stringify(headers(id)), maxAttempts, at],
-      );
+      [id, d.tenantId, d.environment, d.eventId, d.eventType, d.url, d.verificationRequestId, d.verificationId, d.payload, JSON.stringify(headers(id))].forEach((v, i) => cols[i].push(v));
     }
+    await q.query(
+      `INSERT INTO ${S}.deliveries (id, tenant_id, environment, event_id, event_type, url, verification_request_id, verification_id, payload,
+         request_headers, max_attempts, next_retry_at, created_at, updated_at)
+       SELECT id, t, env, ev, et, url, vr, v, p, h::jsonb, $11::int, $12::timestamptz, $12::timestamptz, $12::timestamptz
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[]) AS u(id, t, env, ev, et, url, vr, v, p, h)
+       ON CONFLICT (event_id, url) DO NOTHING`,
+      [...cols, maxAttempts, at],
+    );
   }
 
   /**
@@ -203,20 +253,25 @@ export class WebhookStore implements DeliveryQueue {
     return r.rows[0].n;
   }
 
-  /** Writes attempt outcomes in one statement; a row whose lease was taken over is left alone. */
-  async recordResults(results: AttemptResult[]): Promise<void> {
-    if (!results.length) return;
+  /**
+   * Writes attempt outcomes in one statement (a row whose lease was taken over is left alone), and
+   * in the same transaction the health of the tenant endpoints they went to.
+   */
+  async recordResults(results: AttemptResult[]): Promise<DisabledEndpoint[]> {
+    if (!results.length) return [];
     const col = <T>(f: (r: AttemptResult) => T) => results.map(f);
-    await this.db.query(
-      `UPDATE ${S}.deliveries d SET
+    return this.db.tx(async (q) => {
+      const written = await q.query<{ id: string; tenant_id: string; environment: string; url: string; status: DeliveryStatus; at: Date }>(
+        `UPDATE ${S}.deliveries d SET
          status = r.status, attempts = d.attempts + 1, response_status = r.response_status, response_body = r.response_body,
-         error_message = r.error_message, attempt_log = d.attempt_log || jsonb_build_array(r.entry::jsonb),
+         error_message = r.error_message, attempt_log = d.attempt_log || jsonb_build_array(r.entry::jsonb) || r.notices::jsonb,
          next_retry_at = r.next_retry_at, last_attempt_at = r.at, request_headers = r.headers::jsonb,
          lease_until = NULL, lease_token = NULL, updated_at = r.at
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[], $10::text[])
-         AS r(id, token, status, response_status, response_body, error_message, entry, next_retry_at, at, headers)
-       WHERE d.id = r.id AND d.lease_token = r.token`,
-      [
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[], $10::text[], $11::text[])
+         AS r(id, token, status, response_status, response_body, error_message, entry, next_retry_at, at, headers, notices)
+       WHERE d.id = r.id AND d.lease_token = r.token
+       RETURNING d.id, d.tenant_id, d.environment, d.url, d.status, r.at`,
+        [
         col((r) => r.id),
         col((r) => r.leaseToken),
         col((r) => r.status),
@@ -227,7 +282,49 @@ export class WebhookStore implements DeliveryQueue {
         col((r) => r.nextRetryAt),
         col((r) => r.at),
         col((r) => JSON.stringify(r.headers)),
+        col((r) => JSON.stringify(r.notices ?? [])),
       ],
+      );
+      const changes = streakChanges(written.rows.map((w) => ({ ...w, delivered: w.status === "delivered" })));
+      return changes.length ? this.updateHealth(q, changes, written.rows) : [];
+    });
+  }
+
+  /** Moves the failure streaks of the batch's tenant endpoints; disables those failing too long. */
+  private async updateHealth(q: Queryable, changes: StreakChange[], written: { id: string; tenant_id: string; environment: string; url: string }[]): Promise<DisabledEndpoint[]> {
+    const col = <T>(f: (c: StreakChange) => T) => changes.map(f);
+    const streaks = await q.query<{ tenant_id: string; environment: EnvName; url: string; failing_since: Date | null }>(
+      `UPDATE ${S}.endpoints e SET failing_since = CASE WHEN h.first_failure IS NULL THEN NULL WHEN h.reset THEN h.first_failure
+                                                   ELSE COALESCE(e.failing_since, h.first_failure) END
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::timestamptz[]) AS h(tenant_id, environment, url, reset, first_failure)
+        WHERE e.tenant_id = h.tenant_id AND e.environment = h.environment AND e.url = h.url AND e.disabled_at IS NULL
+        RETURNING e.tenant_id, e.environment, e.url, e.failing_since`,
+      [col((c) => c.tenantId), col((c) => c.environment), col((c) => c.url), col((c) => c.reset), col((c) => c.firstFailure)],
+    );
+    const disabled: DisabledEndpoint[] = [];
+    for (const e of streaks.rows) {
+      const at = changes.find((c) => c.tenantId === e.tenant_id && c.environment === e.environment && c.url === e.url)!.at;
+      if (!shouldDisable(e.failing_since, at, this.opts.disableAfterMs)) continue;
+      const ids = written.filter((w) => w.tenant_id === e.tenant_id && w.environment === e.environment && w.url === e.url).map((w) => w.id);
+      await this.disableEndpoint(q, e.tenant_id, e.environment, e.url, disabledReason(e.failing_since!, this.opts.disableAfterMs), at, ids);
+      disabled.push({ tenant_id: e.tenant_id, environment: e.environment, failing_since: e.failing_since! });
+    }
+    return disabled;
+  }
+
+  /**
+   * Disables one endpoint: its pending deliveries end failed, and they and the batch's deliveries
+   * that went to it (`ids`) get an endpoint.disabled entry in their log.
+   */
+  private async disableEndpoint(q: Queryable, tenantId: string, env: EnvName, url: string, reason: string, at: Date, ids: string[]): Promise<void> {
+    await q.query(`UPDATE ${S}.endpoints SET disabled_at = $4, disabled_reason = $5 WHERE tenant_id = $1 AND environment = $2 AND url = $3`, [tenantId, env, url, at, reason]);
+    await q.query(
+      `UPDATE ${S}.deliveries SET
+         status = 'failed', next_retry_at = NULL, lease_until = NULL, lease_token = NULL, updated_at = $4,
+         error_message = CASE WHEN status = 'pending' THEN $5 ELSE error_message END,
+         attempt_log = attempt_log || jsonb_build_array(jsonb_build_object('event', 'endpoint.disabled', 'attempt', attempts, 'at', $6::text, 'reason', $5::text, 'duration_ms', 0))
+       WHERE tenant_id = $1 AND environment = $2 AND url = $3 AND (status = 'pending' OR id = ANY($7::text[]))`,
+      [tenantId, env, url, at, reason, at.toISOString(), ids],
     );
   }
 

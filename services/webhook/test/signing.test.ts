@@ -53,6 +53,15 @@ describe("Standard Webhooks headers", () => {
     expect(() => new Webhook(newWebhookSecret()).verify(body, headers)).toThrow(/No matching signature/);
   });
 
+  it("carry X-Proof-Signature, the reference SDKs' name for X-Service-Signature (the current secret's, also in a rotation)", () => {
+    const current = newWebhookSecret();
+    const previous = newWebhookSecret();
+    const headers = signatureHeaders("whd_A", now(), body, { current, previous });
+    expect(headers["x-proof-signature"]).toBe(serviceSignature(body, current));
+    expect(headers["x-proof-signature"]).toBe(headers["x-service-signature"]);
+    expect(headers["x-proof-signature"]).not.toBe(serviceSignature(body, previous));
+  });
+
   it("sign with both secrets during a rotation's overlap, so either verifies", () => {
     const current = newWebhookSecret();
     const previous = newWebhookSecret();

@@ -12,7 +12,7 @@ test/deploy/chart.test.ts compares this table with the allow-lists.
 verification: [gateway, session]
 proof: [gateway, verification]
 session: [gateway]
-domain: []
+domain: [verification]
 webhook: [gateway]
 {{- end -}}
 
@@ -173,6 +173,10 @@ DATABASE_URL
 {{- $secret := include "icv.secretName" $root -}}
 - name: NODE_ENV
   value: production
+{{- with $root.Values.nodeOptions }}
+- name: NODE_OPTIONS
+  value: {{ . | quote }}
+{{- end }}
 - name: LOG_LEVEL
   value: {{ $root.Values.logLevel | quote }}
 - name: PUBLIC_BASE_URL
@@ -382,13 +386,16 @@ spec:
             timeoutSeconds: 3
             failureThreshold: 3
           {{- else }}
-          # grpc.health.v1 Check: SERVING once started, NOT_SERVING when its database does not
-          # answer or while shutting down. The gRPC port requires a client certificate, which
-          # the kubelet does not have: the probes ask the plain health port, which serves
-          # grpc.health.v1 and nothing else.
+          # grpc.health.v1 on the plain health port (the gRPC port requires a client
+          # certificate, which the kubelet does not have; this port serves health and nothing
+          # else). It opens before the service waits for Postgres: service "liveness" is
+          # SERVING from then on; service "" (readiness) is SERVING once started and while its
+          # database answers. A pod that waits for Postgres stays out of the Service and is
+          # not restarted: it turns ready by itself when Postgres comes.
           startupProbe:
             grpc:
               port: {{ include "icv.healthPort" $root }}
+              service: liveness
             periodSeconds: 2
             failureThreshold: 60
           readinessProbe:
@@ -397,11 +404,10 @@ spec:
             periodSeconds: 10
             timeoutSeconds: 3
             failureThreshold: 3
-          # liveness is a plain TCP check: a database outage turns the gRPC health NOT_SERVING,
-          # which must take the pod out of the Service, not restart it
           livenessProbe:
-            tcpSocket:
-              port: grpc
+            grpc:
+              port: {{ include "icv.healthPort" $root }}
+              service: liveness
             periodSeconds: 20
             timeoutSeconds: 3
             failureThreshold: 3

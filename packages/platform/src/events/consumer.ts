@@ -9,16 +9,28 @@ import type { ConsumerOptions, EventRecord } from "./event-log.ts";
  * An event delivered again (relay or consumer crashed before acknowledging) finds its id and is
  * skipped. Answers the events handled now.
  */
-export async function applyEvents(q: Queryable, opts: Pick<ConsumerOptions, "schema" | "group" | "handle">, events: EventRecord[]): Promise<EventRecord[]> {
-  const unique = [...new Map(events.map((e) => [e.id, e])).values()];
+export async function applyEvents(q: Queryable, opts: Handlers & Pick<ConsumerOptions, "schema" | "group">, events: EventRecord[]): Promise<EventRecord[]> {
+  const unique = uniqueEvents(events);
   if (!unique.length) return [];
   const r = await q.query<{ event_id: string }>(
     `INSERT INTO ${opts.schema}.event_consumed (consumer, event_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING RETURNING event_id`,
     [opts.group, unique.map((e) => e.id)],
   );
-  const fresh = new Set(r.rows.map((x) => x.event_id));
+  return handleFresh(q, opts, unique, new Set(r.rows.map((x) => x.event_id)));
+}
+
+type Handlers = Pick<ConsumerOptions, "handle" | "handleBatch">;
+
+/** Each event id once, in order. */
+export const uniqueEvents = (events: EventRecord[]): EventRecord[] => [...new Map(events.map((e) => [e.id, e])).values()];
+
+/** Hands the events whose ids were recorded just now (`fresh`) to the consumer: all at once, or one by one. */
+export async function handleFresh(q: Queryable, opts: Handlers, unique: EventRecord[], fresh: Set<string>): Promise<EventRecord[]> {
   const handled = unique.filter((e) => fresh.has(e.id));
-  for (const e of handled) await opts.handle(q, e);
+  if (!handled.length) return handled;
+  if (opts.handleBatch) await opts.handleBatch(q, handled);
+  else if (opts.handle) for (const e of handled) await opts.handle(q, e);
+  else throw new Error("a consumer needs handle or handleBatch");
   return handled;
 }
 

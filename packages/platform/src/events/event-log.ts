@@ -31,8 +31,15 @@ export interface ConsumerOptions {
   /**
    * Applies one event. Runs inside a transaction on `db` (write through `q`); throwing rolls the
    * event back and it is retried later. Never called twice for one event id.
+   * (Give this or handleBatch.)
    */
-  handle(q: Queryable, event: EventRecord): Promise<void>;
+  handle?(q: Queryable, event: EventRecord): Promise<void>;
+  /**
+   * Applies a batch of events (oldest first, each id once, never one applied before) in one
+   * transaction on `db`, so a consumer reads and writes once per batch instead of once per event.
+   * Used instead of `handle` when given; the same guarantees.
+   */
+  handleBatch?(q: Queryable, events: EventRecord[]): Promise<void>;
   /** Called after a batch committed (e.g. to wake a worker that acts on what handle wrote). */
   afterCommit?(events: EventRecord[]): void;
   /**

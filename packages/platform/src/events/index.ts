@@ -5,6 +5,7 @@ import { createKafka, KafkaEventLog } from "./kafka.ts";
 import { PostgresEventLog } from "./postgres.ts";
 
 export * from "./event-log.ts";
+export * from "./catalogue.ts";
 export { TOPIC_SOURCES } from "./topics.ts";
 export { startOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from "./relay.ts";
 export { startPump, type Pump } from "./pump.ts";

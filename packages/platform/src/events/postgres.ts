@@ -3,7 +3,7 @@ import type { Config } from "../config.ts";
 import { DatabaseError, openDatabase, type Database } from "../database.ts";
 import type { Logger } from "../logger.ts";
 import { EVENTS_CHANNEL } from "./channels.ts";
-import { applyEvents, startConsumedPruning } from "./consumer.ts";
+import { handleFresh, startConsumedPruning, uniqueEvents } from "./consumer.ts";
 import type { BroadcastOptions, ConsumerOptions, EventLog, EventRecord, Subscription } from "./event-log.ts";
 import { startPump, type Pump } from "./pump.ts";
 import { OUTBOX_COLUMNS, toRecord, type OutboxRow } from "./records.ts";
@@ -48,6 +48,7 @@ export class PostgresEventLog implements EventLog {
           url,
           dataDir: url ? undefined : path.join(this.config.DATA_DIR, "pgdata"),
           poolMax: 4,
+          label: "events",
           wait: { logger: this.logger, maxMs: this.config.RETRY_BACKOFF_MAX_MS },
         });
         const wakers = new Set<() => void>();
@@ -85,7 +86,7 @@ export class PostgresEventLog implements EventLog {
   }
 
   private run(name: string, src: Source, once: () => Promise<boolean>): Subscription {
-    const pump = startPump(name, once, this.config.EVENT_POLL_INTERVAL_MS, this.logger);
+    const pump = startPump(name, once, this.config.EVENT_POLL_INTERVAL_MS, this.logger, this.config.EVENT_BATCH_WINDOW_MS);
     src.wakers.add(pump.wake);
     this.pumps.add(pump);
     return {
@@ -103,23 +104,35 @@ export class PostgresEventLog implements EventLog {
       const src = await this.source(name);
       const cursors = `${opts.schema}.event_cursors`;
       await opts.db.query(`INSERT INTO ${cursors} (consumer, source) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [opts.group, name]);
+      // the group's position as this process last moved it; read again when another replica moved it
+      let position: number | undefined;
       const once = async (): Promise<boolean> => {
         // read the source first: the source may be the same embedded database, which cannot
         // answer a second query while this consumer's transaction holds it
-        const cur = await opts.db.query<{ position: number }>(`SELECT position::float8 AS position FROM ${cursors} WHERE consumer = $1 AND source = $2`, [opts.group, name]);
-        const position = cur.rows[0].position;
-        const { rows, events } = await this.read(src, position, opts.topics);
+        position ??= (await opts.db.query<{ position: number }>(`SELECT position::float8 AS position FROM ${cursors} WHERE consumer = $1 AND source = $2`, [opts.group, name])).rows[0].position;
+        const from = position;
+        const { rows, events } = await this.read(src, from, opts.topics);
         if (!rows.length) return false;
+        const to = rows[rows.length - 1].seq!;
+        const unique = uniqueEvents(events);
         let handled: EventRecord[] = [];
         const moved = await opts.db.tx(async (q) => {
-          // the row lock keeps replicas of the group apart; a moved position means another one won
-          const locked = await q.query(`SELECT 1 FROM ${cursors} WHERE consumer = $1 AND source = $2 AND position = $3 FOR UPDATE SKIP LOCKED`, [opts.group, name, position]);
-          if (!locked.rowCount) return false;
-          handled = await applyEvents(q, opts, events);
+          // one statement moves the cursor (its row lock keeps replicas of the group apart: one
+          // that finds the position moved has lost the batch to another) and records the ids
+          const claim = await q.query<{ claimed: boolean; fresh: string[] | null }>(
+            `WITH cur AS (UPDATE ${cursors} SET position = $4 WHERE consumer = $1 AND source = $2 AND position = $3 RETURNING 1),
+                  ins AS (INSERT INTO ${opts.schema}.event_consumed (consumer, event_id) SELECT $1, unnest($5::text[]) WHERE EXISTS (SELECT 1 FROM cur)
+                          ON CONFLICT DO NOTHING RETURNING event_id)
+             SELECT EXISTS (SELECT 1 FROM cur) AS claimed, (SELECT array_agg(event_id) FROM ins) AS fresh`,
+            [opts.group, name, from, to, unique.map((e) => e.id)],
+          );
+          if (!claim.rows[0].claimed) return false;
+          handled = await handleFresh(q, opts, unique, new Set(claim.rows[0].fresh ?? []));
           await opts.beforeAck?.(handled);
-          await q.query(`UPDATE ${cursors} SET position = $3 WHERE consumer = $1 AND source = $2`, [opts.group, name, rows[rows.length - 1].seq]);
           return true;
         });
+        // another replica moved the cursor: read it again next time
+        position = moved ? to : undefined;
         if (handled.length) opts.afterCommit?.(handled);
         return moved ? rows.length === BATCH : false;
       };

@@ -9,12 +9,14 @@ export interface Pump {
 }
 
 /**
- * Runs `once` in a loop, one run at a time: again at once while it answers true (a full batch,
- * more is waiting) or a wake came during the run, else after intervalMs or at the next wake.
+ * Runs `once` in a loop, one run at a time: again while it answers true (a full batch, more is
+ * waiting) or a wake came during the run, else after intervalMs or at the next wake. A run
+ * starts no sooner than `windowMs` after the previous one started (a full batch excepted), so the
+ * wake-ups of many commits coalesce into one run that handles all their events.
  * A failed run is logged and retried after the interval (at most a second); a database outage
  * is logged once when it starts and once when it ends, not on every retry.
  */
-export function startPump(name: string, once: () => Promise<boolean>, intervalMs: number, logger: Logger): Pump {
+export function startPump(name: string, once: () => Promise<boolean>, intervalMs: number, logger: Logger, windowMs = 0): Pump {
   let stopped = false;
   let woken = false;
   let release: (() => void) | undefined;
@@ -25,13 +27,22 @@ export function startPump(name: string, once: () => Promise<boolean>, intervalMs
     release?.();
   };
   let outage = false;
+  let lastStart = -Infinity;
+  let full = false;
   const loop = async () => {
     while (!stopped) {
+      const early = lastStart + windowMs - performance.now();
+      if (early > 0 && !full) {
+        await new Promise((r) => setTimeout(r, early));
+        if (stopped) break;
+      }
+      lastStart = performance.now();
       woken = false;
       let more = false;
       let wait = intervalMs;
       try {
         more = await once();
+        full = more;
         if (outage) logger.info({ pump: name }, "event pump: working again");
         outage = false;
       } catch (err) {
@@ -41,6 +52,7 @@ export function startPump(name: string, once: () => Promise<boolean>, intervalMs
         else if (!outage) logger.warn({ err, pump: name }, "event pump: database or broker unavailable; retrying");
         outage ||= away;
         woken = false;
+        full = false;
         wait = Math.min(intervalMs, 1_000);
       }
       if (stopped || more || woken) continue;

@@ -45,15 +45,18 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
   let lastPrune = 0;
 
   const stamp = async (q: Queryable) => {
-    const r = await q.query(
+    // stamps and NOTIFYs (sent at commit) in one statement
+    const r = await q.query<{ n: number }>(
       `WITH batch AS (
          SELECT id, row_number() OVER (ORDER BY created_at, id) AS n FROM ${schema}.outbox
           WHERE published_at IS NULL ORDER BY created_at, id LIMIT ${BATCH}),
-       base AS (SELECT coalesce(max(seq), 0) AS m FROM ${schema}.outbox)
-       UPDATE ${schema}.outbox o SET seq = base.m + batch.n, published_at = now() FROM batch, base WHERE o.id = batch.id`,
+       base AS (SELECT coalesce(max(seq), 0) AS m FROM ${schema}.outbox),
+       stamped AS (UPDATE ${schema}.outbox o SET seq = base.m + batch.n, published_at = now() FROM batch, base WHERE o.id = batch.id RETURNING 1),
+       c AS (SELECT count(*)::int AS n FROM stamped)
+       SELECT c.n, (SELECT count(*)::int FROM (SELECT pg_notify($1, $2) FROM c WHERE c.n > 0) x) AS notified FROM c`,
+      [EVENTS_CHANNEL, schema],
     );
-    if (r.rowCount) await q.query(`SELECT pg_notify($1, $2)`, [EVENTS_CHANNEL, schema]);
-    return r.rowCount;
+    return r.rows[0].n;
   };
 
   const send = async (q: Queryable) => {
@@ -85,7 +88,7 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
     return n === BATCH;
   };
 
-  const pump = startPump(`relay:${schema}`, once, config.EVENT_POLL_INTERVAL_MS, logger);
+  const pump = startPump(`relay:${schema}`, once, config.EVENT_POLL_INTERVAL_MS, logger, config.EVENT_BATCH_WINDOW_MS);
   const unlisten = await db.listen(OUTBOX_CHANNEL, (s) => s === schema && pump.wake());
   const untrackLag = trackOutboxLag({ schema }, () => outboxLagSeconds(db, schema));
   return {

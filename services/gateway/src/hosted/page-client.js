@@ -17,6 +17,8 @@
   let events = null;
   let offers = new Map(); // asset index → existing proofs the user may reuse (smart reuse)
 
+  const accounts = window.ICV_ACCOUNTS(el, T);
+
   document.documentElement.lang = T.lang;
   document.title = T.pageTitle;
   $("progress").textContent = T.loading;
@@ -208,17 +210,19 @@
       }
       out.push(submitForm(a, T.signatureLabel, "signature", "textarea"));
     } else if (a.method === "oauth") {
-      out.push(el("p", { text: ch.instruction }));
-      if (ch.deep_link) out.push(el("a", { class: "button", href: ch.deep_link, rel: "noopener noreferrer", text: T.oauthButton(channel) }));
+      out.push(...accounts.oauthView(ch, channel));
+    } else if (a.method === "api_key") {
+      out.push(...accounts.apiKeyView(a, channel, (form, body) => act(form, () => api("POST", "/assets/" + a.index + "/submit", body), () => focusAsset(a.index))));
     } else if (a.method === "domain_check") {
-      out.push(el("p", { text: ch.instruction }), el("p", { text: T.domainRecord }), el("pre", { text: ch.message || "" }), el("p", { text: T.domainWait }));
+      // domain-view.js (window.ICV_DOMAIN_VIEW): the record or file, "check now", what the last check saw
+      out.push(...window.ICV_DOMAIN_VIEW(a, { T, el, act, focusAsset, check: () => api("POST", "/assets/" + a.index + "/check") }));
     } else if (a.method === "bot_token") {
       out.push(el("p", { text: ch.instruction }), submitForm(a, T.botTokenLabel, "bot_token"));
     } else {
       out.push(el("p", { text: ch.instruction }));
     }
     const meta = [T.expiresAt(new Date(ch.expires_at).toLocaleTimeString())];
-    if (a.method !== "oauth" && a.method !== "domain_check" && (a.type !== "phone" || a.delivery === "outbound")) meta.push(T.attemptsLeft(ch.attempts_remaining));
+    if (a.method !== "domain_check" && (a.type !== "phone" || a.delivery === "outbound")) meta.push(T.attemptsLeft(ch.attempts_remaining));
     out.push(el("p", { class: "tag", text: meta.join(" · ") }));
     if (state.test_mode) {
       out.push(
@@ -296,6 +300,7 @@
     $("description").textContent = desc || "";
     $("test-mode").hidden = !next.test_mode;
     $("test-mode").textContent = T.testMode;
+    if (window.ICV_BRANDING) window.ICV_BRANDING(next.branding);
 
     const list = $("assets");
     const seen = new Set();

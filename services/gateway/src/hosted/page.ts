@@ -21,12 +21,21 @@ const files: Record<string, Asset> = {
   page: { body: readFileSync(path.join(DIR, "index.html")), type: "text/html; charset=utf-8" },
   "page.js": { body: readFileSync(path.join(DIR, "page-client.js")), type: "text/javascript; charset=utf-8" },
   "texts.js": { body: readFileSync(path.join(DIR, "texts.js")), type: "text/javascript; charset=utf-8" },
+  "domain-view.js": { body: readFileSync(path.join(DIR, "domain-view.js")), type: "text/javascript; charset=utf-8" },
+  "accounts.js": { body: readFileSync(path.join(DIR, "page-accounts.js")), type: "text/javascript; charset=utf-8" },
+  "branding.js": { body: readFileSync(path.join(DIR, "branding-client.js")), type: "text/javascript; charset=utf-8" },
   "page.css": { body: readFileSync(path.join(DIR, "page.css")), type: "text/css; charset=utf-8" },
 };
 
 function send(res: Response, a: Asset): void {
   res.setHeader("Content-Type", a.type);
-  res.setHeader("Content-Security-Policy", PAGE_CSP);
+  pageHeaders(res, PAGE_CSP);
+  res.status(200).end(a.body);
+}
+
+/** The headers of a page the gateway serves to browsers (the hosted page, public profiles): CSP, no referrer, no framing, no caching. */
+export function pageHeaders(res: Response, csp: string): void {
+  res.setHeader("Content-Security-Policy", csp);
   // the token is in the fragment: never pass the page URL on (browsers drop fragments from Referer anyway)
   res.setHeader("Referrer-Policy", "no-referrer");
   res.setHeader("X-Content-Type-Options", "nosniff");
@@ -35,10 +44,9 @@ function send(res: Response, a: Asset): void {
   res.setHeader("Cross-Origin-Resource-Policy", "same-origin");
   res.setHeader("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=()");
   res.setHeader("Cache-Control", "no-store");
-  res.status(200).end(a.body);
 }
 
-/** GET /verify/{id} (the page at verification_url) and its three static files under /hosted/. */
+/** GET /verify/{id} (the page at verification_url) and its static files under /hosted/. */
 export function mountHostedPage(app: Express, limit: RequestHandler): void {
   app.get("/verify/:id", limit, (_req, res) => send(res, files.page));
   app.get("/hosted/:file", limit, (req, res, next) => {

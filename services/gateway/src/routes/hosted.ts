@@ -6,10 +6,13 @@ import {
   VerificationRequestService, type HostedRequest,
 } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import { AppError, iso, type Config } from "@icv/platform";
+import { DOMAIN_CHECK_CALL } from "../clients.ts";
 import type { HostedHub, HostedState } from "../hosted/hub.ts";
 import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody } from "../schemas.ts";
+import { DomainCheck, toRestCheck } from "./verifications.ts";
+import { brandingBody, HostedBranding } from "../hosted/branding.ts";
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 const TAG = "Hosted page";
@@ -28,7 +31,13 @@ const StartBody = z
   .strict()
   .meta({ id: "HostedStart" });
 const SubmitBody = z
-  .object({ challenge_code: z.string().max(64).optional(), signature: z.string().max(1024).optional(), bot_token: z.string().max(256).optional() })
+  .object({
+    challenge_code: z.string().max(64).optional(),
+    signature: z.string().max(8192).optional(),
+    bot_token: z.string().max(256).optional(),
+    api_key: z.string().max(256).optional(),
+    api_secret: z.string().max(512).optional(),
+  })
   .strict()
   .meta({ id: "HostedSubmit" });
 const EventsQuery = z.object({ token: z.string().max(128).optional() });
@@ -55,6 +64,15 @@ const HostedAsset = z.object({
   method: z.string().nullable(),
   delivery: z.enum(["inbound", "outbound"]).nullable().describe("Phone, while open: inbound (code shown, sent from the phone) or outbound (code sent to the phone)"),
   challenge: HostedChallenge.nullable(),
+  domain: z
+    .object({
+      dns_record: z.object({ type: z.literal("TXT"), name: z.string(), value: z.string() }).optional(),
+      http_file: z.object({ path: z.string(), content: z.string() }).optional(),
+      check_count: z.number().int(),
+      last_check: DomainCheck.optional(),
+    })
+    .optional()
+    .describe("Domain assets checked by DNS or HTTP, while open: what to publish and what the last check saw"),
 });
 export const HostedRequestBody = z
   .object({
@@ -69,11 +87,26 @@ export const HostedRequestBody = z
     has_redirect: z.boolean(),
     redirect_to: z.string().nullable(),
     token_expired: z.boolean(),
+    branding: HostedBranding.nullable().describe("The request's project branding; logo_url is the gateway's same-origin logo proxy"),
   })
   .meta({ id: "HostedRequest" });
 
 /** A QR code PNG (data: URI) of a phone challenge's deep link, so a laptop user can scan it with the phone. */
 const qrOf = (link: string) => QRCode.toDataURL(link, { errorCorrectionLevel: "M", margin: 2, scale: 6 });
+
+/** A domain asset's check on the page: the record or file to publish, how many checks ran, what the last one saw. */
+function hostedDomain(d: HostedRequest["assets"][number]["domain"]) {
+  if (!d) return {};
+  const last = toRestCheck(d.lastCheck);
+  return {
+    domain: {
+      ...(d.dnsRecord ? { dns_record: { type: "TXT" as const, name: d.dnsRecord.name, value: d.dnsRecord.value } } : {}),
+      ...(d.httpFile ? { http_file: { path: d.httpFile.path, content: d.httpFile.content } } : {}),
+      check_count: d.checkCount,
+      ...(last ? { last_check: last } : {}),
+    },
+  };
+}
 
 /** RPC message → the page's JSON (snake_case, ISO timestamps, null where unset). */
 export async function toHostedBody(r: HostedRequest) {
@@ -106,6 +139,7 @@ export async function toHostedBody(r: HostedRequest) {
               attempts_remaining: a.challenge.attemptsRemaining,
             }
           : null,
+        ...hostedDomain(a.domain),
       })),
     ),
     expires_at: iso(r.expiresAt)!,
@@ -114,6 +148,7 @@ export async function toHostedBody(r: HostedRequest) {
     has_redirect: r.hasRedirect,
     redirect_to: r.redirectTo ?? null,
     token_expired: r.tokenExpired,
+    branding: brandingBody(r.branding),
   };
 }
 
@@ -207,6 +242,8 @@ export function hostedRoutes(config: Config, hub: HostedHub | undefined, client:
           challengeCode: body.challenge_code,
           signature: body.signature,
           botToken: body.bot_token,
+          apiKey: body.api_key,
+          apiSecret: body.api_secret,
         });
         return { body: await toHostedBody(r.request!) };
       },
@@ -225,6 +262,7 @@ export function hostedRoutes(config: Config, hub: HostedHub | undefined, client:
         return { body: await toHostedBody(r.request!) };
       },
     }),
+    hostedCheckRoute(c, base, assetErrors),
     route({
       method: "get",
       path: `${base}/events`,
@@ -253,4 +291,27 @@ export function hostedRoutes(config: Config, hub: HostedHub | undefined, client:
         : undefined,
     }),
   ];
+}
+
+/** The page's "check now" of a domain asset (DNS or HTTP): one check per 5 s, like the API's. */
+function hostedCheckRoute(c: Client<typeof VerificationRequestService>, base: string, errors: Record<number, { description: string; schema: typeof ErrorBody }>): RouteDef {
+  return route({
+    method: "post",
+    path: `${base}/assets/{assetIndex}/check`,
+    tag: TAG,
+    summary: "Check a domain asset now (its DNS record or HTTP file); the page state shows what the check saw",
+    auth: "public",
+    params: AssetParams,
+    responses: {
+      200: { description: "The page state", schema: HostedRequestBody },
+      ...errors,
+      429: err("rate_limited: one check per 5 s; Retry-After says when"),
+      503: err("service_unavailable: the domain service is down"),
+    },
+    async handler({ req, res, params }) {
+      privateHeaders(res);
+      const r = await c.checkHostedAsset({ requestId: params.id, token: tokenOf(req), assetIndex: params.assetIndex }, DOMAIN_CHECK_CALL);
+      return { body: await toHostedBody(r.request!) };
+    },
+  });
 }

@@ -16,6 +16,9 @@ const ApiInfo = z.object({ name: z.string(), version: z.string(), description: z
 
 export const API_VERSION = "1.0.0";
 
+/** GET /api/v1: what this API is (static; the starting gateway answers it too). */
+export const API_INFO = { name: "icv", version: API_VERSION, description: "Identity-control verification: prove a user controls an asset and get a signed proof." };
+
 export interface HealthDeps {
   clients: Clients;
   database: () => Promise<boolean>;
@@ -59,7 +62,7 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
       auth: "public",
       responses: { 200: { description: "About this API", schema: ApiInfo } },
       async handler() {
-        return { body: { name: "icv", version: API_VERSION, description: "Identity-control verification: prove a user controls an asset and get a signed proof." } };
+        return { body: API_INFO };
       },
     }),
     route({

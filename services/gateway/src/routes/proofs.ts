@@ -52,7 +52,10 @@ const ProofStatus = z
   })
   .meta({ id: "ProofStatus" });
 
-const RevokeBody = z.object({ reason: z.enum(REVOKE_REASONS) }).strict().meta({ id: "RevokeProof" });
+const RevokeBody = z
+  .object({ reason: z.enum(REVOKE_REASONS).default("other").describe("Default other: a revoke without a body (the reference SDKs send none)") })
+  .strict()
+  .meta({ id: "RevokeProof" });
 
 const RevokeResponse = z
   .object({ success: z.literal(true), verification_id: z.string(), status: z.literal("revoked"), revoked_at: timestamp })

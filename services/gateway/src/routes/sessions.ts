@@ -2,15 +2,16 @@ import { z } from "zod";
 import type { Session as SessionMsg } from "@icv/contracts/gen/icv/session/v1/session_service_pb.ts";
 import { iso } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
-import { idParams } from "../input.ts";
+import { idOf, idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ErrorBody, jsonObject, timestamp } from "../schemas.ts";
+import { ErrorBody, jsonObject, projectIdShown, timestamp } from "../schemas.ts";
 
 const SESSION_CHANNELS = ["telegram", "whatsapp"] as const;
+const projectId = idOf("project").optional().describe("The project whose branding and message templates it uses; default: the default project. Another tenant's or environment's project is validation_error");
 const AUTH_SESSION_TYPES = ["2fa", "login", "recovery"] as const;
 
 const CreateSessionBody = z
-  .object({ channel: z.enum(SESSION_CHANNELS), client_metadata: jsonObject.optional() })
+  .object({ channel: z.enum(SESSION_CHANNELS), client_metadata: jsonObject.optional(), project_id: projectId })
   .strict()
   .meta({ id: "CreateSession" });
 
@@ -20,6 +21,7 @@ const CreateAuthSessionBody = z
     phone_number: z.string().min(1).max(64).describe("The number that must answer, E.164"),
     type: z.enum(AUTH_SESSION_TYPES).optional().describe("Default 2fa"),
     client_metadata: jsonObject.optional(),
+    project_id: projectId,
   })
   .strict()
   .meta({ id: "CreateAuthSession" });
@@ -47,6 +49,7 @@ const PhoneSession = z
     client_metadata: z.record(z.string(), z.unknown()).optional(),
     created_at: timestamp,
     test_mode: z.boolean(),
+    project_id: projectIdShown,
   })
   .meta({ id: "PhoneSession" });
 
@@ -68,6 +71,7 @@ const AuthSession = z
     client_metadata: z.record(z.string(), z.unknown()).optional(),
     created_at: timestamp,
     test_mode: z.boolean(),
+    project_id: projectIdShown,
   })
   .meta({ id: "AuthSession" });
 
@@ -94,6 +98,7 @@ export function toRest(s: SessionMsg) {
     ...(s.clientMetadata ? { client_metadata: s.clientMetadata } : {}),
     created_at: iso(s.createdAt),
     test_mode: s.testMode,
+    ...(s.projectId ? { project_id: s.projectId } : {}),
   };
 }
 
@@ -121,7 +126,7 @@ export function sessionRoutes(c: Clients): RouteDef[] {
           400: err("validation_error, invalid_identifier or channel_unavailable"),
         },
         async handler({ req, body }) {
-          const b = body as { channel: string; phone_number?: string; type?: string; client_metadata?: Record<string, unknown> };
+          const b = body as { channel: string; phone_number?: string; type?: string; client_metadata?: Record<string, unknown>; project_id?: string };
           const r = await c.session.createSession({
             scope: scopeOf(req),
             kind,
@@ -129,6 +134,7 @@ export function sessionRoutes(c: Clients): RouteDef[] {
             phoneNumber: b.phone_number,
             type: b.type,
             clientMetadata: b.client_metadata as never,
+            projectId: b.project_id,
           });
           return { status: 201, body: toRest(r.session!) };
         },

@@ -3,15 +3,30 @@ import type { Client } from "@connectrpc/connect";
 import {
   VerificationRequestService, type VerificationRequest as RequestMsg,
 } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
-import { iso, type Config } from "@icv/platform";
+import { AppError, iso, type Config } from "@icv/platform";
 import { scopeOf } from "../clients.ts";
-import { idParams } from "../input.ts";
+import { idOf, idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ASSET_TYPES, ErrorBody, jsonObject, PageQuery, Pagination, timestamp, toPagination } from "../schemas.ts";
+import { ASSET_TYPES, ErrorBody, jsonObject, PageQuery, Pagination, projectIdShown, timestamp, toPagination } from "../schemas.ts";
 
 const REQUEST_STATUSES = ["pending", "partial", "completed", "expired", "cancelled"] as const;
 const REQUEST_ASSET_STATUSES = ["pending", "in_progress", "verified", "failed", "expired"] as const;
 const ACTION_TYPES = ["verification", "2fa", "login", "custom"] as const;
+
+const VALIDITY_UNIT_S = { h: 3_600, d: 86_400, w: 604_800, m: 2_592_000 } as const;
+
+/** max_proof_age, or validity_requirement in seconds (not both; 1 h to 1 year). */
+function maxProofAgeOf(body: { max_proof_age?: number; validity_requirement?: string }): number | undefined {
+  const fail = (message: string): never => {
+    throw new AppError("validation_error", message, { details: [{ field: "validity_requirement", message, code: "invalid" }] });
+  };
+  if (body.validity_requirement === undefined) return body.max_proof_age;
+  if (body.max_proof_age !== undefined) fail("give max_proof_age or validity_requirement, not both");
+  const v = body.validity_requirement!;
+  const seconds = Number(v.slice(0, -1)) * VALIDITY_UNIT_S[v.slice(-1) as keyof typeof VALIDITY_UNIT_S];
+  if (seconds < 60 || seconds > 31_536_000) fail("validity_requirement must be from 1h to 1 year (365d)");
+  return seconds;
+}
 
 const ActionContext = z
   .object({ title: z.string().min(1).max(200).optional(), description: z.string().min(1).max(1000).optional() })
@@ -44,6 +59,10 @@ const CreateVerificationRequestBody = z
     max_proof_age: z
       .number().int().min(60).max(31_536_000).optional()
       .describe("Smart reuse: seconds; existing proofs must have been verified at most this long before the request was created (60 to 31536000; default: any age)"),
+    validity_requirement: z
+      .string().regex(/^\d{1,6}[hdwm]$/, "must be a number and h, d, w or m (hours, days, weeks, 30-day months), e.g. 30d").optional()
+      .describe("The reference SDKs' form of max_proof_age: e.g. 12h, 30d, 2w, 6m (m: 30-day months); at most 1 year; not together with max_proof_age"),
+    project_id: idOf("project").optional().describe("The project whose branding and message templates and default callbacks (redirect_url) it uses; default: the default project. Another tenant's or environment's project is validation_error"),
   })
   .strict()
   .meta({ id: "CreateVerificationRequest" });
@@ -81,6 +100,7 @@ const VerificationRequest = z
     cancelled_at: timestamp.optional(),
     test_mode: z.boolean(),
     max_proof_age: z.number().int().optional().describe("Smart reuse: seconds, when the request bounds the age of reused proofs"),
+    project_id: projectIdShown,
   })
   .meta({ id: "VerificationRequest" });
 
@@ -129,6 +149,7 @@ export function toRestRequest(r: RequestMsg) {
     ...(r.cancelledAt ? { cancelled_at: iso(r.cancelledAt) } : {}),
     test_mode: r.testMode,
     ...(r.maxProofAge !== undefined ? { max_proof_age: r.maxProofAge } : {}),
+    ...(r.projectId ? { project_id: r.projectId } : {}),
   };
 }
 
@@ -168,7 +189,8 @@ export function verificationRequestRoutes(config: Config, client: Client<typeof 
           partialOk: body.partial_ok,
           externalUserId: body.external_user_id,
           clientMetadata: body.client_metadata as never,
-          maxProofAge: body.max_proof_age,
+          maxProofAge: maxProofAgeOf(body),
+          projectId: body.project_id,
         });
         return { status: 201, body: toRestRequest(r.request!) };
       },

@@ -1,11 +1,11 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { Verification as VerificationMsg } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
-import { iso, PROOF_METHODS, type ProofMethod } from "@icv/platform";
+import type { DomainCheck as DomainCheckMsg, Verification as VerificationMsg } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
+import { AppError, iso, PROOF_METHODS, type ProofMethod } from "@icv/platform";
 import { z } from "zod";
-import { scopeOf, type Clients } from "../clients.ts";
-import { idParams, timestampParam } from "../input.ts";
+import { DOMAIN_CHECK_CALL, scopeOf, type Clients } from "../clients.ts";
+import { idOf, idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ASSET_TYPES, ErrorBody, jsonObject, PageQuery, Pagination, timestamp, toPagination } from "../schemas.ts";
+import { ASSET_TYPES, ErrorBody, jsonObject, PageQuery, Pagination, projectIdShown, timestamp, toPagination } from "../schemas.ts";
 
 const VERIFICATION_STATUSES = ["pending", "verified", "failed", "expired", "revoked"] as const;
 
@@ -21,7 +21,7 @@ const Challenge = z
   })
   .meta({ id: "Challenge" });
 
-const Verification = z
+export const Verification = z
   .object({
     id: z.string(),
     type: z.enum(ASSET_TYPES),
@@ -45,6 +45,9 @@ const Verification = z
       .describe("How control was shown (the proof's method claim), once verified; reused_proof: completed from an earlier proof (smart reuse, see reused_from)"),
     reused_from: z.string().optional().describe("The verification whose proof was reused (method reused_proof)"),
     delivery: PhoneDelivery.optional().describe("Phone: inbound (reverse OTP: the user sends the shown code from the phone) or outbound (we sent a code to the phone)"),
+    updated_at: timestamp.describe("The last change (status, attempts, challenge); created_at until then"),
+    callback_url: z.string().optional().describe("This verification's own webhook URL, when created with one"),
+    project_id: projectIdShown,
   })
   .meta({ id: "Verification" });
 
@@ -60,6 +63,28 @@ const CreateVerificationBody = z
       "Phone only. inbound (default): the answer shows a code the user sends from the phone; only that provider message completes it. " +
         "outbound (sms, whatsapp): we send a code to the number, never show it, and submit checks it.",
     ),
+    email_prefix: z
+      .enum(["admin", "administrator", "webmaster", "hostmaster", "postmaster"])
+      .optional()
+      .describe("Domain on channel email: the mailbox at the domain the code goes to (default admin)"),
+    dns_provider: z
+      .object({
+        name: z.enum(["cloudflare", "digitalocean", "godaddy", "route53"]),
+        credentials: z.record(z.string().max(64), z.string().max(1024)),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "Domain on channel auto (required there): the DNS host's API access. cloudflare: api_token; digitalocean: token; godaddy: key, secret; " +
+          "route53: access_key_id, secret_access_key. Used once to write the TXT record, check it and remove it; never stored or logged.",
+      ),
+    chain_id: z
+      .number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional()
+      .describe("Ethereum wallets only: the EIP-155 chain id the message to sign names (default 1); smart-contract wallet signatures are checked on that chain"),
+    callback_url: z
+      .string().min(1).max(2048).optional()
+      .describe("This verification's own webhook URL (public http(s) address): its verification.completed webhook goes there too, signed like the others"),
+    project_id: idOf("project").optional().describe("The project whose branding and message templates it uses; default: the default project. Another tenant's or environment's project is validation_error"),
   })
   .strict()
   .meta({ id: "CreateVerification" });
@@ -67,9 +92,12 @@ const CreateVerificationBody = z
 const SubmitBody = z
   .object({
     challenge_code: z.string().max(64).optional(),
+    code: z.string().max(64).optional().describe("Alias of challenge_code (the reference SDKs send code); give one of the two"),
     source_identifier: z.string().max(320).optional(),
-    signature: z.string().max(1024).optional(),
+    signature: z.string().max(8192).optional().describe("Wallets: the signature (smart-contract wallets' ERC-1271/6492 ones may be long)"),
     bot_token: z.string().max(256).optional(),
+    api_key: z.string().max(256).optional().describe("kraken: a read-only API key (used once, never stored)"),
+    api_secret: z.string().max(512).optional().describe("kraken: the API key's secret (used once, never stored)"),
   })
   .strict()
   .meta({ id: "SubmitChallenge" });
@@ -85,6 +113,7 @@ const TestVerifyResponse = z
     proof_token: z.string(),
     proof_expires_at: timestamp,
     test_mode: z.literal(true),
+    project_id: projectIdShown,
   })
   .meta({ id: "TestVerifyResult" });
 
@@ -100,9 +129,52 @@ const ListVerificationsQuery = z
   })
   .strict();
 
+export const DomainCheck = z
+  .object({
+    passed: z.boolean().describe("On a verified domain: whether the record or file still stands"),
+    summary: z.string().describe("One sentence: what passed, or what was missing and where"),
+    checked_at: timestamp,
+    found: z
+      .array(
+        z.object({
+          source: z.string().describe("The name server asked (`ns1.example.com (192.0.2.1:53)`), the URL fetched, or `{provider} API`"),
+          values: z.array(z.string()).describe("The TXT values it held, or the HTTP status and the first bytes of the body"),
+          error: z.string().optional().describe("What went wrong there: timeout, NXDOMAIN, refused, redirect refused, …"),
+          matched: z.boolean(),
+        }),
+      )
+      .describe("What each server or URL showed"),
+  })
+  .meta({ id: "DomainCheck" });
+
+/** RPC message → the REST last_check of a domain check. */
+export function toRestCheck(c: DomainCheckMsg | undefined) {
+  if (!c) return undefined;
+  return {
+    passed: c.passed,
+    summary: c.summary,
+    checked_at: iso(c.checkedAt)!,
+    found: c.observations.map((o) => ({ source: o.source, values: o.found, ...(o.error ? { error: o.error } : {}), matched: o.matched })),
+  };
+}
+
+const CreatedVerification = Verification.extend({
+  last_check: DomainCheck.optional().describe("Domain on channel auto: the check the create ran through the provider's API"),
+}).meta({ id: "CreatedVerification" });
+
 const VerificationList = z.object({ data: z.array(Verification), pagination: Pagination }).meta({ id: "VerificationList" });
 
 const err = (description: string) => ({ description, schema: ErrorBody });
+
+/** challenge_code, or its alias code (the reference SDKs' name); both at once must agree. */
+function challengeCodeOf(body: { challenge_code?: string; code?: string }): string | undefined {
+  if (body.challenge_code !== undefined && body.code !== undefined && body.challenge_code !== body.code) {
+    throw new AppError("validation_error", "give challenge_code or its alias code, not two different codes", {
+      details: [{ field: "code", message: "differs from challenge_code", code: "invalid" }],
+    });
+  }
+  return body.challenge_code ?? body.code;
+}
 
 /** The resend answer: the spec's {success, message, expires_at} plus the verification object (GET shape). */
 const ResendResult = Verification.extend({
@@ -143,6 +215,9 @@ export function toRest(v: VerificationMsg) {
     ...(v.method ? { method: v.method as ProofMethod } : {}),
     ...(v.reusedFrom ? { reused_from: v.reusedFrom } : {}),
     ...(v.delivery ? { delivery: v.delivery as "inbound" | "outbound" } : {}),
+    updated_at: iso(v.updatedAt ?? v.createdAt),
+    ...(v.callbackUrl ? { callback_url: v.callbackUrl } : {}),
+    ...(v.projectId ? { project_id: v.projectId } : {}),
   };
 }
 
@@ -156,7 +231,7 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       auth: "key",
       body: CreateVerificationBody,
       responses: {
-        201: { description: "Created; the challenge tells the user what to do", schema: Verification },
+        201: { description: "Created; the challenge tells the user what to do", schema: CreatedVerification },
         400: err("validation_error, invalid_identifier, invalid_channel_for_type or channel_unavailable"),
         429: err("rate_limited: the API rate, or a send limit (5 codes per address in 10 min, the tenant's hourly budget); Retry-After says when"),
       },
@@ -170,8 +245,15 @@ export function verificationRoutes(c: Clients): RouteDef[] {
           externalUserId: body.external_user_id,
           proofExpiresIn: body.proof_expires_in,
           delivery: body.delivery,
-        });
-        return { status: 201, body: toRest(r.verification!) };
+          emailPrefix: body.email_prefix,
+          dnsProvider: body.dns_provider ? { name: body.dns_provider.name, credentials: body.dns_provider.credentials } : undefined,
+          chainId: body.chain_id === undefined ? undefined : BigInt(body.chain_id),
+          callbackUrl: body.callback_url,
+          projectId: body.project_id,
+          // channel auto runs its provider chain before it answers
+        }, body.dns_provider ? DOMAIN_CHECK_CALL : undefined);
+        const last = toRestCheck(r.domainCheck);
+        return { status: 201, body: { ...toRest(r.verification!), ...(last ? { last_check: last } : {}) } };
       },
     }),
     route({
@@ -215,7 +297,7 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       method: "post",
       path: "/api/v1/verifications/{id}/submit",
       tag: "Verifications",
-      summary: "Submit a challenge code (email, outbound phone, domain by email), a wallet signature or a bot token",
+      summary: "Submit a challenge code (email, outbound phone, domain by email), a wallet signature, a bot token or a Kraken API key",
       description:
         "A phone verification with delivery inbound (reverse OTP, the default) is completed only by the code arriving from the phone " +
         "through the provider; submitting it here is invalid_state, for live and test keys alike.",
@@ -232,10 +314,12 @@ export function verificationRoutes(c: Clients): RouteDef[] {
         const r = await c.verification.submitChallenge({
           scope: scopeOf(req),
           id: params.id,
-          challengeCode: body.challenge_code,
+          challengeCode: challengeCodeOf(body),
           sourceIdentifier: body.source_identifier,
           signature: body.signature,
           botToken: body.bot_token,
+          apiKey: body.api_key,
+          apiSecret: body.api_secret,
         });
         return { body: toRest(r.verification!) };
       },
@@ -267,18 +351,10 @@ export function verificationRoutes(c: Clients): RouteDef[] {
             proof_token: v.proof?.token,
             proof_expires_at: iso(v.proof?.expiresAt),
             test_mode: true,
+            ...(v.projectId ? { project_id: v.projectId } : {}),
           },
         };
       },
-    }),
-    route({
-      method: "post",
-      path: "/api/v1/verifications/{id}/verify",
-      tag: "Verifications",
-      summary: "Run the DNS or HTTP check of a domain verification now (planned: arrives with the domain service)",
-      auth: "key",
-      params: idParams("verification"),
-      responses: { 200: { description: "The verification", schema: Verification } },
     }),
     route({
       method: "post",

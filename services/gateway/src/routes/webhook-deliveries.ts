@@ -30,6 +30,11 @@ const WebhookAttempt = z
     status: z.number().int().optional().describe("HTTP status, when a response came"),
     error: z.string().optional(),
     duration_ms: z.number().int(),
+    event: z
+      .enum(["attempt.exhausted", "endpoint.disabled"])
+      .optional()
+      .describe("Absent for an attempt. attempt.exhausted: the delivery ended failed; endpoint.disabled: its endpoint was disabled (failing for 5 days)"),
+    reason: z.string().optional().describe("Why (with event)"),
   })
   .meta({ id: "WebhookAttempt" });
 
@@ -102,6 +107,8 @@ function toDetail(d: Delivery) {
       ...(a.status !== undefined ? { status: a.status } : {}),
       ...(a.error !== undefined ? { error: a.error } : {}),
       duration_ms: a.durationMs,
+      ...(a.event ? { event: a.event as "attempt.exhausted" | "endpoint.disabled" } : {}),
+      ...(a.reason !== undefined ? { reason: a.reason } : {}),
     })),
   };
 }

@@ -1,10 +1,14 @@
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { ProofRefSchema, type VerificationStatusChanged } from "@icv/contracts/gen/icv/events/v1/verification_events_pb.ts";
+import { wireJson } from "@icv/platform";
+
 // The wire format of the verification event stream (text/event-stream).
 
 /** A verification in one of these statuses never changes again: its stream ends after saying so. */
 export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["failed", "expired", "revoked"]);
 
 /** The outbox event type that becomes an SSE `status_changed` event (the only one that does). */
-export const STATUS_CHANGED = "verification.status_changed";
+export const STATUS_CHANGED = "verification.status_changed" as const;
 
 /**
  * SSE text as it is sent to many streams: the text, and the same bytes framed once as an HTTP/1.1
@@ -31,20 +35,24 @@ export function sseEvent(event: string, data: unknown, id?: string): string {
   return `${id ? `id: ${id}\n` : ""}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-// members of a status_changed outbox payload that the stream shows (type and channel are left out)
-const ALWAYS = ["verification_id", "status", "previous_status", "changed_at"] as const;
-const WHEN: Record<string, readonly string[]> = {
-  verified: ["verified_at", "proof"],
-  revoked: ["revoked_at", "revoked_reason"],
-};
+const iso = (t: Timestamp | undefined) => (t ? timestampDate(t).toISOString() : undefined);
 
-/** `status_changed` data: `{verification_id, status, previous_status, changed_at}` plus verified_at/proof or revoked_at/revoked_reason. */
-export function statusChangedData(payload: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of ALWAYS) out[k] = payload[k] ?? null;
-  for (const k of WHEN[String(payload.status)] ?? []) if (payload[k] !== undefined) out[k] = payload[k];
+/**
+ * `status_changed` data of a `verification.status_changed` event: `{verification_id, status,
+ * previous_status, changed_at}` plus verified_at/proof when verified or revoked_at/revoked_reason
+ * when revoked (type and channel are left out).
+ */
+export function statusChangedData(m: VerificationStatusChanged): Record<string, unknown> {
+  const out: Record<string, unknown> = { verification_id: m.verificationId, status: m.status, previous_status: m.previousStatus ?? null, changed_at: iso(m.changedAt) ?? null };
+  if (m.status === "verified") {
+    if (m.verifiedAt) out.verified_at = iso(m.verifiedAt);
+    if (m.proof) out.proof = wireJson(ProofRefSchema, m.proof);
+  } else if (m.status === "revoked") {
+    if (m.revokedAt) out.revoked_at = iso(m.revokedAt);
+    if (m.revokedReason !== undefined) out.revoked_reason = m.revokedReason;
+  }
   return out;
 }
 
 /** The whole `status_changed` event of one outbox event. */
-export const statusChangedEvent = (id: string, payload: Record<string, unknown>) => sseEvent("status_changed", statusChangedData(payload), id);
+export const statusChangedEvent = (id: string, m: VerificationStatusChanged) => sseEvent("status_changed", statusChangedData(m), id);

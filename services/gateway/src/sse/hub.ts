@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { AppError, type EventLog, type EventRecord, type Logger, type Subscription } from "@icv/platform";
+import { AppError, decodeEvent, eventMessage, type EventLog, type EventRecord, type Logger, type Subscription } from "@icv/platform";
 import type { ConnectionLimiter } from "./connection-limiter.ts";
 import { HEARTBEAT, RETRY_MS, STATUS_CHANGED, TERMINAL_STATUSES, chunk, sseEvent, statusChangedEvent } from "./format.ts";
 import { SseStream } from "./stream.ts";
@@ -68,9 +68,10 @@ export class SseHub {
   /** Fans one event out to the streams of its verification. */
   publish(e: EventRecord): void {
     const list = this.streams.get(e.aggregateId);
-    if (!list || e.eventType !== STATUS_CHANGED) return;
-    const c = chunk(statusChangedEvent(e.id, e.payload));
-    const terminal = TERMINAL_STATUSES.has(String(e.payload.status));
+    const m = list && eventMessage(e, STATUS_CHANGED);
+    if (!list || !m) return;
+    const c = chunk(statusChangedEvent(e.id, m));
+    const terminal = TERMINAL_STATUSES.has(m.status);
     // ending a stream takes it out of the list: walk a copy then
     for (const s of terminal ? [...list] : list) {
       if (s.tenantId === e.tenantId && s.deliver(e.id, c, terminal)) this.end(s);
@@ -108,7 +109,7 @@ export class SseHub {
       throw new AppError("service_unavailable", "the gateway is shutting down");
     }
 
-    const replay = o.lastEventId ? state.events.filter((e) => e.eventType === STATUS_CHANGED) : [];
+    const replay = o.lastEventId ? state.events.flatMap((e) => (e.eventType === STATUS_CHANGED ? [{ id: e.id, m: decodeEvent(STATUS_CHANGED, e.payload) }] : [])) : [];
     let end = TERMINAL_STATUSES.has(state.status);
     if (end && o.lastEventId && !replay.length) {
       this.remove(s);
@@ -116,7 +117,7 @@ export class SseHub {
       return;
     }
     let first = `retry: ${RETRY_MS}\n\n` + sseEvent("connected", { verification_id: o.verificationId, status: state.status }, state.lastEventId || undefined);
-    for (const e of replay) first += statusChangedEvent(e.id, e.payload);
+    for (const e of replay) first += statusChangedEvent(e.id, e.m);
     s.lastId = state.lastEventId;
     for (const h of end ? [] : s.held!) {
       if (h.id <= s.lastId) continue;

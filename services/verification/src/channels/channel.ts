@@ -6,8 +6,8 @@ import { AppError, type Config, type EnvName } from "@icv/platform";
 
 export type AssetType = "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
 
-/** How the user completes a verification: a code, a wallet signature, a bot token, a DNS/HTTP check or OAuth. */
-export type Method = "code" | "signature" | "bot_token" | "domain_check" | "oauth";
+/** How the user completes a verification: a code, a wallet signature, a bot token, a DNS/HTTP check, OAuth or an exchange API key. */
+export type Method = "code" | "signature" | "bot_token" | "domain_check" | "oauth" | "api_key";
 
 /** How a phone code travels (DECISIONS.md, Verifications): from the phone to us, or from us to the phone. */
 export type PhoneDelivery = "inbound" | "outbound";
@@ -37,6 +37,8 @@ export interface ChallengeSpec {
   sendOver?: CodeChannel;
   purpose?: string;
   expiresAt: Date;
+  /** Domains: what the check state keeps (the record's token; by email, the mailbox prefix). */
+  domainState?: { token: string | null; emailPrefix: string | null };
 }
 
 export interface ChallengeInput {
@@ -49,6 +51,16 @@ export interface ChallengeInput {
   config: Config;
   /** Phone: "inbound" (default; the user sends the shown code) or "outbound" (we send a code to the number). */
   delivery?: PhoneDelivery;
+  /** Domain by email: the mailbox at the domain the code goes to (checked by checkOptions; default admin). */
+  emailPrefix?: string;
+  /** Ethereum wallets: the chain the message names (chainIdOf, default 1). */
+  chainId?: number;
+}
+
+/** Create options that only some channels take (DECISIONS.md "Compatibility"): checked by the channel's checkOptions. */
+export interface CreateOptions {
+  emailPrefix?: string;
+  dnsProvider?: { name: string; credentials: Record<string, string> };
 }
 
 /** What a user submits to complete a verification (SubmitVerification). */
@@ -57,6 +69,9 @@ export interface Evidence {
   sourceIdentifier?: string;
   signature?: string;
   botToken?: string;
+  /** kraken: a read-only API key and its secret (used once, never stored). */
+  apiKey?: string;
+  apiSecret?: string;
 }
 
 /** The pending verification the evidence is checked against. */
@@ -79,7 +94,7 @@ export interface EvidenceContext {
 
 /** The answer to evidence: proven (by which proof method) or the error of a wrong answer. */
 export type Verdict =
-  | { ok: true; method: "otp" | "signature" | "bot_token" }
+  | { ok: true; method: "otp" | "signature" | "bot_token" | "api_key" }
   | { ok: false; failure: ["invalid_code" | "invalid_signature", string] };
 
 export interface Channel {
@@ -103,10 +118,32 @@ export interface Channel {
   complete(v: PendingVerification, evidence: Evidence, ctx: EvidenceContext): Promise<Verdict>;
   /** The create body's `delivery`, checked (channels whose code can travel either way); others refuse it. */
   delivery?(channel: string, requested: string | undefined): PhoneDelivery;
+  /** Channels that need create options the hosted page cannot take (domain auto: the DNS host's API credentials). */
+  startableOnPage?(channel: string): boolean;
+  /** Checks the create options this channel takes (throws validation_error); channels without it refuse any. */
+  checkOptions?(channel: string, options: CreateOptions): void;
+  /** The create body's `chain_id`, checked (channels on a chain with ids, default 1); others refuse it. */
+  chainId?(channel: string, requested: number | undefined): number | undefined;
   /** Test mode, reverse OTP: the message a user-sent code arrives as (GET /test/messages). */
   expectedMessage?(channel: string, code: string, config: Config): { to: string; body: string };
   /** Masks a normalized value for user listings (DECISIONS.md, "Masking"). */
   mask(value: string): string;
+  /**
+   * Whether the service itself sends the code of a verification on `channel` (so it can send a
+   * new one: resend, a restarted hosted asset). Absent: never.
+   */
+  sendsCode?(channel: string, delivery: string | null | undefined): boolean;
+  /** With sendsCode: the masked address a code went to (`sendTo`) and what carried it, for the words that say so. */
+  sentNotice?(channel: string, sendTo: string): { to: string; what: string };
+  /** Whether the hosted page shows the code (one the user sends from the asset, reverse OTP). Absent: never. */
+  showsCode?(channel: string, delivery: string | null): boolean;
+  /**
+   * The compared form of an identifier that a provider attested and normalize refuses (a phone a
+   * session captured), for proof checks; undefined when it is not one either.
+   */
+  attestedCanonical?(raw: string): string | undefined;
+  /** A verification a phone-first session proved over `channel`: its instruction; undefined for channels sessions do not use. */
+  sessionInstruction?(channel: string): string | undefined;
 }
 
 export const MIN = 60_000;

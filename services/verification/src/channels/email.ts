@@ -27,4 +27,6 @@ export const email: Channel = {
   },
   complete: (v, e, ctx) => checkCode(v, e, ctx, email.normalize),
   mask: maskEmail,
+  sendsCode: () => true,
+  sentNotice: (_channel, sendTo) => ({ to: maskEmail(sendTo), what: "email" }),
 };

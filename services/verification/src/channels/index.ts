@@ -3,7 +3,7 @@
  * family is one file beside this one and one line in CHANNELS.
  */
 import { AppError, MESSAGING_TEST_PLACEHOLDERS, type Config } from "@icv/platform";
-import { checkRaw, type AssetType, type Channel, type ChallengeInput, type ChallengeSpec, type Method, type NormalizedIdentifier, type PhoneDelivery } from "./channel.ts";
+import { checkRaw, type AssetType, type CreateOptions, type Channel, type ChallengeInput, type ChallengeSpec, type Method, type NormalizedIdentifier, type PhoneDelivery } from "./channel.ts";
 import { maskGeneric } from "./mask.ts";
 import { account } from "./account.ts";
 import { domain } from "./domain.ts";
@@ -13,7 +13,8 @@ import { social } from "./social.ts";
 import { telegramBot } from "./telegram-bot.ts";
 import { wallet } from "./wallet.ts";
 
-export type { AssetType, Channel, ChallengeInput, ChallengeSpec, CodeChannel, Evidence, Method, NormalizedIdentifier, PhoneDelivery } from "./channel.ts";
+export type { AssetType, Channel, ChallengeInput, ChallengeSpec, CodeChannel, CreateOptions, Evidence, Method, NormalizedIdentifier, PhoneDelivery } from "./channel.ts";
+export { checkProofMethod, domainMethodOf, DOMAIN_METHODS, domainPublication, VALUE_PREFIX, type DomainPublication } from "./domain.ts";
 export { OUTBOUND_PHONE_CHANNELS } from "./phone.ts";
 
 const CHANNELS: Record<AssetType, Channel> = {
@@ -68,9 +69,60 @@ export function maskIdentifier(type: AssetType, value: string): string {
 }
 
 /** The create body's `delivery`, checked: only channels that deliver either way take one. */
+/** The create body's chain_id, checked by the channel; refused where the channel has no chains. */
+export function chainIdOf(type: AssetType, channel: string, requested: number | undefined): number | undefined {
+  const c = channelOf(type);
+  if (c.chainId) return c.chainId(channel, requested);
+  if (requested !== undefined) throw new AppError("validation_error", "chain_id is only for ethereum wallets", { details: [{ field: "chain_id", message: "ethereum wallets only", code: "invalid" }] });
+  return undefined;
+}
+
 export function deliveryOf(type: AssetType, channel: string, delivery: string | undefined): PhoneDelivery | null {
   const c = channelOf(type);
   if (c.delivery) return c.delivery(channel, delivery);
   if (delivery !== undefined) throw new AppError("validation_error", "delivery is only for phone verifications", { details: [{ field: "delivery", message: "phone only", code: "invalid" }] });
   return null;
+}
+
+/** Whether the service itself sends this verification's code (email, domain by email, outbound phone). */
+export const sendsCode = (type: AssetType, channel: string, delivery: string | null | undefined): boolean => channelOf(type).sendsCode?.(channel, delivery) ?? false;
+
+/** The masked address a code was sent to and what carried it ("email", "SMS", …). */
+export function sentNotice(type: AssetType, channel: string, sendTo: string): { to: string; what: string } {
+  return channelOf(type).sentNotice?.(channel, sendTo) ?? { to: maskGeneric(sendTo), what: "message" };
+}
+
+/** Whether the hosted page shows a pending verification's code (reverse OTP only; a code we send never is). */
+export const showsCode = (type: AssetType, channel: string, delivery: string | null): boolean => channelOf(type).showsCode?.(channel, delivery) ?? false;
+
+/**
+ * The compared form of an identifier given to check a proof: normalized as at creation, else as
+ * a provider attests it (a phone a session captured may be one the strict check refuses);
+ * undefined when neither takes it.
+ */
+export function proofCanonical(type: string, channel: string, raw: string): string | undefined {
+  try {
+    return normalizeIdentifier(type as AssetType, channel, raw).canonical;
+  } catch {
+    return Object.hasOwn(CHANNELS, type) ? CHANNELS[type as AssetType].attestedCanonical?.(raw) : undefined;
+  }
+}
+
+/** The instruction of a phone verification a session proved over `channel`; validation_error for channels sessions do not use. */
+export function sessionInstruction(channel: string): string {
+  const words = phone.sessionInstruction?.(channel);
+  if (!words) throw new AppError("validation_error", "channel must be whatsapp or telegram");
+  return words;
+}
+
+/** Whether the hosted page can start this channel (it takes no create options such as a DNS host's credentials). */
+export const startableOnPage = (type: AssetType, channel: string): boolean => channelOf(type).startableOnPage?.(channel) ?? true;
+
+/** The create options (email_prefix, dns_provider), checked by the channel that takes them; any other channel refuses them. */
+export function checkCreateOptions(type: AssetType, channel: string, options: CreateOptions): void {
+  const c = channelOf(type);
+  if (c.checkOptions) return c.checkOptions(channel, options);
+  for (const [field, given] of [["email_prefix", options.emailPrefix], ["dns_provider", options.dnsProvider]] as const) {
+    if (given !== undefined) throw new AppError("validation_error", `${field} is only for domain verifications`, { details: [{ field, message: "domain only", code: "invalid" }] });
+  }
 }

@@ -4,7 +4,7 @@
  * or WhatsApp and the user enters it).
  */
 import { parsePhoneNumberFromString } from "libphonenumber-js";
-import { AppError, messagingAddress, missingMessagingProvider, type Config, type MessagingChannel } from "@icv/platform";
+import { AppError, messagingAddress, missingMessagingProvider, providerPhone, type Config, type MessagingChannel } from "@icv/platform";
 import { generateCode } from "../challenge.ts";
 import { MIN, invalid, same, type Channel, type CodeChannel, type PhoneDelivery } from "./channel.ts";
 import { checkCode } from "./code.ts";
@@ -62,6 +62,17 @@ export const phone: Channel = {
     return { to: messagingAddress(channel as MessagingChannel, config), body: channel === "telegram" ? `/start ${code}` : code };
   },
   mask: maskPhone,
+  sendsCode: (_channel, delivery) => delivery === "outbound",
+  sentNotice: (channel, sendTo) => ({ to: maskPhone(sendTo), what: channel === "whatsapp" ? "WhatsApp message" : "SMS" }),
+  showsCode: (_channel, delivery) => delivery !== "outbound",
+  // the separators a human writes, then what a provider would accept (a possible number)
+  attestedCanonical: (raw) => providerPhone(raw.replace(/[\s().\-/]/g, "")),
+  sessionInstruction: (channel) =>
+    channel === "telegram"
+      ? "Confirmed by a message from this number to our Telegram bot."
+      : channel === "whatsapp"
+        ? "Confirmed by a message from this number to our WhatsApp number."
+        : undefined,
 };
 
 /** The create body's `delivery`, checked: outbound only where a code can be sent. */

@@ -6,6 +6,7 @@ import { AppError, type Config } from "@icv/platform";
 import { nonce } from "../challenge.ts";
 import { MIN, invalid, same, type Channel, type NormalizedIdentifier } from "./channel.ts";
 import { maskGeneric } from "./mask.ts";
+import { ethereumRpc } from "./wallet/contract-wallets.ts";
 import { verifyWalletSignature, type WalletChannel } from "./wallet/signatures.ts";
 
 export const wallet: Channel = {
@@ -15,14 +16,23 @@ export const wallet: Channel = {
   method: () => "signature",
   missingProvider: (_channel: string, _config: Config) => [],
   normalize: (channel, input) => normalizeWallet(channel, input),
-  challenge({ channel, identifier, now, config }) {
+  chainId(channel, requested) {
+    const refuse = (message: string) => {
+      throw new AppError("validation_error", message, { details: [{ field: "chain_id", message, code: "invalid" }] });
+    };
+    if (channel !== "ethereum") return requested === undefined ? undefined : refuse("chain_id is only for ethereum wallets");
+    if (requested !== undefined && (!Number.isSafeInteger(requested) || requested < 1)) refuse("chain_id must be a positive integer (an EIP-155 chain id)");
+    return requested ?? 1;
+  },
+  challenge({ channel, identifier, now, config, chainId }) {
     const expiresAt = new Date(now.getTime() + wallet.ttlMs);
-    const message = walletMessage(channel, identifier, config.publicBaseUrl, now, expiresAt);
+    const message = walletMessage(channel, identifier, config.publicBaseUrl, now, expiresAt, chainId ?? 1);
     return { showCode: false, expiresAt, message, instruction: `Sign the message with the ${channel} wallet ${identifier} and submit the signature.` };
   },
-  async complete(v, e) {
+  async complete(v, e, ctx) {
     if (!e.signature) throw new AppError("validation_error", "signature is required for wallet verifications");
-    const ok = await verifyWalletSignature(v.channel as WalletChannel, v.identifier, v.challenge_message ?? "", e.signature);
+    const opts = v.channel === "ethereum" ? { ethereumRpc: ethereumRpc(ctx.config) } : {};
+    const ok = await verifyWalletSignature(v.channel as WalletChannel, v.identifier, v.challenge_message ?? "", e.signature, opts);
     return ok ? { ok: true, method: "signature" } : { ok: false, failure: ["invalid_signature", "the signature does not verify"] };
   },
   mask: maskGeneric,
@@ -119,7 +129,7 @@ function normalizeSegwit(input: string, lower: string): string {
   return lower;
 }
 /** EIP-4361 (Sign-In with Ethereum) for ethereum; a plain signed statement for the others. */
-function walletMessage(channel: string, address: string, base: string, now: Date, expires: Date): string {
+function walletMessage(channel: string, address: string, base: string, now: Date, expires: Date, chainId: number): string {
   const host = new URL(base).host;
   const statement = "Sign this message to prove you control this wallet. It costs nothing and sends no transaction.";
   if (channel === "ethereum") {
@@ -131,7 +141,7 @@ function walletMessage(channel: string, address: string, base: string, now: Date
       "",
       `URI: ${base}`,
       "Version: 1",
-      "Chain ID: 1",
+      `Chain ID: ${chainId}`,
       `Nonce: ${nonce()}`,
       `Issued At: ${now.toISOString()}`,
       `Expiration Time: ${expires.toISOString()}`,

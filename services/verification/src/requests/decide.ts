@@ -1,7 +1,12 @@
 /** What a verification's move does to the requests that hold it: the Decide functions the request store applies, and the request events. */
-import type { OutboxEvent } from "@icv/platform";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { VerificationRequestChangedSchema } from "@icv/contracts/gen/icv/events/v1/verification_request_events_pb.ts";
+import { outboxEvent, type OutboxEvent } from "@icv/platform";
 import { MAX_ASSET_STARTS } from "./input.ts";
 import type { AssetStatus, Decide, RequestChange, RequestStatus, RequestView, Status } from "../store/index.ts";
+
+const ts = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
 
 const OPEN: ReadonlySet<RequestStatus> = new Set(["pending", "partial"]);
 
@@ -16,27 +21,27 @@ export function assetStatusOf(v: Status): AssetStatus {
 export function proofsOf(r: RequestView) {
   return r.assets
     .filter((a) => a.v_status === "verified" && a.proof_token)
-    .map((a) => ({ asset_index: a.idx, type: a.type, verification_id: a.verification_id, proof_token: a.proof_token, expires_at: a.proof_expires_at?.toISOString() }));
+    .map((a) => ({ assetIndex: a.idx, type: a.type, verificationId: a.verification_id ?? undefined, proofToken: a.proof_token!, expiresAt: ts(a.proof_expires_at) }));
 }
 
+/** The request statuses that have an event. */
+export type EventfulStatus = "partial" | "completed" | "expired";
+
 /** A `verification_request.*` outbox event of the request in its new status. */
-export function requestEvent(r: RequestView, status: RequestStatus, at: Date): OutboxEvent {
-  return {
-    aggregateType: "verification_request",
-    aggregateId: r.id,
-    eventType: `verification_request.${status}`,
-    tenantId: r.tenant_id,
-    environment: r.environment,
-    payload: {
-      request_id: r.id,
-      reference_id: r.reference_id,
+export function requestEvent(r: RequestView, status: EventfulStatus, at: Date): OutboxEvent {
+  return outboxEvent(
+    `verification_request.${status}`,
+    { aggregateType: "verification_request", aggregateId: r.id, tenantId: r.tenant_id, environment: r.environment },
+    create(VerificationRequestChangedSchema, {
+      requestId: r.id,
+      referenceId: r.reference_id ?? undefined,
       status,
       proofs: proofsOf(r),
-      ...(r.external_user_id ? { external_user_id: r.external_user_id } : {}),
-      changed_at: at.toISOString(),
-      ...(r.callback_url ? { callback_url: r.callback_url } : {}),
-    },
-  };
+      externalUserId: r.external_user_id || undefined,
+      changedAt: timestampFromDate(at),
+      callbackUrl: r.callback_url || undefined,
+    }),
+  );
 }
 
 const changedAssets = (r: RequestView, statuses: AssetStatus[]) =>

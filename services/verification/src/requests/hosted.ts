@@ -1,7 +1,8 @@
 import type { Config } from "@icv/platform";
-import { CHANNELS_BY_TYPE, methodOf, missingProvider, type Method } from "../channels/index.ts";
+import { CHANNELS_BY_TYPE, methodOf, missingProvider, showsCode, startableOnPage, type Method } from "../channels/index.ts";
 import type { AssetType } from "../channels/index.ts";
-import type { RequestView, VerificationRow } from "../store/index.ts";
+import type { DomainCheckRow, RequestView, VerificationRow } from "../store/index.ts";
+import type { HostedBranding } from "./branding.ts";
 
 /** An open challenge as the hosted page shows it. */
 export interface HostedChallenge {
@@ -32,6 +33,8 @@ export interface HostedAsset {
   /** Phone, while open: inbound (the page shows the code to send from the phone) or outbound (the page asks for the code we sent). */
   delivery?: "inbound" | "outbound";
   challenge?: HostedChallenge;
+  /** Domain assets checked by DNS or HTTP, while open: the check state (what to publish, what the last check saw). */
+  domain?: DomainCheckRow;
 }
 
 export interface HostedView {
@@ -41,6 +44,8 @@ export interface HostedView {
   redirectTo?: string;
   /** The token's request has expired: the page only learns the final status. */
   tokenExpired: boolean;
+  /** The request's project branding (branding.ts). */
+  branding?: HostedBranding;
 }
 
 const FINAL = new Set(["completed", "expired", "cancelled"]);
@@ -64,11 +69,18 @@ export function phoneCodeOf(deepLink: string | null): string | undefined {
   return /^[A-Z0-9]{6}$/.test(code) ? code : undefined;
 }
 
-export function hostedAssets(r: RequestView, rows: Map<number, VerificationRow>, config: Config, shown?: { idx: number; code: string }): HostedAsset[] {
+export function hostedAssets(
+  r: RequestView,
+  rows: Map<number, VerificationRow>,
+  config: Config,
+  shown?: { idx: number; code: string },
+  domains: Map<string, DomainCheckRow> = new Map(),
+): HostedAsset[] {
   return r.assets.map((a) => {
     const type = a.type as AssetType;
     const channels = a.allowed_channels ?? (a.channel ? [a.channel] : [...CHANNELS_BY_TYPE[type]]);
-    const available = r.environment === "test" ? channels : channels.filter((c) => !missingProvider(type, c, config).length);
+    const startable = channels.filter((c) => startableOnPage(type, c));
+    const available = r.environment === "test" ? startable : startable.filter((c) => !missingProvider(type, c, config).length);
     const v = rows.get(a.idx);
     const open = v && v.status === "pending";
     return {
@@ -83,10 +95,11 @@ export function hostedAssets(r: RequestView, rows: Map<number, VerificationRow>,
       status: !v || a.status === "expired" ? a.status : v.status === "pending" ? "in_progress" : v.status === "revoked" ? "failed" : v.status,
       method: open ? methodOf(type, v.channel) : undefined,
       delivery: open && v.delivery ? v.delivery : undefined,
+      domain: open && methodOf(type, v.channel) === "domain_check" ? domains.get(v.id) : undefined,
       challenge: open
         ? {
             // only a reverse-OTP code is ever shown (the user sends it from the phone); an outbound code never is
-            code: type === "phone" && v.delivery !== "outbound" ? (shown?.idx === a.idx ? shown.code : phoneCodeOf(v.deep_link)) : undefined,
+            code: showsCode(type, v.channel, v.delivery) ? (shown?.idx === a.idx ? shown.code : phoneCodeOf(v.deep_link)) : undefined,
             instruction: v.instruction,
             deepLink: v.deep_link ?? undefined,
             message: v.challenge_message ?? undefined,

@@ -1,8 +1,8 @@
 import {
-  AppError, checkTargetUrl, newId, OutboundError, parseTargetUrl, systemResolver,
+  AppError, checkTargetUrl, eventMessage, newId, OutboundError, parseTargetUrl, systemResolver,
   type Clock, type Config, type EventRecord, type Logger, type OutboxEvent, type Queryable, type Resolver, type Scope,
 } from "@icv/platform";
-import { ASSET_TYPES, CHANNELS_BY_TYPE, missingProvider } from "../channels/index.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, methodOf, missingProvider, sendsCode } from "../channels/index.ts";
 import { normalizeIdentifier, type AssetType } from "../channels/index.ts";
 import { createRequestToken, verificationUrl, verifyRequestToken } from "./token.ts";
 import type {
@@ -12,8 +12,12 @@ import type { Verifications } from "../verifications/index.ts";
 import { autoVerify, MAX_PROOF_AGE_S, MIN_PROOF_AGE_S, reusableProofs, type AutoVerified, type Offer } from "./reuse.ts";
 import { hostedAssets, redirectTarget, type HostedView } from "./hosted.ts";
 import { RESEND_GAP_MS } from "../verifications/index.ts";
-import { DEFAULT_REQUEST_TTL_S, MIN_REQUEST_TTL_S, MAX_REQUEST_TTL_S, MAX_ASSETS, ACTION_TYPES, MAX_ASSET_STARTS, MAX_METADATA_BYTES, type CreateRequestInput, type RequestDeps, invalid, checkCallbackUrl, checkRedirectUrl, text, assetRow } from "./input.ts";
+import { checkCallbackUrl } from "../callback-url.ts";
+import { DEFAULT_REQUEST_TTL_S, MIN_REQUEST_TTL_S, MAX_REQUEST_TTL_S, MAX_ASSETS, ACTION_TYPES, MAX_ASSET_STARTS, MAX_METADATA_BYTES, type CreateRequestInput, type RequestDeps, invalid, checkRedirectUrl, text, assetRow } from "./input.ts";
 import { progress, expiry, cancellation } from "./decide.ts";
+import { messageTypeOf } from "./input.ts";
+import { resolveProjectId } from "../projects/index.ts";
+import { brandingOf, outcomeRedirect } from "./branding.ts";
 
 export * from "./input.ts";
 export * from "./decide.ts";
@@ -59,12 +63,16 @@ export class Requests {
     if (input.clientMetadata && Buffer.byteLength(JSON.stringify(input.clientMetadata)) > MAX_METADATA_BYTES) {
       throw invalid("client_metadata must be at most 4 KB of JSON", "client_metadata");
     }
+    const projectId = this.d.projects ? await resolveProjectId(this.d.projects, scope, input.projectId) : null;
+    // the project's success_url is the default redirect_url
+    const project = this.d.projects ? await this.d.projects.effective(scope, projectId) : undefined;
+    const redirectUrl = input.redirectUrl ?? project?.success_url ?? undefined;
     const base = {
       reference_id: text(input.referenceId, "reference_id", 255),
       action_title: text(input.actionContext?.title, "action_context.title", 200),
       action_description: text(input.actionContext?.description, "action_context.description", 1000),
       external_user_id: text(input.externalUserId, "external_user_id", 255),
-      redirect_url: input.redirectUrl === undefined ? null : checkRedirectUrl(input.redirectUrl),
+      redirect_url: redirectUrl === undefined ? null : checkRedirectUrl(redirectUrl),
       callback_url: input.callbackUrl === undefined ? null : await checkCallbackUrl(input.callbackUrl, this.d.allowPrivateTargets, this.d.resolver),
     };
 
@@ -90,6 +98,8 @@ export class Requests {
           identifier: a.identifier,
           externalUserId: base.external_user_id ?? undefined,
           clientMetadata: input.clientMetadata,
+          projectId: projectId ?? undefined,
+          messageType: messageTypeOf(actionType),
         });
         verificationIds.push(v.row.id);
       } catch (e) {
@@ -115,6 +125,7 @@ export class Requests {
       completed_at: null,
       cancelled_at: null,
       max_proof_age: input.maxProofAge ?? null,
+      project_id: projectId,
     };
     await store.insert(
       row,
@@ -167,9 +178,23 @@ export class Requests {
    * to, inside the consumer's transaction (so a crash never applies it twice or loses it).
    */
   async onEvent(q: Queryable, event: EventRecord): Promise<void> {
-    if (event.aggregateType !== "verification" || event.eventType !== "verification.status_changed") return;
+    await this.onEvents(q, [event]);
+  }
+
+  /**
+   * A batch of events in one transaction: the requests of every verification whose status
+   * changed, found with one statement, each brought up to date once (a request's progress is
+   * read from its verifications' rows, so once per batch is the same as once per event).
+   */
+  async onEvents(q: Queryable, events: EventRecord[]): Promise<void> {
+    const changed = new Set<string>();
+    for (const e of events) {
+      const m = eventMessage(e, "verification.status_changed");
+      if (m) changed.add(m.verificationId);
+    }
+    if (!changed.size) return;
     const now = this.d.clock.now();
-    for (const id of await this.d.store.requestIdsOf(q, event.aggregateId)) await this.d.store.apply(q, id, progress(now), now);
+    for (const id of await this.d.store.requestIdsOfMany(q, [...changed])) await this.d.store.apply(q, id, progress(now), now);
   }
 
   // ---- the hosted page (and smart reuse): authorised by the request token alone ----
@@ -199,12 +224,30 @@ export class Requests {
   /** The page's view of a request: assets with their channels, availability and open challenges. */
   async hostedView(id: string, token: string, shownCode?: { idx: number; code: string }): Promise<HostedView> {
     const { request, scope, tokenExpired } = await this.hostedAccess(id, token, true);
-    if (tokenExpired) return { request, assets: [], redirectTo: redirectTarget(request), tokenExpired };
+    const project = await this.d.projects?.effective(scope, request.project_id ?? null);
+    const redirectTo = outcomeRedirect(request, project, redirectTarget(request));
+    if (tokenExpired) return { request, assets: [], redirectTo, tokenExpired, branding: brandingOf(project) };
     const rows = new Map<number, Awaited<ReturnType<Verifications["get"]>>>();
     for (const a of request.assets) {
       if (a.verification_id && a.status === "in_progress") rows.set(a.idx, await this.d.verifications.get(scope, a.verification_id));
     }
-    return { request, assets: hostedAssets(request, rows, this.d.config, shownCode), redirectTo: redirectTarget(request), tokenExpired };
+    const domains = await this.domainStates(scope, [...rows.values()]);
+    return { request, assets: hostedAssets(request, rows, this.d.config, shownCode, domains), redirectTo, tokenExpired, branding: brandingOf(project) };
+  }
+
+  /** The check state of the open domain assets (one query, and none when the request has no domain asset). */
+  private domainStates(scope: Scope, rows: Awaited<ReturnType<Verifications["get"]>>[]) {
+    const ids = rows.filter((v) => v.status === "pending" && methodOf(v.type as AssetType, v.channel) === "domain_check").map((v) => v.id);
+    return this.d.verifications.domainStates(scope, ids);
+  }
+
+  /** The page's "check now" of a domain asset: the same check (count, 5 s limit) as the API's. */
+  async hostedCheck(id: string, token: string, idx: number): Promise<HostedView> {
+    const { scope, asset } = await this.openAsset(id, token, idx);
+    if (asset.status === "verified") throw new AppError("already_verified", "this asset is already verified");
+    if (!asset.verification_id || asset.status !== "in_progress") throw new AppError("invalid_state", "start this asset first");
+    await this.d.verifications.checkDomain(scope, asset.verification_id);
+    return this.hostedView(id, token);
   }
 
   /** A request the page may act on: open, and the asset exists. */
@@ -237,10 +280,10 @@ export class Requests {
       throw invalid("this asset's identifier was set by the request and cannot be changed", "identifier");
     }
     // a restart that sends a new code keeps the resend gap (the page cannot be used to flood a mailbox or a phone)
-    if ((channel === "email" || input.delivery === "outbound") && asset.verification_id && asset.status === "in_progress") {
+    if (sendsCode(type, channel, input.delivery) && asset.verification_id && asset.status === "in_progress") {
       const current = await this.d.verifications.get(scope, asset.verification_id);
       const waitMs = current.created_at.getTime() + RESEND_GAP_MS - this.d.clock.now().getTime();
-      const sent = current.channel === "email" || current.delivery === "outbound";
+      const sent = sendsCode(current.type as AssetType, current.channel, current.delivery);
       if (sent && current.status === "pending" && waitMs > 0) {
         const retryAfter = Math.ceil(waitMs / 1000);
         throw new AppError("resend_too_soon", `a code was sent less than ${RESEND_GAP_MS / 1000} s ago; try again in ${retryAfter} s`, { extra: { retry_after: retryAfter } });
@@ -253,7 +296,10 @@ export class Requests {
       throw new AppError("max_attempts_exceeded", `this was started ${MAX_ASSET_STARTS} times, the most allowed; it has failed and cannot be started again`);
     }
     const v = await this.d.verifications
-      .create(scope, { type, channel, identifier, externalUserId: request.external_user_id ?? undefined, clientMetadata: request.client_metadata ?? undefined, delivery: input.delivery })
+      .create(scope, {
+        type, channel, identifier, externalUserId: request.external_user_id ?? undefined, clientMetadata: request.client_metadata ?? undefined, delivery: input.delivery,
+        projectId: request.project_id ?? undefined, messageType: messageTypeOf(request.action_type),
+      })
       .catch(async (e: unknown) => {
         await this.d.store.releaseStart(scope, id, idx, MAX_ASSET_STARTS);
         throw e;
@@ -267,7 +313,7 @@ export class Requests {
   }
 
   /** The user's answer to an asset's challenge (code, signature or bot token), as the verification's submit takes it. */
-  async hostedSubmit(id: string, token: string, idx: number, input: { challengeCode?: string; signature?: string; botToken?: string }): Promise<HostedView> {
+  async hostedSubmit(id: string, token: string, idx: number, input: { challengeCode?: string; signature?: string; botToken?: string; apiKey?: string; apiSecret?: string }): Promise<HostedView> {
     const { scope, asset } = await this.openAsset(id, token, idx);
     if (asset.status === "verified") throw new AppError("already_verified", "this asset is already verified");
     if (!asset.verification_id || asset.status !== "in_progress") throw new AppError("invalid_state", "start this asset first");
@@ -282,6 +328,19 @@ export class Requests {
     if (!asset.verification_id || asset.status !== "in_progress") throw new AppError("invalid_state", "start this asset first");
     await this.d.verifications.testVerify(scope, asset.verification_id);
     return this.hostedView(id, token);
+  }
+
+  /**
+   * Where the end user goes after signing in for this verification: the request's redirect_url
+   * once the request settled, else back to its hosted page; undefined when no request drives it.
+   */
+  async returnUrl(scope: Scope, verificationId: string): Promise<string | undefined> {
+    const id = await this.d.store.requestIdOfVerification(scope, verificationId);
+    if (!id) return undefined;
+    const now = this.d.clock.now();
+    const r = await this.d.store.applyInScope(scope, id, progress(now), now);
+    const request = r ? (r.after ?? r.before) : undefined;
+    return request ? (redirectTarget(request) ?? this.urlOf(request)) : undefined;
   }
 
   // ---- smart reuse (reuse.ts), authorised by the request token ----

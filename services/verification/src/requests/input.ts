@@ -1,7 +1,7 @@
 /** A request's input: limits, the create body and its checks (callback and redirect URLs, assets). */
 import { AppError, checkTargetUrl, OutboundError, parseTargetUrl, systemResolver, type Clock, type Config, type Logger, type Resolver } from "@icv/platform";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, normalizeIdentifier, type AssetType } from "../channels/index.ts";
-import type { RequestAssetRow, RequestStore } from "../store/index.ts";
+import type { ProjectStore, RequestAssetRow, RequestStore } from "../store/index.ts";
 import type { Verifications } from "../verifications/index.ts";
 
 export const DEFAULT_REQUEST_TTL_S = 86_400;
@@ -34,7 +34,12 @@ export interface CreateRequestInput {
   clientMetadata?: Record<string, unknown>;
   /** Seconds (smart reuse): reused proofs must have been verified at most this long before the request. */
   maxProofAge?: number;
+  /** The project whose branding, templates and callbacks the request uses. */
+  projectId?: string;
 }
+
+/** The template type of a request's code messages, by its action_type. */
+export const messageTypeOf = (actionType: string) => (actionType === "login" ? "login_request" : actionType === "2fa" ? "2fa_request" : undefined);
 
 export interface RequestDeps {
   store: RequestStore;
@@ -48,20 +53,12 @@ export interface RequestDeps {
   allowPrivateTargets: boolean;
   resolver?: Resolver;
   logger: Logger;
+  /** Projects: a request's branding and default callbacks (absent: none). */
+  projects?: ProjectStore;
 }
 
 export const invalid = (message: string, field?: string) =>
   new AppError("validation_error", message, field ? { details: [{ field, message, code: "invalid" }] } : {});
-
-/** A tenant's callback URL: http(s), no credentials, and (unless private targets are allowed) a public address. */
-export async function checkCallbackUrl(input: string, allowPrivate: boolean, resolver: Resolver = systemResolver): Promise<string> {
-  try {
-    return (await checkTargetUrl(input, { allowPrivate, resolver })).toString();
-  } catch (e) {
-    if (e instanceof OutboundError) throw invalid(`invalid callback_url: ${e.message}`, "callback_url");
-    throw e;
-  }
-}
 
 export function checkRedirectUrl(input: string): string {
   try {

@@ -155,6 +155,7 @@ export async function autoVerify(d: ReuseDeps, scope: Scope, r: RequestView, idx
     code_sent_at: null,
     method: "reused_proof",
     reused_from: chosen.id,
+    callback_url: null,
   };
   let after: RequestView;
   try {

@@ -1,11 +1,12 @@
 /** Rows and views ⇄ RPC messages: the one place the verification service converts them. */
-import type { Verification } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
+import type { DomainCheck, DomainVerification, Verification } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
 import type { VerificationRequest, HostedRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ts } from "@icv/platform";
-import { maskIdentifier, type AssetType } from "../channels/index.ts";
+import { domainMethodOf, domainPublication, maskIdentifier, VALUE_PREFIX, type AssetType } from "../channels/index.ts";
 import type { HostedView } from "../requests/hosted.ts";
-import type { RequestView, TestMessageRow } from "../store/index.ts";
+import { byDisplayOrder, type PublicView } from "../profiles/index.ts";
+import type { DomainCheckRow, ProfileRow, RequestView, StoredCheck, TestMessageRow, VerificationRow } from "../store/index.ts";
 import type { Answer } from "../verifications/index.ts";
 
 export type VerificationInit = Omit<Verification, "$typeName" | "$unknown">;
@@ -45,6 +46,59 @@ export function toMessage({ row: v, code }: Answer): VerificationInit {
     method: v.method ?? "",
     reusedFrom: v.reused_from ?? undefined,
     delivery: v.delivery ?? undefined,
+    updatedAt: ts(v.updated_at),
+    callbackUrl: v.callback_url ?? undefined,
+    projectId: v.project_id ?? undefined,
+  };
+}
+
+type Init<T> = Omit<T, "$typeName" | "$unknown">;
+
+/** What a check saw → RPC message. */
+export function toDomainCheck(c: StoredCheck | null | undefined): DomainCheck | undefined {
+  if (!c) return undefined;
+  return {
+    $typeName: "icv.verification.v1.DomainCheck",
+    passed: c.passed,
+    summary: c.summary,
+    checkedAt: ts(new Date(c.checked_at)),
+    observations: c.observations.map((o) => ({ $typeName: "icv.verification.v1.DomainObservation", source: o.source, found: o.found, error: o.error, matched: o.matched })),
+  };
+}
+
+/** What to publish for a domain verification checked by DNS or HTTP (none by email). */
+export function toPublication(state: DomainCheckRow, domain: string) {
+  if (!state.token) return { dnsRecord: undefined, httpFile: undefined };
+  const p = domainPublication(domain, `${VALUE_PREFIX}${state.token}`);
+  return {
+    dnsRecord: { $typeName: "icv.verification.v1.DnsRecord" as const, ...p.dnsRecord },
+    httpFile: { $typeName: "icv.verification.v1.HttpFile" as const, ...p.httpFile },
+  };
+}
+
+/** A domain verification and its check state → the spec's domain-shaped view. */
+export function toDomainMessage(v: VerificationRow, state: DomainCheckRow): Init<DomainVerification> {
+  return {
+    id: v.id,
+    domain: v.identifier,
+    status: v.status,
+    verificationMethod: domainMethodOf(v.channel),
+    ...toPublication(state, v.identifier),
+    provider: { $typeName: "icv.verification.v1.DomainProvider", detected: state.provider_detected ?? "unknown", name: state.provider_name ?? "Unknown" },
+    checkCount: state.check_count,
+    lastCheck: toDomainCheck(state.last_check),
+    verifiedAt: ts(v.verified_at),
+    expiresAt: ts(v.challenge_expires_at),
+  };
+}
+
+/** A domain asset's check state → the page's view of it. */
+function toHostedDomain(state: DomainCheckRow, domain: string) {
+  return {
+    $typeName: "icv.verification.v1.HostedDomain" as const,
+    ...toPublication(state, domain),
+    checkCount: state.check_count,
+    lastCheck: toDomainCheck(state.last_check),
   };
 }
 
@@ -98,6 +152,7 @@ export function toRequestMessage(r: RequestView, url: string): RequestInit {
     cancelledAt: ts(r.cancelled_at),
     testMode: r.environment === "test",
     maxProofAge: r.max_proof_age ?? undefined,
+    projectId: r.project_id ?? undefined,
   };
 }
 
@@ -127,6 +182,7 @@ export function toHostedMessage(h: HostedView): HostedInit {
       method: a.method,
       verificationId: a.verificationId ?? undefined,
       delivery: a.delivery,
+      domain: a.domain && a.identifier ? toHostedDomain(a.domain, a.identifier) : undefined,
       challenge: a.challenge
         ? {
             $typeName: "icv.verification.v1.HostedChallenge",
@@ -142,8 +198,48 @@ export function toHostedMessage(h: HostedView): HostedInit {
     expiresAt: ts(r.expires_at),
     testMode: r.environment === "test",
     partialOk: r.partial_ok,
-    hasRedirect: r.redirect_url !== null,
+    hasRedirect: r.redirect_url !== null || h.redirectTo !== undefined,
     redirectTo: h.redirectTo,
     tokenExpired: h.tokenExpired,
+    branding: h.branding ? { $typeName: "icv.verification.v1.HostedBranding", ...h.branding } : undefined,
+  };
+}
+
+/** Profile row → RPC message (proofs in display order). */
+export function toProfileMessage(p: ProfileRow) {
+  return {
+    id: p.id,
+    displayName: p.display_name,
+    bio: p.bio ?? undefined,
+    avatarUrl: p.avatar_url ?? undefined,
+    isPublic: p.is_public,
+    proofs: [...p.proofs].sort(byDisplayOrder).map((x) => ({ verificationId: x.verification_id, label: x.label, maskLevel: x.mask_level, displayOrder: x.display_order })),
+    createdAt: ts(p.created_at),
+    updatedAt: ts(p.updated_at),
+  };
+}
+
+/** A profile's public view → RPC message. */
+export function toPublicProfileMessage(v: PublicView) {
+  return {
+    profile: {
+      id: v.profile.id,
+      displayName: v.profile.display_name,
+      bio: v.profile.bio ?? undefined,
+      avatarUrl: v.profile.avatar_url ?? undefined,
+      test: v.profile.environment === "test",
+      updatedAt: ts(v.profile.updated_at),
+      proofs: v.proofs.map((p) => ({
+        label: p.label,
+        type: p.type,
+        channel: p.channel,
+        identifier: p.identifier,
+        verifiedAt: ts(p.verifiedAt),
+        status: p.status,
+        expiresAt: ts(p.expiresAt),
+        revokedAt: ts(p.revokedAt),
+      })),
+    },
+    checkedAt: ts(v.checkedAt),
   };
 }

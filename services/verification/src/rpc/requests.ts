@@ -32,6 +32,7 @@ export function verificationRequestRoutes(requests: Requests) {
             externalUserId: req.externalUserId,
             clientMetadata: req.clientMetadata,
             maxProofAge: req.maxProofAge,
+            projectId: req.projectId,
           }),
         );
       },

@@ -1,12 +1,14 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
-import { AppError, isId, pageInfo, pageRequest, requireScope, toDate, ts } from "@icv/platform";
+import { AppError, eventMessage, isId, pageInfo, pageRequest, requireScope, toDate, ts } from "@icv/platform";
 import type { EventRow, VerificationRow, VerificationStore } from "../store/index.ts";
 import type { Verifications } from "../verifications/index.ts";
-import { toMessage, toTestMessage } from "./convert.ts";
+import { toDomainCheck, toDomainMessage, toMessage, toTestMessage } from "./convert.ts";
 import { systemClock, type Clock } from "@icv/platform";
 import { DETAIL_STATUSES, LIST_STATUSES, toVerifiedUsers } from "../users.ts";
+import type { OAuthSignIn } from "../oauth/sign-in.ts";
+import { oauthHandlers } from "./oauth.ts";
 
 const one = (row: VerificationRow) => ({ verification: toMessage({ row }) });
 
@@ -18,7 +20,10 @@ const one = (row: VerificationRow) => ({ verification: toMessage({ row }) });
  */
 export function eventsAnswer(v: VerificationRow, rows: EventRow[], after?: string) {
   let status: string = v.status;
-  for (const r of rows) if (r.event_type === "verification.status_changed" && typeof r.payload.status === "string") status = r.payload.status;
+  for (const r of rows) {
+    const changed = eventMessage({ eventType: r.event_type, payload: r.payload }, "verification.status_changed");
+    if (changed?.status) status = changed.status;
+  }
   return {
     status,
     lastEventId: rows.at(-1)?.id ?? "",
@@ -28,9 +33,10 @@ export function eventsAnswer(v: VerificationRow, rows: EventRow[], after?: strin
   };
 }
 
-export function verificationRoutes(verifications: Verifications, store: VerificationStore, clock: Clock = systemClock) {
+export function verificationRoutes(verifications: Verifications, store: VerificationStore, clock: Clock = systemClock, signIn?: OAuthSignIn) {
   return (router: ConnectRouter) =>
     router.service(VerificationService, {
+      ...(signIn ? oauthHandlers(signIn) : {}),
       async createVerification(req) {
         const answer = await verifications.create(requireScope(req.scope), {
           type: req.type,
@@ -40,8 +46,26 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
           externalUserId: req.externalUserId,
           proofExpiresIn: req.proofExpiresIn,
           delivery: req.delivery,
+          emailPrefix: req.emailPrefix,
+          dnsProvider: req.dnsProvider ? { name: req.dnsProvider.name, credentials: req.dnsProvider.credentials } : undefined,
+          chainId: req.chainId === undefined ? undefined : Number(req.chainId),
+          callbackUrl: req.callbackUrl,
+          projectId: req.projectId,
         });
-        return { verification: toMessage(answer) };
+        return { verification: toMessage(answer), domainCheck: toDomainCheck(answer.domain?.last_check) };
+      },
+      async createDomainVerification(req) {
+        const d = await verifications.createDomain(requireScope(req.scope), {
+          domain: req.domain,
+          customerId: req.customerId,
+          verificationMethod: req.verificationMethod,
+          clientMetadata: req.clientMetadata,
+        });
+        return { domain: toDomainMessage(d.row, d.state), verification: toMessage({ row: d.row }) };
+      },
+      async checkDomainVerification(req) {
+        const d = await verifications.checkDomain(requireScope(req.scope), req.id);
+        return { domain: toDomainMessage(d.row, d.state), verification: toMessage({ row: d.row }) };
       },
       async getVerification(req) {
         return one(await verifications.get(requireScope(req.scope), req.id));
@@ -68,6 +92,8 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
             sourceIdentifier: req.sourceIdentifier,
             signature: req.signature,
             botToken: req.botToken,
+            apiKey: req.apiKey,
+            apiSecret: req.apiSecret,
           }),
         );
       },
@@ -129,7 +155,7 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
       },
       async completeInboundCode(req) {
         const r = await verifications.completeInbound(req.channel, req.code, req.sender, req.messageKey || undefined);
-        return { outcome: r.outcome, verificationId: r.verificationId ?? "", attemptsRemaining: r.attemptsRemaining ?? 0 };
+        return { outcome: r.outcome, verificationId: r.verificationId ?? "", attemptsRemaining: r.attemptsRemaining ?? 0, reply: r.reply };
       },
       async recordSessionVerification(req) {
         return one(
@@ -139,6 +165,7 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
             origin: req.origin,
             proofExpiresIn: req.proofExpiresIn,
             clientMetadata: req.clientMetadata,
+            projectId: req.projectId,
           }),
         );
       },

@@ -13,12 +13,12 @@ export class RequestStore {
     await this.db.tx(async (q) => {
       await q.query(
         `INSERT INTO ${S}.verification_requests (id, tenant_id, environment, status, reference_id, action_type, action_title, action_description,
-           redirect_url, callback_url, partial_ok, external_user_id, client_metadata, created_at, updated_at, expires_at, max_proof_age)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+           redirect_url, callback_url, partial_ok, external_user_id, client_metadata, created_at, updated_at, expires_at, max_proof_age, project_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
         [
           r.id, r.tenant_id, r.environment, r.status, r.reference_id, r.action_type, r.action_title, r.action_description, r.redirect_url,
           r.callback_url, r.partial_ok, r.external_user_id, r.client_metadata === null ? null : JSON.stringify(r.client_metadata),
-          r.created_at, r.updated_at, r.expires_at, r.max_proof_age,
+          r.created_at, r.updated_at, r.expires_at, r.max_proof_age, r.project_id ?? null,
         ],
       );
       for (const a of assets) {
@@ -73,9 +73,23 @@ export class RequestStore {
     return { rows: await this.withAssets(this.db, rows.rows), total: count.rows[0].total };
   }
 
-  /** The requests that have an asset driven by this verification. */
-  async requestIdsOf(q: Queryable, verificationId: string): Promise<string[]> {
-    const r = await q.query<{ request_id: string }>(`SELECT DISTINCT request_id FROM ${S}.verification_request_assets WHERE verification_id = $1`, [verificationId]);
+  /** The request of the scope whose asset this verification drives (an OAuth sign-in goes back to it). */
+  async requestIdOfVerification(scope: Scope, verificationId: string): Promise<string | undefined> {
+    const r = await this.db.query<{ request_id: string }>(
+      `SELECT a.request_id FROM ${S}.verification_request_assets a JOIN ${S}.verification_requests r ON r.id = a.request_id
+        WHERE a.verification_id = $1 AND r.tenant_id = $2 AND r.environment = $3 LIMIT 1`,
+      [verificationId, scope.tenantId, scope.env],
+    );
+    return r.rows[0]?.request_id;
+  }
+
+  /** The requests that have an asset driven by any of these verifications, one statement, oldest request first. */
+  async requestIdsOfMany(q: Queryable, verificationIds: string[]): Promise<string[]> {
+    if (!verificationIds.length) return [];
+    const r = await q.query<{ request_id: string }>(
+      `SELECT DISTINCT request_id FROM ${S}.verification_request_assets WHERE verification_id = ANY($1::text[]) ORDER BY request_id`,
+      [verificationIds],
+    );
     return r.rows.map((x) => x.request_id);
   }
 

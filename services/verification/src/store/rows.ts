@@ -43,9 +43,17 @@ export interface VerificationRow {
   origin: string | null;
   /** Phone: "inbound" (reverse OTP, only a provider message completes it) or "outbound" (a code we sent; submit checks it). Null else. */
   delivery: "inbound" | "outbound" | null;
+  /** This verification's own webhook URL (checked at create), or null. */
+  callback_url: string | null;
+  /** The project whose branding and templates its messages use (null: the default project). */
+  project_id?: string | null;
+  /** The template type of its code messages (null: verification_request). */
+  message_type?: string | null;
 }
 
-export type NewVerification = Omit<VerificationRow, "status" | "attempts" | "updated_at" | "proof_token" | "proof_expires_at" | "verified_at" | "revoked_at" | "revoked_reason" | "resend_count" | "code_sent_at" | "method" | "reused_from">;
+export type NewVerification = Omit<VerificationRow, "status" | "attempts" | "updated_at" | "proof_token" | "proof_expires_at" | "verified_at" | "revoked_at" | "revoked_reason" | "resend_count" | "code_sent_at" | "method" | "reused_from" | "callback_url"> & {
+  callback_url?: string | null;
+};
 
 export interface ListFilter {
   status?: string;
@@ -109,6 +117,8 @@ export interface RequestRow {
   cancelled_at: Date | null;
   /** Seconds: proofs reused for this request must have been verified at most this long before it was created. */
   max_proof_age: number | null;
+  /** The project whose branding, templates and callbacks the request uses (null: the default project). */
+  project_id?: string | null;
 }
 
 export interface RequestAssetRow {

@@ -3,7 +3,7 @@ import type { TestMessageRow } from "./rows.ts";
 
 const S = "verification";
 
-/** How long test messages are kept: older rows of the tenant are pruned on each write. */
+/** How long test messages are kept: the verification service's sweeper prunes older rows (pruneTestMessages). */
 export const TEST_MESSAGE_TTL_MS = 7 * 24 * 3600_000;
 
 export async function insertTestMessage(q: Queryable, m: TestMessageRow): Promise<void> {
@@ -12,10 +12,25 @@ export async function insertTestMessage(q: Queryable, m: TestMessageRow): Promis
      VALUES ($1, $2, 'test', $3, $11, $4, $5, $6, $7, $8, $9, $10)`,
     [m.id, m.tenant_id, m.verification_id, m.channel, m.direction, m.from_address, m.to_address, m.subject, m.body, m.created_at, m.session_id],
   );
-  await q.query(`DELETE FROM ${S}.test_messages WHERE tenant_id = $1 AND environment = 'test' AND created_at < $2`, [
-    m.tenant_id,
-    new Date(m.created_at.getTime() - TEST_MESSAGE_TTL_MS),
-  ]);
+}
+
+/**
+ * The insert of insertTestMessage as a part of a larger statement (writeWithEvents' `also`): its
+ * parameters from base + 1, written only when the statement's `main` wrote its row.
+ */
+export function testMessageWith(m: TestMessageRow): { sql: (base: number) => string; params: unknown[] } {
+  return {
+    sql: (b) =>
+      `INSERT INTO ${S}.test_messages (id, tenant_id, environment, verification_id, session_id, channel, direction, from_address, to_address, subject, body, created_at)
+       SELECT $${b + 1}::text, $${b + 2}::text, 'test', $${b + 3}::text, $${b + 11}::text, $${b + 4}::text, $${b + 5}::text, $${b + 6}::text, $${b + 7}::text,
+              $${b + 8}::text, $${b + 9}::text, $${b + 10}::timestamptz WHERE EXISTS (SELECT 1 FROM main)`,
+    params: [m.id, m.tenant_id, m.verification_id, m.channel, m.direction, m.from_address, m.to_address, m.subject, m.body, m.created_at, m.session_id],
+  };
+}
+
+/** Forgets test messages written before `before`, every tenant's; answers how many went. */
+export async function pruneTestMessages(db: Database, before: Date): Promise<number> {
+  return (await db.query(`DELETE FROM ${S}.test_messages WHERE created_at < $1`, [before])).rowCount;
 }
 
 /** A page of the scope's test messages, newest first, optionally of one verification. */

@@ -1,26 +1,45 @@
-import { appendEvents, writeWithEvents, type Database, type ProofMethod, type Queryable, type Scope } from "@icv/platform";
+import { appendEvents, EventCache, writeWithEvents, type Database, type ProofMethod, type Queryable, type Scope } from "@icv/platform";
 import type { UserSummaryRow, UserVerificationRow } from "../users.ts";
 import { statusEvents } from "../events.ts";
 import type { EventRow, ListFilter, NewVerification, TestMessageRow, VerificationRow } from "./rows.ts";
-import { insertTestMessage, testMessages } from "./test-messages.ts";
+import { insertTestMessage, pruneTestMessages, testMessages, testMessageWith } from "./test-messages.ts";
+import { DomainCheckStore, insertDomainCheck, type NewDomainCheck } from "./domain-checks.ts";
 import { userVerifications, verifiedUser, verifiedUsers } from "./users.ts";
 
 const S = "verification";
 
 export class VerificationStore {
-  constructor(private readonly db: Database) {}
+  /**
+   * Settled verifications (verified, failed, expired, revoked) by id. Every later change of such
+   * a row is a status change with its verification.status_changed event (revoked is the only move
+   * left), so the event drops it: at once in this process (markRevoked), in other workers and
+   * replicas when the event arrives (start.ts follows the verification events). Pending rows
+   * change without events (attempts, resends) and are always read from the database.
+   */
+  readonly settled = new EventCache<VerificationRow>((v) => v.status !== "pending");
 
-  /** Stores a new verification with its creation event; a test-mode message (testMessageOf in verifications.ts) goes in the same transaction. */
-  async insert(v: NewVerification, testMessage?: TestMessageRow): Promise<VerificationRow> {
-    if (testMessage) return this.db.tx(async (q) => {
-      const row = await this.insertIn(q, v);
-      await insertTestMessage(q, testMessage);
-      return row;
-    });
-    return this.insertIn(this.db, v);
+  /** Domain verifications' check state (domain-checks.ts). */
+  readonly checks: DomainCheckStore;
+
+  constructor(private readonly db: Database) {
+    this.checks = new DomainCheckStore(db);
   }
 
-  private async insertIn(q: Queryable, v: NewVerification): Promise<VerificationRow> {
+  /**
+   * Stores a new verification with its creation event; a test-mode message (testMessageOf in
+   * verifications.ts) goes in the same statement, a domain verification's check state in the
+   * same transaction.
+   */
+  async insert(v: NewVerification, testMessage?: TestMessageRow, domain?: NewDomainCheck): Promise<VerificationRow> {
+    if (domain) return this.db.tx(async (q) => {
+      const row = await this.insertIn(q, v, testMessage);
+      await insertDomainCheck(q, row, domain);
+      return row;
+    });
+    return this.insertIn(this.db, v, testMessage);
+  }
+
+  private async insertIn(q: Queryable, v: NewVerification, testMessage?: TestMessageRow): Promise<VerificationRow> {
     const row: VerificationRow = {
       ...v,
       status: "pending",
@@ -35,22 +54,24 @@ export class VerificationStore {
       code_sent_at: null,
       method: null,
       reused_from: null,
+      callback_url: v.callback_url ?? null,
     };
     const r = await writeWithEvents<VerificationRow>(
       q,
       S,
       `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
          challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
-         created_at, updated_at, code_lookup, origin, delivery)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18, $19, $20) RETURNING *`,
+         created_at, updated_at, code_lookup, origin, delivery, callback_url, project_id, message_type)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18, $19, $20, $21, $22, $23) RETURNING *`,
       [
         v.id, v.tenant_id, v.environment, v.type, v.channel, v.identifier, v.identifier_canonical, v.code_hmac,
         v.challenge_expires_at, v.instruction, v.deep_link, v.challenge_message, v.max_attempts,
         v.client_metadata === null ? null : JSON.stringify(v.client_metadata), v.external_user_id, v.proof_expires_in, v.created_at,
-        v.code_lookup, v.origin, v.delivery,
+        v.code_lookup, v.origin, v.delivery, row.callback_url, v.project_id ?? null, v.message_type ?? null,
       ],
       statusEvents(row, null, v.created_at),
       v.created_at,
+      testMessage && testMessageWith(testMessage),
     );
     return r.rows[0];
   }
@@ -84,18 +105,27 @@ export class VerificationStore {
     return (await this.db.query(`DELETE FROM ${S}.inbound_attempts WHERE created_at < $1`, [before])).rowCount ?? 0;
   }
 
+  /** Forgets the test-mode messages written before `before` (the sweeper's housekeeping). */
+  pruneTestMessages(before: Date): Promise<number> {
+    return pruneTestMessages(this.db, before);
+  }
+
   /** Stores one test-mode message that is not written with a verification (a test session's). */
   async insertTestMessage(m: TestMessageRow): Promise<void> {
-    await this.db.tx((q) => insertTestMessage(q, m));
+    await insertTestMessage(this.db, m);
   }
 
   async get(scope: Scope, id: string): Promise<VerificationRow | undefined> {
-    const r = await this.db.query<VerificationRow>(`SELECT * FROM ${S}.verifications WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [
-      id,
-      scope.tenantId,
-      scope.env,
-    ]);
-    return r.rows[0];
+    const v = await this.settled.load(id, async () => {
+      const r = await this.db.query<VerificationRow>(`SELECT * FROM ${S}.verifications WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [
+        id,
+        scope.tenantId,
+        scope.env,
+      ]);
+      return r.rows[0];
+    });
+    // a row cached for one scope is never another's
+    return v && v.tenant_id === scope.tenantId && v.environment === scope.env ? v : undefined;
   }
 
   async list(scope: Scope, f: ListFilter): Promise<{ rows: VerificationRow[]; total: number }> {
@@ -202,6 +232,7 @@ export class VerificationStore {
       statusEvents(after, "verified", revokedAt),
       revokedAt,
     );
+    this.settled.drop(v.id);
     return r.rows[0];
   }
 

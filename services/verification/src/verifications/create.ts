@@ -1,8 +1,11 @@
 /** Create: a new verification with its challenge; a code the service sends goes out before the row is stored. */
 import { AppError, newId, type Scope } from "@icv/platform";
 import { codeHmac, codeLookup } from "../challenge.ts";
-import { ASSET_TYPES, CHANNELS_BY_TYPE, buildChallenge, deliveryOf, missingProvider, normalizeIdentifier, type AssetType } from "../channels/index.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, buildChallenge, chainIdOf, checkCreateOptions, deliveryOf, missingProvider, normalizeIdentifier, type AssetType } from "../channels/index.ts";
 import { codeTarget, deliverCode, testMessageOf } from "../delivery.ts";
+import { checkCallbackUrl } from "../callback-url.ts";
+import { codeWords } from "../messages.ts";
+import { resolveProjectId, TEMPLATE_TYPES } from "../projects/index.ts";
 import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, MAX_METADATA_BYTES, type Answer, type CreateInput, type UseCaseHost } from "./deps.ts";
 
 export async function createVerification(vs: UseCaseHost, scope: Scope, input: CreateInput): Promise<Answer> {
@@ -18,6 +21,8 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
   }
   const ident = normalizeIdentifier(type, input.channel, input.identifier);
   const delivery = deliveryOf(type, input.channel, input.delivery);
+  checkCreateOptions(type, input.channel, { emailPrefix: input.emailPrefix, dnsProvider: input.dnsProvider });
+  const chainId = chainIdOf(type, input.channel, input.chainId);
   if (input.externalUserId !== undefined && (input.externalUserId.length < 1 || input.externalUserId.length > 255)) {
     throw new AppError("validation_error", "external_user_id must be 1 to 255 characters");
   }
@@ -28,6 +33,10 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
   if (!Number.isInteger(proofTtl) || proofTtl < 60 || proofTtl > 31_536_000) {
     throw new AppError("validation_error", "proof_expires_in must be an integer from 60 to 31536000 seconds");
   }
+  // the verification's own webhook URL, checked like a request's (SSRF: public addresses only)
+  const callbackUrl = input.callbackUrl === undefined ? null : await checkCallbackUrl(input.callbackUrl, config.ALLOW_PRIVATE_TARGETS);
+  if (input.messageType !== undefined && !(TEMPLATE_TYPES as readonly string[]).includes(input.messageType)) throw new AppError("validation_error", "unknown message type");
+  const projectId = vs.d.projects ? await resolveProjectId(vs.d.projects, scope, input.projectId) : null;
   if (scope.env === "live") {
     const missing = missingProvider(type, input.channel, config);
     if (missing.length) {
@@ -36,14 +45,24 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
   }
   const now = clock.now();
   const id = newId("verification", now.getTime());
-  const ch = buildChallenge({ id, type, channel: input.channel, identifier: ident.value, env: scope.env, now, config, delivery: delivery ?? undefined });
-  const v = { id, type, channel: input.channel, identifier: ident.value };
+  const ch = buildChallenge({ id, type, channel: input.channel, identifier: ident.value, env: scope.env, now, config, delivery: delivery ?? undefined, emailPrefix: input.emailPrefix, chainId });
+  const v = { id, type, channel: input.channel, identifier: ident.value, project_id: projectId, message_type: input.messageType ?? null };
   // a code the service sends goes out before the row is stored: a failed send leaves nothing half-made;
   // test keys send nothing and get the message that would have gone out, stored with the row
   // before anything is sent or stored: a refused create leaves nothing behind
   if (ch.sendTo && ch.code) await vs.d.sendLimits.reserve(scope, { channel: input.channel, identifier: ch.sendTo });
-  const sent = ch.sendTo && ch.code ? await deliverCode(vs.delivery, scope, { verificationId: id, ...codeTarget(v, ch) }, now) : undefined;
+  let sent;
+  if (ch.sendTo && ch.code) {
+    const target = codeTarget(v, ch);
+    sent = await deliverCode(vs.delivery, scope, { verificationId: id, ...target, words: await codeWords(vs.d.projects, scope, v, target) }, now);
+  }
   const testMessage = scope.env === "test" ? (sent ?? testMessageOf(config, scope, v, ch, now)) : undefined;
+  const domain = ch.domainState && {
+    token: ch.domainState.token,
+    email_prefix: ch.domainState.emailPrefix,
+    provider_detected: input.provider?.detected ?? null,
+    provider_name: input.provider?.name ?? null,
+  };
   const row = await store.insert({
     id,
     tenant_id: scope.tenantId,
@@ -66,7 +85,11 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
     code_lookup: delivery === "inbound" && scope.env === "live" && ch.code ? codeLookup(hmacKey, input.channel, ch.code) : null,
     origin: null,
     delivery,
-  }, testMessage);
+    callback_url: callbackUrl,
+    project_id: projectId,
+    message_type: input.messageType ?? null,
+  }, testMessage, domain);
   vs.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: id, type, channel: input.channel, env: scope.env }, "verification created");
-  return { row, code: ch.showCode ? ch.code : undefined };
+  const state = domain ? { ...domain, verification_id: id, tenant_id: scope.tenantId, environment: scope.env, check_count: 0, last_checked_at: null, last_check: null } : undefined;
+  return { row, code: ch.showCode ? ch.code : undefined, domain: state };
 }

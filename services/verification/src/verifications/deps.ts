@@ -2,12 +2,13 @@
 import { createHash } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
+import type { DomainService } from "@icv/contracts/gen/icv/domain/v1/domain_service_pb.ts";
 import { toEnvironment, type Clock, type Config, type Logger, type ProofMethod, type Scope, type TwilioClient, type WhatsAppClient } from "@icv/platform";
 import type { Evidence } from "../channels/index.ts";
 import type { DeliveryDeps } from "../delivery.ts";
 import type { Mailer } from "../mailer.ts";
 import type { SendLimits } from "../send-limits.ts";
-import type { VerificationRow, VerificationStore } from "../store/index.ts";
+import type { DomainCheckRow, ProjectStore, VerificationRow, VerificationStore } from "../store/index.ts";
 
 export const MAX_ATTEMPTS = 5;
 /** Email code resends (DECISIONS.md): at most MAX_RESENDS in all, at least RESEND_GAP_MS after the last send. */
@@ -25,6 +26,20 @@ export interface CreateInput {
   proofExpiresIn?: number;
   /** Phone only: "inbound" (default) or "outbound" (sms, whatsapp). */
   delivery?: string;
+  /** Domain by email: the mailbox at the domain (admin by default). */
+  emailPrefix?: string;
+  /** Domain on auto: the DNS host's API access, for the create's call chain only (never stored or logged). */
+  dnsProvider?: { name: string; credentials: Record<string, string> };
+  /** Domains created by POST /verifications/domain: the DNS host their NS records name. */
+  provider?: { detected: string; name: string };
+  /** Ethereum wallets: the chain id of the message to sign (default 1). */
+  chainId?: number;
+  /** This verification's own webhook URL. */
+  callbackUrl?: string;
+  /** The project whose branding and templates its messages use (checked: another scope's is validation_error). */
+  projectId?: string;
+  /** Set by verification requests: login_request or 2fa_request for a request of that action_type. */
+  messageType?: string;
 }
 
 export type SubmitInput = Evidence;
@@ -33,6 +48,8 @@ export type SubmitInput = Evidence;
 export interface Answer {
   row: VerificationRow;
   code?: string;
+  /** Domain verifications: the check state (channel auto: with the check the create ran). */
+  domain?: DomainCheckRow;
 }
 
 export interface VerificationDeps {
@@ -46,8 +63,12 @@ export interface VerificationDeps {
   mailer?: Mailer;
   /** Asked before every code the service sends (test scopes count too, in their own windows). */
   sendLimits: SendLimits;
+  /** The domain service (DNS/HTTP checks, provider writes, provider detection); absent: live domain checks are unavailable. */
+  domains?: Client<typeof DomainService>;
   /** The phone senders of the configured providers (messagingSenders in @icv/platform), for outbound codes. */
   senders?: { whatsapp?: WhatsAppClient; sms?: TwilioClient };
+  /** Projects and templates: the words and branding of the messages (absent: the built-in texts). */
+  projects?: ProjectStore;
 }
 
 /** What an inbound code did (CompleteInboundCode). */
@@ -55,6 +76,8 @@ export interface InboundOutcome {
   outcome: "verified" | "already_verified" | "wrong_sender" | "failed" | "expired" | "not_pending" | "unknown_code";
   verificationId?: string;
   attemptsRemaining?: number;
+  /** The reply from the verification's project template (verified, expired), when it has an active one. */
+  reply?: string;
 }
 
 /** The error of a wrong answer: its code and what to tell the user. */
@@ -69,6 +92,7 @@ export interface UseCaseHost {
   readonly d: VerificationDeps;
   readonly delivery: DeliveryDeps;
   get(scope: Scope, id: string): Promise<VerificationRow>;
+  create(scope: Scope, input: CreateInput): Promise<Answer>;
   pendingForAction(scope: Scope, id: string, loaded?: VerificationRow): Promise<VerificationRow>;
-  complete(scope: Scope, v: VerificationRow, method: ProofMethod): Promise<VerificationRow>;
+  complete(scope: Scope, v: VerificationRow, method: ProofMethod, subjectHash?: string): Promise<VerificationRow>;
 }

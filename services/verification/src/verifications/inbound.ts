@@ -1,8 +1,9 @@
 /** Phone evidence from the providers: an inbound code (reverse OTP) and a session's proved phone. */
 import { AppError, newId, providerPhone, type ProofMethod, type Scope } from "@icv/platform";
 import { codeLookup } from "../challenge.ts";
-import { CHANNELS_BY_TYPE, TTL_MS } from "../channels/index.ts";
+import { CHANNELS_BY_TYPE, maskIdentifier, sessionInstruction, TTL_MS } from "../channels/index.ts";
 import type { VerificationRow } from "../store/index.ts";
+import { renderProjectMessage } from "../projects/index.ts";
 import { MAX_ATTEMPTS, type InboundOutcome, type UseCaseHost } from "./deps.ts";
 
 /**
@@ -27,14 +28,19 @@ export async function completeInbound(vs: UseCaseHost, channel: string, code: st
     vs.d.logger.info({ tenant_id: v.tenant_id, verification_id: v.id, channel, outcome }, "inbound code");
     return { outcome, verificationId: v.id, attemptsRemaining };
   };
-  if (v.status === "expired") return answer("expired");
+  // the project's reply for the outcome, when it has an active template on this channel
+  const withReply = async (o: InboundOutcome, type: string): Promise<InboundOutcome> => {
+    const r = await renderProjectMessage(vs.d.projects, scope, v.project_id ?? null, channel, type, { user_identifier: maskIdentifier("phone", v.identifier) });
+    return r ? { ...o, reply: r.text } : o;
+  };
+  if (v.status === "expired") return withReply(answer("expired"), "verification_expired");
   if (v.status !== "pending") return answer(own && v.status === "verified" ? "already_verified" : "not_pending");
   if (own) {
     try {
       await vs.complete(scope, v, "reverse_otp");
-      return answer("verified");
+      return withReply(answer("verified"), "verification_success");
     } catch (e) {
-      if (e instanceof AppError && e.code === "challenge_expired") return answer("expired");
+      if (e instanceof AppError && e.code === "challenge_expired") return withReply(answer("expired"), "verification_expired");
       throw e;
     }
   }
@@ -52,14 +58,14 @@ export async function completeInbound(vs: UseCaseHost, channel: string, code: st
 export async function recordSessionVerification(
   vs: UseCaseHost,
   scope: Scope,
-  input: { channel: string; phoneNumber: string; origin: string; proofExpiresIn: number; clientMetadata?: Record<string, unknown> },
+  input: { channel: string; phoneNumber: string; origin: string; proofExpiresIn: number; clientMetadata?: Record<string, unknown>; projectId?: string },
 ): Promise<VerificationRow> {
   const { store, clock } = vs.d;
   // a live session was answered by a message from the phone; a test session only by its test-verify
   const method: ProofMethod = scope.env === "live" ? "reverse_otp" : "test";
   const existing = await store.byOrigin(scope, input.origin);
   if (existing) return existing.status === "pending" ? vs.complete(scope, existing, method) : existing;
-  if (!["whatsapp", "telegram"].includes(input.channel)) throw new AppError("validation_error", "channel must be whatsapp or telegram");
+  const instruction = sessionInstruction(input.channel);
   if (!Number.isInteger(input.proofExpiresIn) || input.proofExpiresIn < 60 || input.proofExpiresIn > 31_536_000) {
     throw new AppError("validation_error", "proof_expires_in must be an integer from 60 to 31536000 seconds");
   }
@@ -79,7 +85,7 @@ export async function recordSessionVerification(
       identifier_canonical: ident.canonical,
       code_hmac: null,
       challenge_expires_at: new Date(now.getTime() + TTL_MS.phone),
-      instruction: `Confirmed by a message from this number to our ${input.channel === "telegram" ? "Telegram bot" : "WhatsApp number"}.`,
+      instruction,
       deep_link: null,
       challenge_message: null,
       max_attempts: MAX_ATTEMPTS,
@@ -90,6 +96,8 @@ export async function recordSessionVerification(
       code_lookup: null,
       origin: input.origin,
       delivery: "inbound",
+      // the session's project (checked when the session was made)
+      project_id: input.projectId ?? null,
     });
   } catch (e) {
     // a concurrent repeat made it first (unique origin)

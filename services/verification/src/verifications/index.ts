@@ -1,12 +1,13 @@
 import { timingSafeEqual } from "node:crypto";
-import { AppError, newId, providerPhone, toDate, ts, type ProofMethod, type Scope } from "@icv/platform";
-import { channelOf, normalizeIdentifier, type AssetType } from "../channels/index.ts";
+import { AppError, newId, toDate, ts, type ProofMethod, type Scope } from "@icv/platform";
+import { channelOf, proofCanonical, type AssetType } from "../channels/index.ts";
 import type { DeliveryDeps } from "../delivery.ts";
 import type { ListFilter, Status, TestMessageRow, VerificationRow } from "../store/index.ts";
 import { identifierHash, rpcScope, type Answer, type CreateInput, type Failure, type InboundOutcome, type SubmitInput, type UseCaseHost, type VerificationDeps } from "./deps.ts";
 import { createVerification } from "./create.ts";
 import { resendCode } from "./resend.ts";
 import { completeInbound, recordSessionVerification } from "./inbound.ts";
+import { checkDomain, createDomainVerification, providerCheck, type DomainAnswer, type DomainCreateInput } from "./domain.ts";
 
 export * from "./deps.ts";
 
@@ -18,9 +19,25 @@ export class Verifications implements UseCaseHost {
     this.delivery = { config: d.config, logger: d.logger, mailer: d.mailer, ...d.senders };
   }
 
-  /** Create (create.ts). */
-  create(scope: Scope, input: CreateInput): Promise<Answer> {
-    return createVerification(this, scope, input);
+  /** Create (create.ts); channel auto runs its provider chain at once (domain.ts). */
+  async create(scope: Scope, input: CreateInput): Promise<Answer> {
+    const a = await createVerification(this, scope, input);
+    return input.dnsProvider ? providerCheck(this, scope, a, input.dnsProvider) : a;
+  }
+
+  /** POST /verifications/domain (domain.ts). */
+  createDomain(scope: Scope, input: DomainCreateInput): Promise<DomainAnswer> {
+    return createDomainVerification(this, scope, input);
+  }
+
+  /** Runs a domain verification's check now (domain.ts): /verify, /verifications/domain/:id/check, the hosted page. */
+  checkDomain(scope: Scope, id: string): Promise<DomainAnswer> {
+    return checkDomain(this, scope, id);
+  }
+
+  /** A domain verification's check state (the hosted page's domain assets: one query for all). */
+  domainStates(scope: Scope, ids: string[]) {
+    return this.d.store.checks.many(scope, ids);
   }
 
   /** The verification as it stands now; a pending one whose challenge ran out is expired first. */
@@ -67,7 +84,7 @@ export class Verifications implements UseCaseHost {
   /** A phone verification a session proved (inbound.ts). */
   recordSessionVerification(
     scope: Scope,
-    input: { channel: string; phoneNumber: string; origin: string; proofExpiresIn: number; clientMetadata?: Record<string, unknown> },
+    input: Parameters<typeof recordSessionVerification>[2],
   ): Promise<VerificationRow> {
     return recordSessionVerification(this, scope, input);
   }
@@ -120,13 +137,7 @@ export class Verifications implements UseCaseHost {
   async validate(scope: Scope, token: string, identifier?: string) {
     const r = await this.d.proofs.validateProof({ proofToken: token, scope: rpcScope(scope) });
     if (!r.valid || identifier === undefined) return r;
-    let canonical: string | undefined;
-    try {
-      canonical = normalizeIdentifier(r.type as AssetType, r.channel, identifier).canonical;
-    } catch {
-      // a phone a session captured may be one the strict check refuses (providerPhone)
-      canonical = r.type === "phone" ? providerPhone(identifier.replace(/[\s().\-/]/g, "")) : undefined;
-    }
+    const canonical = proofCanonical(r.type, r.channel, identifier);
     const a = Buffer.from(canonical ? identifierHash(canonical) : "", "hex");
     const b = Buffer.from(r.identifierHash, "hex");
     if (a.length !== b.length || !timingSafeEqual(a, b)) {
@@ -178,7 +189,8 @@ export class Verifications implements UseCaseHost {
     return v;
   }
 
-  private async failAttempt(scope: Scope, v: VerificationRow, [code, message]: Failure): Promise<never> {
+  /** Counts a wrong answer: throws `code` with attempts_remaining, or max_attempts_exceeded when it was the last try. */
+  async failAttempt(scope: Scope, v: VerificationRow, [code, message]: Failure): Promise<never> {
     const after = await this.d.store.recordFailedAttempt(scope, v.id, this.d.clock.now());
     if (!after) {
       await this.pendingForAction(scope, v.id); // it moved on meanwhile: answer its new state
@@ -194,11 +206,12 @@ export class Verifications implements UseCaseHost {
   }
 
   /**
-   * pending → verified, shown by `method` (the proof's claim and the row's). The proof is issued
+   * pending → verified, shown by `method` (the proof's claim and the row's; an OAuth sign-in adds
+   * the account's `subjectHash`). The proof is issued
    * first (idempotent by verification id), then the row moves with its events in one
    * transaction; a crash between the two is healed by a retry, which gets the same proof.
    */
-  async complete(scope: Scope, v: VerificationRow, method: ProofMethod): Promise<VerificationRow> {
+  async complete(scope: Scope, v: VerificationRow, method: ProofMethod, subjectHash?: string): Promise<VerificationRow> {
     const now = this.d.clock.now();
     const proof = await this.d.proofs.issueProof({
       scope: rpcScope(scope),
@@ -210,6 +223,7 @@ export class Verifications implements UseCaseHost {
       verifiedAt: ts(now),
       expiresInSeconds: v.proof_expires_in,
       method,
+      subjectHash,
     });
     const done = await this.d.store.markVerified(v, { token: proof.token, expiresAt: toDate(proof.expiresAt)!, method }, now);
     if (done) {

@@ -84,3 +84,67 @@ describe("domain evidence (complete)", () => {
     expect(domain.challenge({ id: v.id, type: "domain", channel: "email", identifier: "example.com", env: "test", now: new Date(), config: CTX.config }).sendTo).toBe("admin@example.com");
   });
 });
+
+describe("domain challenges and create options", () => {
+  const base = { id: "ver_01JABCDEFGHJKMNPQRSTVWXYZ0", type: "domain" as const, identifier: "example.com", env: "live" as const, now: new Date("2026-02-04T10:00:00.000Z"), config: CTX.config };
+
+  it("dns, http and auto publish icv-verify={32 random bytes, base64url}; the record is at _icv-challenge.{domain}", () => {
+    const seen = new Set<string>();
+    for (const channel of ["dns", "http", "auto"]) {
+      const ch = domain.challenge({ ...base, channel });
+      expect(ch.message).toMatch(/^icv-verify=[A-Za-z0-9_-]{43}$/);
+      expect(ch.domainState!.token).toBe(ch.message!.slice("icv-verify=".length));
+      expect(Buffer.from(ch.domainState!.token!, "base64url")).toHaveLength(32);
+      expect(ch.code).toBeUndefined();
+      expect(ch.expiresAt.getTime() - base.now.getTime()).toBe(24 * 3600_000);
+      seen.add(ch.message!);
+    }
+    expect(seen.size).toBe(3);
+    expect(domain.challenge({ ...base, channel: "dns" }).instruction).toContain("_icv-challenge.example.com");
+    expect(domain.challenge({ ...base, channel: "http" }).instruction).toContain("http://example.com/.well-known/icv-verify.txt");
+  });
+
+  it("by email the code goes to the chosen mailbox, never shown", () => {
+    const ch = domain.challenge({ ...base, channel: "email", emailPrefix: "postmaster" });
+    expect(ch).toMatchObject({ sendTo: "postmaster@example.com", sendOver: "email", showCode: false, domainState: { token: null, emailPrefix: "postmaster" } });
+  });
+
+  const options = (channel: string, o: Parameters<NonNullable<typeof domain.checkOptions>>[1]) => rejectionSync(() => domain.checkOptions!(channel, o));
+
+  it("email_prefix: one of the five mailboxes, on channel email only", () => {
+    for (const p of ["admin", "administrator", "webmaster", "hostmaster", "postmaster"]) expect(options("email", { emailPrefix: p })).toBeUndefined();
+    expect(options("email", { emailPrefix: "root" })).toBe("validation_error");
+    expect(options("email", { emailPrefix: "Admin" })).toBe("validation_error");
+    expect(options("dns", { emailPrefix: "admin" })).toBe("validation_error");
+  });
+
+  it("dns_provider: required on auto, with exactly the provider's credential fields; a refusal never names a value", () => {
+    expect(options("auto", {})).toBe("validation_error");
+    expect(options("dns", { dnsProvider: { name: "cloudflare", credentials: { api_token: "t" } } })).toBe("validation_error");
+    expect(options("auto", { dnsProvider: { name: "cloudflare", credentials: { api_token: "t" } } })).toBeUndefined();
+    expect(options("auto", { dnsProvider: { name: "digitalocean", credentials: { token: "t" } } })).toBeUndefined();
+    expect(options("auto", { dnsProvider: { name: "godaddy", credentials: { key: "k", secret: "s" } } })).toBeUndefined();
+    expect(options("auto", { dnsProvider: { name: "route53", credentials: { access_key_id: "a", secret_access_key: "s" } } })).toBeUndefined();
+    expect(options("auto", { dnsProvider: { name: "__proto__", credentials: {} } })).toBe("validation_error");
+    expect(options("auto", { dnsProvider: { name: "godaddy", credentials: { key: "k" } } })).toBe("validation_error");
+    expect(options("auto", { dnsProvider: { name: "godaddy", credentials: { key: "k", secret: "" } } })).toBe("validation_error");
+    expect(options("auto", { dnsProvider: { name: "cloudflare", credentials: { api_token: "t", token: "u" } } })).toBe("validation_error");
+    expect(options("auto", { dnsProvider: { name: "cloudflare", credentials: { api_token: "x".repeat(1025) } } })).toBe("validation_error");
+    let message = "";
+    try {
+      domain.checkOptions!("auto", { dnsProvider: { name: "godaddy", credentials: { key: "very-secret-key-value" } } });
+    } catch (e) {
+      message = JSON.stringify(e) + String(e);
+    }
+    expect(message).not.toContain("very-secret-key-value");
+  });
+});
+
+function rejectionSync(fn: () => void): string | undefined {
+  try {
+    fn();
+  } catch (e) {
+    return (e as { code?: string }).code;
+  }
+  return undefined;
+}

@@ -77,9 +77,10 @@ export const configured = parseConfig({
   TWILIO_ACCOUNT_SID: "AC0123456789abcdef0123456789abcdef",
   TWILIO_AUTH_TOKEN: "twilio-auth-token-1",
   SMTP_URL: "smtp://127.0.0.1:2525",
-  DNS_PROVIDER_API: "cloudflare",
   OAUTH_GITHUB_CLIENT_ID: "gh-client",
+  OAUTH_GITHUB_CLIENT_SECRET: "gh-secret",
   OAUTH_COINBASE_CLIENT_ID: "cb-client",
+  OAUTH_COINBASE_CLIENT_SECRET: "cb-secret",
 });
 export const ETH = getAddress("0x52908400098527886e0f7030069857d2e4169ee7");
 

@@ -3,6 +3,7 @@ import { describe, it, expect } from "vitest";
 import { parseConfig } from "@icv/platform";
 import { AppError } from "@icv/platform/errors.ts";
 import { maskIdentifier, normalizeIdentifier, buildChallenge, CHANNELS_BY_TYPE, TTL_MS, methodOf, missingProvider, type AssetType } from "../../src/channels/index.ts";
+import { deliveryOf, proofCanonical, sendsCode, sentNotice, sessionInstruction, showsCode } from "../../src/channels/index.ts";
 import { errorOf, expectInvalid, NOW, bare, configured, ETH, challenge } from "./helpers.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -129,11 +130,20 @@ describe("service-sent codes, domains, bots, OAuth", () => {
     expect(http.instruction).toContain("http://example.com/.well-known/icv-verify.txt");
   });
 
-  it("social and account: the OAuth start URL on the public base", () => {
+  it("social and coinbase: a single-use OAuth start link on the public base, its secret kept only as the code HMAC", () => {
     const c = challenge("social", "github", "octocat", { config: configured });
-    expect(c.deepLink).toBe("https://verify.example.com/oauth/github/start?verification_id=ver_01JABCDEFGHJKMNPQRSTVWXYZ0");
+    expect(c.deepLink).toMatch(/^https:\/\/verify\.example\.com\/oauth\/github\/start\?t=ver_01JABCDEFGHJKMNPQRSTVWXYZ0\.[0-9a-f]{64}$/);
+    expect(c.deepLink!.endsWith(`.${c.code}`)).toBe(true);
+    expect(c.showCode).toBe(false);
+    expect(challenge("social", "github", "octocat").code).not.toBe(c.code);
+    expect(challenge("account", "coinbase", "a@example.com").deepLink).toMatch(/\/oauth\/coinbase\/start\?t=ver_/);
+  });
+
+  it("kraken: no link, an instruction to make a read-only API key", () => {
+    const c = challenge("account", "kraken", "AA88 N84G WOAK NMOI");
+    expect(c.deepLink).toBeUndefined();
     expect(c.code).toBeUndefined();
-    expect(challenge("account", "kraken", "someone").deepLink).toBe("https://verify.example.com/oauth/kraken/start?verification_id=ver_01JABCDEFGHJKMNPQRSTVWXYZ0");
+    expect(c.instruction).toContain("read-only API key");
   });
 
   it("telegram_bot: an instruction and nothing to send", () => {
@@ -168,12 +178,14 @@ describe("missingProvider", () => {
     ["phone", "sms", ["SMS_PHONE_NUMBER", "TWILIO_ACCOUNT_SID", "TWILIO_AUTH_TOKEN"]],
     ["email", "email", ["SMTP_URL"]],
     ["domain", "email", ["SMTP_URL"]],
-    ["domain", "auto", ["DNS_PROVIDER_API"]],
+    // auto takes the DNS host's API credentials in the create body: nothing to configure
+    ["domain", "auto", []],
     ["domain", "dns", []],
     ["domain", "http", []],
-    ["social", "github", ["OAUTH_GITHUB_CLIENT_ID"]],
-    ["social", "x", ["OAUTH_X_CLIENT_ID"]],
-    ["account", "coinbase", ["OAUTH_COINBASE_CLIENT_ID"]],
+    ["social", "github", ["OAUTH_GITHUB_CLIENT_ID", "OAUTH_GITHUB_CLIENT_SECRET"]],
+    ["social", "x", ["OAUTH_X_CLIENT_ID", "OAUTH_X_CLIENT_SECRET"]],
+    ["account", "coinbase", ["OAUTH_COINBASE_CLIENT_ID", "OAUTH_COINBASE_CLIENT_SECRET"]],
+    ["account", "kraken", []],
     ["wallet", "ethereum", []],
     ["wallet", "bitcoin", []],
     ["telegram_bot", "telegram_bot_token", []],
@@ -202,7 +214,7 @@ describe("missingProvider", () => {
 
   it("names a provider for every OAuth channel of the compatibility table", () => {
     for (const type of ["social", "account"] as AssetType[]) {
-      for (const channel of CHANNELS_BY_TYPE[type]) {
+      for (const channel of CHANNELS_BY_TYPE[type].filter((c) => c !== "kraken")) {
         const [name] = missingProvider(type, channel, bare);
         expect(name).toBe(`OAUTH_${channel.toUpperCase()}_CLIENT_ID`);
         expect(Object.keys(parseConfig({ [name]: "x" })), `${name} is a known configuration variable`).toContain(name);
@@ -221,6 +233,55 @@ describe("methodOf", () => {
     expect(methodOf("wallet", "ethereum")).toBe("signature");
     expect(methodOf("telegram_bot", "telegram_bot_token")).toBe("bot_token");
     expect(methodOf("social", "github")).toBe("oauth");
-    expect(methodOf("account", "kraken")).toBe("oauth");
+    expect(methodOf("account", "coinbase")).toBe("oauth");
+    expect(methodOf("account", "kraken")).toBe("api_key");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// the decisions the use cases ask the registry (resend, the hosted page, proof checks, sessions)
+
+describe("who sends the code, and what the page may show", () => {
+  const all = (Object.entries(CHANNELS_BY_TYPE) as [AssetType, readonly string[]][]).flatMap(([t, cs]) => cs.map((c) => [t, c] as const));
+
+  it("the service sends the code of email, domain by email and outbound phone only", () => {
+    // every verification that can exist: type, channel and a delivery the create accepts
+    const made = all.flatMap(([t, c]) => (["inbound", "outbound", undefined] as const).flatMap((d) => (errorOf(() => deliveryOf(t, c, d)) ? [] : [[t, c, deliveryOf(t, c, d)] as const])));
+    expect(made.filter(([t, c, d]) => sendsCode(t, c, d)).map((x) => x.join("/"))).toEqual(["phone/whatsapp/outbound", "phone/sms/outbound", "email/email/", "domain/email/"]);
+  });
+
+  it("the page shows a reverse-OTP phone code, never an outbound one or another type's", () => {
+    expect(all.filter(([t, c]) => showsCode(t, c, "inbound")).map(([t, c]) => `${t}/${c}`)).toEqual(["phone/whatsapp", "phone/telegram", "phone/sms"]);
+    expect(all.filter(([t, c]) => showsCode(t, c, "outbound"))).toEqual([]);
+  });
+
+  it("a resend says where the code went, masked, and what carried it", () => {
+    expect(sentNotice("email", "email", "john.doe@example.com")).toEqual({ to: "j***e@example.com", what: "email" });
+    expect(sentNotice("domain", "email", "admin@example.com")).toEqual({ to: "a***n@example.com", what: "email" });
+    expect(sentNotice("phone", "sms", "+37069199199")).toEqual({ to: "+3706***9199", what: "SMS" });
+    expect(sentNotice("phone", "whatsapp", "+37069199199")).toEqual({ to: "+3706***9199", what: "WhatsApp message" });
+  });
+});
+
+describe("proofCanonical", () => {
+  it("is the normalized identifier, as at creation", () => {
+    expect(proofCanonical("email", "email", "John.Doe@Example.COM")).toBe("john.doe@example.com");
+    expect(proofCanonical("phone", "sms", "+370 691 99199")).toBe("+37069199199");
+  });
+
+  it("takes a possible phone number a provider attested that the strict check refuses; nothing else", () => {
+    // +1 555 01xx: possible, not valid (a range libphonenumber's validity data does not hold)
+    expect(() => normalizeIdentifier("phone", "telegram", "+1 555 010 0000")).toThrow();
+    expect(proofCanonical("phone", "telegram", "+1 (555) 010-0000")).toBe("+15550100000");
+    expect(proofCanonical("email", "email", "not an email")).toBeUndefined();
+    expect(proofCanonical("nonsense", "x", "+15550100000")).toBeUndefined();
+  });
+});
+
+describe("sessionInstruction", () => {
+  it("names the bot or the number for the channels sessions answer over, and refuses the others", () => {
+    expect(sessionInstruction("telegram")).toBe("Confirmed by a message from this number to our Telegram bot.");
+    expect(sessionInstruction("whatsapp")).toBe("Confirmed by a message from this number to our WhatsApp number.");
+    for (const c of ["sms", "email", "__proto__", "toString"]) expect(errorOf(() => sessionInstruction(c))).toMatchObject({ code: "validation_error" });
   });
 });

@@ -19,9 +19,16 @@ describe("social", () => {
     expect(normalizeIdentifier("social", "github", raw)).toEqual({ value: expected, canonical: expected });
   });
 
-  it("behaves the same for every social channel", () => {
-    for (const channel of ["github", "google", "facebook", "x", "linkedin", "instagram", "youtube", "tiktok"]) {
+  it("behaves the same for every social channel whose handle is a name", () => {
+    for (const channel of ["github", "facebook", "x", "instagram", "youtube", "tiktok"]) {
       expect(normalizeIdentifier("social", channel, "@Some.User").value).toBe("some.user");
+    }
+  });
+
+  it("google and linkedin: the handle is the account's email address (OIDC)", () => {
+    for (const channel of ["google", "linkedin"]) {
+      expect(normalizeIdentifier("social", channel, "Jane.Doe@Example.COM")).toEqual({ value: "jane.doe@example.com", canonical: "jane.doe@example.com" });
+      expectInvalid("social", channel, "@jane");
     }
   });
 

@@ -346,7 +346,7 @@ describe("verifyWalletSignature: bitcoin", () => {
     expect(await verifyWalletSignature("bitcoin", address, message, btcSign(secret, message, "p2wpkh"))).toBe(true);
   });
 
-  it("returns false for taproot and P2WSH addresses (BIP-322 not supported)", async () => {
+  it("refuses a BIP-137 signature for a taproot address (BIP-322 only) and any for P2WSH", async () => {
     const message = challengeMessage("taproot");
     const sig = btcSign(secret, message, "p2pkh");
     const xOnly = secp256k1.getPublicKey(secret, true).subarray(1);

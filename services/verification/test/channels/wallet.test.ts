@@ -199,6 +199,17 @@ describe("wallet messages", () => {
     expect(validateSiweMessage({ message: m, domain: "verify.example.com", time: new Date(NOW.getTime() + 11 * 60_000) })).toBe(false);
   });
 
+  it("ethereum: the message names the chain of the create body's chain_id (default 1); other channels refuse chain_id", () => {
+    expect(wallet.chainId!("ethereum", undefined)).toBe(1);
+    expect(wallet.chainId!("ethereum", 8453)).toBe(8453);
+    const base = wallet.challenge({ id: "ver_x", type: "wallet", channel: "ethereum", identifier: ETH, env: "test", now: NOW, config: CTX.config, chainId: 8453 });
+    expect(parseSiweMessage(base.message!).chainId).toBe(8453);
+    expect(base.message).toContain("\nChain ID: 8453\n");
+    for (const bad of [0, -1, 1.5, Number.MAX_SAFE_INTEGER + 2]) expect(() => wallet.chainId!("ethereum", bad), String(bad)).toThrow(/chain_id/);
+    expect(() => wallet.chainId!("bitcoin", 1)).toThrow(/only for ethereum/);
+    expect(wallet.chainId!("solana", undefined)).toBeUndefined();
+  });
+
   it("a new nonce for every message", () => {
     const a = parseSiweMessage(challenge("wallet", "ethereum", ETH).message!).nonce;
     const b = parseSiweMessage(challenge("wallet", "ethereum", ETH).message!).nonce;

@@ -5,29 +5,45 @@
  * `address` (already normalized by `identifiers.ts`). It never throws: anything malformed,
  * unsupported or not matching is `false`.
  *
- * - ethereum: EIP-191 `personal_sign` by an EOA, a 65-byte `0x` hex signature (viem).
+ * - ethereum: EIP-191 `personal_sign` by an EOA, a 65-byte `0x` hex signature (viem), checked
+ *   locally; with an Ethereum node configured (contract-wallets.ts), smart-contract wallets'
+ *   ERC-1271 and ERC-6492 signatures too, on the chain the message names. Only a node that does
+ *   not answer throws (service_unavailable): the user did nothing wrong.
  * - solana: ed25519 over the UTF-8 message bytes, signature as base58 or base64 (node:crypto).
- * - bitcoin: the "Bitcoin Signed Message" format, a BIP-137 65-byte compact signature in base64
- *   (public-key recovery with @noble/curves), for P2PKH, P2SH-P2WPKH and P2WPKH addresses on
- *   mainnet or testnet. Taproot and other script addresses would need BIP-322: not supported.
+ * - bitcoin: BIP-322 simple signatures (bip322.ts) for P2WPKH (bc1q…) and taproot (bc1p…)
+ *   addresses, and the legacy "Bitcoin Signed Message" format, a BIP-137 65-byte compact
+ *   signature in base64 (public-key recovery with @noble/curves), for P2PKH, P2SH-P2WPKH and
+ *   P2WPKH addresses, on mainnet or testnet. P2WSH and other script addresses: not supported.
  */
 import { createHash, createPublicKey, verify as cryptoVerify } from "node:crypto";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
-import { base58, base64, bech32 } from "@scure/base";
+import { base58, base64, bech32, bech32m } from "@scure/base";
 import { verifyMessage } from "viem";
+import { AppError } from "@icv/platform";
+import { verifyBip322 } from "./bip322.ts";
+import type { EthereumRpc } from "./contract-wallets.ts";
 
 export type WalletChannel = "ethereum" | "solana" | "bitcoin";
 
 /** Longer submissions are refused before any decoding. Real signatures are well under 200 chars. */
 export const MAX_SIGNATURE_LENGTH = 1024;
+/** Contract wallets' signatures (an ERC-6492 one carries the wallet's deployment call) may be longer. */
+export const MAX_CONTRACT_SIGNATURE_LENGTH = 8192;
+
+export interface SignatureOptions {
+  /** The Ethereum node that checks smart-contract wallet signatures (none: EOA only). */
+  ethereumRpc?: EthereumRpc;
+}
 
 export async function verifyWalletSignature(
   channel: WalletChannel,
   address: string,
   message: string,
   signature: string,
+  opts: SignatureOptions = {},
 ): Promise<boolean> {
-  if (typeof signature !== "string" || signature.length > MAX_SIGNATURE_LENGTH) return false;
+  const cap = channel === "ethereum" && opts.ethereumRpc ? MAX_CONTRACT_SIGNATURE_LENGTH : MAX_SIGNATURE_LENGTH;
+  if (typeof signature !== "string" || signature.length > cap) return false;
   if (typeof address !== "string" || typeof message !== "string") return false;
   // Pasted signatures often come with a trailing newline or spaces.
   const sig = signature.trim();
@@ -35,7 +51,7 @@ export async function verifyWalletSignature(
   try {
     switch (channel) {
       case "ethereum":
-        return await verifyEthereum(address, message, sig);
+        return await verifyEthereum(address, message, sig, opts.ethereumRpc);
       case "solana":
         return verifySolana(address, message, sig);
       case "bitcoin":
@@ -43,7 +59,8 @@ export async function verifyWalletSignature(
       default:
         return false;
     }
-  } catch {
+  } catch (e) {
+    if (e instanceof AppError) throw e; // the node did not answer: not the signature's fault
     return false;
   }
 }
@@ -59,17 +76,29 @@ function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
 
 const ETH_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const ETH_SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
+const ETH_HEX_BYTES = /^0x(?:[0-9a-fA-F]{2})+$/;
+const CHAIN_ID_LINE = /^Chain ID: (\d{1,16})$/m;
 
-async function verifyEthereum(address: string, message: string, signature: string): Promise<boolean> {
-  if (!ETH_ADDRESS.test(address) || !ETH_SIGNATURE.test(signature)) return false;
+/** The chain an EIP-4361 message names (its `Chain ID:` line); 1 (mainnet) when it names none. */
+export function messageChainId(message: string): number {
+  const m = CHAIN_ID_LINE.exec(message);
+  return m ? Number(m[1]) : 1;
+}
+
+async function verifyEthereum(address: string, message: string, signature: string, rpc: EthereumRpc | undefined): Promise<boolean> {
+  if (!ETH_ADDRESS.test(address)) return false;
+  const wallet = address.toLowerCase() as `0x${string}`;
   // viem checksums `address` itself and compares the recovered address case-insensitively, so
   // a lower-case address works as well as the EIP-55 form. The message is signed as UTF-8 text.
-  // EOA only: smart-contract wallets (ERC-1271/6492) need an RPC call and are not supported.
-  return await verifyMessage({
-    address: address.toLowerCase() as `0x${string}`,
-    message,
-    signature: signature as `0x${string}`,
-  });
+  // A key's own signature is checked here, with no call to a node, whatever the chain.
+  if (ETH_SIGNATURE.test(signature)) {
+    const byKey = await verifyMessage({ address: wallet, message, signature: signature as `0x${string}` }).catch(() => false);
+    if (byKey) return true;
+  }
+  // Anything else may be a smart-contract wallet's, on the chain the signed message names.
+  if (!rpc || !ETH_HEX_BYTES.test(signature)) return false;
+  if (messageChainId(message) !== (await rpc.chainId())) return false;
+  return rpc.verifyMessage(wallet, message, signature as `0x${string}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -154,26 +183,29 @@ function bitcoinMessageHash(message: string): Buffer {
 type BitcoinAddress =
   | { kind: "p2pkh"; hash: Uint8Array }
   | { kind: "p2sh"; hash: Uint8Array }
-  | { kind: "p2wpkh"; hash: Uint8Array };
+  | { kind: "p2wpkh"; hash: Uint8Array }
+  | { kind: "p2tr"; key: Uint8Array };
 
 const P2PKH_VERSIONS = new Set([0x00, 0x6f]); // mainnet, testnet
 const P2SH_VERSIONS = new Set([0x05, 0xc4]);
 const SEGWIT_HRPS = new Set(["bc", "tb"]);
 
 /**
- * The address kinds a BIP-137 signature can prove, with their 20-byte hash. `undefined` for
- * anything else, including P2WSH and taproot (bc1p…): those need BIP-322, which is out of scope.
+ * The address kinds a signature can prove: with their 20-byte hash, or the taproot output key.
+ * `undefined` for anything else, including P2WSH and future witness versions.
  */
 function parseBitcoinAddress(address: string): BitcoinAddress | undefined {
   const lower = address.toLowerCase();
   if (/^(?:bc|tb)1/.test(lower)) {
     if (address !== lower && address !== address.toUpperCase()) return undefined;
-    // Only witness v0 (bech32) can be P2WPKH; v1+ uses bech32m and fails this checksum.
-    const decoded = bech32.decodeUnsafe(lower);
-    if (!decoded || !SEGWIT_HRPS.has(decoded.prefix) || decoded.words[0] !== 0) return undefined;
+    // Witness v0 (P2WPKH) is bech32, v1 (taproot) bech32m: each fails the other's checksum.
+    const v0 = bech32.decodeUnsafe(lower);
+    const decoded = v0 ?? bech32m.decodeUnsafe(lower);
+    if (!decoded || !SEGWIT_HRPS.has(decoded.prefix) || decoded.words[0] !== (v0 ? 0 : 1)) return undefined;
     const program = bech32.fromWordsUnsafe(decoded.words.slice(1));
-    if (!program || program.length !== 20) return undefined;
-    return { kind: "p2wpkh", hash: program };
+    if (v0 && program?.length === 20) return { kind: "p2wpkh", hash: program };
+    if (!v0 && program?.length === 32) return { kind: "p2tr", key: program };
+    return undefined;
   }
   if (!BASE58_CHARS.test(address) || address.length > 40) return undefined;
   const bytes = base58.decode(address);
@@ -195,6 +227,9 @@ const HEADER_MAX = 42;
 function verifyBitcoin(address: string, message: string, signature: string): boolean {
   const target = parseBitcoinAddress(address);
   if (!target) return false;
+  // Segwit wallets sign BIP-322 (taproot ones only that way); P2WPKH ones may still use BIP-137.
+  if ((target.kind === "p2wpkh" || target.kind === "p2tr") && verifyBip322(target, message, signature)) return true;
+  if (target.kind === "p2tr") return false;
   // 65 bytes are 88 base64 chars, the last one "=".
   if (signature.length !== 88 || !BASE64_CHARS.test(signature)) return false;
   const bytes = base64.decode(signature);

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file icv/proof/v1/proof_service.proto.
  */
 export const file_icv_proof_v1_proof_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBpY3YvcHJvb2YvdjEvcHJvb2Zfc2VydmljZS5wcm90bxIMaWN2LnByb29mLnYxIpkCChFJc3N1ZVByb29mUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSEAoIcHJvb2ZfaWQYAiABKAkSDAoEdHlwZRgDIAEoCRIPCgdjaGFubmVsGAQgASgJEhcKD2lkZW50aWZpZXJfaGFzaBgFIAEoCRIdChBleHRlcm5hbF91c2VyX2lkGAYgASgJSACIAQESLwoLdmVyaWZpZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgIIAEoBRIOCgZtZXRob2QYCSABKAlCEwoRX2V4dGVybmFsX3VzZXJfaWQiYAoSSXNzdWVQcm9vZlJlc3BvbnNlEg0KBXRva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgsKA2tpZBgDIAEoCSJWChRWYWxpZGF0ZVByb29mUmVxdWVzdBITCgtwcm9vZl90b2tlbhgBIAEoCRIpCgVzY29wZRgCIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUilQIKFVZhbGlkYXRlUHJvb2ZSZXNwb25zZRINCgV2YWxpZBgBIAEoCBIOCgZyZWFzb24YAiABKAkSDwoHbWVzc2FnZRgDIAEoCRIQCghwcm9vZl9pZBgEIAEoCRIMCgR0eXBlGAUgASgJEg8KB2NoYW5uZWwYBiABKAkSFwoPaWRlbnRpZmllcl9oYXNoGAcgASgJEi8KC3ZlcmlmaWVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgl0ZXN0X21vZGUYCiABKAgSDgoGbWV0aG9kGAsgASgJIvkBCgtQcm9vZlN0YXR1cxIQCghwcm9vZl9pZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSEAoIaXNfdmFsaWQYAyABKAgSEgoKaXNfcmV2b2tlZBgEIAEoCBIuCgpyZXZva2VkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbCg5yZXZva2VkX3JlYXNvbhgGIAEoCUgAiAEBEi4KCmV4cGlyZXNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmlzX2V4cGlyZWQYCCABKAhCEQoPX3Jldm9rZWRfcmVhc29uIlQKFUdldFByb29mU3RhdHVzUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSEAoIcHJvb2ZfaWQYAiABKAkiQwoWR2V0UHJvb2ZTdGF0dXNSZXNwb25zZRIpCgZzdGF0dXMYASABKAsyGS5pY3YucHJvb2YudjEuUHJvb2ZTdGF0dXMiYQoSUmV2b2tlUHJvb2ZSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIQCghwcm9vZl9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiZwoTUmV2b2tlUHJvb2ZSZXNwb25zZRIQCghwcm9vZl9pZBgBIAEoCRIuCgpyZXZva2VkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZyZWFzb24YAyABKAkiYAoMUmV2b2tlZEVudHJ5EhAKCHByb29mX2lkGAEgASgJEi4KCnJldm9rZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJlYXNvbhgDIAEoCSJ2ChhHZXRSZXZvY2F0aW9uTGlzdFJlcXVlc3QSKQoFc2luY2UYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2Vudmlyb25tZW50GAIgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCKNAQoZR2V0UmV2b2NhdGlvbkxpc3RSZXNwb25zZRIrCgdyZXZva2VkGAEgAygLMhouaWN2LnByb29mLnYxLlJldm9rZWRFbnRyeRIwCgxnZW5lcmF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXNpZ25hdHVyZRgDIAEoCSJPCgNKd2sSCwoDa3R5GAEgASgJEgkKAW4YAiABKAkSCQoBZRgDIAEoCRILCgNhbGcYBCABKAkSCwoDdXNlGAUgASgJEgsKA2tpZBgGIAEoCSJBCg5HZXRKd2tzUmVxdWVzdBIvCgtlbnZpcm9ubWVudBgBIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiMgoPR2V0Sndrc1Jlc3BvbnNlEh8KBGtleXMYASADKAsyES5pY3YucHJvb2YudjEuSndrIkoKF1JvdGF0ZVNpZ25pbmdLZXlSZXF1ZXN0Ei8KC2Vudmlyb25tZW50GAEgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCJtChhSb3RhdGVTaWduaW5nS2V5UmVzcG9uc2USCwoDa2lkGAEgASgJEhMKC3JldGlyZWRfa2lkGAIgASgJEi8KC2Vudmlyb25tZW50GAMgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudDL7BAoMUHJvb2ZTZXJ2aWNlEk8KCklzc3VlUHJvb2YSHy5pY3YucHJvb2YudjEuSXNzdWVQcm9vZlJlcXVlc3QaIC5pY3YucHJvb2YudjEuSXNzdWVQcm9vZlJlc3BvbnNlElgKDVZhbGlkYXRlUHJvb2YSIi5pY3YucHJvb2YudjEuVmFsaWRhdGVQcm9vZlJlcXVlc3QaIy5pY3YucHJvb2YudjEuVmFsaWRhdGVQcm9vZlJlc3BvbnNlElsKDkdldFByb29mU3RhdHVzEiMuaWN2LnByb29mLnYxLkdldFByb29mU3RhdHVzUmVxdWVzdBokLmljdi5wcm9vZi52MS5HZXRQcm9vZlN0YXR1c1Jlc3BvbnNlElIKC1Jldm9rZVByb29mEiAuaWN2LnByb29mLnYxLlJldm9rZVByb29mUmVxdWVzdBohLmljdi5wcm9vZi52MS5SZXZva2VQcm9vZlJlc3BvbnNlEmQKEUdldFJldm9jYXRpb25MaXN0EiYuaWN2LnByb29mLnYxLkdldFJldm9jYXRpb25MaXN0UmVxdWVzdBonLmljdi5wcm9vZi52MS5HZXRSZXZvY2F0aW9uTGlzdFJlc3BvbnNlEkYKB0dldEp3a3MSHC5pY3YucHJvb2YudjEuR2V0Sndrc1JlcXVlc3QaHS5pY3YucHJvb2YudjEuR2V0Sndrc1Jlc3BvbnNlEmEKEFJvdGF0ZVNpZ25pbmdLZXkSJS5pY3YucHJvb2YudjEuUm90YXRlU2lnbmluZ0tleVJlcXVlc3QaJi5pY3YucHJvb2YudjEuUm90YXRlU2lnbmluZ0tleVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_icv_common_v1_scope]);
+  fileDesc("CiBpY3YvcHJvb2YvdjEvcHJvb2Zfc2VydmljZS5wcm90bxIMaWN2LnByb29mLnYxIsUCChFJc3N1ZVByb29mUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSEAoIcHJvb2ZfaWQYAiABKAkSDAoEdHlwZRgDIAEoCRIPCgdjaGFubmVsGAQgASgJEhcKD2lkZW50aWZpZXJfaGFzaBgFIAEoCRIdChBleHRlcm5hbF91c2VyX2lkGAYgASgJSACIAQESLwoLdmVyaWZpZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgIIAEoBRIOCgZtZXRob2QYCSABKAkSGQoMc3ViamVjdF9oYXNoGAogASgJSAGIAQFCEwoRX2V4dGVybmFsX3VzZXJfaWRCDwoNX3N1YmplY3RfaGFzaCJgChJJc3N1ZVByb29mUmVzcG9uc2USDQoFdG9rZW4YASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASCwoDa2lkGAMgASgJIlYKFFZhbGlkYXRlUHJvb2ZSZXF1ZXN0EhMKC3Byb29mX3Rva2VuGAEgASgJEikKBXNjb3BlGAIgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZSKVAgoVVmFsaWRhdGVQcm9vZlJlc3BvbnNlEg0KBXZhbGlkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJEhAKCHByb29mX2lkGAQgASgJEgwKBHR5cGUYBSABKAkSDwoHY2hhbm5lbBgGIAEoCRIXCg9pZGVudGlmaWVyX2hhc2gYByABKAkSLwoLdmVyaWZpZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXRlc3RfbW9kZRgKIAEoCBIOCgZtZXRob2QYCyABKAki+QEKC1Byb29mU3RhdHVzEhAKCHByb29mX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIQCghpc192YWxpZBgDIAEoCBISCgppc19yZXZva2VkGAQgASgIEi4KCnJldm9rZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKDnJldm9rZWRfcmVhc29uGAYgASgJSACIAQESLgoKZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKaXNfZXhwaXJlZBgIIAEoCEIRCg9fcmV2b2tlZF9yZWFzb24iVAoVR2V0UHJvb2ZTdGF0dXNSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIQCghwcm9vZl9pZBgCIAEoCSJDChZHZXRQcm9vZlN0YXR1c1Jlc3BvbnNlEikKBnN0YXR1cxgBIAEoCzIZLmljdi5wcm9vZi52MS5Qcm9vZlN0YXR1cyJXChdHZXRQcm9vZlN0YXR1c2VzUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSEQoJcHJvb2ZfaWRzGAIgAygJIkcKGEdldFByb29mU3RhdHVzZXNSZXNwb25zZRIrCghzdGF0dXNlcxgBIAMoCzIZLmljdi5wcm9vZi52MS5Qcm9vZlN0YXR1cyJhChJSZXZva2VQcm9vZlJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEhAKCHByb29mX2lkGAIgASgJEg4KBnJlYXNvbhgDIAEoCSJnChNSZXZva2VQcm9vZlJlc3BvbnNlEhAKCHByb29mX2lkGAEgASgJEi4KCnJldm9rZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJlYXNvbhgDIAEoCSJgCgxSZXZva2VkRW50cnkSEAoIcHJvb2ZfaWQYASABKAkSLgoKcmV2b2tlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAMgASgJInYKGEdldFJldm9jYXRpb25MaXN0UmVxdWVzdBIpCgVzaW5jZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Io0BChlHZXRSZXZvY2F0aW9uTGlzdFJlc3BvbnNlEisKB3Jldm9rZWQYASADKAsyGi5pY3YucHJvb2YudjEuUmV2b2tlZEVudHJ5EjAKDGdlbmVyYXRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJc2lnbmF0dXJlGAMgASgJIk8KA0p3axILCgNrdHkYASABKAkSCQoBbhgCIAEoCRIJCgFlGAMgASgJEgsKA2FsZxgEIAEoCRILCgN1c2UYBSABKAkSCwoDa2lkGAYgASgJIkEKDkdldEp3a3NSZXF1ZXN0Ei8KC2Vudmlyb25tZW50GAEgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCIyCg9HZXRKd2tzUmVzcG9uc2USHwoEa2V5cxgBIAMoCzIRLmljdi5wcm9vZi52MS5Kd2siSgoXUm90YXRlU2lnbmluZ0tleVJlcXVlc3QSLwoLZW52aXJvbm1lbnQYASABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Im0KGFJvdGF0ZVNpZ25pbmdLZXlSZXNwb25zZRILCgNraWQYASABKAkSEwoLcmV0aXJlZF9raWQYAiABKAkSLwoLZW52aXJvbm1lbnQYAyABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Mt4FCgxQcm9vZlNlcnZpY2USTwoKSXNzdWVQcm9vZhIfLmljdi5wcm9vZi52MS5Jc3N1ZVByb29mUmVxdWVzdBogLmljdi5wcm9vZi52MS5Jc3N1ZVByb29mUmVzcG9uc2USWAoNVmFsaWRhdGVQcm9vZhIiLmljdi5wcm9vZi52MS5WYWxpZGF0ZVByb29mUmVxdWVzdBojLmljdi5wcm9vZi52MS5WYWxpZGF0ZVByb29mUmVzcG9uc2USWwoOR2V0UHJvb2ZTdGF0dXMSIy5pY3YucHJvb2YudjEuR2V0UHJvb2ZTdGF0dXNSZXF1ZXN0GiQuaWN2LnByb29mLnYxLkdldFByb29mU3RhdHVzUmVzcG9uc2USYQoQR2V0UHJvb2ZTdGF0dXNlcxIlLmljdi5wcm9vZi52MS5HZXRQcm9vZlN0YXR1c2VzUmVxdWVzdBomLmljdi5wcm9vZi52MS5HZXRQcm9vZlN0YXR1c2VzUmVzcG9uc2USUgoLUmV2b2tlUHJvb2YSIC5pY3YucHJvb2YudjEuUmV2b2tlUHJvb2ZSZXF1ZXN0GiEuaWN2LnByb29mLnYxLlJldm9rZVByb29mUmVzcG9uc2USZAoRR2V0UmV2b2NhdGlvbkxpc3QSJi5pY3YucHJvb2YudjEuR2V0UmV2b2NhdGlvbkxpc3RSZXF1ZXN0GicuaWN2LnByb29mLnYxLkdldFJldm9jYXRpb25MaXN0UmVzcG9uc2USRgoHR2V0SndrcxIcLmljdi5wcm9vZi52MS5HZXRKd2tzUmVxdWVzdBodLmljdi5wcm9vZi52MS5HZXRKd2tzUmVzcG9uc2USYQoQUm90YXRlU2lnbmluZ0tleRIlLmljdi5wcm9vZi52MS5Sb3RhdGVTaWduaW5nS2V5UmVxdWVzdBomLmljdi5wcm9vZi52MS5Sb3RhdGVTaWduaW5nS2V5UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_icv_common_v1_scope]);
 
 /**
  * @generated from message icv.proof.v1.IssueProofRequest
@@ -69,6 +69,14 @@ export type IssueProofRequest = Message<"icv.proof.v1.IssueProofRequest"> & {
    * @generated from field: string method = 9;
    */
   method: string;
+
+  /**
+   * OAuth sign-ins (method oauth): hex SHA-256 of "{channel}:{provider user id}", the provider's
+   * stable id of the account, so a renamed handle stays traceable. The `subject_hash` claim.
+   *
+   * @generated from field: optional string subject_hash = 10;
+   */
+  subjectHash?: string | undefined;
 };
 
 /**
@@ -293,6 +301,45 @@ export const GetProofStatusResponseSchema: GenMessage<GetProofStatusResponse> = 
   messageDesc(file_icv_proof_v1_proof_service, 6);
 
 /**
+ * @generated from message icv.proof.v1.GetProofStatusesRequest
+ */
+export type GetProofStatusesRequest = Message<"icv.proof.v1.GetProofStatusesRequest"> & {
+  /**
+   * @generated from field: icv.common.v1.TenantScope scope = 1;
+   */
+  scope?: TenantScope | undefined;
+
+  /**
+   * @generated from field: repeated string proof_ids = 2;
+   */
+  proofIds: string[];
+};
+
+/**
+ * Describes the message icv.proof.v1.GetProofStatusesRequest.
+ * Use `create(GetProofStatusesRequestSchema)` to create a new message.
+ */
+export const GetProofStatusesRequestSchema: GenMessage<GetProofStatusesRequest> = /*@__PURE__*/
+  messageDesc(file_icv_proof_v1_proof_service, 7);
+
+/**
+ * @generated from message icv.proof.v1.GetProofStatusesResponse
+ */
+export type GetProofStatusesResponse = Message<"icv.proof.v1.GetProofStatusesResponse"> & {
+  /**
+   * @generated from field: repeated icv.proof.v1.ProofStatus statuses = 1;
+   */
+  statuses: ProofStatus[];
+};
+
+/**
+ * Describes the message icv.proof.v1.GetProofStatusesResponse.
+ * Use `create(GetProofStatusesResponseSchema)` to create a new message.
+ */
+export const GetProofStatusesResponseSchema: GenMessage<GetProofStatusesResponse> = /*@__PURE__*/
+  messageDesc(file_icv_proof_v1_proof_service, 8);
+
+/**
  * @generated from message icv.proof.v1.RevokeProofRequest
  */
 export type RevokeProofRequest = Message<"icv.proof.v1.RevokeProofRequest"> & {
@@ -317,7 +364,7 @@ export type RevokeProofRequest = Message<"icv.proof.v1.RevokeProofRequest"> & {
  * Use `create(RevokeProofRequestSchema)` to create a new message.
  */
 export const RevokeProofRequestSchema: GenMessage<RevokeProofRequest> = /*@__PURE__*/
-  messageDesc(file_icv_proof_v1_proof_service, 7);
+  messageDesc(file_icv_proof_v1_proof_service, 9);
 
 /**
  * @generated from message icv.proof.v1.RevokeProofResponse
@@ -344,7 +391,7 @@ export type RevokeProofResponse = Message<"icv.proof.v1.RevokeProofResponse"> & 
  * Use `create(RevokeProofResponseSchema)` to create a new message.
  */
 export const RevokeProofResponseSchema: GenMessage<RevokeProofResponse> = /*@__PURE__*/
-  messageDesc(file_icv_proof_v1_proof_service, 8);
+  messageDesc(file_icv_proof_v1_proof_service, 10);
 
 /**
  * @generated from message icv.proof.v1.RevokedEntry
@@ -371,7 +418,7 @@ export type RevokedEntry = Message<"icv.proof.v1.RevokedEntry"> & {
  * Use `create(RevokedEntrySchema)` to create a new message.
  */
 export const RevokedEntrySchema: GenMessage<RevokedEntry> = /*@__PURE__*/
-  messageDesc(file_icv_proof_v1_proof_service, 9);
+  messageDesc(file_icv_proof_v1_proof_service, 11);
 
 /**
  * @generated from message icv.proof.v1.GetRevocationListRequest
@@ -395,7 +442,7 @@ export type GetRevocationListRequest = Message<"icv.proof.v1.GetRevocationListRe
  * Use `create(GetRevocationListRequestSchema)` to create a new message.
  */
 export const GetRevocationListRequestSchema: GenMessage<GetRevocationListRequest> = /*@__PURE__*/
-  messageDesc(file_icv_proof_v1_proof_service, 10);
+  messageDesc(file_icv_proof_v1_proof_service, 12);
 
 /**
  * @generated from message icv.proof.v1.GetRevocationListResponse
@@ -424,7 +471,7 @@ export type GetRevocationListResponse = Message<"icv.proof.v1.GetRevocationListR
  * Use `create(GetRevocationListResponseSchema)` to create a new message.
  */
 export const GetRevocationListResponseSchema: GenMessage<GetRevocationListResponse> = /*@__PURE__*/
-  messageDesc(file_icv_proof_v1_proof_service, 11);
+  messageDesc(file_icv_proof_v1_proof_service, 13);
 
 /**
  * @generated from message icv.proof.v1.Jwk
@@ -466,7 +513,7 @@ export type Jwk = Message<"icv.proof.v1.Jwk"> & {
  * Use `create(JwkSchema)` to create a new message.
  */
 export const JwkSchema: GenMessage<Jwk> = /*@__PURE__*/
-  messageDesc(file_icv_proof_v1_proof_service, 12);
+  messageDesc(file_icv_proof_v1_proof_service, 14);
 
 /**
  * @generated from message icv.proof.v1.GetJwksRequest
@@ -485,7 +532,7 @@ export type GetJwksRequest = Message<"icv.proof.v1.GetJwksRequest"> & {
  * Use `create(GetJwksRequestSchema)` to create a new message.
  */
 export const GetJwksRequestSchema: GenMessage<GetJwksRequest> = /*@__PURE__*/
-  messageDesc(file_icv_proof_v1_proof_service, 13);
+  messageDesc(file_icv_proof_v1_proof_service, 15);
 
 /**
  * @generated from message icv.proof.v1.GetJwksResponse
@@ -502,7 +549,7 @@ export type GetJwksResponse = Message<"icv.proof.v1.GetJwksResponse"> & {
  * Use `create(GetJwksResponseSchema)` to create a new message.
  */
 export const GetJwksResponseSchema: GenMessage<GetJwksResponse> = /*@__PURE__*/
-  messageDesc(file_icv_proof_v1_proof_service, 14);
+  messageDesc(file_icv_proof_v1_proof_service, 16);
 
 /**
  * @generated from message icv.proof.v1.RotateSigningKeyRequest
@@ -521,7 +568,7 @@ export type RotateSigningKeyRequest = Message<"icv.proof.v1.RotateSigningKeyRequ
  * Use `create(RotateSigningKeyRequestSchema)` to create a new message.
  */
 export const RotateSigningKeyRequestSchema: GenMessage<RotateSigningKeyRequest> = /*@__PURE__*/
-  messageDesc(file_icv_proof_v1_proof_service, 15);
+  messageDesc(file_icv_proof_v1_proof_service, 17);
 
 /**
  * @generated from message icv.proof.v1.RotateSigningKeyResponse
@@ -548,7 +595,7 @@ export type RotateSigningKeyResponse = Message<"icv.proof.v1.RotateSigningKeyRes
  * Use `create(RotateSigningKeyResponseSchema)` to create a new message.
  */
 export const RotateSigningKeyResponseSchema: GenMessage<RotateSigningKeyResponse> = /*@__PURE__*/
-  messageDesc(file_icv_proof_v1_proof_service, 16);
+  messageDesc(file_icv_proof_v1_proof_service, 18);
 
 /**
  * Proofs: RS256 JWTs over verified assets, their revocation, and the public keys to check them offline.
@@ -581,6 +628,17 @@ export const ProofService: GenService<{
     methodKind: "unary";
     input: typeof GetProofStatusRequestSchema;
     output: typeof GetProofStatusResponseSchema;
+  },
+  /**
+   * The statuses of up to 100 proofs of one scope in one call; ids of another scope or unknown
+   * ones are left out of the answer.
+   *
+   * @generated from rpc icv.proof.v1.ProofService.GetProofStatuses
+   */
+  getProofStatuses: {
+    methodKind: "unary";
+    input: typeof GetProofStatusesRequestSchema;
+    output: typeof GetProofStatusesResponseSchema;
   },
   /**
    * Idempotent: revoking a revoked proof answers its original revoked_at.

@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file icv/verification/v1/verification.proto.
  */
 export const file_icv_verification_v1_verification: GenFile = /*@__PURE__*/
-  fileDesc("CiZpY3YvdmVyaWZpY2F0aW9uL3YxL3ZlcmlmaWNhdGlvbi5wcm90bxITaWN2LnZlcmlmaWNhdGlvbi52MSK0AQoJQ2hhbGxlbmdlEhEKBGNvZGUYASABKAlIAIgBARIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtpbnN0cnVjdGlvbhgDIAEoCRIWCglkZWVwX2xpbmsYBCABKAlIAYgBARIUCgdtZXNzYWdlGAUgASgJSAKIAQFCBwoFX2NvZGVCDAoKX2RlZXBfbGlua0IKCghfbWVzc2FnZSJJCghQcm9vZlJlZhINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCL+BAoMVmVyaWZpY2F0aW9uEgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSEgoKaWRlbnRpZmllchgFIAEoCRIxCgljaGFsbGVuZ2UYBiABKAsyHi5pY3YudmVyaWZpY2F0aW9uLnYxLkNoYWxsZW5nZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt2ZXJpZmllZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoFcHJvb2YYCSABKAsyHS5pY3YudmVyaWZpY2F0aW9uLnYxLlByb29mUmVmEjAKD2NsaWVudF9tZXRhZGF0YRgKIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSHQoQZXh0ZXJuYWxfdXNlcl9pZBgLIAEoCUgAiAEBEhAKCGF0dGVtcHRzGAwgASgFEhQKDG1heF9hdHRlbXB0cxgNIAEoBRIuCgpyZXZva2VkX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbCg5yZXZva2VkX3JlYXNvbhgPIAEoCUgBiAEBEhEKCXRlc3RfbW9kZRgQIAEoCBIOCgZtZXRob2QYESABKAkSGAoLcmV1c2VkX2Zyb20YEiABKAlIAogBARIVCghkZWxpdmVyeRgTIAEoCUgDiAEBQhMKEV9leHRlcm5hbF91c2VyX2lkQhEKD19yZXZva2VkX3JlYXNvbkIOCgxfcmV1c2VkX2Zyb21CCwoJX2RlbGl2ZXJ5YgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("CiZpY3YvdmVyaWZpY2F0aW9uL3YxL3ZlcmlmaWNhdGlvbi5wcm90bxITaWN2LnZlcmlmaWNhdGlvbi52MSK0AQoJQ2hhbGxlbmdlEhEKBGNvZGUYASABKAlIAIgBARIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtpbnN0cnVjdGlvbhgDIAEoCRIWCglkZWVwX2xpbmsYBCABKAlIAYgBARIUCgdtZXNzYWdlGAUgASgJSAKIAQFCBwoFX2NvZGVCDAoKX2RlZXBfbGlua0IKCghfbWVzc2FnZSJJCghQcm9vZlJlZhINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKCBgoMVmVyaWZpY2F0aW9uEgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSEgoKaWRlbnRpZmllchgFIAEoCRIxCgljaGFsbGVuZ2UYBiABKAsyHi5pY3YudmVyaWZpY2F0aW9uLnYxLkNoYWxsZW5nZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt2ZXJpZmllZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoFcHJvb2YYCSABKAsyHS5pY3YudmVyaWZpY2F0aW9uLnYxLlByb29mUmVmEjAKD2NsaWVudF9tZXRhZGF0YRgKIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSHQoQZXh0ZXJuYWxfdXNlcl9pZBgLIAEoCUgAiAEBEhAKCGF0dGVtcHRzGAwgASgFEhQKDG1heF9hdHRlbXB0cxgNIAEoBRIuCgpyZXZva2VkX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbCg5yZXZva2VkX3JlYXNvbhgPIAEoCUgBiAEBEhEKCXRlc3RfbW9kZRgQIAEoCBIOCgZtZXRob2QYESABKAkSGAoLcmV1c2VkX2Zyb20YEiABKAlIAogBARIVCghkZWxpdmVyeRgTIAEoCUgDiAEBEi4KCnVwZGF0ZWRfYXQYHiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhkKDGNhbGxiYWNrX3VybBgfIAEoCUgEiAEBEhcKCnByb2plY3RfaWQYKCABKAlIBYgBAUITChFfZXh0ZXJuYWxfdXNlcl9pZEIRCg9fcmV2b2tlZF9yZWFzb25CDgoMX3JldXNlZF9mcm9tQgsKCV9kZWxpdmVyeUIPCg1fY2FsbGJhY2tfdXJsQg0KC19wcm9qZWN0X2lkIqYDChJEb21haW5WZXJpZmljYXRpb24SCgoCaWQYASABKAkSDgoGZG9tYWluGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIbChN2ZXJpZmljYXRpb25fbWV0aG9kGAQgASgJEjIKCmRuc19yZWNvcmQYBSABKAsyHi5pY3YudmVyaWZpY2F0aW9uLnYxLkRuc1JlY29yZBIwCglodHRwX2ZpbGUYBiABKAsyHS5pY3YudmVyaWZpY2F0aW9uLnYxLkh0dHBGaWxlEjUKCHByb3ZpZGVyGAcgASgLMiMuaWN2LnZlcmlmaWNhdGlvbi52MS5Eb21haW5Qcm92aWRlchITCgtjaGVja19jb3VudBgIIAEoBRI0CgpsYXN0X2NoZWNrGAkgASgLMiAuaWN2LnZlcmlmaWNhdGlvbi52MS5Eb21haW5DaGVjaxIvCgt2ZXJpZmllZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNgoJRG5zUmVjb3JkEgwKBHR5cGUYASABKAkSDAoEbmFtZRgCIAEoCRINCgV2YWx1ZRgDIAEoCSIpCghIdHRwRmlsZRIMCgRwYXRoGAEgASgJEg8KB2NvbnRlbnQYAiABKAkiMAoORG9tYWluUHJvdmlkZXISEAoIZGV0ZWN0ZWQYASABKAkSDAoEbmFtZRgCIAEoCSKcAQoLRG9tYWluQ2hlY2sSDgoGcGFzc2VkGAEgASgIEg8KB3N1bW1hcnkYAiABKAkSPAoMb2JzZXJ2YXRpb25zGAMgAygLMiYuaWN2LnZlcmlmaWNhdGlvbi52MS5Eb21haW5PYnNlcnZhdGlvbhIuCgpjaGVja2VkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJSChFEb21haW5PYnNlcnZhdGlvbhIOCgZzb3VyY2UYASABKAkSDQoFZm91bmQYAiADKAkSDQoFZXJyb3IYAyABKAkSDwoHbWF0Y2hlZBgEIAEoCGIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message icv.verification.v1.Challenge
@@ -183,6 +183,29 @@ export type Verification = Message<"icv.verification.v1.Verification"> & {
    * @generated from field: optional string delivery = 19;
    */
   delivery?: string | undefined;
+
+  /**
+   * (Field numbers from 30 leave room for other verification fields.)
+   * The last change of status, attempts or challenge (= created_at until the first change).
+   *
+   * @generated from field: google.protobuf.Timestamp updated_at = 30;
+   */
+  updatedAt?: Timestamp | undefined;
+
+  /**
+   * This verification's own webhook URL, when created with one.
+   *
+   * @generated from field: optional string callback_url = 31;
+   */
+  callbackUrl?: string | undefined;
+
+  /**
+   * The project given at create (its own, its request's or its session's); unset: the tenant
+   * environment's default project.
+   *
+   * @generated from field: optional string project_id = 40;
+   */
+  projectId?: string | undefined;
 };
 
 /**
@@ -191,4 +214,232 @@ export type Verification = Message<"icv.verification.v1.Verification"> & {
  */
 export const VerificationSchema: GenMessage<Verification> = /*@__PURE__*/
   messageDesc(file_icv_verification_v1_verification, 2);
+
+/**
+ * A domain verification in the spec's domain-shaped view (POST /verifications/domain and its check).
+ *
+ * @generated from message icv.verification.v1.DomainVerification
+ */
+export type DomainVerification = Message<"icv.verification.v1.DomainVerification"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The normalized domain (lower case, punycode).
+   *
+   * @generated from field: string domain = 2;
+   */
+  domain: string;
+
+  /**
+   * The verification's status (pending until the check finds the record or file, then verified).
+   *
+   * @generated from field: string status = 3;
+   */
+  status: string;
+
+  /**
+   * manual_dns (channel dns), http_file (channel http), email or auto.
+   *
+   * @generated from field: string verification_method = 4;
+   */
+  verificationMethod: string;
+
+  /**
+   * TXT at `_icv-challenge.{domain}` holding `icv-verify={token}` (channels dns and auto).
+   *
+   * @generated from field: icv.verification.v1.DnsRecord dns_record = 5;
+   */
+  dnsRecord?: DnsRecord | undefined;
+
+  /**
+   * `/.well-known/icv-verify.txt` holding the same value (channel http).
+   *
+   * @generated from field: icv.verification.v1.HttpFile http_file = 6;
+   */
+  httpFile?: HttpFile | undefined;
+
+  /**
+   * The DNS host named by the domain's NS records (live creates only; `unknown` otherwise).
+   *
+   * @generated from field: icv.verification.v1.DomainProvider provider = 7;
+   */
+  provider?: DomainProvider | undefined;
+
+  /**
+   * How many checks ran (each /verify and /check counts, the rate-limited ones do not).
+   *
+   * @generated from field: int32 check_count = 8;
+   */
+  checkCount: number;
+
+  /**
+   * What the last check saw; absent before the first.
+   *
+   * @generated from field: icv.verification.v1.DomainCheck last_check = 9;
+   */
+  lastCheck?: DomainCheck | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp verified_at = 10;
+   */
+  verifiedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp expires_at = 11;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.DomainVerification.
+ * Use `create(DomainVerificationSchema)` to create a new message.
+ */
+export const DomainVerificationSchema: GenMessage<DomainVerification> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification, 3);
+
+/**
+ * @generated from message icv.verification.v1.DnsRecord
+ */
+export type DnsRecord = Message<"icv.verification.v1.DnsRecord"> & {
+  /**
+   * @generated from field: string type = 1;
+   */
+  type: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string value = 3;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message icv.verification.v1.DnsRecord.
+ * Use `create(DnsRecordSchema)` to create a new message.
+ */
+export const DnsRecordSchema: GenMessage<DnsRecord> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification, 4);
+
+/**
+ * @generated from message icv.verification.v1.HttpFile
+ */
+export type HttpFile = Message<"icv.verification.v1.HttpFile"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: string content = 2;
+   */
+  content: string;
+};
+
+/**
+ * Describes the message icv.verification.v1.HttpFile.
+ * Use `create(HttpFileSchema)` to create a new message.
+ */
+export const HttpFileSchema: GenMessage<HttpFile> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification, 5);
+
+/**
+ * @generated from message icv.verification.v1.DomainProvider
+ */
+export type DomainProvider = Message<"icv.verification.v1.DomainProvider"> & {
+  /**
+   * @generated from field: string detected = 1;
+   */
+  detected: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message icv.verification.v1.DomainProvider.
+ * Use `create(DomainProviderSchema)` to create a new message.
+ */
+export const DomainProviderSchema: GenMessage<DomainProvider> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification, 6);
+
+/**
+ * One check of a domain verification: what every server or URL showed.
+ *
+ * @generated from message icv.verification.v1.DomainCheck
+ */
+export type DomainCheck = Message<"icv.verification.v1.DomainCheck"> & {
+  /**
+   * @generated from field: bool passed = 1;
+   */
+  passed: boolean;
+
+  /**
+   * @generated from field: string summary = 2;
+   */
+  summary: string;
+
+  /**
+   * @generated from field: repeated icv.verification.v1.DomainObservation observations = 3;
+   */
+  observations: DomainObservation[];
+
+  /**
+   * @generated from field: google.protobuf.Timestamp checked_at = 4;
+   */
+  checkedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.DomainCheck.
+ * Use `create(DomainCheckSchema)` to create a new message.
+ */
+export const DomainCheckSchema: GenMessage<DomainCheck> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification, 7);
+
+/**
+ * @generated from message icv.verification.v1.DomainObservation
+ */
+export type DomainObservation = Message<"icv.verification.v1.DomainObservation"> & {
+  /**
+   * The name server (`ns1.example.com (192.0.2.1:53)`), the URL, or `{provider} API`.
+   *
+   * @generated from field: string source = 1;
+   */
+  source: string;
+
+  /**
+   * TXT values seen, or the HTTP status and the first bytes of the body.
+   *
+   * @generated from field: repeated string found = 2;
+   */
+  found: string[];
+
+  /**
+   * Empty when the source answered; else what went wrong (timeout, NXDOMAIN, refused, …).
+   *
+   * @generated from field: string error = 3;
+   */
+  error: string;
+
+  /**
+   * @generated from field: bool matched = 4;
+   */
+  matched: boolean;
+};
+
+/**
+ * Describes the message icv.verification.v1.DomainObservation.
+ * Use `create(DomainObservationSchema)` to create a new message.
+ */
+export const DomainObservationSchema: GenMessage<DomainObservation> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification, 8);
 

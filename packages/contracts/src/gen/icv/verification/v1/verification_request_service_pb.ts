@@ -8,13 +8,93 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { PageInfo, PageRequest, TenantScope } from "../../common/v1/scope_pb.ts";
 import { file_icv_common_v1_scope } from "../../common/v1/scope_pb.ts";
+import type { DnsRecord, DomainCheck, HttpFile } from "./verification_pb.ts";
+import { file_icv_verification_v1_verification } from "./verification_pb.ts";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file icv/verification/v1/verification_request_service.proto.
  */
 export const file_icv_verification_v1_verification_request_service: GenFile = /*@__PURE__*/
-  fileDesc("CjZpY3YvdmVyaWZpY2F0aW9uL3YxL3ZlcmlmaWNhdGlvbl9yZXF1ZXN0X3NlcnZpY2UucHJvdG8SE2ljdi52ZXJpZmljYXRpb24udjEiVwoNQWN0aW9uQ29udGV4dBISCgV0aXRsZRgBIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAIgASgJSAGIAQFCCAoGX3RpdGxlQg4KDF9kZXNjcmlwdGlvbiKpAQoRUmVxdWVzdEFzc2V0SW5wdXQSDAoEdHlwZRgBIAEoCRIXCgppZGVudGlmaWVyGAIgASgJSACIAQESFAoHY2hhbm5lbBgDIAEoCUgBiAEBEhgKEGFsbG93ZWRfY2hhbm5lbHMYBCADKAkSFQoIcmVxdWlyZWQYBSABKAhIAogBAUINCgtfaWRlbnRpZmllckIKCghfY2hhbm5lbEILCglfcmVxdWlyZWQi4wEKDFJlcXVlc3RBc3NldBINCgVpbmRleBgBIAEoBRIMCgR0eXBlGAIgASgJEhcKCmlkZW50aWZpZXIYAyABKAlIAIgBARIUCgdjaGFubmVsGAQgASgJSAGIAQESGAoQYWxsb3dlZF9jaGFubmVscxgFIAMoCRIQCghyZXF1aXJlZBgGIAEoCBIOCgZzdGF0dXMYByABKAkSHAoPdmVyaWZpY2F0aW9uX2lkGAggASgJSAKIAQFCDQoLX2lkZW50aWZpZXJCCgoIX2NoYW5uZWxCEgoQX3ZlcmlmaWNhdGlvbl9pZCLSBQoTVmVyaWZpY2F0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSGQoMcmVmZXJlbmNlX2lkGAMgASgJSACIAQESMQoGYXNzZXRzGAQgAygLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5SZXF1ZXN0QXNzZXQSGAoQdmVyaWZpY2F0aW9uX3VybBgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgthY3Rpb25fdHlwZRgIIAEoCRI6Cg5hY3Rpb25fY29udGV4dBgJIAEoCzIiLmljdi52ZXJpZmljYXRpb24udjEuQWN0aW9uQ29udGV4dBIZCgxyZWRpcmVjdF91cmwYCiABKAlIAYgBARIZCgxjYWxsYmFja191cmwYCyABKAlIAogBARISCgpwYXJ0aWFsX29rGAwgASgIEh0KEGV4dGVybmFsX3VzZXJfaWQYDSABKAlIA4gBARIwCg9jbGllbnRfbWV0YWRhdGEYDiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjAKDGNvbXBsZXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY2FuY2VsbGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgl0ZXN0X21vZGUYESABKAgSGgoNbWF4X3Byb29mX2FnZRgSIAEoBUgEiAEBQg8KDV9yZWZlcmVuY2VfaWRCDwoNX3JlZGlyZWN0X3VybEIPCg1fY2FsbGJhY2tfdXJsQhMKEV9leHRlcm5hbF91c2VyX2lkQhAKDl9tYXhfcHJvb2ZfYWdlItMECiBDcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0UmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSNgoGYXNzZXRzGAIgAygLMiYuaWN2LnZlcmlmaWNhdGlvbi52MS5SZXF1ZXN0QXNzZXRJbnB1dBIZCgxyZWZlcmVuY2VfaWQYAyABKAlIAIgBARIYCgthY3Rpb25fdHlwZRgEIAEoCUgBiAEBEjoKDmFjdGlvbl9jb250ZXh0GAUgASgLMiIuaWN2LnZlcmlmaWNhdGlvbi52MS5BY3Rpb25Db250ZXh0EhkKDHJlZGlyZWN0X3VybBgGIAEoCUgCiAEBEhkKDGNhbGxiYWNrX3VybBgHIAEoCUgDiAEBEhcKCmV4cGlyZXNfaW4YCCABKAVIBIgBARIXCgpwYXJ0aWFsX29rGAkgASgISAWIAQESHQoQZXh0ZXJuYWxfdXNlcl9pZBgKIAEoCUgGiAEBEjAKD2NsaWVudF9tZXRhZGF0YRgLIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSGgoNbWF4X3Byb29mX2FnZRgMIAEoBUgHiAEBQg8KDV9yZWZlcmVuY2VfaWRCDgoMX2FjdGlvbl90eXBlQg8KDV9yZWRpcmVjdF91cmxCDwoNX2NhbGxiYWNrX3VybEINCgtfZXhwaXJlc19pbkINCgtfcGFydGlhbF9va0ITChFfZXh0ZXJuYWxfdXNlcl9pZEIQCg5fbWF4X3Byb29mX2FnZSJeCiFDcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0UmVzcG9uc2USOQoHcmVxdWVzdBgBIAEoCzIoLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uUmVxdWVzdCJWCh1HZXRWZXJpZmljYXRpb25SZXF1ZXN0UmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkiWwoeR2V0VmVyaWZpY2F0aW9uUmVxdWVzdFJlc3BvbnNlEjkKB3JlcXVlc3QYASABKAsyKC5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvblJlcXVlc3QiawooR2V0VmVyaWZpY2F0aW9uUmVxdWVzdEJ5UmVmZXJlbmNlUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSFAoMcmVmZXJlbmNlX2lkGAIgASgJImYKKUdldFZlcmlmaWNhdGlvblJlcXVlc3RCeVJlZmVyZW5jZVJlc3BvbnNlEjkKB3JlcXVlc3QYASABKAsyKC5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvblJlcXVlc3QiwgEKH0xpc3RWZXJpZmljYXRpb25SZXF1ZXN0c1JlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEigKBHBhZ2UYAiABKAsyGi5pY3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EhMKBnN0YXR1cxgDIAEoCUgAiAEBEhkKDHJlZmVyZW5jZV9pZBgEIAEoCUgBiAEBQgkKB19zdGF0dXNCDwoNX3JlZmVyZW5jZV9pZCKKAQogTGlzdFZlcmlmaWNhdGlvblJlcXVlc3RzUmVzcG9uc2USOgoIcmVxdWVzdHMYASADKAsyKC5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvblJlcXVlc3QSKgoJcGFnZV9pbmZvGAIgASgLMhcuaWN2LmNvbW1vbi52MS5QYWdlSW5mbyJZCiBDYW5jZWxWZXJpZmljYXRpb25SZXF1ZXN0UmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkiPwohQ2FuY2VsVmVyaWZpY2F0aW9uUmVxdWVzdFJlc3BvbnNlEgoKAmlkGAEgASgJEg4KBnN0YXR1cxgCIAEoCSLXAQoNUmV1c2FibGVQcm9vZhITCgthc3NldF9pbmRleBgBIAEoBRIXCg92ZXJpZmljYXRpb25faWQYAiABKAkSDAoEdHlwZRgDIAEoCRIPCgdjaGFubmVsGAQgASgJEhIKCmlkZW50aWZpZXIYBSABKAkSLwoLdmVyaWZpZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHByb29mX2V4cGlyZXNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj4KGUxpc3RSZXVzYWJsZVByb29mc1JlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRINCgV0b2tlbhgCIAEoCSJQChpMaXN0UmV1c2FibGVQcm9vZnNSZXNwb25zZRIyCgZwcm9vZnMYASADKAsyIi5pY3YudmVyaWZpY2F0aW9uLnYxLlJldXNhYmxlUHJvb2YiggEKFkF1dG9WZXJpZnlBc3NldFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRINCgV0b2tlbhgCIAEoCRITCgthc3NldF9pbmRleBgDIAEoBRIcCg92ZXJpZmljYXRpb25faWQYBCABKAlIAIgBAUISChBfdmVyaWZpY2F0aW9uX2lkIrgCChdBdXRvVmVyaWZ5QXNzZXRSZXNwb25zZRISCgpyZXF1ZXN0X2lkGAEgASgJEhYKDnJlcXVlc3Rfc3RhdHVzGAIgASgJEhMKC2Fzc2V0X2luZGV4GAMgASgFEhQKDGFzc2V0X3N0YXR1cxgEIAEoCRIXCg92ZXJpZmljYXRpb25faWQYBSABKAkSEwoLcmV1c2VkX2Zyb20YBiABKAkSDAoEdHlwZRgHIAEoCRIPCgdjaGFubmVsGAggASgJEhIKCmlkZW50aWZpZXIYCSABKAkSLwoLdmVyaWZpZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHByb29mX2V4cGlyZXNfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wItYBCg9Ib3N0ZWRDaGFsbGVuZ2USEQoEY29kZRgBIAEoCUgAiAEBEhMKC2luc3RydWN0aW9uGAIgASgJEhYKCWRlZXBfbGluaxgDIAEoCUgBiAEBEhQKB21lc3NhZ2UYBCABKAlIAogBARIuCgpleHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIaChJhdHRlbXB0c19yZW1haW5pbmcYBiABKAVCBwoFX2NvZGVCDAoKX2RlZXBfbGlua0IKCghfbWVzc2FnZSLzAgoLSG9zdGVkQXNzZXQSDQoFaW5kZXgYASABKAUSDAoEdHlwZRgCIAEoCRIXCgppZGVudGlmaWVyGAMgASgJSACIAQESFAoHY2hhbm5lbBgEIAEoCUgBiAEBEhAKCGNoYW5uZWxzGAUgAygJEhoKEmF2YWlsYWJsZV9jaGFubmVscxgGIAMoCRIQCghyZXF1aXJlZBgHIAEoCBIOCgZzdGF0dXMYCCABKAkSEwoGbWV0aG9kGAkgASgJSAKIAQESNwoJY2hhbGxlbmdlGAogASgLMiQuaWN2LnZlcmlmaWNhdGlvbi52MS5Ib3N0ZWRDaGFsbGVuZ2USHAoPdmVyaWZpY2F0aW9uX2lkGAsgASgJSAOIAQESFQoIZGVsaXZlcnkYDCABKAlIBIgBAUINCgtfaWRlbnRpZmllckIKCghfY2hhbm5lbEIJCgdfbWV0aG9kQhIKEF92ZXJpZmljYXRpb25faWRCCwoJX2RlbGl2ZXJ5ItwCCg1Ib3N0ZWRSZXF1ZXN0EgoKAmlkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRITCgthY3Rpb25fdHlwZRgDIAEoCRI6Cg5hY3Rpb25fY29udGV4dBgEIAEoCzIiLmljdi52ZXJpZmljYXRpb24udjEuQWN0aW9uQ29udGV4dBIwCgZhc3NldHMYBSADKAsyIC5pY3YudmVyaWZpY2F0aW9uLnYxLkhvc3RlZEFzc2V0Ei4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXRlc3RfbW9kZRgHIAEoCBISCgpwYXJ0aWFsX29rGAggASgIEhQKDGhhc19yZWRpcmVjdBgJIAEoCBIYCgtyZWRpcmVjdF90bxgKIAEoCUgAiAEBEhUKDXRva2VuX2V4cGlyZWQYCyABKAhCDgoMX3JlZGlyZWN0X3RvIjwKF0dldEhvc3RlZFJlcXVlc3RSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDQoFdG9rZW4YAiABKAkiTwoYR2V0SG9zdGVkUmVxdWVzdFJlc3BvbnNlEjMKB3JlcXVlc3QYASABKAsyIi5pY3YudmVyaWZpY2F0aW9uLnYxLkhvc3RlZFJlcXVlc3QivwEKF1N0YXJ0SG9zdGVkQXNzZXRSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDQoFdG9rZW4YAiABKAkSEwoLYXNzZXRfaW5kZXgYAyABKAUSFwoKaWRlbnRpZmllchgEIAEoCUgAiAEBEhQKB2NoYW5uZWwYBSABKAlIAYgBARIVCghkZWxpdmVyeRgGIAEoCUgCiAEBQg0KC19pZGVudGlmaWVyQgoKCF9jaGFubmVsQgsKCV9kZWxpdmVyeSJPChhTdGFydEhvc3RlZEFzc2V0UmVzcG9uc2USMwoHcmVxdWVzdBgBIAEoCzIiLmljdi52ZXJpZmljYXRpb24udjEuSG9zdGVkUmVxdWVzdCLOAQoYU3VibWl0SG9zdGVkQXNzZXRSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDQoFdG9rZW4YAiABKAkSEwoLYXNzZXRfaW5kZXgYAyABKAUSGwoOY2hhbGxlbmdlX2NvZGUYBCABKAlIAIgBARIWCglzaWduYXR1cmUYBSABKAlIAYgBARIWCglib3RfdG9rZW4YBiABKAlIAogBAUIRCg9fY2hhbGxlbmdlX2NvZGVCDAoKX3NpZ25hdHVyZUIMCgpfYm90X3Rva2VuIlAKGVN1Ym1pdEhvc3RlZEFzc2V0UmVzcG9uc2USMwoHcmVxdWVzdBgBIAEoCzIiLmljdi52ZXJpZmljYXRpb24udjEuSG9zdGVkUmVxdWVzdCJWChxUZXN0VmVyaWZ5SG9zdGVkQXNzZXRSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDQoFdG9rZW4YAiABKAkSEwoLYXNzZXRfaW5kZXgYAyABKAUiVAodVGVzdFZlcmlmeUhvc3RlZEFzc2V0UmVzcG9uc2USMwoHcmVxdWVzdBgBIAEoCzIiLmljdi52ZXJpZmljYXRpb24udjEuSG9zdGVkUmVxdWVzdDKkCwoaVmVyaWZpY2F0aW9uUmVxdWVzdFNlcnZpY2USigEKGUNyZWF0ZVZlcmlmaWNhdGlvblJlcXVlc3QSNS5pY3YudmVyaWZpY2F0aW9uLnYxLkNyZWF0ZVZlcmlmaWNhdGlvblJlcXVlc3RSZXF1ZXN0GjYuaWN2LnZlcmlmaWNhdGlvbi52MS5DcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0UmVzcG9uc2USgQEKFkdldFZlcmlmaWNhdGlvblJlcXVlc3QSMi5pY3YudmVyaWZpY2F0aW9uLnYxLkdldFZlcmlmaWNhdGlvblJlcXVlc3RSZXF1ZXN0GjMuaWN2LnZlcmlmaWNhdGlvbi52MS5HZXRWZXJpZmljYXRpb25SZXF1ZXN0UmVzcG9uc2USogEKIUdldFZlcmlmaWNhdGlvblJlcXVlc3RCeVJlZmVyZW5jZRI9Lmljdi52ZXJpZmljYXRpb24udjEuR2V0VmVyaWZpY2F0aW9uUmVxdWVzdEJ5UmVmZXJlbmNlUmVxdWVzdBo+Lmljdi52ZXJpZmljYXRpb24udjEuR2V0VmVyaWZpY2F0aW9uUmVxdWVzdEJ5UmVmZXJlbmNlUmVzcG9uc2UShwEKGExpc3RWZXJpZmljYXRpb25SZXF1ZXN0cxI0Lmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWNhdGlvblJlcXVlc3RzUmVxdWVzdBo1Lmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWNhdGlvblJlcXVlc3RzUmVzcG9uc2USigEKGUNhbmNlbFZlcmlmaWNhdGlvblJlcXVlc3QSNS5pY3YudmVyaWZpY2F0aW9uLnYxLkNhbmNlbFZlcmlmaWNhdGlvblJlcXVlc3RSZXF1ZXN0GjYuaWN2LnZlcmlmaWNhdGlvbi52MS5DYW5jZWxWZXJpZmljYXRpb25SZXF1ZXN0UmVzcG9uc2USdQoSTGlzdFJldXNhYmxlUHJvb2ZzEi4uaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0UmV1c2FibGVQcm9vZnNSZXF1ZXN0Gi8uaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0UmV1c2FibGVQcm9vZnNSZXNwb25zZRJsCg9BdXRvVmVyaWZ5QXNzZXQSKy5pY3YudmVyaWZpY2F0aW9uLnYxLkF1dG9WZXJpZnlBc3NldFJlcXVlc3QaLC5pY3YudmVyaWZpY2F0aW9uLnYxLkF1dG9WZXJpZnlBc3NldFJlc3BvbnNlEm8KEEdldEhvc3RlZFJlcXVlc3QSLC5pY3YudmVyaWZpY2F0aW9uLnYxLkdldEhvc3RlZFJlcXVlc3RSZXF1ZXN0Gi0uaWN2LnZlcmlmaWNhdGlvbi52MS5HZXRIb3N0ZWRSZXF1ZXN0UmVzcG9uc2USbwoQU3RhcnRIb3N0ZWRBc3NldBIsLmljdi52ZXJpZmljYXRpb24udjEuU3RhcnRIb3N0ZWRBc3NldFJlcXVlc3QaLS5pY3YudmVyaWZpY2F0aW9uLnYxLlN0YXJ0SG9zdGVkQXNzZXRSZXNwb25zZRJyChFTdWJtaXRIb3N0ZWRBc3NldBItLmljdi52ZXJpZmljYXRpb24udjEuU3VibWl0SG9zdGVkQXNzZXRSZXF1ZXN0Gi4uaWN2LnZlcmlmaWNhdGlvbi52MS5TdWJtaXRIb3N0ZWRBc3NldFJlc3BvbnNlEn4KFVRlc3RWZXJpZnlIb3N0ZWRBc3NldBIxLmljdi52ZXJpZmljYXRpb24udjEuVGVzdFZlcmlmeUhvc3RlZEFzc2V0UmVxdWVzdBoyLmljdi52ZXJpZmljYXRpb24udjEuVGVzdFZlcmlmeUhvc3RlZEFzc2V0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_common_v1_scope]);
+  fileDesc("CjZpY3YvdmVyaWZpY2F0aW9uL3YxL3ZlcmlmaWNhdGlvbl9yZXF1ZXN0X3NlcnZpY2UucHJvdG8SE2ljdi52ZXJpZmljYXRpb24udjEiUQoXQ2hlY2tIb3N0ZWRBc3NldFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRINCgV0b2tlbhgCIAEoCRITCgthc3NldF9pbmRleBgDIAEoBSJPChhDaGVja0hvc3RlZEFzc2V0UmVzcG9uc2USMwoHcmVxdWVzdBgBIAEoCzIiLmljdi52ZXJpZmljYXRpb24udjEuSG9zdGVkUmVxdWVzdCK/AQoMSG9zdGVkRG9tYWluEjIKCmRuc19yZWNvcmQYASABKAsyHi5pY3YudmVyaWZpY2F0aW9uLnYxLkRuc1JlY29yZBIwCglodHRwX2ZpbGUYAiABKAsyHS5pY3YudmVyaWZpY2F0aW9uLnYxLkh0dHBGaWxlEhMKC2NoZWNrX2NvdW50GAMgASgFEjQKCmxhc3RfY2hlY2sYBCABKAsyIC5pY3YudmVyaWZpY2F0aW9uLnYxLkRvbWFpbkNoZWNrIlcKDUFjdGlvbkNvbnRleHQSEgoFdGl0bGUYASABKAlIAIgBARIYCgtkZXNjcmlwdGlvbhgCIAEoCUgBiAEBQggKBl90aXRsZUIOCgxfZGVzY3JpcHRpb24iqQEKEVJlcXVlc3RBc3NldElucHV0EgwKBHR5cGUYASABKAkSFwoKaWRlbnRpZmllchgCIAEoCUgAiAEBEhQKB2NoYW5uZWwYAyABKAlIAYgBARIYChBhbGxvd2VkX2NoYW5uZWxzGAQgAygJEhUKCHJlcXVpcmVkGAUgASgISAKIAQFCDQoLX2lkZW50aWZpZXJCCgoIX2NoYW5uZWxCCwoJX3JlcXVpcmVkIuMBCgxSZXF1ZXN0QXNzZXQSDQoFaW5kZXgYASABKAUSDAoEdHlwZRgCIAEoCRIXCgppZGVudGlmaWVyGAMgASgJSACIAQESFAoHY2hhbm5lbBgEIAEoCUgBiAEBEhgKEGFsbG93ZWRfY2hhbm5lbHMYBSADKAkSEAoIcmVxdWlyZWQYBiABKAgSDgoGc3RhdHVzGAcgASgJEhwKD3ZlcmlmaWNhdGlvbl9pZBgIIAEoCUgCiAEBQg0KC19pZGVudGlmaWVyQgoKCF9jaGFubmVsQhIKEF92ZXJpZmljYXRpb25faWQi+gUKE1ZlcmlmaWNhdGlvblJlcXVlc3QSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhkKDHJlZmVyZW5jZV9pZBgDIAEoCUgAiAEBEjEKBmFzc2V0cxgEIAMoCzIhLmljdi52ZXJpZmljYXRpb24udjEuUmVxdWVzdEFzc2V0EhgKEHZlcmlmaWNhdGlvbl91cmwYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLYWN0aW9uX3R5cGUYCCABKAkSOgoOYWN0aW9uX2NvbnRleHQYCSABKAsyIi5pY3YudmVyaWZpY2F0aW9uLnYxLkFjdGlvbkNvbnRleHQSGQoMcmVkaXJlY3RfdXJsGAogASgJSAGIAQESGQoMY2FsbGJhY2tfdXJsGAsgASgJSAKIAQESEgoKcGFydGlhbF9vaxgMIAEoCBIdChBleHRlcm5hbF91c2VyX2lkGA0gASgJSAOIAQESMAoPY2xpZW50X21ldGFkYXRhGA4gASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIwCgxjb21wbGV0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNhbmNlbGxlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJdGVzdF9tb2RlGBEgASgIEhoKDW1heF9wcm9vZl9hZ2UYEiABKAVIBIgBARIXCgpwcm9qZWN0X2lkGBQgASgJSAWIAQFCDwoNX3JlZmVyZW5jZV9pZEIPCg1fcmVkaXJlY3RfdXJsQg8KDV9jYWxsYmFja191cmxCEwoRX2V4dGVybmFsX3VzZXJfaWRCEAoOX21heF9wcm9vZl9hZ2VCDQoLX3Byb2plY3RfaWQi+wQKIENyZWF0ZVZlcmlmaWNhdGlvblJlcXVlc3RSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRI2CgZhc3NldHMYAiADKAsyJi5pY3YudmVyaWZpY2F0aW9uLnYxLlJlcXVlc3RBc3NldElucHV0EhkKDHJlZmVyZW5jZV9pZBgDIAEoCUgAiAEBEhgKC2FjdGlvbl90eXBlGAQgASgJSAGIAQESOgoOYWN0aW9uX2NvbnRleHQYBSABKAsyIi5pY3YudmVyaWZpY2F0aW9uLnYxLkFjdGlvbkNvbnRleHQSGQoMcmVkaXJlY3RfdXJsGAYgASgJSAKIAQESGQoMY2FsbGJhY2tfdXJsGAcgASgJSAOIAQESFwoKZXhwaXJlc19pbhgIIAEoBUgEiAEBEhcKCnBhcnRpYWxfb2sYCSABKAhIBYgBARIdChBleHRlcm5hbF91c2VyX2lkGAogASgJSAaIAQESMAoPY2xpZW50X21ldGFkYXRhGAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIaCg1tYXhfcHJvb2ZfYWdlGAwgASgFSAeIAQESFwoKcHJvamVjdF9pZBgUIAEoCUgIiAEBQg8KDV9yZWZlcmVuY2VfaWRCDgoMX2FjdGlvbl90eXBlQg8KDV9yZWRpcmVjdF91cmxCDwoNX2NhbGxiYWNrX3VybEINCgtfZXhwaXJlc19pbkINCgtfcGFydGlhbF9va0ITChFfZXh0ZXJuYWxfdXNlcl9pZEIQCg5fbWF4X3Byb29mX2FnZUINCgtfcHJvamVjdF9pZCJeCiFDcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0UmVzcG9uc2USOQoHcmVxdWVzdBgBIAEoCzIoLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uUmVxdWVzdCJWCh1HZXRWZXJpZmljYXRpb25SZXF1ZXN0UmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkiWwoeR2V0VmVyaWZpY2F0aW9uUmVxdWVzdFJlc3BvbnNlEjkKB3JlcXVlc3QYASABKAsyKC5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvblJlcXVlc3QiawooR2V0VmVyaWZpY2F0aW9uUmVxdWVzdEJ5UmVmZXJlbmNlUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSFAoMcmVmZXJlbmNlX2lkGAIgASgJImYKKUdldFZlcmlmaWNhdGlvblJlcXVlc3RCeVJlZmVyZW5jZVJlc3BvbnNlEjkKB3JlcXVlc3QYASABKAsyKC5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvblJlcXVlc3QiwgEKH0xpc3RWZXJpZmljYXRpb25SZXF1ZXN0c1JlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEigKBHBhZ2UYAiABKAsyGi5pY3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EhMKBnN0YXR1cxgDIAEoCUgAiAEBEhkKDHJlZmVyZW5jZV9pZBgEIAEoCUgBiAEBQgkKB19zdGF0dXNCDwoNX3JlZmVyZW5jZV9pZCKKAQogTGlzdFZlcmlmaWNhdGlvblJlcXVlc3RzUmVzcG9uc2USOgoIcmVxdWVzdHMYASADKAsyKC5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvblJlcXVlc3QSKgoJcGFnZV9pbmZvGAIgASgLMhcuaWN2LmNvbW1vbi52MS5QYWdlSW5mbyJZCiBDYW5jZWxWZXJpZmljYXRpb25SZXF1ZXN0UmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkiPwohQ2FuY2VsVmVyaWZpY2F0aW9uUmVxdWVzdFJlc3BvbnNlEgoKAmlkGAEgASgJEg4KBnN0YXR1cxgCIAEoCSLXAQoNUmV1c2FibGVQcm9vZhITCgthc3NldF9pbmRleBgBIAEoBRIXCg92ZXJpZmljYXRpb25faWQYAiABKAkSDAoEdHlwZRgDIAEoCRIPCgdjaGFubmVsGAQgASgJEhIKCmlkZW50aWZpZXIYBSABKAkSLwoLdmVyaWZpZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHByb29mX2V4cGlyZXNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj4KGUxpc3RSZXVzYWJsZVByb29mc1JlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRINCgV0b2tlbhgCIAEoCSJQChpMaXN0UmV1c2FibGVQcm9vZnNSZXNwb25zZRIyCgZwcm9vZnMYASADKAsyIi5pY3YudmVyaWZpY2F0aW9uLnYxLlJldXNhYmxlUHJvb2YiggEKFkF1dG9WZXJpZnlBc3NldFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRINCgV0b2tlbhgCIAEoCRITCgthc3NldF9pbmRleBgDIAEoBRIcCg92ZXJpZmljYXRpb25faWQYBCABKAlIAIgBAUISChBfdmVyaWZpY2F0aW9uX2lkIrgCChdBdXRvVmVyaWZ5QXNzZXRSZXNwb25zZRISCgpyZXF1ZXN0X2lkGAEgASgJEhYKDnJlcXVlc3Rfc3RhdHVzGAIgASgJEhMKC2Fzc2V0X2luZGV4GAMgASgFEhQKDGFzc2V0X3N0YXR1cxgEIAEoCRIXCg92ZXJpZmljYXRpb25faWQYBSABKAkSEwoLcmV1c2VkX2Zyb20YBiABKAkSDAoEdHlwZRgHIAEoCRIPCgdjaGFubmVsGAggASgJEhIKCmlkZW50aWZpZXIYCSABKAkSLwoLdmVyaWZpZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHByb29mX2V4cGlyZXNfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wItYBCg9Ib3N0ZWRDaGFsbGVuZ2USEQoEY29kZRgBIAEoCUgAiAEBEhMKC2luc3RydWN0aW9uGAIgASgJEhYKCWRlZXBfbGluaxgDIAEoCUgBiAEBEhQKB21lc3NhZ2UYBCABKAlIAogBARIuCgpleHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIaChJhdHRlbXB0c19yZW1haW5pbmcYBiABKAVCBwoFX2NvZGVCDAoKX2RlZXBfbGlua0IKCghfbWVzc2FnZSKmAwoLSG9zdGVkQXNzZXQSDQoFaW5kZXgYASABKAUSDAoEdHlwZRgCIAEoCRIXCgppZGVudGlmaWVyGAMgASgJSACIAQESFAoHY2hhbm5lbBgEIAEoCUgBiAEBEhAKCGNoYW5uZWxzGAUgAygJEhoKEmF2YWlsYWJsZV9jaGFubmVscxgGIAMoCRIQCghyZXF1aXJlZBgHIAEoCBIOCgZzdGF0dXMYCCABKAkSEwoGbWV0aG9kGAkgASgJSAKIAQESNwoJY2hhbGxlbmdlGAogASgLMiQuaWN2LnZlcmlmaWNhdGlvbi52MS5Ib3N0ZWRDaGFsbGVuZ2USHAoPdmVyaWZpY2F0aW9uX2lkGAsgASgJSAOIAQESFQoIZGVsaXZlcnkYDCABKAlIBIgBARIxCgZkb21haW4YDSABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLkhvc3RlZERvbWFpbkINCgtfaWRlbnRpZmllckIKCghfY2hhbm5lbEIJCgdfbWV0aG9kQhIKEF92ZXJpZmljYXRpb25faWRCCwoJX2RlbGl2ZXJ5IpMDCg1Ib3N0ZWRSZXF1ZXN0EgoKAmlkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRITCgthY3Rpb25fdHlwZRgDIAEoCRI6Cg5hY3Rpb25fY29udGV4dBgEIAEoCzIiLmljdi52ZXJpZmljYXRpb24udjEuQWN0aW9uQ29udGV4dBIwCgZhc3NldHMYBSADKAsyIC5pY3YudmVyaWZpY2F0aW9uLnYxLkhvc3RlZEFzc2V0Ei4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXRlc3RfbW9kZRgHIAEoCBISCgpwYXJ0aWFsX29rGAggASgIEhQKDGhhc19yZWRpcmVjdBgJIAEoCBIYCgtyZWRpcmVjdF90bxgKIAEoCUgAiAEBEhUKDXRva2VuX2V4cGlyZWQYCyABKAgSNQoIYnJhbmRpbmcYFCABKAsyIy5pY3YudmVyaWZpY2F0aW9uLnYxLkhvc3RlZEJyYW5kaW5nQg4KDF9yZWRpcmVjdF90byLSAQoOSG9zdGVkQnJhbmRpbmcSEgoKcHJvamVjdF9pZBgBIAEoCRIaCg1idXNpbmVzc19uYW1lGAIgASgJSACIAQESFQoIbG9nb191cmwYAyABKAlIAYgBARIaCg1wcmltYXJ5X2NvbG9yGAQgASgJSAKIAQESGgoNc3VwcG9ydF9lbWFpbBgFIAEoCUgDiAEBQhAKDl9idXNpbmVzc19uYW1lQgsKCV9sb2dvX3VybEIQCg5fcHJpbWFyeV9jb2xvckIQCg5fc3VwcG9ydF9lbWFpbCI8ChdHZXRIb3N0ZWRSZXF1ZXN0UmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEg0KBXRva2VuGAIgASgJIk8KGEdldEhvc3RlZFJlcXVlc3RSZXNwb25zZRIzCgdyZXF1ZXN0GAEgASgLMiIuaWN2LnZlcmlmaWNhdGlvbi52MS5Ib3N0ZWRSZXF1ZXN0Ir8BChdTdGFydEhvc3RlZEFzc2V0UmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEg0KBXRva2VuGAIgASgJEhMKC2Fzc2V0X2luZGV4GAMgASgFEhcKCmlkZW50aWZpZXIYBCABKAlIAIgBARIUCgdjaGFubmVsGAUgASgJSAGIAQESFQoIZGVsaXZlcnkYBiABKAlIAogBAUINCgtfaWRlbnRpZmllckIKCghfY2hhbm5lbEILCglfZGVsaXZlcnkiTwoYU3RhcnRIb3N0ZWRBc3NldFJlc3BvbnNlEjMKB3JlcXVlc3QYASABKAsyIi5pY3YudmVyaWZpY2F0aW9uLnYxLkhvc3RlZFJlcXVlc3QimAIKGFN1Ym1pdEhvc3RlZEFzc2V0UmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEg0KBXRva2VuGAIgASgJEhMKC2Fzc2V0X2luZGV4GAMgASgFEhsKDmNoYWxsZW5nZV9jb2RlGAQgASgJSACIAQESFgoJc2lnbmF0dXJlGAUgASgJSAGIAQESFgoJYm90X3Rva2VuGAYgASgJSAKIAQESFAoHYXBpX2tleRgHIAEoCUgDiAEBEhcKCmFwaV9zZWNyZXQYCCABKAlIBIgBAUIRCg9fY2hhbGxlbmdlX2NvZGVCDAoKX3NpZ25hdHVyZUIMCgpfYm90X3Rva2VuQgoKCF9hcGlfa2V5Qg0KC19hcGlfc2VjcmV0IlAKGVN1Ym1pdEhvc3RlZEFzc2V0UmVzcG9uc2USMwoHcmVxdWVzdBgBIAEoCzIiLmljdi52ZXJpZmljYXRpb24udjEuSG9zdGVkUmVxdWVzdCJWChxUZXN0VmVyaWZ5SG9zdGVkQXNzZXRSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDQoFdG9rZW4YAiABKAkSEwoLYXNzZXRfaW5kZXgYAyABKAUiVAodVGVzdFZlcmlmeUhvc3RlZEFzc2V0UmVzcG9uc2USMwoHcmVxdWVzdBgBIAEoCzIiLmljdi52ZXJpZmljYXRpb24udjEuSG9zdGVkUmVxdWVzdDKVDAoaVmVyaWZpY2F0aW9uUmVxdWVzdFNlcnZpY2USigEKGUNyZWF0ZVZlcmlmaWNhdGlvblJlcXVlc3QSNS5pY3YudmVyaWZpY2F0aW9uLnYxLkNyZWF0ZVZlcmlmaWNhdGlvblJlcXVlc3RSZXF1ZXN0GjYuaWN2LnZlcmlmaWNhdGlvbi52MS5DcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0UmVzcG9uc2USgQEKFkdldFZlcmlmaWNhdGlvblJlcXVlc3QSMi5pY3YudmVyaWZpY2F0aW9uLnYxLkdldFZlcmlmaWNhdGlvblJlcXVlc3RSZXF1ZXN0GjMuaWN2LnZlcmlmaWNhdGlvbi52MS5HZXRWZXJpZmljYXRpb25SZXF1ZXN0UmVzcG9uc2USogEKIUdldFZlcmlmaWNhdGlvblJlcXVlc3RCeVJlZmVyZW5jZRI9Lmljdi52ZXJpZmljYXRpb24udjEuR2V0VmVyaWZpY2F0aW9uUmVxdWVzdEJ5UmVmZXJlbmNlUmVxdWVzdBo+Lmljdi52ZXJpZmljYXRpb24udjEuR2V0VmVyaWZpY2F0aW9uUmVxdWVzdEJ5UmVmZXJlbmNlUmVzcG9uc2UShwEKGExpc3RWZXJpZmljYXRpb25SZXF1ZXN0cxI0Lmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWNhdGlvblJlcXVlc3RzUmVxdWVzdBo1Lmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWNhdGlvblJlcXVlc3RzUmVzcG9uc2USigEKGUNhbmNlbFZlcmlmaWNhdGlvblJlcXVlc3QSNS5pY3YudmVyaWZpY2F0aW9uLnYxLkNhbmNlbFZlcmlmaWNhdGlvblJlcXVlc3RSZXF1ZXN0GjYuaWN2LnZlcmlmaWNhdGlvbi52MS5DYW5jZWxWZXJpZmljYXRpb25SZXF1ZXN0UmVzcG9uc2USdQoSTGlzdFJldXNhYmxlUHJvb2ZzEi4uaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0UmV1c2FibGVQcm9vZnNSZXF1ZXN0Gi8uaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0UmV1c2FibGVQcm9vZnNSZXNwb25zZRJsCg9BdXRvVmVyaWZ5QXNzZXQSKy5pY3YudmVyaWZpY2F0aW9uLnYxLkF1dG9WZXJpZnlBc3NldFJlcXVlc3QaLC5pY3YudmVyaWZpY2F0aW9uLnYxLkF1dG9WZXJpZnlBc3NldFJlc3BvbnNlEm8KEEdldEhvc3RlZFJlcXVlc3QSLC5pY3YudmVyaWZpY2F0aW9uLnYxLkdldEhvc3RlZFJlcXVlc3RSZXF1ZXN0Gi0uaWN2LnZlcmlmaWNhdGlvbi52MS5HZXRIb3N0ZWRSZXF1ZXN0UmVzcG9uc2USbwoQU3RhcnRIb3N0ZWRBc3NldBIsLmljdi52ZXJpZmljYXRpb24udjEuU3RhcnRIb3N0ZWRBc3NldFJlcXVlc3QaLS5pY3YudmVyaWZpY2F0aW9uLnYxLlN0YXJ0SG9zdGVkQXNzZXRSZXNwb25zZRJyChFTdWJtaXRIb3N0ZWRBc3NldBItLmljdi52ZXJpZmljYXRpb24udjEuU3VibWl0SG9zdGVkQXNzZXRSZXF1ZXN0Gi4uaWN2LnZlcmlmaWNhdGlvbi52MS5TdWJtaXRIb3N0ZWRBc3NldFJlc3BvbnNlEn4KFVRlc3RWZXJpZnlIb3N0ZWRBc3NldBIxLmljdi52ZXJpZmljYXRpb24udjEuVGVzdFZlcmlmeUhvc3RlZEFzc2V0UmVxdWVzdBoyLmljdi52ZXJpZmljYXRpb24udjEuVGVzdFZlcmlmeUhvc3RlZEFzc2V0UmVzcG9uc2USbwoQQ2hlY2tIb3N0ZWRBc3NldBIsLmljdi52ZXJpZmljYXRpb24udjEuQ2hlY2tIb3N0ZWRBc3NldFJlcXVlc3QaLS5pY3YudmVyaWZpY2F0aW9uLnYxLkNoZWNrSG9zdGVkQXNzZXRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_common_v1_scope, file_icv_verification_v1_verification]);
+
+/**
+ * @generated from message icv.verification.v1.CheckHostedAssetRequest
+ */
+export type CheckHostedAssetRequest = Message<"icv.verification.v1.CheckHostedAssetRequest"> & {
+  /**
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: string token = 2;
+   */
+  token: string;
+
+  /**
+   * @generated from field: int32 asset_index = 3;
+   */
+  assetIndex: number;
+};
+
+/**
+ * Describes the message icv.verification.v1.CheckHostedAssetRequest.
+ * Use `create(CheckHostedAssetRequestSchema)` to create a new message.
+ */
+export const CheckHostedAssetRequestSchema: GenMessage<CheckHostedAssetRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 0);
+
+/**
+ * @generated from message icv.verification.v1.CheckHostedAssetResponse
+ */
+export type CheckHostedAssetResponse = Message<"icv.verification.v1.CheckHostedAssetResponse"> & {
+  /**
+   * @generated from field: icv.verification.v1.HostedRequest request = 1;
+   */
+  request?: HostedRequest | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.CheckHostedAssetResponse.
+ * Use `create(CheckHostedAssetResponseSchema)` to create a new message.
+ */
+export const CheckHostedAssetResponseSchema: GenMessage<CheckHostedAssetResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 1);
+
+/**
+ * A domain asset's check on the hosted page: what to publish and what the last check saw.
+ *
+ * @generated from message icv.verification.v1.HostedDomain
+ */
+export type HostedDomain = Message<"icv.verification.v1.HostedDomain"> & {
+  /**
+   * @generated from field: icv.verification.v1.DnsRecord dns_record = 1;
+   */
+  dnsRecord?: DnsRecord | undefined;
+
+  /**
+   * @generated from field: icv.verification.v1.HttpFile http_file = 2;
+   */
+  httpFile?: HttpFile | undefined;
+
+  /**
+   * @generated from field: int32 check_count = 3;
+   */
+  checkCount: number;
+
+  /**
+   * @generated from field: icv.verification.v1.DomainCheck last_check = 4;
+   */
+  lastCheck?: DomainCheck | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.HostedDomain.
+ * Use `create(HostedDomainSchema)` to create a new message.
+ */
+export const HostedDomainSchema: GenMessage<HostedDomain> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 2);
 
 /**
  * @generated from message icv.verification.v1.ActionContext
@@ -36,7 +116,7 @@ export type ActionContext = Message<"icv.verification.v1.ActionContext"> & {
  * Use `create(ActionContextSchema)` to create a new message.
  */
 export const ActionContextSchema: GenMessage<ActionContext> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 0);
+  messageDesc(file_icv_verification_v1_verification_request_service, 3);
 
 /**
  * @generated from message icv.verification.v1.RequestAssetInput
@@ -77,7 +157,7 @@ export type RequestAssetInput = Message<"icv.verification.v1.RequestAssetInput">
  * Use `create(RequestAssetInputSchema)` to create a new message.
  */
 export const RequestAssetInputSchema: GenMessage<RequestAssetInput> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 1);
+  messageDesc(file_icv_verification_v1_verification_request_service, 4);
 
 /**
  * @generated from message icv.verification.v1.RequestAsset
@@ -131,7 +211,7 @@ export type RequestAsset = Message<"icv.verification.v1.RequestAsset"> & {
  * Use `create(RequestAssetSchema)` to create a new message.
  */
 export const RequestAssetSchema: GenMessage<RequestAsset> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 2);
+  messageDesc(file_icv_verification_v1_verification_request_service, 5);
 
 /**
  * @generated from message icv.verification.v1.VerificationRequest
@@ -230,6 +310,13 @@ export type VerificationRequest = Message<"icv.verification.v1.VerificationReque
    * @generated from field: optional int32 max_proof_age = 18;
    */
   maxProofAge?: number | undefined;
+
+  /**
+   * The project the request uses (unset: the default project).
+   *
+   * @generated from field: optional string project_id = 20;
+   */
+  projectId?: string | undefined;
 };
 
 /**
@@ -237,7 +324,7 @@ export type VerificationRequest = Message<"icv.verification.v1.VerificationReque
  * Use `create(VerificationRequestSchema)` to create a new message.
  */
 export const VerificationRequestSchema: GenMessage<VerificationRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 3);
+  messageDesc(file_icv_verification_v1_verification_request_service, 6);
 
 /**
  * @generated from message icv.verification.v1.CreateVerificationRequestRequest
@@ -306,6 +393,13 @@ export type CreateVerificationRequestRequest = Message<"icv.verification.v1.Crea
    * @generated from field: optional int32 max_proof_age = 12;
    */
   maxProofAge?: number | undefined;
+
+  /**
+   * The project whose branding, templates and callbacks the request uses; unset: the default project.
+   *
+   * @generated from field: optional string project_id = 20;
+   */
+  projectId?: string | undefined;
 };
 
 /**
@@ -313,7 +407,7 @@ export type CreateVerificationRequestRequest = Message<"icv.verification.v1.Crea
  * Use `create(CreateVerificationRequestRequestSchema)` to create a new message.
  */
 export const CreateVerificationRequestRequestSchema: GenMessage<CreateVerificationRequestRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 4);
+  messageDesc(file_icv_verification_v1_verification_request_service, 7);
 
 /**
  * @generated from message icv.verification.v1.CreateVerificationRequestResponse
@@ -330,7 +424,7 @@ export type CreateVerificationRequestResponse = Message<"icv.verification.v1.Cre
  * Use `create(CreateVerificationRequestResponseSchema)` to create a new message.
  */
 export const CreateVerificationRequestResponseSchema: GenMessage<CreateVerificationRequestResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 5);
+  messageDesc(file_icv_verification_v1_verification_request_service, 8);
 
 /**
  * @generated from message icv.verification.v1.GetVerificationRequestRequest
@@ -352,7 +446,7 @@ export type GetVerificationRequestRequest = Message<"icv.verification.v1.GetVeri
  * Use `create(GetVerificationRequestRequestSchema)` to create a new message.
  */
 export const GetVerificationRequestRequestSchema: GenMessage<GetVerificationRequestRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 6);
+  messageDesc(file_icv_verification_v1_verification_request_service, 9);
 
 /**
  * @generated from message icv.verification.v1.GetVerificationRequestResponse
@@ -369,7 +463,7 @@ export type GetVerificationRequestResponse = Message<"icv.verification.v1.GetVer
  * Use `create(GetVerificationRequestResponseSchema)` to create a new message.
  */
 export const GetVerificationRequestResponseSchema: GenMessage<GetVerificationRequestResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 7);
+  messageDesc(file_icv_verification_v1_verification_request_service, 10);
 
 /**
  * @generated from message icv.verification.v1.GetVerificationRequestByReferenceRequest
@@ -391,7 +485,7 @@ export type GetVerificationRequestByReferenceRequest = Message<"icv.verification
  * Use `create(GetVerificationRequestByReferenceRequestSchema)` to create a new message.
  */
 export const GetVerificationRequestByReferenceRequestSchema: GenMessage<GetVerificationRequestByReferenceRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 8);
+  messageDesc(file_icv_verification_v1_verification_request_service, 11);
 
 /**
  * @generated from message icv.verification.v1.GetVerificationRequestByReferenceResponse
@@ -408,7 +502,7 @@ export type GetVerificationRequestByReferenceResponse = Message<"icv.verificatio
  * Use `create(GetVerificationRequestByReferenceResponseSchema)` to create a new message.
  */
 export const GetVerificationRequestByReferenceResponseSchema: GenMessage<GetVerificationRequestByReferenceResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 9);
+  messageDesc(file_icv_verification_v1_verification_request_service, 12);
 
 /**
  * @generated from message icv.verification.v1.ListVerificationRequestsRequest
@@ -440,7 +534,7 @@ export type ListVerificationRequestsRequest = Message<"icv.verification.v1.ListV
  * Use `create(ListVerificationRequestsRequestSchema)` to create a new message.
  */
 export const ListVerificationRequestsRequestSchema: GenMessage<ListVerificationRequestsRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 10);
+  messageDesc(file_icv_verification_v1_verification_request_service, 13);
 
 /**
  * @generated from message icv.verification.v1.ListVerificationRequestsResponse
@@ -462,7 +556,7 @@ export type ListVerificationRequestsResponse = Message<"icv.verification.v1.List
  * Use `create(ListVerificationRequestsResponseSchema)` to create a new message.
  */
 export const ListVerificationRequestsResponseSchema: GenMessage<ListVerificationRequestsResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 11);
+  messageDesc(file_icv_verification_v1_verification_request_service, 14);
 
 /**
  * @generated from message icv.verification.v1.CancelVerificationRequestRequest
@@ -484,7 +578,7 @@ export type CancelVerificationRequestRequest = Message<"icv.verification.v1.Canc
  * Use `create(CancelVerificationRequestRequestSchema)` to create a new message.
  */
 export const CancelVerificationRequestRequestSchema: GenMessage<CancelVerificationRequestRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 12);
+  messageDesc(file_icv_verification_v1_verification_request_service, 15);
 
 /**
  * @generated from message icv.verification.v1.CancelVerificationRequestResponse
@@ -506,7 +600,7 @@ export type CancelVerificationRequestResponse = Message<"icv.verification.v1.Can
  * Use `create(CancelVerificationRequestResponseSchema)` to create a new message.
  */
 export const CancelVerificationRequestResponseSchema: GenMessage<CancelVerificationRequestResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 13);
+  messageDesc(file_icv_verification_v1_verification_request_service, 16);
 
 /**
  * @generated from message icv.verification.v1.ReusableProof
@@ -555,7 +649,7 @@ export type ReusableProof = Message<"icv.verification.v1.ReusableProof"> & {
  * Use `create(ReusableProofSchema)` to create a new message.
  */
 export const ReusableProofSchema: GenMessage<ReusableProof> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 14);
+  messageDesc(file_icv_verification_v1_verification_request_service, 17);
 
 /**
  * @generated from message icv.verification.v1.ListReusableProofsRequest
@@ -577,7 +671,7 @@ export type ListReusableProofsRequest = Message<"icv.verification.v1.ListReusabl
  * Use `create(ListReusableProofsRequestSchema)` to create a new message.
  */
 export const ListReusableProofsRequestSchema: GenMessage<ListReusableProofsRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 15);
+  messageDesc(file_icv_verification_v1_verification_request_service, 18);
 
 /**
  * @generated from message icv.verification.v1.ListReusableProofsResponse
@@ -594,7 +688,7 @@ export type ListReusableProofsResponse = Message<"icv.verification.v1.ListReusab
  * Use `create(ListReusableProofsResponseSchema)` to create a new message.
  */
 export const ListReusableProofsResponseSchema: GenMessage<ListReusableProofsResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 16);
+  messageDesc(file_icv_verification_v1_verification_request_service, 19);
 
 /**
  * @generated from message icv.verification.v1.AutoVerifyAssetRequest
@@ -628,7 +722,7 @@ export type AutoVerifyAssetRequest = Message<"icv.verification.v1.AutoVerifyAsse
  * Use `create(AutoVerifyAssetRequestSchema)` to create a new message.
  */
 export const AutoVerifyAssetRequestSchema: GenMessage<AutoVerifyAssetRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 17);
+  messageDesc(file_icv_verification_v1_verification_request_service, 20);
 
 /**
  * @generated from message icv.verification.v1.AutoVerifyAssetResponse
@@ -701,7 +795,7 @@ export type AutoVerifyAssetResponse = Message<"icv.verification.v1.AutoVerifyAss
  * Use `create(AutoVerifyAssetResponseSchema)` to create a new message.
  */
 export const AutoVerifyAssetResponseSchema: GenMessage<AutoVerifyAssetResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 18);
+  messageDesc(file_icv_verification_v1_verification_request_service, 21);
 
 /**
  * An open challenge as the hosted page shows it.
@@ -749,7 +843,7 @@ export type HostedChallenge = Message<"icv.verification.v1.HostedChallenge"> & {
  * Use `create(HostedChallengeSchema)` to create a new message.
  */
 export const HostedChallengeSchema: GenMessage<HostedChallenge> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 19);
+  messageDesc(file_icv_verification_v1_verification_request_service, 22);
 
 /**
  * @generated from message icv.verification.v1.HostedAsset
@@ -802,7 +896,7 @@ export type HostedAsset = Message<"icv.verification.v1.HostedAsset"> & {
   status: string;
 
   /**
-   * code, signature, bot_token, domain_check or oauth (while a challenge is open).
+   * code, signature, bot_token, domain_check, oauth or api_key (while a challenge is open).
    *
    * @generated from field: optional string method = 9;
    */
@@ -827,6 +921,13 @@ export type HostedAsset = Message<"icv.verification.v1.HostedAsset"> & {
    * @generated from field: optional string delivery = 12;
    */
   delivery?: string | undefined;
+
+  /**
+   * Domain assets checked by DNS or HTTP, while open: the record or file and the last check.
+   *
+   * @generated from field: icv.verification.v1.HostedDomain domain = 13;
+   */
+  domain?: HostedDomain | undefined;
 };
 
 /**
@@ -834,7 +935,7 @@ export type HostedAsset = Message<"icv.verification.v1.HostedAsset"> & {
  * Use `create(HostedAssetSchema)` to create a new message.
  */
 export const HostedAssetSchema: GenMessage<HostedAsset> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 20);
+  messageDesc(file_icv_verification_v1_verification_request_service, 23);
 
 /**
  * A request as its hosted page sees it: no tenant data beyond the action context.
@@ -900,6 +1001,13 @@ export type HostedRequest = Message<"icv.verification.v1.HostedRequest"> & {
    * @generated from field: bool token_expired = 11;
    */
   tokenExpired: boolean;
+
+  /**
+   * The project's branding (logo_url is the project's; the gateway serves it through its logo proxy).
+   *
+   * @generated from field: icv.verification.v1.HostedBranding branding = 20;
+   */
+  branding?: HostedBranding | undefined;
 };
 
 /**
@@ -907,7 +1015,44 @@ export type HostedRequest = Message<"icv.verification.v1.HostedRequest"> & {
  * Use `create(HostedRequestSchema)` to create a new message.
  */
 export const HostedRequestSchema: GenMessage<HostedRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 21);
+  messageDesc(file_icv_verification_v1_verification_request_service, 24);
+
+/**
+ * @generated from message icv.verification.v1.HostedBranding
+ */
+export type HostedBranding = Message<"icv.verification.v1.HostedBranding"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: optional string business_name = 2;
+   */
+  businessName?: string | undefined;
+
+  /**
+   * @generated from field: optional string logo_url = 3;
+   */
+  logoUrl?: string | undefined;
+
+  /**
+   * @generated from field: optional string primary_color = 4;
+   */
+  primaryColor?: string | undefined;
+
+  /**
+   * @generated from field: optional string support_email = 5;
+   */
+  supportEmail?: string | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.HostedBranding.
+ * Use `create(HostedBrandingSchema)` to create a new message.
+ */
+export const HostedBrandingSchema: GenMessage<HostedBranding> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_request_service, 25);
 
 /**
  * @generated from message icv.verification.v1.GetHostedRequestRequest
@@ -929,7 +1074,7 @@ export type GetHostedRequestRequest = Message<"icv.verification.v1.GetHostedRequ
  * Use `create(GetHostedRequestRequestSchema)` to create a new message.
  */
 export const GetHostedRequestRequestSchema: GenMessage<GetHostedRequestRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 22);
+  messageDesc(file_icv_verification_v1_verification_request_service, 26);
 
 /**
  * @generated from message icv.verification.v1.GetHostedRequestResponse
@@ -946,7 +1091,7 @@ export type GetHostedRequestResponse = Message<"icv.verification.v1.GetHostedReq
  * Use `create(GetHostedRequestResponseSchema)` to create a new message.
  */
 export const GetHostedRequestResponseSchema: GenMessage<GetHostedRequestResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 23);
+  messageDesc(file_icv_verification_v1_verification_request_service, 27);
 
 /**
  * @generated from message icv.verification.v1.StartHostedAssetRequest
@@ -992,7 +1137,7 @@ export type StartHostedAssetRequest = Message<"icv.verification.v1.StartHostedAs
  * Use `create(StartHostedAssetRequestSchema)` to create a new message.
  */
 export const StartHostedAssetRequestSchema: GenMessage<StartHostedAssetRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 24);
+  messageDesc(file_icv_verification_v1_verification_request_service, 28);
 
 /**
  * @generated from message icv.verification.v1.StartHostedAssetResponse
@@ -1009,7 +1154,7 @@ export type StartHostedAssetResponse = Message<"icv.verification.v1.StartHostedA
  * Use `create(StartHostedAssetResponseSchema)` to create a new message.
  */
 export const StartHostedAssetResponseSchema: GenMessage<StartHostedAssetResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 25);
+  messageDesc(file_icv_verification_v1_verification_request_service, 29);
 
 /**
  * @generated from message icv.verification.v1.SubmitHostedAssetRequest
@@ -1044,6 +1189,18 @@ export type SubmitHostedAssetRequest = Message<"icv.verification.v1.SubmitHosted
    * @generated from field: optional string bot_token = 6;
    */
   botToken?: string | undefined;
+
+  /**
+   * kraken: a read-only API key and its secret (used once, never stored).
+   *
+   * @generated from field: optional string api_key = 7;
+   */
+  apiKey?: string | undefined;
+
+  /**
+   * @generated from field: optional string api_secret = 8;
+   */
+  apiSecret?: string | undefined;
 };
 
 /**
@@ -1051,7 +1208,7 @@ export type SubmitHostedAssetRequest = Message<"icv.verification.v1.SubmitHosted
  * Use `create(SubmitHostedAssetRequestSchema)` to create a new message.
  */
 export const SubmitHostedAssetRequestSchema: GenMessage<SubmitHostedAssetRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 26);
+  messageDesc(file_icv_verification_v1_verification_request_service, 30);
 
 /**
  * @generated from message icv.verification.v1.SubmitHostedAssetResponse
@@ -1068,7 +1225,7 @@ export type SubmitHostedAssetResponse = Message<"icv.verification.v1.SubmitHoste
  * Use `create(SubmitHostedAssetResponseSchema)` to create a new message.
  */
 export const SubmitHostedAssetResponseSchema: GenMessage<SubmitHostedAssetResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 27);
+  messageDesc(file_icv_verification_v1_verification_request_service, 31);
 
 /**
  * @generated from message icv.verification.v1.TestVerifyHostedAssetRequest
@@ -1095,7 +1252,7 @@ export type TestVerifyHostedAssetRequest = Message<"icv.verification.v1.TestVeri
  * Use `create(TestVerifyHostedAssetRequestSchema)` to create a new message.
  */
 export const TestVerifyHostedAssetRequestSchema: GenMessage<TestVerifyHostedAssetRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 28);
+  messageDesc(file_icv_verification_v1_verification_request_service, 32);
 
 /**
  * @generated from message icv.verification.v1.TestVerifyHostedAssetResponse
@@ -1112,7 +1269,7 @@ export type TestVerifyHostedAssetResponse = Message<"icv.verification.v1.TestVer
  * Use `create(TestVerifyHostedAssetResponseSchema)` to create a new message.
  */
 export const TestVerifyHostedAssetResponseSchema: GenMessage<TestVerifyHostedAssetResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_request_service, 29);
+  messageDesc(file_icv_verification_v1_verification_request_service, 33);
 
 /**
  * Verification requests: several assets for one end user, completed on the hosted page at
@@ -1229,6 +1386,17 @@ export const VerificationRequestService: GenService<{
     methodKind: "unary";
     input: typeof TestVerifyHostedAssetRequestSchema;
     output: typeof TestVerifyHostedAssetResponseSchema;
+  },
+  /**
+   * The page's "check now" of a domain asset (DNS or HTTP): the same check, count and 5 s limit as
+   * CheckDomainVerification; the answer's asset shows what the check saw.
+   *
+   * @generated from rpc icv.verification.v1.VerificationRequestService.CheckHostedAsset
+   */
+  checkHostedAsset: {
+    methodKind: "unary";
+    input: typeof CheckHostedAssetRequestSchema;
+    output: typeof CheckHostedAssetResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_icv_verification_v1_verification_request_service, 0);

@@ -8,7 +8,7 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { PageInfo, PageRequest, TenantScope } from "../../common/v1/scope_pb.ts";
 import { file_icv_common_v1_scope } from "../../common/v1/scope_pb.ts";
-import type { Verification } from "./verification_pb.ts";
+import type { DomainCheck, DomainVerification, Verification } from "./verification_pb.ts";
 import { file_icv_verification_v1_verification } from "./verification_pb.ts";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
@@ -16,7 +16,282 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file icv/verification/v1/verification_service.proto.
  */
 export const file_icv_verification_v1_verification_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci5pY3YvdmVyaWZpY2F0aW9uL3YxL3ZlcmlmaWNhdGlvbl9zZXJ2aWNlLnByb3RvEhNpY3YudmVyaWZpY2F0aW9uLnYxIrMBChhSZWNvcmRUZXN0TWVzc2FnZVJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEhIKCnNlc3Npb25faWQYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIRCglkaXJlY3Rpb24YBCABKAkSEQoEZnJvbRgFIAEoCUgAiAEBEgoKAnRvGAYgASgJEgwKBHRleHQYByABKAlCBwoFX2Zyb20iTgoZUmVjb3JkVGVzdE1lc3NhZ2VSZXNwb25zZRIxCgdtZXNzYWdlGAEgASgLMiAuaWN2LnZlcmlmaWNhdGlvbi52MS5UZXN0TWVzc2FnZSJgChpDb21wbGV0ZUluYm91bmRDb2RlUmVxdWVzdBIPCgdjaGFubmVsGAEgASgJEgwKBGNvZGUYAiABKAkSDgoGc2VuZGVyGAMgASgJEhMKC21lc3NhZ2Vfa2V5GAQgASgJImMKG0NvbXBsZXRlSW5ib3VuZENvZGVSZXNwb25zZRIPCgdvdXRjb21lGAEgASgJEhcKD3ZlcmlmaWNhdGlvbl9pZBgCIAEoCRIaChJhdHRlbXB0c19yZW1haW5pbmcYAyABKAUi0AEKIFJlY29yZFNlc3Npb25WZXJpZmljYXRpb25SZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIPCgdjaGFubmVsGAIgASgJEhQKDHBob25lX251bWJlchgDIAEoCRIOCgZvcmlnaW4YBCABKAkSGAoQcHJvb2ZfZXhwaXJlc19pbhgFIAEoBRIwCg9jbGllbnRfbWV0YWRhdGEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IlwKIVJlY29yZFNlc3Npb25WZXJpZmljYXRpb25SZXNwb25zZRI3Cgx2ZXJpZmljYXRpb24YASABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbiK3AgoZQ3JlYXRlVmVyaWZpY2F0aW9uUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSDAoEdHlwZRgCIAEoCRIPCgdjaGFubmVsGAMgASgJEhIKCmlkZW50aWZpZXIYBCABKAkSMAoPY2xpZW50X21ldGFkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIdChBleHRlcm5hbF91c2VyX2lkGAYgASgJSACIAQESHQoQcHJvb2ZfZXhwaXJlc19pbhgHIAEoBUgBiAEBEhUKCGRlbGl2ZXJ5GAggASgJSAKIAQFCEwoRX2V4dGVybmFsX3VzZXJfaWRCEwoRX3Byb29mX2V4cGlyZXNfaW5CCwoJX2RlbGl2ZXJ5IlUKGkNyZWF0ZVZlcmlmaWNhdGlvblJlc3BvbnNlEjcKDHZlcmlmaWNhdGlvbhgBIAEoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uIk8KFkdldFZlcmlmaWNhdGlvblJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJIlIKF0dldFZlcmlmaWNhdGlvblJlc3BvbnNlEjcKDHZlcmlmaWNhdGlvbhgBIAEoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uIugCChhMaXN0VmVyaWZpY2F0aW9uc1JlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEigKBHBhZ2UYAiABKAsyGi5pY3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EhMKBnN0YXR1cxgDIAEoCUgAiAEBEhEKBHR5cGUYBCABKAlIAYgBARIUCgdjaGFubmVsGAUgASgJSAKIAQESHQoQZXh0ZXJuYWxfdXNlcl9pZBgGIAEoCUgDiAEBEjEKDWNyZWF0ZWRfYWZ0ZXIYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIJCgdfc3RhdHVzQgcKBV90eXBlQgoKCF9jaGFubmVsQhMKEV9leHRlcm5hbF91c2VyX2lkIoEBChlMaXN0VmVyaWZpY2F0aW9uc1Jlc3BvbnNlEjgKDXZlcmlmaWNhdGlvbnMYASADKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbhIqCglwYWdlX2luZm8YAiABKAsyFy5pY3YuY29tbW9uLnYxLlBhZ2VJbmZvIoECChZTdWJtaXRDaGFsbGVuZ2VSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIKCgJpZBgCIAEoCRIbCg5jaGFsbGVuZ2VfY29kZRgDIAEoCUgAiAEBEh4KEXNvdXJjZV9pZGVudGlmaWVyGAQgASgJSAGIAQESFgoJc2lnbmF0dXJlGAUgASgJSAKIAQESFgoJYm90X3Rva2VuGAYgASgJSAOIAQFCEQoPX2NoYWxsZW5nZV9jb2RlQhQKEl9zb3VyY2VfaWRlbnRpZmllckIMCgpfc2lnbmF0dXJlQgwKCl9ib3RfdG9rZW4iUgoXU3VibWl0Q2hhbGxlbmdlUmVzcG9uc2USNwoMdmVyaWZpY2F0aW9uGAEgASgLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmljYXRpb24iSgoRVGVzdFZlcmlmeVJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJIk0KElRlc3RWZXJpZnlSZXNwb25zZRI3Cgx2ZXJpZmljYXRpb24YASABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbiJiChlSZXZva2VWZXJpZmljYXRpb25SZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIKCgJpZBgCIAEoCRIOCgZyZWFzb24YAyABKAkidQoaUmV2b2tlVmVyaWZpY2F0aW9uUmVzcG9uc2USFwoPdmVyaWZpY2F0aW9uX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIuCgpyZXZva2VkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ+ChRWYWxpZGF0ZVByb29mUmVxdWVzdBITCgtwcm9vZl90b2tlbhgBIAEoCRIXCgppZGVudGlmaWVyGAIgASgJSACIAQESKQoFc2NvcGUYAyABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlQg0KC19pZGVudGlmaWVyIoMCChVWYWxpZGF0ZVByb29mUmVzcG9uc2USDQoFdmFsaWQYASABKAgSDgoGcmVhc29uGAIgASgJEg8KB21lc3NhZ2UYAyABKAkSFwoPdmVyaWZpY2F0aW9uX2lkGAQgASgJEgwKBHR5cGUYBSABKAkSDwoHY2hhbm5lbBgGIAEoCRIvCgt2ZXJpZmllZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJdGVzdF9tb2RlGAkgASgIEg4KBm1ldGhvZBgKIAEoCSJPChZSZXNlbmRDaGFsbGVuZ2VSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIKCgJpZBgCIAEoCSJ+ChdSZXNlbmRDaGFsbGVuZ2VSZXNwb25zZRI3Cgx2ZXJpZmljYXRpb24YASABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbhIPCgdtZXNzYWdlGAIgASgJEhkKEXJlc2VuZHNfcmVtYWluaW5nGAMgASgFIpMBCh1MaXN0VmVyaWZpY2F0aW9uRXZlbnRzUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSFwoPdmVyaWZpY2F0aW9uX2lkGAIgASgJEhsKDmFmdGVyX2V2ZW50X2lkGAMgASgJSACIAQFCEQoPX2FmdGVyX2V2ZW50X2lkIn8KHkxpc3RWZXJpZmljYXRpb25FdmVudHNSZXNwb25zZRI2CgZldmVudHMYASADKAsyJi5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbkV2ZW50Eg4KBnN0YXR1cxgCIAEoCRIVCg1sYXN0X2V2ZW50X2lkGAMgASgJIo0BChFWZXJpZmljYXRpb25FdmVudBIKCgJpZBgBIAEoCRISCgpldmVudF90eXBlGAIgASgJEigKB3BheWxvYWQYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIm8KGExpc3RWZXJpZmllZFVzZXJzUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSKAoEcGFnZRgCIAEoCzIaLmljdi5jb21tb24udjEuUGFnZVJlcXVlc3QieQoZTGlzdFZlcmlmaWVkVXNlcnNSZXNwb25zZRIwCgV1c2VycxgBIAMoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpZWRVc2VyEioKCXBhZ2VfaW5mbxgCIAEoCzIXLmljdi5jb21tb24udjEuUGFnZUluZm8iXQoWR2V0VmVyaWZpZWRVc2VyUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSGAoQZXh0ZXJuYWxfdXNlcl9pZBgCIAEoCSJKChdHZXRWZXJpZmllZFVzZXJSZXNwb25zZRIvCgR1c2VyGAEgASgLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmllZFVzZXIijwIKDFZlcmlmaWVkVXNlchIYChBleHRlcm5hbF91c2VyX2lkGAEgASgJEhoKEnZlcmlmaWNhdGlvbl9jb3VudBgCIAEoBRIWCg50eXBlc192ZXJpZmllZBgDIAMoCRJECg12ZXJpZmljYXRpb25zGAQgAygLMi0uaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmllZFVzZXJWZXJpZmljYXRpb24SNQoRZmlyc3RfdmVyaWZpZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEGxhc3RfdmVyaWZpZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpMCChhWZXJpZmllZFVzZXJWZXJpZmljYXRpb24SCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIPCgdjaGFubmVsGAMgASgJEhIKCmlkZW50aWZpZXIYBCABKAkSLwoLdmVyaWZpZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnN0YXR1cxgGIAEoCRIRCgloYXNfcHJvb2YYByABKAgSNAoQcHJvb2ZfZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAioAEKF0xpc3RUZXN0TWVzc2FnZXNSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIoCgRwYWdlGAIgASgLMhouaWN2LmNvbW1vbi52MS5QYWdlUmVxdWVzdBIcCg92ZXJpZmljYXRpb25faWQYAyABKAlIAIgBAUISChBfdmVyaWZpY2F0aW9uX2lkInoKGExpc3RUZXN0TWVzc2FnZXNSZXNwb25zZRIyCghtZXNzYWdlcxgBIAMoCzIgLmljdi52ZXJpZmljYXRpb24udjEuVGVzdE1lc3NhZ2USKgoJcGFnZV9pbmZvGAIgASgLMhcuaWN2LmNvbW1vbi52MS5QYWdlSW5mbyKGAgoLVGVzdE1lc3NhZ2USCgoCaWQYASABKAkSFwoPdmVyaWZpY2F0aW9uX2lkGAIgASgJEg8KB2NoYW5uZWwYAyABKAkSEQoJZGlyZWN0aW9uGAQgASgJEhEKBGZyb20YBSABKAlIAIgBARIKCgJ0bxgGIAEoCRIUCgdzdWJqZWN0GAcgASgJSAGIAQESDAoEdGV4dBgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCgpzZXNzaW9uX2lkGAogASgJSAKIAQFCBwoFX2Zyb21CCgoIX3N1YmplY3RCDQoLX3Nlc3Npb25faWQy2g0KE1ZlcmlmaWNhdGlvblNlcnZpY2USdQoSQ3JlYXRlVmVyaWZpY2F0aW9uEi4uaWN2LnZlcmlmaWNhdGlvbi52MS5DcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0Gi8uaWN2LnZlcmlmaWNhdGlvbi52MS5DcmVhdGVWZXJpZmljYXRpb25SZXNwb25zZRJsCg9HZXRWZXJpZmljYXRpb24SKy5pY3YudmVyaWZpY2F0aW9uLnYxLkdldFZlcmlmaWNhdGlvblJlcXVlc3QaLC5pY3YudmVyaWZpY2F0aW9uLnYxLkdldFZlcmlmaWNhdGlvblJlc3BvbnNlEnIKEUxpc3RWZXJpZmljYXRpb25zEi0uaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0VmVyaWZpY2F0aW9uc1JlcXVlc3QaLi5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RWZXJpZmljYXRpb25zUmVzcG9uc2USbAoPU3VibWl0Q2hhbGxlbmdlEisuaWN2LnZlcmlmaWNhdGlvbi52MS5TdWJtaXRDaGFsbGVuZ2VSZXF1ZXN0GiwuaWN2LnZlcmlmaWNhdGlvbi52MS5TdWJtaXRDaGFsbGVuZ2VSZXNwb25zZRJdCgpUZXN0VmVyaWZ5EiYuaWN2LnZlcmlmaWNhdGlvbi52MS5UZXN0VmVyaWZ5UmVxdWVzdBonLmljdi52ZXJpZmljYXRpb24udjEuVGVzdFZlcmlmeVJlc3BvbnNlEnUKElJldm9rZVZlcmlmaWNhdGlvbhIuLmljdi52ZXJpZmljYXRpb24udjEuUmV2b2tlVmVyaWZpY2F0aW9uUmVxdWVzdBovLmljdi52ZXJpZmljYXRpb24udjEuUmV2b2tlVmVyaWZpY2F0aW9uUmVzcG9uc2USZgoNVmFsaWRhdGVQcm9vZhIpLmljdi52ZXJpZmljYXRpb24udjEuVmFsaWRhdGVQcm9vZlJlcXVlc3QaKi5pY3YudmVyaWZpY2F0aW9uLnYxLlZhbGlkYXRlUHJvb2ZSZXNwb25zZRKBAQoWTGlzdFZlcmlmaWNhdGlvbkV2ZW50cxIyLmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWNhdGlvbkV2ZW50c1JlcXVlc3QaMy5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RWZXJpZmljYXRpb25FdmVudHNSZXNwb25zZRJsCg9SZXNlbmRDaGFsbGVuZ2USKy5pY3YudmVyaWZpY2F0aW9uLnYxLlJlc2VuZENoYWxsZW5nZVJlcXVlc3QaLC5pY3YudmVyaWZpY2F0aW9uLnYxLlJlc2VuZENoYWxsZW5nZVJlc3BvbnNlEnIKEUxpc3RWZXJpZmllZFVzZXJzEi0uaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0VmVyaWZpZWRVc2Vyc1JlcXVlc3QaLi5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RWZXJpZmllZFVzZXJzUmVzcG9uc2USbAoPR2V0VmVyaWZpZWRVc2VyEisuaWN2LnZlcmlmaWNhdGlvbi52MS5HZXRWZXJpZmllZFVzZXJSZXF1ZXN0GiwuaWN2LnZlcmlmaWNhdGlvbi52MS5HZXRWZXJpZmllZFVzZXJSZXNwb25zZRJvChBMaXN0VGVzdE1lc3NhZ2VzEiwuaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0VGVzdE1lc3NhZ2VzUmVxdWVzdBotLmljdi52ZXJpZmljYXRpb24udjEuTGlzdFRlc3RNZXNzYWdlc1Jlc3BvbnNlEnIKEVJlY29yZFRlc3RNZXNzYWdlEi0uaWN2LnZlcmlmaWNhdGlvbi52MS5SZWNvcmRUZXN0TWVzc2FnZVJlcXVlc3QaLi5pY3YudmVyaWZpY2F0aW9uLnYxLlJlY29yZFRlc3RNZXNzYWdlUmVzcG9uc2USeAoTQ29tcGxldGVJbmJvdW5kQ29kZRIvLmljdi52ZXJpZmljYXRpb24udjEuQ29tcGxldGVJbmJvdW5kQ29kZVJlcXVlc3QaMC5pY3YudmVyaWZpY2F0aW9uLnYxLkNvbXBsZXRlSW5ib3VuZENvZGVSZXNwb25zZRKKAQoZUmVjb3JkU2Vzc2lvblZlcmlmaWNhdGlvbhI1Lmljdi52ZXJpZmljYXRpb24udjEuUmVjb3JkU2Vzc2lvblZlcmlmaWNhdGlvblJlcXVlc3QaNi5pY3YudmVyaWZpY2F0aW9uLnYxLlJlY29yZFNlc3Npb25WZXJpZmljYXRpb25SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_common_v1_scope, file_icv_verification_v1_verification]);
+  fileDesc("Ci5pY3YvdmVyaWZpY2F0aW9uL3YxL3ZlcmlmaWNhdGlvbl9zZXJ2aWNlLnByb3RvEhNpY3YudmVyaWZpY2F0aW9uLnYxIqMBChFEbnNQcm92aWRlckFjY2VzcxIMCgRuYW1lGAEgASgJEkwKC2NyZWRlbnRpYWxzGAIgAygLMjcuaWN2LnZlcmlmaWNhdGlvbi52MS5EbnNQcm92aWRlckFjY2Vzcy5DcmVkZW50aWFsc0VudHJ5GjIKEENyZWRlbnRpYWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLyAQofQ3JlYXRlRG9tYWluVmVyaWZpY2F0aW9uUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSDgoGZG9tYWluGAIgASgJEhgKC2N1c3RvbWVyX2lkGAMgASgJSACIAQESIAoTdmVyaWZpY2F0aW9uX21ldGhvZBgEIAEoCUgBiAEBEjAKD2NsaWVudF9tZXRhZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCDgoMX2N1c3RvbWVyX2lkQhYKFF92ZXJpZmljYXRpb25fbWV0aG9kIpQBCiBDcmVhdGVEb21haW5WZXJpZmljYXRpb25SZXNwb25zZRI3CgZkb21haW4YASABKAsyJy5pY3YudmVyaWZpY2F0aW9uLnYxLkRvbWFpblZlcmlmaWNhdGlvbhI3Cgx2ZXJpZmljYXRpb24YAiABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbiJXCh5DaGVja0RvbWFpblZlcmlmaWNhdGlvblJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJIpMBCh9DaGVja0RvbWFpblZlcmlmaWNhdGlvblJlc3BvbnNlEjcKDHZlcmlmaWNhdGlvbhgBIAEoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uEjcKBmRvbWFpbhgCIAEoCzInLmljdi52ZXJpZmljYXRpb24udjEuRG9tYWluVmVyaWZpY2F0aW9uIjkKF1N0YXJ0T0F1dGhTaWduSW5SZXF1ZXN0Eg8KB2NoYW5uZWwYASABKAkSDQoFdG9rZW4YAiABKAkiTgoYU3RhcnRPQXV0aFNpZ25JblJlc3BvbnNlEjIKB291dGNvbWUYASABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLk9BdXRoT3V0Y29tZSKpAQoaQ29tcGxldGVPQXV0aFNpZ25JblJlcXVlc3QSDwoHY2hhbm5lbBgBIAEoCRJLCgZwYXJhbXMYAiADKAsyOy5pY3YudmVyaWZpY2F0aW9uLnYxLkNvbXBsZXRlT0F1dGhTaWduSW5SZXF1ZXN0LlBhcmFtc0VudHJ5Gi0KC1BhcmFtc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiUQobQ29tcGxldGVPQXV0aFNpZ25JblJlc3BvbnNlEjIKB291dGNvbWUYASABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLk9BdXRoT3V0Y29tZSL4AQoMT0F1dGhPdXRjb21lEg8KB291dGNvbWUYASABKAkSDwoHY2hhbm5lbBgCIAEoCRIXCgppZGVudGlmaWVyGAMgASgJSACIAQESGgoSYXR0ZW1wdHNfcmVtYWluaW5nGAQgASgFEh4KEWF1dGhvcml6YXRpb25fdXJsGAUgASgJSAGIAQESFgoJcmV0cnlfdXJsGAYgASgJSAKIAQESFwoKcmV0dXJuX3VybBgHIAEoCUgDiAEBQg0KC19pZGVudGlmaWVyQhQKEl9hdXRob3JpemF0aW9uX3VybEIMCgpfcmV0cnlfdXJsQg0KC19yZXR1cm5fdXJsIrMBChhSZWNvcmRUZXN0TWVzc2FnZVJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEhIKCnNlc3Npb25faWQYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIRCglkaXJlY3Rpb24YBCABKAkSEQoEZnJvbRgFIAEoCUgAiAEBEgoKAnRvGAYgASgJEgwKBHRleHQYByABKAlCBwoFX2Zyb20iTgoZUmVjb3JkVGVzdE1lc3NhZ2VSZXNwb25zZRIxCgdtZXNzYWdlGAEgASgLMiAuaWN2LnZlcmlmaWNhdGlvbi52MS5UZXN0TWVzc2FnZSJgChpDb21wbGV0ZUluYm91bmRDb2RlUmVxdWVzdBIPCgdjaGFubmVsGAEgASgJEgwKBGNvZGUYAiABKAkSDgoGc2VuZGVyGAMgASgJEhMKC21lc3NhZ2Vfa2V5GAQgASgJIoEBChtDb21wbGV0ZUluYm91bmRDb2RlUmVzcG9uc2USDwoHb3V0Y29tZRgBIAEoCRIXCg92ZXJpZmljYXRpb25faWQYAiABKAkSGgoSYXR0ZW1wdHNfcmVtYWluaW5nGAMgASgFEhIKBXJlcGx5GBQgASgJSACIAQFCCAoGX3JlcGx5IvgBCiBSZWNvcmRTZXNzaW9uVmVyaWZpY2F0aW9uUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSDwoHY2hhbm5lbBgCIAEoCRIUCgxwaG9uZV9udW1iZXIYAyABKAkSDgoGb3JpZ2luGAQgASgJEhgKEHByb29mX2V4cGlyZXNfaW4YBSABKAUSMAoPY2xpZW50X21ldGFkYXRhGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpwcm9qZWN0X2lkGCggASgJSACIAQFCDQoLX3Byb2plY3RfaWQiXAohUmVjb3JkU2Vzc2lvblZlcmlmaWNhdGlvblJlc3BvbnNlEjcKDHZlcmlmaWNhdGlvbhgBIAEoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uIpkEChlDcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIMCgR0eXBlGAIgASgJEg8KB2NoYW5uZWwYAyABKAkSEgoKaWRlbnRpZmllchgEIAEoCRIwCg9jbGllbnRfbWV0YWRhdGEYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eh0KEGV4dGVybmFsX3VzZXJfaWQYBiABKAlIAIgBARIdChBwcm9vZl9leHBpcmVzX2luGAcgASgFSAGIAQESFQoIZGVsaXZlcnkYCCABKAlIAogBARIZCgxlbWFpbF9wcmVmaXgYCSABKAlIA4gBARI8CgxkbnNfcHJvdmlkZXIYCiABKAsyJi5pY3YudmVyaWZpY2F0aW9uLnYxLkRuc1Byb3ZpZGVyQWNjZXNzEhUKCGNoYWluX2lkGBQgASgESASIAQESGQoMY2FsbGJhY2tfdXJsGBUgASgJSAWIAQESFwoKcHJvamVjdF9pZBgWIAEoCUgGiAEBQhMKEV9leHRlcm5hbF91c2VyX2lkQhMKEV9wcm9vZl9leHBpcmVzX2luQgsKCV9kZWxpdmVyeUIPCg1fZW1haWxfcHJlZml4QgsKCV9jaGFpbl9pZEIPCg1fY2FsbGJhY2tfdXJsQg0KC19wcm9qZWN0X2lkIo0BChpDcmVhdGVWZXJpZmljYXRpb25SZXNwb25zZRI3Cgx2ZXJpZmljYXRpb24YASABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbhI2Cgxkb21haW5fY2hlY2sYAiABKAsyIC5pY3YudmVyaWZpY2F0aW9uLnYxLkRvbWFpbkNoZWNrIk8KFkdldFZlcmlmaWNhdGlvblJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJIlIKF0dldFZlcmlmaWNhdGlvblJlc3BvbnNlEjcKDHZlcmlmaWNhdGlvbhgBIAEoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uIugCChhMaXN0VmVyaWZpY2F0aW9uc1JlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEigKBHBhZ2UYAiABKAsyGi5pY3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EhMKBnN0YXR1cxgDIAEoCUgAiAEBEhEKBHR5cGUYBCABKAlIAYgBARIUCgdjaGFubmVsGAUgASgJSAKIAQESHQoQZXh0ZXJuYWxfdXNlcl9pZBgGIAEoCUgDiAEBEjEKDWNyZWF0ZWRfYWZ0ZXIYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIJCgdfc3RhdHVzQgcKBV90eXBlQgoKCF9jaGFubmVsQhMKEV9leHRlcm5hbF91c2VyX2lkIoEBChlMaXN0VmVyaWZpY2F0aW9uc1Jlc3BvbnNlEjgKDXZlcmlmaWNhdGlvbnMYASADKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbhIqCglwYWdlX2luZm8YAiABKAsyFy5pY3YuY29tbW9uLnYxLlBhZ2VJbmZvIssCChZTdWJtaXRDaGFsbGVuZ2VSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIKCgJpZBgCIAEoCRIbCg5jaGFsbGVuZ2VfY29kZRgDIAEoCUgAiAEBEh4KEXNvdXJjZV9pZGVudGlmaWVyGAQgASgJSAGIAQESFgoJc2lnbmF0dXJlGAUgASgJSAKIAQESFgoJYm90X3Rva2VuGAYgASgJSAOIAQESFAoHYXBpX2tleRgHIAEoCUgEiAEBEhcKCmFwaV9zZWNyZXQYCCABKAlIBYgBAUIRCg9fY2hhbGxlbmdlX2NvZGVCFAoSX3NvdXJjZV9pZGVudGlmaWVyQgwKCl9zaWduYXR1cmVCDAoKX2JvdF90b2tlbkIKCghfYXBpX2tleUINCgtfYXBpX3NlY3JldCJSChdTdWJtaXRDaGFsbGVuZ2VSZXNwb25zZRI3Cgx2ZXJpZmljYXRpb24YASABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWNhdGlvbiJKChFUZXN0VmVyaWZ5UmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkiTQoSVGVzdFZlcmlmeVJlc3BvbnNlEjcKDHZlcmlmaWNhdGlvbhgBIAEoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uImIKGVJldm9rZVZlcmlmaWNhdGlvblJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJEg4KBnJlYXNvbhgDIAEoCSJ1ChpSZXZva2VWZXJpZmljYXRpb25SZXNwb25zZRIXCg92ZXJpZmljYXRpb25faWQYASABKAkSDgoGc3RhdHVzGAIgASgJEi4KCnJldm9rZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIn4KFFZhbGlkYXRlUHJvb2ZSZXF1ZXN0EhMKC3Byb29mX3Rva2VuGAEgASgJEhcKCmlkZW50aWZpZXIYAiABKAlIAIgBARIpCgVzY29wZRgDIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGVCDQoLX2lkZW50aWZpZXIigwIKFVZhbGlkYXRlUHJvb2ZSZXNwb25zZRINCgV2YWxpZBgBIAEoCBIOCgZyZWFzb24YAiABKAkSDwoHbWVzc2FnZRgDIAEoCRIXCg92ZXJpZmljYXRpb25faWQYBCABKAkSDAoEdHlwZRgFIAEoCRIPCgdjaGFubmVsGAYgASgJEi8KC3ZlcmlmaWVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgl0ZXN0X21vZGUYCSABKAgSDgoGbWV0aG9kGAogASgJIk8KFlJlc2VuZENoYWxsZW5nZVJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJIn4KF1Jlc2VuZENoYWxsZW5nZVJlc3BvbnNlEjcKDHZlcmlmaWNhdGlvbhgBIAEoCzIhLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uEg8KB21lc3NhZ2UYAiABKAkSGQoRcmVzZW5kc19yZW1haW5pbmcYAyABKAUikwEKHUxpc3RWZXJpZmljYXRpb25FdmVudHNSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIXCg92ZXJpZmljYXRpb25faWQYAiABKAkSGwoOYWZ0ZXJfZXZlbnRfaWQYAyABKAlIAIgBAUIRCg9fYWZ0ZXJfZXZlbnRfaWQifwoeTGlzdFZlcmlmaWNhdGlvbkV2ZW50c1Jlc3BvbnNlEjYKBmV2ZW50cxgBIAMoCzImLmljdi52ZXJpZmljYXRpb24udjEuVmVyaWZpY2F0aW9uRXZlbnQSDgoGc3RhdHVzGAIgASgJEhUKDWxhc3RfZXZlbnRfaWQYAyABKAkijQEKEVZlcmlmaWNhdGlvbkV2ZW50EgoKAmlkGAEgASgJEhIKCmV2ZW50X3R5cGUYAiABKAkSKAoHcGF5bG9hZBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibwoYTGlzdFZlcmlmaWVkVXNlcnNSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIoCgRwYWdlGAIgASgLMhouaWN2LmNvbW1vbi52MS5QYWdlUmVxdWVzdCJ5ChlMaXN0VmVyaWZpZWRVc2Vyc1Jlc3BvbnNlEjAKBXVzZXJzGAEgAygLMiEuaWN2LnZlcmlmaWNhdGlvbi52MS5WZXJpZmllZFVzZXISKgoJcGFnZV9pbmZvGAIgASgLMhcuaWN2LmNvbW1vbi52MS5QYWdlSW5mbyJdChZHZXRWZXJpZmllZFVzZXJSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIYChBleHRlcm5hbF91c2VyX2lkGAIgASgJIkoKF0dldFZlcmlmaWVkVXNlclJlc3BvbnNlEi8KBHVzZXIYASABKAsyIS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWVkVXNlciKPAgoMVmVyaWZpZWRVc2VyEhgKEGV4dGVybmFsX3VzZXJfaWQYASABKAkSGgoSdmVyaWZpY2F0aW9uX2NvdW50GAIgASgFEhYKDnR5cGVzX3ZlcmlmaWVkGAMgAygJEkQKDXZlcmlmaWNhdGlvbnMYBCADKAsyLS5pY3YudmVyaWZpY2F0aW9uLnYxLlZlcmlmaWVkVXNlclZlcmlmaWNhdGlvbhI1ChFmaXJzdF92ZXJpZmllZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNAoQbGFzdF92ZXJpZmllZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAikwIKGFZlcmlmaWVkVXNlclZlcmlmaWNhdGlvbhIKCgJpZBgBIAEoCRIMCgR0eXBlGAIgASgJEg8KB2NoYW5uZWwYAyABKAkSEgoKaWRlbnRpZmllchgEIAEoCRIvCgt2ZXJpZmllZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGc3RhdHVzGAYgASgJEhEKCWhhc19wcm9vZhgHIAEoCBI0ChBwcm9vZl9leHBpcmVzX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKgAQoXTGlzdFRlc3RNZXNzYWdlc1JlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEigKBHBhZ2UYAiABKAsyGi5pY3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EhwKD3ZlcmlmaWNhdGlvbl9pZBgDIAEoCUgAiAEBQhIKEF92ZXJpZmljYXRpb25faWQiegoYTGlzdFRlc3RNZXNzYWdlc1Jlc3BvbnNlEjIKCG1lc3NhZ2VzGAEgAygLMiAuaWN2LnZlcmlmaWNhdGlvbi52MS5UZXN0TWVzc2FnZRIqCglwYWdlX2luZm8YAiABKAsyFy5pY3YuY29tbW9uLnYxLlBhZ2VJbmZvIoYCCgtUZXN0TWVzc2FnZRIKCgJpZBgBIAEoCRIXCg92ZXJpZmljYXRpb25faWQYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIRCglkaXJlY3Rpb24YBCABKAkSEQoEZnJvbRgFIAEoCUgAiAEBEgoKAnRvGAYgASgJEhQKB3N1YmplY3QYByABKAlIAYgBARIMCgR0ZXh0GAggASgJEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKCnNlc3Npb25faWQYCiABKAlIAogBAUIHCgVfZnJvbUIKCghfc3ViamVjdEINCgtfc2Vzc2lvbl9pZDLWEQoTVmVyaWZpY2F0aW9uU2VydmljZRJ1ChJDcmVhdGVWZXJpZmljYXRpb24SLi5pY3YudmVyaWZpY2F0aW9uLnYxLkNyZWF0ZVZlcmlmaWNhdGlvblJlcXVlc3QaLy5pY3YudmVyaWZpY2F0aW9uLnYxLkNyZWF0ZVZlcmlmaWNhdGlvblJlc3BvbnNlEmwKD0dldFZlcmlmaWNhdGlvbhIrLmljdi52ZXJpZmljYXRpb24udjEuR2V0VmVyaWZpY2F0aW9uUmVxdWVzdBosLmljdi52ZXJpZmljYXRpb24udjEuR2V0VmVyaWZpY2F0aW9uUmVzcG9uc2UScgoRTGlzdFZlcmlmaWNhdGlvbnMSLS5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RWZXJpZmljYXRpb25zUmVxdWVzdBouLmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWNhdGlvbnNSZXNwb25zZRJsCg9TdWJtaXRDaGFsbGVuZ2USKy5pY3YudmVyaWZpY2F0aW9uLnYxLlN1Ym1pdENoYWxsZW5nZVJlcXVlc3QaLC5pY3YudmVyaWZpY2F0aW9uLnYxLlN1Ym1pdENoYWxsZW5nZVJlc3BvbnNlEl0KClRlc3RWZXJpZnkSJi5pY3YudmVyaWZpY2F0aW9uLnYxLlRlc3RWZXJpZnlSZXF1ZXN0GicuaWN2LnZlcmlmaWNhdGlvbi52MS5UZXN0VmVyaWZ5UmVzcG9uc2USdQoSUmV2b2tlVmVyaWZpY2F0aW9uEi4uaWN2LnZlcmlmaWNhdGlvbi52MS5SZXZva2VWZXJpZmljYXRpb25SZXF1ZXN0Gi8uaWN2LnZlcmlmaWNhdGlvbi52MS5SZXZva2VWZXJpZmljYXRpb25SZXNwb25zZRJmCg1WYWxpZGF0ZVByb29mEikuaWN2LnZlcmlmaWNhdGlvbi52MS5WYWxpZGF0ZVByb29mUmVxdWVzdBoqLmljdi52ZXJpZmljYXRpb24udjEuVmFsaWRhdGVQcm9vZlJlc3BvbnNlEoEBChZMaXN0VmVyaWZpY2F0aW9uRXZlbnRzEjIuaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0VmVyaWZpY2F0aW9uRXZlbnRzUmVxdWVzdBozLmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWNhdGlvbkV2ZW50c1Jlc3BvbnNlEmwKD1Jlc2VuZENoYWxsZW5nZRIrLmljdi52ZXJpZmljYXRpb24udjEuUmVzZW5kQ2hhbGxlbmdlUmVxdWVzdBosLmljdi52ZXJpZmljYXRpb24udjEuUmVzZW5kQ2hhbGxlbmdlUmVzcG9uc2UScgoRTGlzdFZlcmlmaWVkVXNlcnMSLS5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RWZXJpZmllZFVzZXJzUmVxdWVzdBouLmljdi52ZXJpZmljYXRpb24udjEuTGlzdFZlcmlmaWVkVXNlcnNSZXNwb25zZRJsCg9HZXRWZXJpZmllZFVzZXISKy5pY3YudmVyaWZpY2F0aW9uLnYxLkdldFZlcmlmaWVkVXNlclJlcXVlc3QaLC5pY3YudmVyaWZpY2F0aW9uLnYxLkdldFZlcmlmaWVkVXNlclJlc3BvbnNlEm8KEExpc3RUZXN0TWVzc2FnZXMSLC5pY3YudmVyaWZpY2F0aW9uLnYxLkxpc3RUZXN0TWVzc2FnZXNSZXF1ZXN0Gi0uaWN2LnZlcmlmaWNhdGlvbi52MS5MaXN0VGVzdE1lc3NhZ2VzUmVzcG9uc2UScgoRUmVjb3JkVGVzdE1lc3NhZ2USLS5pY3YudmVyaWZpY2F0aW9uLnYxLlJlY29yZFRlc3RNZXNzYWdlUmVxdWVzdBouLmljdi52ZXJpZmljYXRpb24udjEuUmVjb3JkVGVzdE1lc3NhZ2VSZXNwb25zZRJ4ChNDb21wbGV0ZUluYm91bmRDb2RlEi8uaWN2LnZlcmlmaWNhdGlvbi52MS5Db21wbGV0ZUluYm91bmRDb2RlUmVxdWVzdBowLmljdi52ZXJpZmljYXRpb24udjEuQ29tcGxldGVJbmJvdW5kQ29kZVJlc3BvbnNlEooBChlSZWNvcmRTZXNzaW9uVmVyaWZpY2F0aW9uEjUuaWN2LnZlcmlmaWNhdGlvbi52MS5SZWNvcmRTZXNzaW9uVmVyaWZpY2F0aW9uUmVxdWVzdBo2Lmljdi52ZXJpZmljYXRpb24udjEuUmVjb3JkU2Vzc2lvblZlcmlmaWNhdGlvblJlc3BvbnNlEocBChhDcmVhdGVEb21haW5WZXJpZmljYXRpb24SNC5pY3YudmVyaWZpY2F0aW9uLnYxLkNyZWF0ZURvbWFpblZlcmlmaWNhdGlvblJlcXVlc3QaNS5pY3YudmVyaWZpY2F0aW9uLnYxLkNyZWF0ZURvbWFpblZlcmlmaWNhdGlvblJlc3BvbnNlEoQBChdDaGVja0RvbWFpblZlcmlmaWNhdGlvbhIzLmljdi52ZXJpZmljYXRpb24udjEuQ2hlY2tEb21haW5WZXJpZmljYXRpb25SZXF1ZXN0GjQuaWN2LnZlcmlmaWNhdGlvbi52MS5DaGVja0RvbWFpblZlcmlmaWNhdGlvblJlc3BvbnNlEm8KEFN0YXJ0T0F1dGhTaWduSW4SLC5pY3YudmVyaWZpY2F0aW9uLnYxLlN0YXJ0T0F1dGhTaWduSW5SZXF1ZXN0Gi0uaWN2LnZlcmlmaWNhdGlvbi52MS5TdGFydE9BdXRoU2lnbkluUmVzcG9uc2USeAoTQ29tcGxldGVPQXV0aFNpZ25JbhIvLmljdi52ZXJpZmljYXRpb24udjEuQ29tcGxldGVPQXV0aFNpZ25JblJlcXVlc3QaMC5pY3YudmVyaWZpY2F0aW9uLnYxLkNvbXBsZXRlT0F1dGhTaWduSW5SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_common_v1_scope, file_icv_verification_v1_verification]);
+
+/**
+ * Channel auto: the DNS host's API access, used for the one call chain of the create (write the
+ * record, check, remove it) and never stored or logged.
+ *
+ * @generated from message icv.verification.v1.DnsProviderAccess
+ */
+export type DnsProviderAccess = Message<"icv.verification.v1.DnsProviderAccess"> & {
+  /**
+   * cloudflare, digitalocean, godaddy or route53.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * cloudflare: api_token; digitalocean: token; godaddy: key, secret; route53: access_key_id, secret_access_key.
+   *
+   * @generated from field: map<string, string> credentials = 2;
+   */
+  credentials: { [key: string]: string };
+};
+
+/**
+ * Describes the message icv.verification.v1.DnsProviderAccess.
+ * Use `create(DnsProviderAccessSchema)` to create a new message.
+ */
+export const DnsProviderAccessSchema: GenMessage<DnsProviderAccess> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 0);
+
+/**
+ * @generated from message icv.verification.v1.CreateDomainVerificationRequest
+ */
+export type CreateDomainVerificationRequest = Message<"icv.verification.v1.CreateDomainVerificationRequest"> & {
+  /**
+   * @generated from field: icv.common.v1.TenantScope scope = 1;
+   */
+  scope?: TenantScope | undefined;
+
+  /**
+   * @generated from field: string domain = 2;
+   */
+  domain: string;
+
+  /**
+   * The tenant's customer the domain belongs to (stored as the verification's external_user_id).
+   *
+   * @generated from field: optional string customer_id = 3;
+   */
+  customerId?: string | undefined;
+
+  /**
+   * manual_dns (default) or http_file.
+   *
+   * @generated from field: optional string verification_method = 4;
+   */
+  verificationMethod?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct client_metadata = 5;
+   */
+  clientMetadata?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.CreateDomainVerificationRequest.
+ * Use `create(CreateDomainVerificationRequestSchema)` to create a new message.
+ */
+export const CreateDomainVerificationRequestSchema: GenMessage<CreateDomainVerificationRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 1);
+
+/**
+ * @generated from message icv.verification.v1.CreateDomainVerificationResponse
+ */
+export type CreateDomainVerificationResponse = Message<"icv.verification.v1.CreateDomainVerificationResponse"> & {
+  /**
+   * @generated from field: icv.verification.v1.DomainVerification domain = 1;
+   */
+  domain?: DomainVerification | undefined;
+
+  /**
+   * @generated from field: icv.verification.v1.Verification verification = 2;
+   */
+  verification?: Verification | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.CreateDomainVerificationResponse.
+ * Use `create(CreateDomainVerificationResponseSchema)` to create a new message.
+ */
+export const CreateDomainVerificationResponseSchema: GenMessage<CreateDomainVerificationResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 2);
+
+/**
+ * @generated from message icv.verification.v1.CheckDomainVerificationRequest
+ */
+export type CheckDomainVerificationRequest = Message<"icv.verification.v1.CheckDomainVerificationRequest"> & {
+  /**
+   * @generated from field: icv.common.v1.TenantScope scope = 1;
+   */
+  scope?: TenantScope | undefined;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message icv.verification.v1.CheckDomainVerificationRequest.
+ * Use `create(CheckDomainVerificationRequestSchema)` to create a new message.
+ */
+export const CheckDomainVerificationRequestSchema: GenMessage<CheckDomainVerificationRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 3);
+
+/**
+ * @generated from message icv.verification.v1.CheckDomainVerificationResponse
+ */
+export type CheckDomainVerificationResponse = Message<"icv.verification.v1.CheckDomainVerificationResponse"> & {
+  /**
+   * @generated from field: icv.verification.v1.Verification verification = 1;
+   */
+  verification?: Verification | undefined;
+
+  /**
+   * @generated from field: icv.verification.v1.DomainVerification domain = 2;
+   */
+  domain?: DomainVerification | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.CheckDomainVerificationResponse.
+ * Use `create(CheckDomainVerificationResponseSchema)` to create a new message.
+ */
+export const CheckDomainVerificationResponseSchema: GenMessage<CheckDomainVerificationResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 4);
+
+/**
+ * @generated from message icv.verification.v1.StartOAuthSignInRequest
+ */
+export type StartOAuthSignInRequest = Message<"icv.verification.v1.StartOAuthSignInRequest"> & {
+  /**
+   * @generated from field: string channel = 1;
+   */
+  channel: string;
+
+  /**
+   * The `t` of the sign-in link.
+   *
+   * @generated from field: string token = 2;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message icv.verification.v1.StartOAuthSignInRequest.
+ * Use `create(StartOAuthSignInRequestSchema)` to create a new message.
+ */
+export const StartOAuthSignInRequestSchema: GenMessage<StartOAuthSignInRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 5);
+
+/**
+ * @generated from message icv.verification.v1.StartOAuthSignInResponse
+ */
+export type StartOAuthSignInResponse = Message<"icv.verification.v1.StartOAuthSignInResponse"> & {
+  /**
+   * @generated from field: icv.verification.v1.OAuthOutcome outcome = 1;
+   */
+  outcome?: OAuthOutcome | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.StartOAuthSignInResponse.
+ * Use `create(StartOAuthSignInResponseSchema)` to create a new message.
+ */
+export const StartOAuthSignInResponseSchema: GenMessage<StartOAuthSignInResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 6);
+
+/**
+ * @generated from message icv.verification.v1.CompleteOAuthSignInRequest
+ */
+export type CompleteOAuthSignInRequest = Message<"icv.verification.v1.CompleteOAuthSignInRequest"> & {
+  /**
+   * @generated from field: string channel = 1;
+   */
+  channel: string;
+
+  /**
+   * The callback's query parameters as the provider sent them (code, state, iss, error…).
+   *
+   * @generated from field: map<string, string> params = 2;
+   */
+  params: { [key: string]: string };
+};
+
+/**
+ * Describes the message icv.verification.v1.CompleteOAuthSignInRequest.
+ * Use `create(CompleteOAuthSignInRequestSchema)` to create a new message.
+ */
+export const CompleteOAuthSignInRequestSchema: GenMessage<CompleteOAuthSignInRequest> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 7);
+
+/**
+ * @generated from message icv.verification.v1.CompleteOAuthSignInResponse
+ */
+export type CompleteOAuthSignInResponse = Message<"icv.verification.v1.CompleteOAuthSignInResponse"> & {
+  /**
+   * @generated from field: icv.verification.v1.OAuthOutcome outcome = 1;
+   */
+  outcome?: OAuthOutcome | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.CompleteOAuthSignInResponse.
+ * Use `create(CompleteOAuthSignInResponseSchema)` to create a new message.
+ */
+export const CompleteOAuthSignInResponseSchema: GenMessage<CompleteOAuthSignInResponse> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 8);
+
+/**
+ * What an OAuth step did, for the page the end user sees.
+ *
+ * @generated from message icv.verification.v1.OAuthOutcome
+ */
+export type OAuthOutcome = Message<"icv.verification.v1.OAuthOutcome"> & {
+  /**
+   * @generated from field: string outcome = 1;
+   */
+  outcome: string;
+
+  /**
+   * @generated from field: string channel = 2;
+   */
+  channel: string;
+
+  /**
+   * The verification's identifier, masked.
+   *
+   * @generated from field: optional string identifier = 3;
+   */
+  identifier?: string | undefined;
+
+  /**
+   * @generated from field: int32 attempts_remaining = 4;
+   */
+  attemptsRemaining: number;
+
+  /**
+   * outcome "redirect": where to send the user.
+   *
+   * @generated from field: optional string authorization_url = 5;
+   */
+  authorizationUrl?: string | undefined;
+
+  /**
+   * A fresh sign-in link while the verification is still open after this try.
+   *
+   * @generated from field: optional string retry_url = 6;
+   */
+  retryUrl?: string | undefined;
+
+  /**
+   * The request's redirect_url once it settled, else its hosted page (when a request drives it).
+   *
+   * @generated from field: optional string return_url = 7;
+   */
+  returnUrl?: string | undefined;
+};
+
+/**
+ * Describes the message icv.verification.v1.OAuthOutcome.
+ * Use `create(OAuthOutcomeSchema)` to create a new message.
+ */
+export const OAuthOutcomeSchema: GenMessage<OAuthOutcome> = /*@__PURE__*/
+  messageDesc(file_icv_verification_v1_verification_service, 9);
 
 /**
  * @generated from message icv.verification.v1.RecordTestMessageRequest
@@ -65,7 +340,7 @@ export type RecordTestMessageRequest = Message<"icv.verification.v1.RecordTestMe
  * Use `create(RecordTestMessageRequestSchema)` to create a new message.
  */
 export const RecordTestMessageRequestSchema: GenMessage<RecordTestMessageRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 0);
+  messageDesc(file_icv_verification_v1_verification_service, 10);
 
 /**
  * @generated from message icv.verification.v1.RecordTestMessageResponse
@@ -82,7 +357,7 @@ export type RecordTestMessageResponse = Message<"icv.verification.v1.RecordTestM
  * Use `create(RecordTestMessageResponseSchema)` to create a new message.
  */
 export const RecordTestMessageResponseSchema: GenMessage<RecordTestMessageResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 1);
+  messageDesc(file_icv_verification_v1_verification_service, 11);
 
 /**
  * @generated from message icv.verification.v1.CompleteInboundCodeRequest
@@ -123,7 +398,7 @@ export type CompleteInboundCodeRequest = Message<"icv.verification.v1.CompleteIn
  * Use `create(CompleteInboundCodeRequestSchema)` to create a new message.
  */
 export const CompleteInboundCodeRequestSchema: GenMessage<CompleteInboundCodeRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 2);
+  messageDesc(file_icv_verification_v1_verification_service, 12);
 
 /**
  * @generated from message icv.verification.v1.CompleteInboundCodeResponse
@@ -150,6 +425,14 @@ export type CompleteInboundCodeResponse = Message<"icv.verification.v1.CompleteI
    * @generated from field: int32 attempts_remaining = 3;
    */
   attemptsRemaining: number;
+
+  /**
+   * The reply rendered from the verification's project template (verified: verification_success,
+   * expired: verification_expired) when the project has an active one on this channel.
+   *
+   * @generated from field: optional string reply = 20;
+   */
+  reply?: string | undefined;
 };
 
 /**
@@ -157,7 +440,7 @@ export type CompleteInboundCodeResponse = Message<"icv.verification.v1.CompleteI
  * Use `create(CompleteInboundCodeResponseSchema)` to create a new message.
  */
 export const CompleteInboundCodeResponseSchema: GenMessage<CompleteInboundCodeResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 3);
+  messageDesc(file_icv_verification_v1_verification_service, 13);
 
 /**
  * @generated from message icv.verification.v1.RecordSessionVerificationRequest
@@ -196,6 +479,13 @@ export type RecordSessionVerificationRequest = Message<"icv.verification.v1.Reco
    * @generated from field: google.protobuf.Struct client_metadata = 6;
    */
   clientMetadata?: JsonObject | undefined;
+
+  /**
+   * The session's project (unset: the default project); the verification carries it.
+   *
+   * @generated from field: optional string project_id = 40;
+   */
+  projectId?: string | undefined;
 };
 
 /**
@@ -203,7 +493,7 @@ export type RecordSessionVerificationRequest = Message<"icv.verification.v1.Reco
  * Use `create(RecordSessionVerificationRequestSchema)` to create a new message.
  */
 export const RecordSessionVerificationRequestSchema: GenMessage<RecordSessionVerificationRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 4);
+  messageDesc(file_icv_verification_v1_verification_service, 14);
 
 /**
  * @generated from message icv.verification.v1.RecordSessionVerificationResponse
@@ -220,7 +510,7 @@ export type RecordSessionVerificationResponse = Message<"icv.verification.v1.Rec
  * Use `create(RecordSessionVerificationResponseSchema)` to create a new message.
  */
 export const RecordSessionVerificationResponseSchema: GenMessage<RecordSessionVerificationResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 5);
+  messageDesc(file_icv_verification_v1_verification_service, 15);
 
 /**
  * @generated from message icv.verification.v1.CreateVerificationRequest
@@ -268,6 +558,44 @@ export type CreateVerificationRequest = Message<"icv.verification.v1.CreateVerif
    * @generated from field: optional string delivery = 8;
    */
   delivery?: string | undefined;
+
+  /**
+   * Domain on channel email: the mailbox the code goes to at the domain (admin, administrator,
+   * webmaster, hostmaster, postmaster; default admin). Refused on other channels.
+   *
+   * @generated from field: optional string email_prefix = 9;
+   */
+  emailPrefix?: string | undefined;
+
+  /**
+   * Domain on channel auto (required there, refused elsewhere): the DNS host's API access.
+   *
+   * @generated from field: icv.verification.v1.DnsProviderAccess dns_provider = 10;
+   */
+  dnsProvider?: DnsProviderAccess | undefined;
+
+  /**
+   * (Field numbers from 20 leave room for other create fields.)
+   * Ethereum wallets: the chain id the EIP-4361 message names (default 1); smart-contract wallet
+   * signatures are checked on that chain.
+   *
+   * @generated from field: optional uint64 chain_id = 20;
+   */
+  chainId?: bigint | undefined;
+
+  /**
+   * This verification's own webhook URL (SSRF-checked): its events go there too.
+   *
+   * @generated from field: optional string callback_url = 21;
+   */
+  callbackUrl?: string | undefined;
+
+  /**
+   * The project whose branding and templates its messages use; unset: the default project.
+   *
+   * @generated from field: optional string project_id = 22;
+   */
+  projectId?: string | undefined;
 };
 
 /**
@@ -275,7 +603,7 @@ export type CreateVerificationRequest = Message<"icv.verification.v1.CreateVerif
  * Use `create(CreateVerificationRequestSchema)` to create a new message.
  */
 export const CreateVerificationRequestSchema: GenMessage<CreateVerificationRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 6);
+  messageDesc(file_icv_verification_v1_verification_service, 16);
 
 /**
  * @generated from message icv.verification.v1.CreateVerificationResponse
@@ -285,6 +613,13 @@ export type CreateVerificationResponse = Message<"icv.verification.v1.CreateVeri
    * @generated from field: icv.verification.v1.Verification verification = 1;
    */
   verification?: Verification | undefined;
+
+  /**
+   * Channel auto: the provider check the create ran (the record written, checked and removed).
+   *
+   * @generated from field: icv.verification.v1.DomainCheck domain_check = 2;
+   */
+  domainCheck?: DomainCheck | undefined;
 };
 
 /**
@@ -292,7 +627,7 @@ export type CreateVerificationResponse = Message<"icv.verification.v1.CreateVeri
  * Use `create(CreateVerificationResponseSchema)` to create a new message.
  */
 export const CreateVerificationResponseSchema: GenMessage<CreateVerificationResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 7);
+  messageDesc(file_icv_verification_v1_verification_service, 17);
 
 /**
  * @generated from message icv.verification.v1.GetVerificationRequest
@@ -314,7 +649,7 @@ export type GetVerificationRequest = Message<"icv.verification.v1.GetVerificatio
  * Use `create(GetVerificationRequestSchema)` to create a new message.
  */
 export const GetVerificationRequestSchema: GenMessage<GetVerificationRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 8);
+  messageDesc(file_icv_verification_v1_verification_service, 18);
 
 /**
  * @generated from message icv.verification.v1.GetVerificationResponse
@@ -331,7 +666,7 @@ export type GetVerificationResponse = Message<"icv.verification.v1.GetVerificati
  * Use `create(GetVerificationResponseSchema)` to create a new message.
  */
 export const GetVerificationResponseSchema: GenMessage<GetVerificationResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 9);
+  messageDesc(file_icv_verification_v1_verification_service, 19);
 
 /**
  * @generated from message icv.verification.v1.ListVerificationsRequest
@@ -383,7 +718,7 @@ export type ListVerificationsRequest = Message<"icv.verification.v1.ListVerifica
  * Use `create(ListVerificationsRequestSchema)` to create a new message.
  */
 export const ListVerificationsRequestSchema: GenMessage<ListVerificationsRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 10);
+  messageDesc(file_icv_verification_v1_verification_service, 20);
 
 /**
  * @generated from message icv.verification.v1.ListVerificationsResponse
@@ -405,7 +740,7 @@ export type ListVerificationsResponse = Message<"icv.verification.v1.ListVerific
  * Use `create(ListVerificationsResponseSchema)` to create a new message.
  */
 export const ListVerificationsResponseSchema: GenMessage<ListVerificationsResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 11);
+  messageDesc(file_icv_verification_v1_verification_service, 21);
 
 /**
  * @generated from message icv.verification.v1.SubmitChallengeRequest
@@ -440,6 +775,18 @@ export type SubmitChallengeRequest = Message<"icv.verification.v1.SubmitChalleng
    * @generated from field: optional string bot_token = 6;
    */
   botToken?: string | undefined;
+
+  /**
+   * kraken: a read-only API key and its secret, used for one call to Kraken and never stored.
+   *
+   * @generated from field: optional string api_key = 7;
+   */
+  apiKey?: string | undefined;
+
+  /**
+   * @generated from field: optional string api_secret = 8;
+   */
+  apiSecret?: string | undefined;
 };
 
 /**
@@ -447,7 +794,7 @@ export type SubmitChallengeRequest = Message<"icv.verification.v1.SubmitChalleng
  * Use `create(SubmitChallengeRequestSchema)` to create a new message.
  */
 export const SubmitChallengeRequestSchema: GenMessage<SubmitChallengeRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 12);
+  messageDesc(file_icv_verification_v1_verification_service, 22);
 
 /**
  * @generated from message icv.verification.v1.SubmitChallengeResponse
@@ -464,7 +811,7 @@ export type SubmitChallengeResponse = Message<"icv.verification.v1.SubmitChallen
  * Use `create(SubmitChallengeResponseSchema)` to create a new message.
  */
 export const SubmitChallengeResponseSchema: GenMessage<SubmitChallengeResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 13);
+  messageDesc(file_icv_verification_v1_verification_service, 23);
 
 /**
  * @generated from message icv.verification.v1.TestVerifyRequest
@@ -486,7 +833,7 @@ export type TestVerifyRequest = Message<"icv.verification.v1.TestVerifyRequest">
  * Use `create(TestVerifyRequestSchema)` to create a new message.
  */
 export const TestVerifyRequestSchema: GenMessage<TestVerifyRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 14);
+  messageDesc(file_icv_verification_v1_verification_service, 24);
 
 /**
  * @generated from message icv.verification.v1.TestVerifyResponse
@@ -503,7 +850,7 @@ export type TestVerifyResponse = Message<"icv.verification.v1.TestVerifyResponse
  * Use `create(TestVerifyResponseSchema)` to create a new message.
  */
 export const TestVerifyResponseSchema: GenMessage<TestVerifyResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 15);
+  messageDesc(file_icv_verification_v1_verification_service, 25);
 
 /**
  * @generated from message icv.verification.v1.RevokeVerificationRequest
@@ -530,7 +877,7 @@ export type RevokeVerificationRequest = Message<"icv.verification.v1.RevokeVerif
  * Use `create(RevokeVerificationRequestSchema)` to create a new message.
  */
 export const RevokeVerificationRequestSchema: GenMessage<RevokeVerificationRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 16);
+  messageDesc(file_icv_verification_v1_verification_service, 26);
 
 /**
  * @generated from message icv.verification.v1.RevokeVerificationResponse
@@ -557,7 +904,7 @@ export type RevokeVerificationResponse = Message<"icv.verification.v1.RevokeVeri
  * Use `create(RevokeVerificationResponseSchema)` to create a new message.
  */
 export const RevokeVerificationResponseSchema: GenMessage<RevokeVerificationResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 17);
+  messageDesc(file_icv_verification_v1_verification_service, 27);
 
 /**
  * @generated from message icv.verification.v1.ValidateProofRequest
@@ -586,7 +933,7 @@ export type ValidateProofRequest = Message<"icv.verification.v1.ValidateProofReq
  * Use `create(ValidateProofRequestSchema)` to create a new message.
  */
 export const ValidateProofRequestSchema: GenMessage<ValidateProofRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 18);
+  messageDesc(file_icv_verification_v1_verification_service, 28);
 
 /**
  * @generated from message icv.verification.v1.ValidateProofResponse
@@ -656,7 +1003,7 @@ export type ValidateProofResponse = Message<"icv.verification.v1.ValidateProofRe
  * Use `create(ValidateProofResponseSchema)` to create a new message.
  */
 export const ValidateProofResponseSchema: GenMessage<ValidateProofResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 19);
+  messageDesc(file_icv_verification_v1_verification_service, 29);
 
 /**
  * @generated from message icv.verification.v1.ResendChallengeRequest
@@ -678,7 +1025,7 @@ export type ResendChallengeRequest = Message<"icv.verification.v1.ResendChalleng
  * Use `create(ResendChallengeRequestSchema)` to create a new message.
  */
 export const ResendChallengeRequestSchema: GenMessage<ResendChallengeRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 20);
+  messageDesc(file_icv_verification_v1_verification_service, 30);
 
 /**
  * @generated from message icv.verification.v1.ResendChallengeResponse
@@ -711,7 +1058,7 @@ export type ResendChallengeResponse = Message<"icv.verification.v1.ResendChallen
  * Use `create(ResendChallengeResponseSchema)` to create a new message.
  */
 export const ResendChallengeResponseSchema: GenMessage<ResendChallengeResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 21);
+  messageDesc(file_icv_verification_v1_verification_service, 31);
 
 /**
  * @generated from message icv.verification.v1.ListVerificationEventsRequest
@@ -740,7 +1087,7 @@ export type ListVerificationEventsRequest = Message<"icv.verification.v1.ListVer
  * Use `create(ListVerificationEventsRequestSchema)` to create a new message.
  */
 export const ListVerificationEventsRequestSchema: GenMessage<ListVerificationEventsRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 22);
+  messageDesc(file_icv_verification_v1_verification_service, 32);
 
 /**
  * @generated from message icv.verification.v1.ListVerificationEventsResponse
@@ -773,7 +1120,7 @@ export type ListVerificationEventsResponse = Message<"icv.verification.v1.ListVe
  * Use `create(ListVerificationEventsResponseSchema)` to create a new message.
  */
 export const ListVerificationEventsResponseSchema: GenMessage<ListVerificationEventsResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 23);
+  messageDesc(file_icv_verification_v1_verification_service, 33);
 
 /**
  * One outbox event of a verification.
@@ -796,6 +1143,9 @@ export type VerificationEvent = Message<"icv.verification.v1.VerificationEvent">
   eventType: string;
 
   /**
+   * The event's payload as on the outbox: the JSON of its icv.events.v1 message (see
+   * proto/icv/events/v1/; read it back with the platform's decodeEvent).
+   *
    * @generated from field: google.protobuf.Struct payload = 3;
    */
   payload?: JsonObject | undefined;
@@ -811,7 +1161,7 @@ export type VerificationEvent = Message<"icv.verification.v1.VerificationEvent">
  * Use `create(VerificationEventSchema)` to create a new message.
  */
 export const VerificationEventSchema: GenMessage<VerificationEvent> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 24);
+  messageDesc(file_icv_verification_v1_verification_service, 34);
 
 /**
  * @generated from message icv.verification.v1.ListVerifiedUsersRequest
@@ -833,7 +1183,7 @@ export type ListVerifiedUsersRequest = Message<"icv.verification.v1.ListVerified
  * Use `create(ListVerifiedUsersRequestSchema)` to create a new message.
  */
 export const ListVerifiedUsersRequestSchema: GenMessage<ListVerifiedUsersRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 25);
+  messageDesc(file_icv_verification_v1_verification_service, 35);
 
 /**
  * @generated from message icv.verification.v1.ListVerifiedUsersResponse
@@ -855,7 +1205,7 @@ export type ListVerifiedUsersResponse = Message<"icv.verification.v1.ListVerifie
  * Use `create(ListVerifiedUsersResponseSchema)` to create a new message.
  */
 export const ListVerifiedUsersResponseSchema: GenMessage<ListVerifiedUsersResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 26);
+  messageDesc(file_icv_verification_v1_verification_service, 36);
 
 /**
  * @generated from message icv.verification.v1.GetVerifiedUserRequest
@@ -877,7 +1227,7 @@ export type GetVerifiedUserRequest = Message<"icv.verification.v1.GetVerifiedUse
  * Use `create(GetVerifiedUserRequestSchema)` to create a new message.
  */
 export const GetVerifiedUserRequestSchema: GenMessage<GetVerifiedUserRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 27);
+  messageDesc(file_icv_verification_v1_verification_service, 37);
 
 /**
  * @generated from message icv.verification.v1.GetVerifiedUserResponse
@@ -894,7 +1244,7 @@ export type GetVerifiedUserResponse = Message<"icv.verification.v1.GetVerifiedUs
  * Use `create(GetVerifiedUserResponseSchema)` to create a new message.
  */
 export const GetVerifiedUserResponseSchema: GenMessage<GetVerifiedUserResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 28);
+  messageDesc(file_icv_verification_v1_verification_service, 38);
 
 /**
  * One external user of a tenant and the verifications carrying its external_user_id.
@@ -944,7 +1294,7 @@ export type VerifiedUser = Message<"icv.verification.v1.VerifiedUser"> & {
  * Use `create(VerifiedUserSchema)` to create a new message.
  */
 export const VerifiedUserSchema: GenMessage<VerifiedUser> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 29);
+  messageDesc(file_icv_verification_v1_verification_service, 39);
 
 /**
  * @generated from message icv.verification.v1.VerifiedUserVerification
@@ -1007,7 +1357,7 @@ export type VerifiedUserVerification = Message<"icv.verification.v1.VerifiedUser
  * Use `create(VerifiedUserVerificationSchema)` to create a new message.
  */
 export const VerifiedUserVerificationSchema: GenMessage<VerifiedUserVerification> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 30);
+  messageDesc(file_icv_verification_v1_verification_service, 40);
 
 /**
  * @generated from message icv.verification.v1.ListTestMessagesRequest
@@ -1036,7 +1386,7 @@ export type ListTestMessagesRequest = Message<"icv.verification.v1.ListTestMessa
  * Use `create(ListTestMessagesRequestSchema)` to create a new message.
  */
 export const ListTestMessagesRequestSchema: GenMessage<ListTestMessagesRequest> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 31);
+  messageDesc(file_icv_verification_v1_verification_service, 41);
 
 /**
  * @generated from message icv.verification.v1.ListTestMessagesResponse
@@ -1058,7 +1408,7 @@ export type ListTestMessagesResponse = Message<"icv.verification.v1.ListTestMess
  * Use `create(ListTestMessagesResponseSchema)` to create a new message.
  */
 export const ListTestMessagesResponseSchema: GenMessage<ListTestMessagesResponse> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 32);
+  messageDesc(file_icv_verification_v1_verification_service, 42);
 
 /**
  * A message a test verification would have sent (outbound) or expects from the user (inbound).
@@ -1130,7 +1480,7 @@ export type TestMessage = Message<"icv.verification.v1.TestMessage"> & {
  * Use `create(TestMessageSchema)` to create a new message.
  */
 export const TestMessageSchema: GenMessage<TestMessage> = /*@__PURE__*/
-  messageDesc(file_icv_verification_v1_verification_service, 33);
+  messageDesc(file_icv_verification_v1_verification_service, 43);
 
 /**
  * Verifications: create a challenge, complete it, read it, revoke its proof.
@@ -1288,6 +1638,58 @@ export const VerificationService: GenService<{
     methodKind: "unary";
     input: typeof RecordSessionVerificationRequestSchema;
     output: typeof RecordSessionVerificationResponseSchema;
+  },
+  /**
+   * Domain verification (B2B): a `type: domain` verification on channel dns (manual_dns, the
+   * default) or http (http_file), answered in the domain-shaped view with the DNS host named by
+   * its NS records (live scopes; test scopes ask no DNS and answer `unknown`).
+   *
+   * @generated from rpc icv.verification.v1.VerificationService.CreateDomainVerification
+   */
+  createDomainVerification: {
+    methodKind: "unary";
+    input: typeof CreateDomainVerificationRequestSchema;
+    output: typeof CreateDomainVerificationResponseSchema;
+  },
+  /**
+   * Runs the check of a domain verification now (REST /verify and /verifications/domain/:id/check):
+   * DNS (dns, auto) or HTTP (http) through the domain service, counted, at most once per 5 s per
+   * verification (RESOURCE_EXHAUSTED rate_limited with retry_after). Found → verified with its
+   * proof (method dns_txt or http_file). On a verified one it re-checks and reports whether the
+   * record still stands, without revoking. Test scopes ask nothing (last_check says so).
+   * FAILED_PRECONDITION invalid_state for other types and for channel email; NOT_FOUND outside the scope.
+   *
+   * @generated from rpc icv.verification.v1.VerificationService.CheckDomainVerification
+   */
+  checkDomainVerification: {
+    methodKind: "unary";
+    input: typeof CheckDomainVerificationRequestSchema;
+    output: typeof CheckDomainVerificationResponseSchema;
+  },
+  /**
+   * OAuth sign-in (social channels, coinbase), no tenant scope: the sign-in link's single-use
+   * token names the verification. Live: answers the provider's authorization URL (outcome
+   * "redirect"); test verifications answer "test_mode"; a spent, unknown or tampered link
+   * "invalid_link"; a verification no longer pending its state.
+   *
+   * @generated from rpc icv.verification.v1.VerificationService.StartOAuthSignIn
+   */
+  startOAuthSignIn: {
+    methodKind: "unary";
+    input: typeof StartOAuthSignInRequestSchema;
+    output: typeof StartOAuthSignInResponseSchema;
+  },
+  /**
+   * The provider's redirect back: the state (single use) names the sign-in; the code is traded,
+   * the signed-in account read and compared. Outcomes: verified, mismatch (a failed attempt),
+   * failed, expired, already_verified, invalid_link, denied, provider_error, unavailable.
+   *
+   * @generated from rpc icv.verification.v1.VerificationService.CompleteOAuthSignIn
+   */
+  completeOAuthSignIn: {
+    methodKind: "unary";
+    input: typeof CompleteOAuthSignInRequestSchema;
+    output: typeof CompleteOAuthSignInResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_icv_verification_v1_verification_service, 0);

@@ -14,7 +14,46 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file icv/webhook/v1/webhook_service.proto.
  */
 export const file_icv_webhook_v1_webhook_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRpY3Yvd2ViaG9vay92MS93ZWJob29rX3NlcnZpY2UucHJvdG8SDmljdi53ZWJob29rLnYxIi8KGkVuc3VyZVRlbmFudFNlY3JldHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCSJHChtFbnN1cmVUZW5hbnRTZWNyZXRzUmVzcG9uc2USEwoLbGl2ZV9zZWNyZXQYASABKAkSEwoLdGVzdF9zZWNyZXQYAiABKAkiZQoSU2V0RW5kcG9pbnRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQSCwoDdXJsGAMgASgJIkwKE1NldEVuZHBvaW50UmVzcG9uc2USNQoId2ViaG9va3MYASABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzIlsKFVJlbW92ZUVuZHBvaW50UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Ii0KFlJlbW92ZUVuZHBvaW50UmVzcG9uc2USEwoLcmVtb3ZlZF91cmwYASABKAkiLQoYR2V0VGVuYW50V2ViaG9va3NSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCSKBAQoZR2V0VGVuYW50V2ViaG9va3NSZXNwb25zZRIxCgRsaXZlGAEgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcxIxCgR0ZXN0GAIgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcyKnAgoTRW52aXJvbm1lbnRXZWJob29rcxIvCgtlbnZpcm9ubWVudBgBIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQSCwoDdXJsGAIgASgJEjIKDnVybF91cGRhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzZWNyZXQYBCABKAkSNQoRc2VjcmV0X2NyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3ByZXZpb3VzX3NlY3JldBgGIAEoCRI+ChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiWQoTUm90YXRlU2VjcmV0UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Ik0KFFJvdGF0ZVNlY3JldFJlc3BvbnNlEjUKCHdlYmhvb2tzGAEgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcyL2AQoVTGlzdERlbGl2ZXJpZXNSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIoCgRwYWdlGAIgASgLMhouaWN2LmNvbW1vbi52MS5QYWdlUmVxdWVzdBITCgZzdGF0dXMYAyABKAlIAIgBARIXCgpldmVudF90eXBlGAQgASgJSAGIAQESJAoXdmVyaWZpY2F0aW9uX3JlcXVlc3RfaWQYBSABKAlIAogBAUIJCgdfc3RhdHVzQg0KC19ldmVudF90eXBlQhoKGF92ZXJpZmljYXRpb25fcmVxdWVzdF9pZCJyChZMaXN0RGVsaXZlcmllc1Jlc3BvbnNlEiwKCmRlbGl2ZXJpZXMYASADKAsyGC5pY3Yud2ViaG9vay52MS5EZWxpdmVyeRIqCglwYWdlX2luZm8YAiABKAsyFy5pY3YuY29tbW9uLnYxLlBhZ2VJbmZvIksKEkdldERlbGl2ZXJ5UmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSCgoCaWQYAiABKAkiQQoTR2V0RGVsaXZlcnlSZXNwb25zZRIqCghkZWxpdmVyeRgBIAEoCzIYLmljdi53ZWJob29rLnYxLkRlbGl2ZXJ5IkQKF0dldERlbGl2ZXJ5U3RhdHNSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZSJdChhHZXREZWxpdmVyeVN0YXRzUmVzcG9uc2USDQoFdG90YWwYASABKAUSEQoJZGVsaXZlcmVkGAIgASgFEg4KBmZhaWxlZBgDIAEoBRIPCgdwZW5kaW5nGAQgASgFIk0KFFJldHJ5RGVsaXZlcnlSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIKCgJpZBgCIAEoCSJDChVSZXRyeURlbGl2ZXJ5UmVzcG9uc2USKgoIZGVsaXZlcnkYASABKAsyGC5pY3Yud2ViaG9vay52MS5EZWxpdmVyeSKQBgoIRGVsaXZlcnkSCgoCaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRILCgN1cmwYBCABKAkSJAoXdmVyaWZpY2F0aW9uX3JlcXVlc3RfaWQYBSABKAlIAIgBARIcCg92ZXJpZmljYXRpb25faWQYBiABKAlIAYgBARIOCgZzdGF0dXMYByABKAkSEAoIYXR0ZW1wdHMYCCABKAUSFAoMbWF4X2F0dGVtcHRzGAkgASgFEhwKD3Jlc3BvbnNlX3N0YXR1cxgKIAEoBUgCiAEBEi4KCmNyZWF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3JlcXVlc3RfcGF5bG9hZBgNIAEoCRJFCg9yZXF1ZXN0X2hlYWRlcnMYDiADKAsyLC5pY3Yud2ViaG9vay52MS5EZWxpdmVyeS5SZXF1ZXN0SGVhZGVyc0VudHJ5EhoKDXJlc3BvbnNlX2JvZHkYDyABKAlIA4gBARIaCg1lcnJvcl9tZXNzYWdlGBAgASgJSASIAQESMwoPbGFzdF9hdHRlbXB0X2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg1uZXh0X3JldHJ5X2F0GBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCgthdHRlbXB0X2xvZxgTIAMoCzIXLmljdi53ZWJob29rLnYxLkF0dGVtcHQaNQoTUmVxdWVzdEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQhoKGF92ZXJpZmljYXRpb25fcmVxdWVzdF9pZEISChBfdmVyaWZpY2F0aW9uX2lkQhIKEF9yZXNwb25zZV9zdGF0dXNCEAoOX3Jlc3BvbnNlX2JvZHlCEAoOX2Vycm9yX21lc3NhZ2UilQEKB0F0dGVtcHQSDwoHYXR0ZW1wdBgBIAEoBRImCgJhdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoGc3RhdHVzGAMgASgFSACIAQESEgoFZXJyb3IYBCABKAlIAYgBARITCgtkdXJhdGlvbl9tcxgFIAEoBUIJCgdfc3RhdHVzQggKBl9lcnJvcjL8BgoOV2ViaG9va1NlcnZpY2USbgoTRW5zdXJlVGVuYW50U2VjcmV0cxIqLmljdi53ZWJob29rLnYxLkVuc3VyZVRlbmFudFNlY3JldHNSZXF1ZXN0GisuaWN2LndlYmhvb2sudjEuRW5zdXJlVGVuYW50U2VjcmV0c1Jlc3BvbnNlElYKC1NldEVuZHBvaW50EiIuaWN2LndlYmhvb2sudjEuU2V0RW5kcG9pbnRSZXF1ZXN0GiMuaWN2LndlYmhvb2sudjEuU2V0RW5kcG9pbnRSZXNwb25zZRJfCg5SZW1vdmVFbmRwb2ludBIlLmljdi53ZWJob29rLnYxLlJlbW92ZUVuZHBvaW50UmVxdWVzdBomLmljdi53ZWJob29rLnYxLlJlbW92ZUVuZHBvaW50UmVzcG9uc2USaAoRR2V0VGVuYW50V2ViaG9va3MSKC5pY3Yud2ViaG9vay52MS5HZXRUZW5hbnRXZWJob29rc1JlcXVlc3QaKS5pY3Yud2ViaG9vay52MS5HZXRUZW5hbnRXZWJob29rc1Jlc3BvbnNlElkKDFJvdGF0ZVNlY3JldBIjLmljdi53ZWJob29rLnYxLlJvdGF0ZVNlY3JldFJlcXVlc3QaJC5pY3Yud2ViaG9vay52MS5Sb3RhdGVTZWNyZXRSZXNwb25zZRJfCg5MaXN0RGVsaXZlcmllcxIlLmljdi53ZWJob29rLnYxLkxpc3REZWxpdmVyaWVzUmVxdWVzdBomLmljdi53ZWJob29rLnYxLkxpc3REZWxpdmVyaWVzUmVzcG9uc2USVgoLR2V0RGVsaXZlcnkSIi5pY3Yud2ViaG9vay52MS5HZXREZWxpdmVyeVJlcXVlc3QaIy5pY3Yud2ViaG9vay52MS5HZXREZWxpdmVyeVJlc3BvbnNlEmUKEEdldERlbGl2ZXJ5U3RhdHMSJy5pY3Yud2ViaG9vay52MS5HZXREZWxpdmVyeVN0YXRzUmVxdWVzdBooLmljdi53ZWJob29rLnYxLkdldERlbGl2ZXJ5U3RhdHNSZXNwb25zZRJcCg1SZXRyeURlbGl2ZXJ5EiQuaWN2LndlYmhvb2sudjEuUmV0cnlEZWxpdmVyeVJlcXVlc3QaJS5pY3Yud2ViaG9vay52MS5SZXRyeURlbGl2ZXJ5UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_icv_common_v1_scope]);
+  fileDesc("CiRpY3Yvd2ViaG9vay92MS93ZWJob29rX3NlcnZpY2UucHJvdG8SDmljdi53ZWJob29rLnYxIlsKFUVuYWJsZUVuZHBvaW50UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Ik8KFkVuYWJsZUVuZHBvaW50UmVzcG9uc2USNQoId2ViaG9va3MYASABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzIi8KGkVuc3VyZVRlbmFudFNlY3JldHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCSJHChtFbnN1cmVUZW5hbnRTZWNyZXRzUmVzcG9uc2USEwoLbGl2ZV9zZWNyZXQYASABKAkSEwoLdGVzdF9zZWNyZXQYAiABKAkiZQoSU2V0RW5kcG9pbnRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQSCwoDdXJsGAMgASgJIkwKE1NldEVuZHBvaW50UmVzcG9uc2USNQoId2ViaG9va3MYASABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzIlsKFVJlbW92ZUVuZHBvaW50UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Ii0KFlJlbW92ZUVuZHBvaW50UmVzcG9uc2USEwoLcmVtb3ZlZF91cmwYASABKAkiLQoYR2V0VGVuYW50V2ViaG9va3NSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCSKBAQoZR2V0VGVuYW50V2ViaG9va3NSZXNwb25zZRIxCgRsaXZlGAEgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcxIxCgR0ZXN0GAIgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcyKkAwoTRW52aXJvbm1lbnRXZWJob29rcxIvCgtlbnZpcm9ubWVudBgBIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQSCwoDdXJsGAIgASgJEjIKDnVybF91cGRhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzZWNyZXQYBCABKAkSNQoRc2VjcmV0X2NyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3ByZXZpb3VzX3NlY3JldBgGIAEoCRI+ChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNZmFpbGluZ19zaW5jZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZGlzYWJsZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2Rpc2FibGVkX3JlYXNvbhgKIAEoCSJZChNSb3RhdGVTZWNyZXRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiTQoUUm90YXRlU2VjcmV0UmVzcG9uc2USNQoId2ViaG9va3MYASABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzIvYBChVMaXN0RGVsaXZlcmllc1JlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEigKBHBhZ2UYAiABKAsyGi5pY3YuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EhMKBnN0YXR1cxgDIAEoCUgAiAEBEhcKCmV2ZW50X3R5cGUYBCABKAlIAYgBARIkChd2ZXJpZmljYXRpb25fcmVxdWVzdF9pZBgFIAEoCUgCiAEBQgkKB19zdGF0dXNCDQoLX2V2ZW50X3R5cGVCGgoYX3ZlcmlmaWNhdGlvbl9yZXF1ZXN0X2lkInIKFkxpc3REZWxpdmVyaWVzUmVzcG9uc2USLAoKZGVsaXZlcmllcxgBIAMoCzIYLmljdi53ZWJob29rLnYxLkRlbGl2ZXJ5EioKCXBhZ2VfaW5mbxgCIAEoCzIXLmljdi5jb21tb24udjEuUGFnZUluZm8iSwoSR2V0RGVsaXZlcnlSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIKCgJpZBgCIAEoCSJBChNHZXREZWxpdmVyeVJlc3BvbnNlEioKCGRlbGl2ZXJ5GAEgASgLMhguaWN2LndlYmhvb2sudjEuRGVsaXZlcnkiRAoXR2V0RGVsaXZlcnlTdGF0c1JlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlIl0KGEdldERlbGl2ZXJ5U3RhdHNSZXNwb25zZRINCgV0b3RhbBgBIAEoBRIRCglkZWxpdmVyZWQYAiABKAUSDgoGZmFpbGVkGAMgASgFEg8KB3BlbmRpbmcYBCABKAUiTQoUUmV0cnlEZWxpdmVyeVJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEgoKAmlkGAIgASgJIkMKFVJldHJ5RGVsaXZlcnlSZXNwb25zZRIqCghkZWxpdmVyeRgBIAEoCzIYLmljdi53ZWJob29rLnYxLkRlbGl2ZXJ5IpAGCghEZWxpdmVyeRIKCgJpZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCRISCgpldmVudF90eXBlGAMgASgJEgsKA3VybBgEIAEoCRIkChd2ZXJpZmljYXRpb25fcmVxdWVzdF9pZBgFIAEoCUgAiAEBEhwKD3ZlcmlmaWNhdGlvbl9pZBgGIAEoCUgBiAEBEg4KBnN0YXR1cxgHIAEoCRIQCghhdHRlbXB0cxgIIAEoBRIUCgxtYXhfYXR0ZW1wdHMYCSABKAUSHAoPcmVzcG9uc2Vfc3RhdHVzGAogASgFSAKIAQESLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPcmVxdWVzdF9wYXlsb2FkGA0gASgJEkUKD3JlcXVlc3RfaGVhZGVycxgOIAMoCzIsLmljdi53ZWJob29rLnYxLkRlbGl2ZXJ5LlJlcXVlc3RIZWFkZXJzRW50cnkSGgoNcmVzcG9uc2VfYm9keRgPIAEoCUgDiAEBEhoKDWVycm9yX21lc3NhZ2UYECABKAlIBIgBARIzCg9sYXN0X2F0dGVtcHRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDW5leHRfcmV0cnlfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKC2F0dGVtcHRfbG9nGBMgAygLMhcuaWN2LndlYmhvb2sudjEuQXR0ZW1wdBo1ChNSZXF1ZXN0SGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCGgoYX3ZlcmlmaWNhdGlvbl9yZXF1ZXN0X2lkQhIKEF92ZXJpZmljYXRpb25faWRCEgoQX3Jlc3BvbnNlX3N0YXR1c0IQCg5fcmVzcG9uc2VfYm9keUIQCg5fZXJyb3JfbWVzc2FnZSLEAQoHQXR0ZW1wdBIPCgdhdHRlbXB0GAEgASgFEiYKAmF0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgZzdGF0dXMYAyABKAVIAIgBARISCgVlcnJvchgEIAEoCUgBiAEBEhMKC2R1cmF0aW9uX21zGAUgASgFEg0KBWV2ZW50GAYgASgJEhMKBnJlYXNvbhgHIAEoCUgCiAEBQgkKB19zdGF0dXNCCAoGX2Vycm9yQgkKB19yZWFzb24y3QcKDldlYmhvb2tTZXJ2aWNlEm4KE0Vuc3VyZVRlbmFudFNlY3JldHMSKi5pY3Yud2ViaG9vay52MS5FbnN1cmVUZW5hbnRTZWNyZXRzUmVxdWVzdBorLmljdi53ZWJob29rLnYxLkVuc3VyZVRlbmFudFNlY3JldHNSZXNwb25zZRJWCgtTZXRFbmRwb2ludBIiLmljdi53ZWJob29rLnYxLlNldEVuZHBvaW50UmVxdWVzdBojLmljdi53ZWJob29rLnYxLlNldEVuZHBvaW50UmVzcG9uc2USXwoOUmVtb3ZlRW5kcG9pbnQSJS5pY3Yud2ViaG9vay52MS5SZW1vdmVFbmRwb2ludFJlcXVlc3QaJi5pY3Yud2ViaG9vay52MS5SZW1vdmVFbmRwb2ludFJlc3BvbnNlEmgKEUdldFRlbmFudFdlYmhvb2tzEiguaWN2LndlYmhvb2sudjEuR2V0VGVuYW50V2ViaG9va3NSZXF1ZXN0GikuaWN2LndlYmhvb2sudjEuR2V0VGVuYW50V2ViaG9va3NSZXNwb25zZRJZCgxSb3RhdGVTZWNyZXQSIy5pY3Yud2ViaG9vay52MS5Sb3RhdGVTZWNyZXRSZXF1ZXN0GiQuaWN2LndlYmhvb2sudjEuUm90YXRlU2VjcmV0UmVzcG9uc2USXwoOTGlzdERlbGl2ZXJpZXMSJS5pY3Yud2ViaG9vay52MS5MaXN0RGVsaXZlcmllc1JlcXVlc3QaJi5pY3Yud2ViaG9vay52MS5MaXN0RGVsaXZlcmllc1Jlc3BvbnNlElYKC0dldERlbGl2ZXJ5EiIuaWN2LndlYmhvb2sudjEuR2V0RGVsaXZlcnlSZXF1ZXN0GiMuaWN2LndlYmhvb2sudjEuR2V0RGVsaXZlcnlSZXNwb25zZRJlChBHZXREZWxpdmVyeVN0YXRzEicuaWN2LndlYmhvb2sudjEuR2V0RGVsaXZlcnlTdGF0c1JlcXVlc3QaKC5pY3Yud2ViaG9vay52MS5HZXREZWxpdmVyeVN0YXRzUmVzcG9uc2USXAoNUmV0cnlEZWxpdmVyeRIkLmljdi53ZWJob29rLnYxLlJldHJ5RGVsaXZlcnlSZXF1ZXN0GiUuaWN2LndlYmhvb2sudjEuUmV0cnlEZWxpdmVyeVJlc3BvbnNlEl8KDkVuYWJsZUVuZHBvaW50EiUuaWN2LndlYmhvb2sudjEuRW5hYmxlRW5kcG9pbnRSZXF1ZXN0GiYuaWN2LndlYmhvb2sudjEuRW5hYmxlRW5kcG9pbnRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_icv_common_v1_scope]);
+
+/**
+ * @generated from message icv.webhook.v1.EnableEndpointRequest
+ */
+export type EnableEndpointRequest = Message<"icv.webhook.v1.EnableEndpointRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * @generated from field: icv.common.v1.Environment environment = 2;
+   */
+  environment: Environment;
+};
+
+/**
+ * Describes the message icv.webhook.v1.EnableEndpointRequest.
+ * Use `create(EnableEndpointRequestSchema)` to create a new message.
+ */
+export const EnableEndpointRequestSchema: GenMessage<EnableEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 0);
+
+/**
+ * @generated from message icv.webhook.v1.EnableEndpointResponse
+ */
+export type EnableEndpointResponse = Message<"icv.webhook.v1.EnableEndpointResponse"> & {
+  /**
+   * @generated from field: icv.webhook.v1.EnvironmentWebhooks webhooks = 1;
+   */
+  webhooks?: EnvironmentWebhooks | undefined;
+};
+
+/**
+ * Describes the message icv.webhook.v1.EnableEndpointResponse.
+ * Use `create(EnableEndpointResponseSchema)` to create a new message.
+ */
+export const EnableEndpointResponseSchema: GenMessage<EnableEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_icv_webhook_v1_webhook_service, 1);
 
 /**
  * @generated from message icv.webhook.v1.EnsureTenantSecretsRequest
@@ -31,7 +70,7 @@ export type EnsureTenantSecretsRequest = Message<"icv.webhook.v1.EnsureTenantSec
  * Use `create(EnsureTenantSecretsRequestSchema)` to create a new message.
  */
 export const EnsureTenantSecretsRequestSchema: GenMessage<EnsureTenantSecretsRequest> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 0);
+  messageDesc(file_icv_webhook_v1_webhook_service, 2);
 
 /**
  * @generated from message icv.webhook.v1.EnsureTenantSecretsResponse
@@ -55,7 +94,7 @@ export type EnsureTenantSecretsResponse = Message<"icv.webhook.v1.EnsureTenantSe
  * Use `create(EnsureTenantSecretsResponseSchema)` to create a new message.
  */
 export const EnsureTenantSecretsResponseSchema: GenMessage<EnsureTenantSecretsResponse> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 1);
+  messageDesc(file_icv_webhook_v1_webhook_service, 3);
 
 /**
  * @generated from message icv.webhook.v1.SetEndpointRequest
@@ -82,7 +121,7 @@ export type SetEndpointRequest = Message<"icv.webhook.v1.SetEndpointRequest"> & 
  * Use `create(SetEndpointRequestSchema)` to create a new message.
  */
 export const SetEndpointRequestSchema: GenMessage<SetEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 2);
+  messageDesc(file_icv_webhook_v1_webhook_service, 4);
 
 /**
  * @generated from message icv.webhook.v1.SetEndpointResponse
@@ -99,7 +138,7 @@ export type SetEndpointResponse = Message<"icv.webhook.v1.SetEndpointResponse"> 
  * Use `create(SetEndpointResponseSchema)` to create a new message.
  */
 export const SetEndpointResponseSchema: GenMessage<SetEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 3);
+  messageDesc(file_icv_webhook_v1_webhook_service, 5);
 
 /**
  * @generated from message icv.webhook.v1.RemoveEndpointRequest
@@ -121,7 +160,7 @@ export type RemoveEndpointRequest = Message<"icv.webhook.v1.RemoveEndpointReques
  * Use `create(RemoveEndpointRequestSchema)` to create a new message.
  */
 export const RemoveEndpointRequestSchema: GenMessage<RemoveEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 4);
+  messageDesc(file_icv_webhook_v1_webhook_service, 6);
 
 /**
  * @generated from message icv.webhook.v1.RemoveEndpointResponse
@@ -138,7 +177,7 @@ export type RemoveEndpointResponse = Message<"icv.webhook.v1.RemoveEndpointRespo
  * Use `create(RemoveEndpointResponseSchema)` to create a new message.
  */
 export const RemoveEndpointResponseSchema: GenMessage<RemoveEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 5);
+  messageDesc(file_icv_webhook_v1_webhook_service, 7);
 
 /**
  * @generated from message icv.webhook.v1.GetTenantWebhooksRequest
@@ -155,7 +194,7 @@ export type GetTenantWebhooksRequest = Message<"icv.webhook.v1.GetTenantWebhooks
  * Use `create(GetTenantWebhooksRequestSchema)` to create a new message.
  */
 export const GetTenantWebhooksRequestSchema: GenMessage<GetTenantWebhooksRequest> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 6);
+  messageDesc(file_icv_webhook_v1_webhook_service, 8);
 
 /**
  * @generated from message icv.webhook.v1.GetTenantWebhooksResponse
@@ -177,7 +216,7 @@ export type GetTenantWebhooksResponse = Message<"icv.webhook.v1.GetTenantWebhook
  * Use `create(GetTenantWebhooksResponseSchema)` to create a new message.
  */
 export const GetTenantWebhooksResponseSchema: GenMessage<GetTenantWebhooksResponse> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 7);
+  messageDesc(file_icv_webhook_v1_webhook_service, 9);
 
 /**
  * One environment's webhook settings.
@@ -225,6 +264,24 @@ export type EnvironmentWebhooks = Message<"icv.webhook.v1.EnvironmentWebhooks"> 
    * @generated from field: google.protobuf.Timestamp previous_secret_expires_at = 7;
    */
   previousSecretExpiresAt?: Timestamp | undefined;
+
+  /**
+   * Endpoint health: when every attempt since failing_since failed; disabled_at once that lasted
+   * WEBHOOK_DISABLE_AFTER_MS (no delivery is made to a disabled endpoint until it is enabled).
+   *
+   * @generated from field: google.protobuf.Timestamp failing_since = 8;
+   */
+  failingSince?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp disabled_at = 9;
+   */
+  disabledAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string disabled_reason = 10;
+   */
+  disabledReason: string;
 };
 
 /**
@@ -232,7 +289,7 @@ export type EnvironmentWebhooks = Message<"icv.webhook.v1.EnvironmentWebhooks"> 
  * Use `create(EnvironmentWebhooksSchema)` to create a new message.
  */
 export const EnvironmentWebhooksSchema: GenMessage<EnvironmentWebhooks> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 8);
+  messageDesc(file_icv_webhook_v1_webhook_service, 10);
 
 /**
  * @generated from message icv.webhook.v1.RotateSecretRequest
@@ -254,7 +311,7 @@ export type RotateSecretRequest = Message<"icv.webhook.v1.RotateSecretRequest"> 
  * Use `create(RotateSecretRequestSchema)` to create a new message.
  */
 export const RotateSecretRequestSchema: GenMessage<RotateSecretRequest> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 9);
+  messageDesc(file_icv_webhook_v1_webhook_service, 11);
 
 /**
  * @generated from message icv.webhook.v1.RotateSecretResponse
@@ -271,7 +328,7 @@ export type RotateSecretResponse = Message<"icv.webhook.v1.RotateSecretResponse"
  * Use `create(RotateSecretResponseSchema)` to create a new message.
  */
 export const RotateSecretResponseSchema: GenMessage<RotateSecretResponse> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 10);
+  messageDesc(file_icv_webhook_v1_webhook_service, 12);
 
 /**
  * @generated from message icv.webhook.v1.ListDeliveriesRequest
@@ -308,7 +365,7 @@ export type ListDeliveriesRequest = Message<"icv.webhook.v1.ListDeliveriesReques
  * Use `create(ListDeliveriesRequestSchema)` to create a new message.
  */
 export const ListDeliveriesRequestSchema: GenMessage<ListDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 11);
+  messageDesc(file_icv_webhook_v1_webhook_service, 13);
 
 /**
  * @generated from message icv.webhook.v1.ListDeliveriesResponse
@@ -330,7 +387,7 @@ export type ListDeliveriesResponse = Message<"icv.webhook.v1.ListDeliveriesRespo
  * Use `create(ListDeliveriesResponseSchema)` to create a new message.
  */
 export const ListDeliveriesResponseSchema: GenMessage<ListDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 12);
+  messageDesc(file_icv_webhook_v1_webhook_service, 14);
 
 /**
  * @generated from message icv.webhook.v1.GetDeliveryRequest
@@ -352,7 +409,7 @@ export type GetDeliveryRequest = Message<"icv.webhook.v1.GetDeliveryRequest"> & 
  * Use `create(GetDeliveryRequestSchema)` to create a new message.
  */
 export const GetDeliveryRequestSchema: GenMessage<GetDeliveryRequest> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 13);
+  messageDesc(file_icv_webhook_v1_webhook_service, 15);
 
 /**
  * @generated from message icv.webhook.v1.GetDeliveryResponse
@@ -369,7 +426,7 @@ export type GetDeliveryResponse = Message<"icv.webhook.v1.GetDeliveryResponse"> 
  * Use `create(GetDeliveryResponseSchema)` to create a new message.
  */
 export const GetDeliveryResponseSchema: GenMessage<GetDeliveryResponse> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 14);
+  messageDesc(file_icv_webhook_v1_webhook_service, 16);
 
 /**
  * @generated from message icv.webhook.v1.GetDeliveryStatsRequest
@@ -386,7 +443,7 @@ export type GetDeliveryStatsRequest = Message<"icv.webhook.v1.GetDeliveryStatsRe
  * Use `create(GetDeliveryStatsRequestSchema)` to create a new message.
  */
 export const GetDeliveryStatsRequestSchema: GenMessage<GetDeliveryStatsRequest> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 15);
+  messageDesc(file_icv_webhook_v1_webhook_service, 17);
 
 /**
  * @generated from message icv.webhook.v1.GetDeliveryStatsResponse
@@ -418,7 +475,7 @@ export type GetDeliveryStatsResponse = Message<"icv.webhook.v1.GetDeliveryStatsR
  * Use `create(GetDeliveryStatsResponseSchema)` to create a new message.
  */
 export const GetDeliveryStatsResponseSchema: GenMessage<GetDeliveryStatsResponse> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 16);
+  messageDesc(file_icv_webhook_v1_webhook_service, 18);
 
 /**
  * @generated from message icv.webhook.v1.RetryDeliveryRequest
@@ -440,7 +497,7 @@ export type RetryDeliveryRequest = Message<"icv.webhook.v1.RetryDeliveryRequest"
  * Use `create(RetryDeliveryRequestSchema)` to create a new message.
  */
 export const RetryDeliveryRequestSchema: GenMessage<RetryDeliveryRequest> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 17);
+  messageDesc(file_icv_webhook_v1_webhook_service, 19);
 
 /**
  * @generated from message icv.webhook.v1.RetryDeliveryResponse
@@ -457,7 +514,7 @@ export type RetryDeliveryResponse = Message<"icv.webhook.v1.RetryDeliveryRespons
  * Use `create(RetryDeliveryResponseSchema)` to create a new message.
  */
 export const RetryDeliveryResponseSchema: GenMessage<RetryDeliveryResponse> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 18);
+  messageDesc(file_icv_webhook_v1_webhook_service, 20);
 
 /**
  * One message to one URL, with its attempts. List answers leave the detail members empty.
@@ -572,7 +629,7 @@ export type Delivery = Message<"icv.webhook.v1.Delivery"> & {
  * Use `create(DeliverySchema)` to create a new message.
  */
 export const DeliverySchema: GenMessage<Delivery> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 19);
+  messageDesc(file_icv_webhook_v1_webhook_service, 21);
 
 /**
  * One try of a delivery.
@@ -606,6 +663,19 @@ export type Attempt = Message<"icv.webhook.v1.Attempt"> & {
    * @generated from field: int32 duration_ms = 5;
    */
   durationMs: number;
+
+  /**
+   * Empty for an attempt; "attempt.exhausted" (the delivery ended failed) or "endpoint.disabled"
+   * (its endpoint was disabled) for the delivery log's other entries, with their reason.
+   *
+   * @generated from field: string event = 6;
+   */
+  event: string;
+
+  /**
+   * @generated from field: optional string reason = 7;
+   */
+  reason?: string | undefined;
 };
 
 /**
@@ -613,7 +683,7 @@ export type Attempt = Message<"icv.webhook.v1.Attempt"> & {
  * Use `create(AttemptSchema)` to create a new message.
  */
 export const AttemptSchema: GenMessage<Attempt> = /*@__PURE__*/
-  messageDesc(file_icv_webhook_v1_webhook_service, 20);
+  messageDesc(file_icv_webhook_v1_webhook_service, 22);
 
 /**
  * Webhook endpoints and secrets, deliveries and retries.
@@ -710,6 +780,17 @@ export const WebhookService: GenService<{
     methodKind: "unary";
     input: typeof RetryDeliveryRequestSchema;
     output: typeof RetryDeliveryResponseSchema;
+  },
+  /**
+   * Turns a disabled endpoint back on (its failure streak starts afresh). NOT_FOUND when no
+   * endpoint is set; an endpoint that is not disabled is answered as it is.
+   *
+   * @generated from rpc icv.webhook.v1.WebhookService.EnableEndpoint
+   */
+  enableEndpoint: {
+    methodKind: "unary";
+    input: typeof EnableEndpointRequestSchema;
+    output: typeof EnableEndpointResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_icv_webhook_v1_webhook_service, 0);

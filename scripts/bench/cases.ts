@@ -1,0 +1,37 @@
+// The hook for extra bench cases: each lives in its own file under scripts/bench/ and is added
+// here with one line. The bench runs every case once per database mode, on the running stack,
+// after the built-in cases, and prints its rows in that mode's table (and its figures in --json).
+import { benchDomainCheck } from "./domain-check.ts";
+import type { Row } from "./report.ts";
+import type { RunningStack } from "./stack.ts";
+
+export type BenchMode = "embedded" | "postgres";
+
+export interface BenchContext {
+  mode: BenchMode;
+  /** the stack as `npm start` runs it in this mode (url, adminUrl, mainPid for CPU accounting) */
+  stack: RunningStack;
+  testKey: string;
+  liveKey: string;
+  /** seconds per measured run, warm-up seconds, autocannon connections */
+  duration: number;
+  warmup: number;
+  connections: number;
+}
+
+export interface BenchCase {
+  name: string;
+  run(ctx: BenchContext): Promise<{ rows: Row[]; figures: Record<string, number> }>;
+}
+
+/** The DNS domain check (domain-check.ts): it asks DNS only, so its figures are the same in either database mode. */
+const domainCheckCase: BenchCase = {
+  name: "domain check",
+  async run(ctx) {
+    const { row, rate } = await benchDomainCheck(Math.min(ctx.duration, 5));
+    return { rows: [row], figures: { domain_checks_per_s: rate, domain_check_p50_ms: row.p50 ?? 0, domain_check_p99_ms: row.p99 ?? 0 } };
+  },
+};
+
+/** Extra cases, one line each. */
+export const extraCases: BenchCase[] = [domainCheckCase];

@@ -1,0 +1,47 @@
+/** The domain RPCs: a few lines each, they validate the request, run the check, convert the outcome. */
+import type { ConnectRouter } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import { CheckResultSchema, DomainService, ObservationSchema } from "@icv/contracts/gen/icv/domain/v1/domain_service_pb.ts";
+import { requireScope, ts } from "@icv/platform";
+import type { Detected } from "../detect.ts";
+import { requireDomain, requireExpected } from "../names.ts";
+import type { CheckOutcome } from "../outcome.ts";
+import type { ProviderCheckRequest } from "../provider-check.ts";
+
+export interface DomainChecks {
+  dns(domain: string, expected: string): Promise<CheckOutcome>;
+  http(domain: string, expected: string): Promise<CheckOutcome>;
+  withProvider(req: ProviderCheckRequest): Promise<{ outcome: CheckOutcome; recordRemoved: boolean }>;
+  detect(domain: string): Promise<Detected & { nameServers: string[] }>;
+}
+
+const toResult = (o: CheckOutcome) =>
+  create(CheckResultSchema, {
+    passed: o.passed,
+    summary: o.summary,
+    observations: o.observations.map((ob) => create(ObservationSchema, ob)),
+    checkedAt: ts(o.checkedAt),
+  });
+
+export function domainRoutes(checks: DomainChecks) {
+  return (router: ConnectRouter) =>
+    router.service(DomainService, {
+      async checkDns(req) {
+        requireScope(req.scope);
+        return { result: toResult(await checks.dns(requireDomain(req.domain), requireExpected(req.expectedValue))) };
+      },
+      async checkHttp(req) {
+        requireScope(req.scope);
+        return { result: toResult(await checks.http(requireDomain(req.domain), requireExpected(req.expectedValue))) };
+      },
+      async checkWithProvider(req) {
+        requireScope(req.scope);
+        const r = await checks.withProvider({ domain: requireDomain(req.domain), expected: requireExpected(req.expectedValue), provider: req.provider, credentials: req.credentials });
+        return { result: toResult(r.outcome), recordRemoved: r.recordRemoved };
+      },
+      async detectProvider(req) {
+        requireScope(req.scope);
+        return checks.detect(requireDomain(req.domain));
+      },
+    });
+}

@@ -1,0 +1,131 @@
+/** Projects and their message templates: the use cases behind /api/v1/me/projects (ProjectService). */
+import { AppError, isId, newId, type Clock, type Scope } from "@icv/platform";
+import type { ProjectField, ProjectRow, ProjectStore, ProjectValues, TemplateRow } from "../store/index.ts";
+import { projectValues } from "./input.ts";
+import {
+  SAMPLE, TEXTS, checkChannelType, checkTemplate, renderTemplate, type Rendered, type TemplateChannel, type TemplateType, type Variables,
+} from "./templates.ts";
+
+import { brandVariables, renderProjectMessage } from "./render.ts";
+
+export * from "./templates.ts";
+export { brandVariables, renderProjectMessage } from "./render.ts";
+
+/** A template as the API shows it: the project's own, or the built-in text (custom false). */
+export type TemplateView = Omit<TemplateRow, "created_at" | "updated_at"> & { custom: boolean; updated_at: Date | null };
+
+export interface PutTemplateInput {
+  body: string;
+  subject?: string;
+  buttonText?: string;
+  isActive?: boolean;
+}
+
+
+/** The project named in a create body, checked: another scope's or an unknown project is validation_error (the same answer, no oracle). */
+export async function resolveProjectId(projects: ProjectStore, scope: Scope, id: string | undefined): Promise<string | null> {
+  if (id === undefined) return null;
+  const p = isId("project", id) ? await projects.get(scope, id) : undefined;
+  if (!p) throw new AppError("validation_error", "project_id: no such project", { details: [{ field: "project_id", message: "no such project", code: "not_found" }] });
+  return p.id;
+}
+
+export class Projects {
+  constructor(private readonly d: { store: ProjectStore; clock: Clock }) {}
+
+  private now = () => this.d.clock.now();
+
+  async list(scope: Scope, page: number, limit: number): Promise<{ rows: ProjectRow[]; total: number }> {
+    await this.d.store.ensureDefault(scope, newId("project", this.now().getTime()), this.now());
+    return this.d.store.list(scope, limit, (page - 1) * limit);
+  }
+
+  async create(scope: Scope, input: Partial<Record<ProjectField, string>>): Promise<ProjectRow> {
+    if (input.name === undefined) throw new AppError("validation_error", "name is required", { details: [{ field: "name", message: "required", code: "required" }] });
+    // the default project exists before any other (so "first use" is never a second project)
+    await this.d.store.ensureDefault(scope, newId("project", this.now().getTime()), this.now());
+    const values = projectValues(input) as ProjectValues & { name: string };
+    return this.d.store.insert(scope, newId("project", this.now().getTime()), values, this.now());
+  }
+
+  async get(scope: Scope, id: string): Promise<ProjectRow> {
+    const p = await this.d.store.get(scope, id);
+    if (!p) throw new AppError("not_found", "project not found");
+    return p;
+  }
+
+  async update(scope: Scope, id: string, input: Partial<Record<ProjectField, string>>, fields: readonly string[]): Promise<ProjectRow> {
+    const values = projectValues(input, fields);
+    const p = Object.keys(values).length ? await this.d.store.update(scope, id, values, this.now()) : await this.d.store.get(scope, id);
+    if (!p) throw new AppError("not_found", "project not found");
+    return p;
+  }
+
+  async delete(scope: Scope, id: string): Promise<void> {
+    const r = await this.d.store.delete(scope, id);
+    if (!r) throw new AppError("not_found", "project not found");
+    if (r === "default") throw new AppError("invalid_state", "the default project cannot be deleted");
+  }
+
+  async templates(scope: Scope, projectId: string): Promise<TemplateView[]> {
+    await this.get(scope, projectId);
+    return (await this.d.store.templates(projectId)).map((t) => ({ ...t, custom: true }));
+  }
+
+  async template(scope: Scope, projectId: string, channel: string, type: string): Promise<TemplateView> {
+    const ct = checkChannelType(channel, type);
+    await this.get(scope, projectId);
+    const t = await this.d.store.template(projectId, ct.channel, ct.type);
+    return t ? { ...t, custom: true } : builtIn(projectId, ct.channel, ct.type);
+  }
+
+  async putTemplate(scope: Scope, projectId: string, channel: string, type: string, input: PutTemplateInput): Promise<{ template: TemplateView; created: boolean }> {
+    const ct = checkChannelType(channel, type);
+    checkTemplate(ct.channel, ct.type, input);
+    await this.get(scope, projectId);
+    const { row, created } = await this.d.store.putTemplate(
+      {
+        project_id: projectId, channel: ct.channel, type: ct.type, body: input.body, subject: input.subject ?? null,
+        button_text: input.buttonText ?? null, is_active: input.isActive ?? true,
+      },
+      this.now(),
+    );
+    return { template: { ...row, custom: true }, created };
+  }
+
+  async deleteTemplate(scope: Scope, projectId: string, channel: string, type: string): Promise<void> {
+    const ct = checkChannelType(channel, type);
+    await this.get(scope, projectId);
+    if (!(await this.d.store.deleteTemplate(projectId, ct.channel, ct.type))) throw new AppError("not_found", "the project has no template for this channel and type");
+  }
+
+  /** Renders the given text (checked like PUT), else the stored or built-in template, with sample values and the project's branding. */
+  async preview(scope: Scope, projectId: string, channel: string, type: string, given: { body?: string; subject?: string }): Promise<Rendered> {
+    const ct = checkChannelType(channel, type);
+    const p = await this.get(scope, projectId);
+    let t: { body: string; subject?: string | null; button_text?: string | null };
+    if (given.body !== undefined) {
+      checkTemplate(ct.channel, ct.type, { body: given.body, subject: given.subject });
+      t = { body: given.body, subject: given.subject };
+    } else t = await this.template(scope, projectId, ct.channel, ct.type);
+    const vars: Variables = { ...SAMPLE, ...brandVariables(p), channel: ct.channel };
+    return renderTemplate(ct.channel, t, vars, { businessName: p.business_name, primaryColor: p.primary_color, supportEmail: p.support_email });
+  }
+
+  /** A message from the project's active template (`projectId`, else the default project); undefined: use the built-in text. */
+  async render(scope: Scope, projectId: string | null, channel: string, type: string, vars: Variables): Promise<Rendered | undefined> {
+    if (projectId !== null && !isId("project", projectId)) return undefined;
+    return renderProjectMessage(this.d.store, scope, projectId, channel, type, vars);
+  }
+
+  async logoUrl(projectId: string): Promise<string | undefined> {
+    return (await this.d.store.byId(projectId))?.logo_url ?? undefined;
+  }
+}
+
+function builtIn(projectId: string, channel: TemplateChannel, type: TemplateType): TemplateView {
+  return {
+    project_id: projectId, channel, type, body: TEXTS.builtIn[type], subject: channel === "email" ? TEXTS.defaultSubject : null,
+    button_text: null, is_active: true, custom: false, updated_at: null,
+  };
+}

@@ -1,0 +1,25 @@
+import type { Scope } from "@icv/platform";
+import type { ProjectRow, ProjectStore } from "../store/index.ts";
+import { renderTemplate, type Rendered, type Variables } from "./templates.ts";
+
+/** The variables a project gives every message: its business name and support address. */
+export const brandVariables = (p: ProjectRow | undefined): Variables => ({
+  business_name: p?.business_name ?? "",
+  support_email: p?.support_email ?? "",
+});
+
+/** The project's (`projectId`, else the scope's default) active template for a channel and type, rendered; undefined: use the built-in text. */
+export async function renderProjectMessage(
+  store: ProjectStore | undefined,
+  scope: Scope,
+  projectId: string | null,
+  channel: string,
+  type: string,
+  vars: Variables,
+): Promise<Rendered | undefined> {
+  const found = await store?.forMessage(scope, projectId, channel, type);
+  if (!found?.template) return undefined;
+  const p = found.project;
+  const all: Variables = { ...brandVariables(p), channel, ...vars };
+  return renderTemplate(channel, found.template, all, { businessName: p.business_name, primaryColor: p.primary_color, supportEmail: p.support_email });
+}

@@ -1,0 +1,130 @@
+/**
+ * Message templates: `{{variable}}` placeholders, checked when stored and rendered safely for
+ * the target (email: every character of the template and of every value HTML-escaped; the other
+ * channels: plain text). Rendering is one pass over the template, so a value that holds
+ * `{{code}}` stays text. The texts are in one place so they can be translated (a `locale` column
+ * can be added beside channel and type).
+ */
+import { AppError } from "@icv/platform";
+
+export const TEMPLATE_CHANNELS = ["email", "sms", "whatsapp", "telegram"] as const;
+export const TEMPLATE_TYPES = [
+  "verification_request", "verification_success", "verification_expired", "login_request", "login_success", "2fa_request", "2fa_success",
+] as const;
+export const TEMPLATE_VARIABLES = ["business_name", "code", "expires_in", "user_identifier", "channel", "support_email"] as const;
+export type TemplateChannel = (typeof TEMPLATE_CHANNELS)[number];
+export type TemplateType = (typeof TEMPLATE_TYPES)[number];
+export type Variables = Partial<Record<(typeof TEMPLATE_VARIABLES)[number], string>>;
+
+export const MAX_BODY = 2000;
+/** Twilio refuses bodies over 1,600 characters; ours adds the one-time-code line (about 60). */
+export const MAX_SMS_BODY = 1500;
+export const MAX_SUBJECT = 200;
+export const MAX_BUTTON = 40;
+
+const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_]*)\s*\}\}/g;
+
+const invalid = (message: string, field: string, code = "invalid") => new AppError("validation_error", message, { details: [{ field, message, code }] });
+
+/** A template's text, checked: only known variables, no stray braces. */
+function checkText(text: string, field: string): Set<string> {
+  const used = new Set<string>();
+  for (const m of text.matchAll(PLACEHOLDER)) {
+    if (!(TEMPLATE_VARIABLES as readonly string[]).includes(m[1])) {
+      throw invalid(`${field}: unknown variable {{${m[1]}}}; use ${TEMPLATE_VARIABLES.map((v) => `{{${v}}}`).join(", ")}`, field, "unknown_variable");
+    }
+    used.add(m[1]);
+  }
+  if (/\{\{|\}\}/.test(text.replace(PLACEHOLDER, ""))) throw invalid(`${field}: a {{ without its }} (or the other way round)`, field, "malformed_placeholder");
+  return used;
+}
+
+export function checkChannelType(channel: string, type: string): { channel: TemplateChannel; type: TemplateType } {
+  if (!(TEMPLATE_CHANNELS as readonly string[]).includes(channel)) throw invalid(`channel must be one of ${TEMPLATE_CHANNELS.join(", ")}`, "channel", "invalid_enum_value");
+  if (!(TEMPLATE_TYPES as readonly string[]).includes(type)) throw invalid(`type must be one of ${TEMPLATE_TYPES.join(", ")}`, "type", "invalid_enum_value");
+  return { channel: channel as TemplateChannel, type: type as TemplateType };
+}
+
+/** A template as PUT gives it, checked (DECISIONS.md): body ≤ 2,000, known variables, {{code}} in a *_request body, subject for email only. */
+export function checkTemplate(channel: TemplateChannel, type: TemplateType, t: { body: string; subject?: string; buttonText?: string }): void {
+  if (!t.body.trim()) throw invalid("body must not be empty", "body", "too_small");
+  if (t.body.length > MAX_BODY) throw invalid(`body must be at most ${MAX_BODY} characters`, "body", "too_big");
+  if (channel === "sms" && t.body.length > MAX_SMS_BODY) throw invalid(`an SMS body must be at most ${MAX_SMS_BODY} characters (an SMS carries at most 1,600)`, "body", "too_big");
+  const used = checkText(t.body, "body");
+  if (type.endsWith("_request") && !used.has("code")) throw invalid(`a ${type} template must hold {{code}}: the message carries the code`, "body", "missing_code");
+  if (t.subject !== undefined) {
+    if (channel !== "email") throw invalid("subject is for email templates only", "subject");
+    if (!t.subject.trim() || t.subject.length > MAX_SUBJECT || /[\r\n]/.test(t.subject)) throw invalid(`subject must be one line of 1 to ${MAX_SUBJECT} characters`, "subject");
+    checkText(t.subject, "subject");
+  }
+  if (t.buttonText !== undefined) {
+    if (!t.buttonText.trim() || t.buttonText.length > MAX_BUTTON || /[\r\n]/.test(t.buttonText)) throw invalid(`button_text must be one line of 1 to ${MAX_BUTTON} characters`, "button_text");
+    checkText(t.buttonText, "button_text");
+  }
+}
+
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** Fills the placeholders in one pass; an unset variable renders empty. `escape` applies to the template's text and the values alike. */
+export function fill(text: string, vars: Variables, escape: (s: string) => string = (s) => s): string {
+  let out = "";
+  let last = 0;
+  for (const m of text.matchAll(PLACEHOLDER)) {
+    out += escape(text.slice(last, m.index)) + escape(vars[m[1] as keyof Variables] ?? "");
+    last = m.index! + m[0].length;
+  }
+  return out + escape(text.slice(last));
+}
+
+export interface Rendered {
+  subject?: string;
+  text: string;
+  html?: string;
+  buttonText?: string;
+}
+
+/** The branding an email's HTML carries (colour checked when stored: #rgb or #rrggbb). */
+export interface MailBranding {
+  businessName?: string | null;
+  primaryColor?: string | null;
+  supportEmail?: string | null;
+}
+
+/** An email's HTML around an escaped body: the business name as the heading, the colour as its accent. */
+export function mailHtml(bodyHtml: string, b: MailBranding): string {
+  const color = b.primaryColor && /^#[0-9a-fA-F]{3}([0-9a-fA-F]{3})?$/.test(b.primaryColor) ? b.primaryColor : "#1a1a1a";
+  const head = b.businessName ? `<h1 style="font-size:20px;color:${color}">${escapeHtml(b.businessName)}</h1>\n` : "";
+  const foot = b.supportEmail ? `\n<p style="color:#555">${escapeHtml(TEXTS.questions)} ${escapeHtml(b.supportEmail)}</p>` : "";
+  return `<!doctype html><html><body style="font-family:system-ui,sans-serif;color:#1a1a1a">\n${head}<p>${bodyHtml.replace(/\n/g, "<br>")}</p>${foot}</body></html>`;
+}
+
+/** Renders a stored template for its channel: email gets subject, text and escaped HTML; the others plain text. */
+export function renderTemplate(channel: string, t: { body: string; subject?: string | null; button_text?: string | null }, vars: Variables, b: MailBranding): Rendered {
+  const text = fill(t.body, vars);
+  const buttonText = t.button_text ? fill(t.button_text, vars) : undefined;
+  if (channel !== "email") return { text, buttonText };
+  return {
+    subject: fill(t.subject ?? TEXTS.defaultSubject, vars).replace(/[\r\n]+/g, " "),
+    text,
+    html: mailHtml(fill(t.body, vars, escapeHtml), b),
+    buttonText,
+  };
+}
+
+/** The built-in texts a template replaces (shown by GET when the project has none; the service's own messages use them too). */
+export const TEXTS = {
+  questions: "Questions? Write to",
+  defaultSubject: "{{business_name}} verification code: {{code}}",
+  builtIn: {
+    verification_request: "Your {{business_name}} verification code is {{code}}. It expires in {{expires_in}}. Do not share it with anyone.",
+    verification_success: "Thank you, your {{channel}} is verified. You can go back to the app now.",
+    verification_expired: "This code or link has expired. Start again in the app to get a new one.",
+    login_request: "Your {{business_name}} login code is {{code}}. It expires in {{expires_in}}. Do not share it with anyone.",
+    login_success: "Thank you, confirmed. You can go back to the app now.",
+    "2fa_request": "Your {{business_name}} sign-in code is {{code}}. It expires in {{expires_in}}. Do not share it with anyone.",
+    "2fa_success": "Thank you, confirmed. You can go back to the app now.",
+  } satisfies Record<TemplateType, string>,
+};
+
+/** Sample values for a preview. */
+export const SAMPLE: Variables = { code: "A1B2C3", expires_in: "10 minutes", user_identifier: "j***e@example.com" };

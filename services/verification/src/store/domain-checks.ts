@@ -1,0 +1,97 @@
+/** Domain verifications' check state (verification.domain_checks): the token, the count, what the last check saw. */
+import type { Database, Queryable, Scope } from "@icv/platform";
+
+const S = "verification";
+
+/** One observation of a check, as stored and shown: a name server, a URL or a provider API. */
+export interface StoredObservation {
+  source: string;
+  found: string[];
+  error: string;
+  matched: boolean;
+}
+
+/** What one check saw (the `last_check` member). */
+export interface StoredCheck {
+  passed: boolean;
+  summary: string;
+  /** ISO 8601. */
+  checked_at: string;
+  observations: StoredObservation[];
+}
+
+export interface DomainCheckRow {
+  verification_id: string;
+  tenant_id: string;
+  environment: "live" | "test";
+  token: string | null;
+  email_prefix: string | null;
+  provider_detected: string | null;
+  provider_name: string | null;
+  check_count: number;
+  last_checked_at: Date | null;
+  last_check: StoredCheck | null;
+}
+
+export type NewDomainCheck = Pick<DomainCheckRow, "token" | "email_prefix" | "provider_detected" | "provider_name">;
+
+/** Written with its verification, in the insert's transaction. */
+export async function insertDomainCheck(q: Queryable, v: { id: string; tenant_id: string; environment: string }, d: NewDomainCheck): Promise<void> {
+  await q.query(
+    `INSERT INTO ${S}.domain_checks (verification_id, tenant_id, environment, token, email_prefix, provider_detected, provider_name)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [v.id, v.tenant_id, v.environment, d.token, d.email_prefix, d.provider_detected, d.provider_name],
+  );
+}
+
+/** The check state of a scope's domain verifications (the only SQL of domain checks). */
+export class DomainCheckStore {
+  constructor(private readonly db: Database) {}
+
+  async get(scope: Scope, id: string): Promise<DomainCheckRow | undefined> {
+    const r = await this.db.query<DomainCheckRow>(`SELECT * FROM ${S}.domain_checks WHERE verification_id = $1 AND tenant_id = $2 AND environment = $3`, [
+      id,
+      scope.tenantId,
+      scope.env,
+    ]);
+    return r.rows[0];
+  }
+
+  /** Several at once (the hosted page's domain assets): one query. */
+  async many(scope: Scope, ids: string[]): Promise<Map<string, DomainCheckRow>> {
+    if (!ids.length) return new Map();
+    const r = await this.db.query<DomainCheckRow>(
+      `SELECT * FROM ${S}.domain_checks WHERE verification_id = ANY($1::text[]) AND tenant_id = $2 AND environment = $3`,
+      [ids, scope.tenantId, scope.env],
+    );
+    return new Map(r.rows.map((row) => [row.verification_id, row]));
+  }
+
+  /**
+   * Claims the next check: counts it and stamps `at`, but only when the last check is at least
+   * `gapMs` old (one conditional UPDATE, so concurrent checks and replicas cannot both pass).
+   * Answers the row, or when refused the time the next check is allowed.
+   */
+  async claim(scope: Scope, id: string, at: Date, gapMs: number): Promise<{ row: DomainCheckRow } | { retryAt: Date } | undefined> {
+    const r = await this.db.query<DomainCheckRow>(
+      `UPDATE ${S}.domain_checks SET check_count = check_count + 1, last_checked_at = $4
+        WHERE verification_id = $1 AND tenant_id = $2 AND environment = $3 AND (last_checked_at IS NULL OR last_checked_at <= $5)
+        RETURNING *`,
+      [id, scope.tenantId, scope.env, at, new Date(at.getTime() - gapMs)],
+    );
+    if (r.rows[0]) return { row: r.rows[0] };
+    const cur = await this.get(scope, id);
+    if (!cur) return undefined;
+    return { retryAt: new Date((cur.last_checked_at ?? at).getTime() + gapMs) };
+  }
+
+  /** Keeps what a check saw. */
+  async recordCheck(scope: Scope, id: string, check: StoredCheck): Promise<void> {
+    await this.db.query(`UPDATE ${S}.domain_checks SET last_check = $4 WHERE verification_id = $1 AND tenant_id = $2 AND environment = $3`, [
+      id,
+      scope.tenantId,
+      scope.env,
+      JSON.stringify(check),
+    ]);
+  }
+}

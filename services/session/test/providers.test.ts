@@ -203,6 +203,8 @@ describe("Telegram", () => {
       tg.queueUpdate(d);
       await until(() => seen.length === 4);
       expect(seen[3]).toBe(d.update_id);
+      // the poll after d is pending at Telegram's side before stop()
+      await until(() => tg.polls.length >= 3);
 
       const t0 = Date.now();
       await poller.stop();

@@ -4,11 +4,12 @@ import { fileURLToPath } from "node:url";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
-  createLogger, createOutboundClient, migrate, newId, openDatabase, readMigrations, systemClock, type Database, type EventRecord,
+  createLogger, createOutboundClient, ManualClock, migrate, newId, openDatabase, readMigrations, systemClock, type Database, type EventRecord,
 } from "@icv/platform";
 import { maybeFreshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startReceiver, type Receiver } from "../../../test/support/receiver.ts";
-import { baseHeaders, Deliverer, outboundSend, USER_AGENT, type DelivererOptions } from "../src/deliverer.ts";
+import { lineCollector } from "../../../packages/platform/test/support/log-lines.ts";
+import { ABORT_REASON, baseHeaders, Deliverer, outboundSend, USER_AGENT, type DelivererOptions } from "../src/deliverer.ts";
 import { plannedDeliveries } from "../src/payload.ts";
 import { maxAttempts } from "../src/schedule.ts";
 import { WebhookStore, type DeliveryRow } from "../src/store.ts";
@@ -119,15 +120,18 @@ describe("deliverer", () => {
     deliverer();
     const failed = await until(id, (x) => x.status === "failed");
     expect(receiver.requests).toHaveLength(3);
-    const gaps = receiver.requests.slice(1).map((r, i) => r.at - receiver.requests[i].at);
-    for (const g of gaps) expect(g).toBeGreaterThanOrEqual(90);
     expect(new Set(receiver.requests.map((r) => r.headers["webhook-id"]))).toEqual(new Set([id]));
     expect(failed).toMatchObject({ attempts: 3, max_attempts: 3, response_status: 500, error_message: "HTTP 500", next_retry_at: null });
     expect(failed.attempt_log.map((a) => [a.attempt, a.status, a.error])).toEqual([
       [1, 500, "HTTP 500"],
       [2, 500, "HTTP 500"],
       [3, 500, "HTTP 500"],
+      [3, undefined, undefined], // the attempt.exhausted entry (issue 19)
     ]);
+    expect(failed.attempt_log[3]).toMatchObject({ event: "attempt.exhausted", reason: "all 3 attempts failed; the last: HTTP 500" });
+    // the schedule counts from each attempt's start: no attempt began before the previous one's + 100 ms
+    const starts = failed.attempt_log.slice(0, 3).map((a) => Date.parse(a.at));
+    for (let i = 1; i < 3; i++) expect(starts[i] - starts[i - 1]).toBeGreaterThanOrEqual(100);
 
     receiver.answer(200);
     const scope = { tenantId: TENANT, env: "test" as const };
@@ -226,5 +230,114 @@ describe("deliverer", () => {
     expect(await row(id)).toMatchObject({ status: "pending", attempts: 0 });
     await store.recordResults([result("token-b", 202)]);
     expect(await row(id)).toMatchObject({ status: "delivered", attempts: 1, response_status: 202 });
+  });
+});
+
+describe("a receiver's abort and the endpoint's health (issue 19)", () => {
+  const DAY = 24 * 3_600_000;
+  const scope = { tenantId: TENANT, env: "test" as const };
+  const endpoint = async () => (await store.endpoints(TENANT)).find((e) => e.environment === "test");
+  afterEach(async () => {
+    await db.query(`DELETE FROM webhook.endpoints`);
+  });
+
+  it("stops retrying when the receiver answers webhook-delivery: abort-message; the reason is in the detail", async () => {
+    receiver.answer({ status: 410, headers: { "webhook-delivery": "abort-message" } });
+    const [id] = await plant(1, receiver.url, [100, 100]);
+    deliverer();
+    const r = await until(id, (x) => x.status === "failed");
+    await new Promise((res) => setTimeout(res, 300)); // a retry would have come by now
+    expect(receiver.requests).toHaveLength(1);
+    expect(r).toMatchObject({ attempts: 1, max_attempts: 3, response_status: 410, error_message: `HTTP 410; ${ABORT_REASON}`, next_retry_at: null });
+    expect(r.attempt_log).toEqual([
+      { attempt: 1, at: expect.any(String), status: 410, error: `HTTP 410; ${ABORT_REASON}`, duration_ms: expect.any(Number) },
+      { event: "attempt.exhausted", attempt: 1, at: r.attempt_log[0].at, reason: ABORT_REASON, duration_ms: 0 },
+    ]);
+  });
+
+  it("a 2xx that carries the abort header is still delivered", async () => {
+    receiver.answer({ status: 200, headers: { "webhook-delivery": "abort-message" } });
+    const [id] = await plant(1, receiver.url);
+    deliverer();
+    const r = await until(id, (x) => x.status !== "pending");
+    expect(r).toMatchObject({ status: "delivered", error_message: null });
+    expect(r.attempt_log).toHaveLength(1);
+  });
+
+  it("disables a tenant endpoint that failed every attempt for 5 days: pending deliveries fail, no new ones are planned", async () => {
+    const clock = new ManualClock(Date.now() + 60_000); // ahead of the rows planted (due at real time)
+    const secretUrl = `${receiver.url}?token=endpoint-secret-123`;
+    await store.setEndpoint(TENANT, "test", secretUrl, clock.now());
+    receiver.answer(500);
+    const out = lineCollector();
+    deliverer({ clock, logger: createLogger({ level: "info", destination: out }) });
+    // day 0: the first failure starts the streak
+    const [first] = await plant(1, secretUrl, []);
+    await until(first, (x) => x.status === "failed");
+    const t0 = (await row(first)).last_attempt_at!;
+    expect(await endpoint()).toMatchObject({ failing_since: t0, disabled_at: null });
+    // a minute short of 5 days: still on
+    clock.advance(5 * DAY - 60_000);
+    const [second] = await plant(1, secretUrl, []);
+    await until(second, (x) => x.status === "failed");
+    expect(await endpoint()).toMatchObject({ failing_since: t0, disabled_at: null });
+    // a waiting retry of another delivery (due in an hour)
+    const [waiting] = await plant(1, secretUrl, [3_600_000]);
+    await db.query(`UPDATE webhook.deliveries SET next_retry_at = $2 WHERE id = $1`, [waiting, new Date(clock.now().getTime() + 3_600_000)]);
+    // 5 days and a minute: the next failure disables it
+    clock.advance(2 * 60_000);
+    const [third] = await plant(1, secretUrl, []);
+    const last = await until(third, (x) => x.attempt_log.some((e) => e.event === "endpoint.disabled"));
+    const ep = (await endpoint())!;
+    expect(ep.disabled_at).toEqual(last.last_attempt_at);
+    expect(ep.disabled_reason).toMatch(/^every attempt failed since .* \(5 days\)/);
+    expect(last.attempt_log.map((e) => e.event)).toEqual([undefined, "attempt.exhausted", "endpoint.disabled"]);
+    const w = await row(waiting);
+    expect(w).toMatchObject({ status: "failed", error_message: ep.disabled_reason, next_retry_at: null });
+    expect(w.attempt_log).toEqual([{ event: "endpoint.disabled", attempt: 0, at: ep.disabled_at!.toISOString(), reason: ep.disabled_reason, duration_ms: 0 }]);
+    // operators are told, without the URL (it may carry a token)
+    const warned = out.lines.filter((l) => l.includes("webhook endpoint disabled"));
+    expect(warned).toHaveLength(1);
+    expect(JSON.parse(warned[0])).toMatchObject({ level: "warn", tenant_id: TENANT, environment: "test", failing_since: t0.toISOString() });
+    expect(out.lines.join("\n")).not.toContain("endpoint-secret-123");
+    // the event consumer plans nothing for a disabled endpoint
+    expect((await WebhookStore.endpointUrls(db, [{ tenantId: TENANT, env: "test" }])).get(`${TENANT}:test`)).toBeUndefined();
+    // an operator turns it back on: the streak starts afresh
+    expect(await store.enableEndpoint(TENANT, "test")).toMatchObject({ url: secretUrl, disabled_at: null, failing_since: null });
+    expect((await WebhookStore.endpointUrls(db, [{ tenantId: TENANT, env: "test" }])).get(`${TENANT}:test`)).toBe(secretUrl);
+    expect(await store.requeueFailed(scope, first, clock.now())).toBeDefined();
+  });
+
+  it("one success restarts the streak: failures on both sides of it never add up to 5 days", async () => {
+    const clock = new ManualClock(Date.now() + 60_000); // ahead of the rows planted (due at real time)
+    await store.setEndpoint(TENANT, "test", receiver.url, clock.now());
+    receiver.answer((_req, n) => (n === 2 ? 200 : 500));
+    deliverer({ clock });
+    const send = async () => {
+      const [id] = await plant(1, receiver.url, []);
+      return until(id, (x) => x.status !== "pending");
+    };
+    await send(); // fails on day 0
+    clock.advance(DAY);
+    expect(await send()).toMatchObject({ status: "delivered" }); // day 1
+    expect(await endpoint()).toMatchObject({ failing_since: null });
+    clock.advance(DAY);
+    const d2 = await send(); // day 2: a new streak
+    clock.advance(4 * DAY);
+    await send(); // day 6: 4 days into the streak, 6 after the first failure
+    expect(await endpoint()).toMatchObject({ failing_since: d2.last_attempt_at, disabled_at: null });
+  });
+
+  it("a request's callback URL is not an endpoint: its failures disable nothing", async () => {
+    const clock = new ManualClock(Date.now() + 60_000); // ahead of the rows planted (due at real time)
+    await store.setEndpoint(TENANT, "test", `${receiver.url}?endpoint`, clock.now());
+    receiver.answer(500);
+    deliverer({ clock });
+    const [a] = await plant(1, receiver.url, []);
+    await until(a, (x) => x.status === "failed");
+    clock.advance(6 * 24 * 3_600_000);
+    const [b] = await plant(1, receiver.url, []);
+    expect((await until(b, (x) => x.status === "failed")).attempt_log.map((e) => e.event)).toEqual([undefined, "attempt.exhausted"]);
+    expect(await endpoint()).toMatchObject({ failing_since: null, disabled_at: null });
   });
 });

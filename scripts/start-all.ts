@@ -1,30 +1,73 @@
 // `npm start`: every service in one process, each on its own loopback port, and the gateway on PORT.
-import { createLogger, loadConfig, onShutdown, startObservability, type RunningService } from "@icv/platform";
-import { startProofService } from "../services/proof/src/start.ts";
-import { startVerificationService } from "../services/verification/src/start.ts";
-import { startSessionService } from "../services/session/src/start.ts";
-import { startDomainService } from "../services/domain/src/start.ts";
-import { startWebhookService } from "../services/webhook/src/start.ts";
-import { startGateway } from "../services/gateway/src/start.ts";
-import { printDevTenant } from "../services/gateway/src/print.ts";
+// With WORKERS above 1 (the default on Postgres + Redis: one per core) this process is the
+// primary: it forks that many such processes sharing the ports (packages/platform/src/workers.ts).
+import cluster from "node:cluster";
+// the primary of several workers loads only these (it serves nothing and stays small)
+import { ConfigError, loadConfig } from "@icv/platform/config.ts";
+import { createLogger } from "@icv/platform/logger.ts";
+import { initWorker, runPrimary, workerPlan, workerSlot } from "@icv/platform/workers.ts";
 
 const started = Date.now();
 const config = loadConfig();
-const logger = createLogger({ level: config.LOG_LEVEL });
-const running: RunningService[] = [];
-// metrics of every service here on the admin listener (GET /metrics); traces when OTLP is configured
-const observability = await startObservability(config, logger, "icv", { metricsServer: false });
-onShutdown(async () => {
-  // the gateway first (no new requests), then the services it calls
-  for (const s of running.reverse()) await s.close();
-  await observability();
-}, logger);
+const slot = workerSlot();
+const logger = slot === undefined ? createLogger({ level: config.LOG_LEVEL }) : createLogger({ level: config.LOG_LEVEL }).child({ worker: slot });
 
-// services that call nobody first, then their callers
-running.push(...(await Promise.all([startProofService(config, logger), startDomainService(config, logger), startWebhookService(config, logger)])));
-running.push(await startVerificationService(config, logger));
-running.push(await startSessionService(config, logger));
-const gw = await startGateway(config, logger);
-running.push(gw);
-logger.info({ url: gw.url, ms: Date.now() - started }, "ICV is up");
-if (gw.devTenant) printDevTenant(gw.devTenant, gw.url);
+if (cluster.isPrimary) {
+  let plan: ReturnType<typeof workerPlan>;
+  try {
+    plan = workerPlan(config);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    process.stderr.write(`${e.message}\n`);
+    process.exit(1);
+  }
+  if (plan.workers > 1) {
+    logger.info({ workers: plan.workers, reason: plan.reason }, "starting workers");
+    runPrimary({
+      workers: plan.workers,
+      logger,
+      poolMax: config.DB_POOL_MAX,
+      stopTimeoutMs: config.SHUTDOWN_TIMEOUT_MS + 10_000,
+      // the generated certificates (no TLS_*_FILE) are made here, so no two workers write them at once
+      beforeFork: async () => {
+        if (!config.TLS_CERT_FILE) await (await import("@icv/platform/tls.ts")).ensureTlsDir(config.tlsDir, logger);
+      },
+    });
+  } else {
+    await startServices();
+  }
+} else {
+  await startServices();
+}
+
+async function startServices(): Promise<void> {
+  const worker = slot === undefined ? undefined : await initWorker();
+  const [{ onShutdown, startObservability }, { startProofService }, { startVerificationService }, { startSessionService }, { startDomainService }, { startWebhookService }, { startGateway }, { printDevTenant }] = await Promise.all([
+    import("@icv/platform"),
+    import("../services/proof/src/start.ts"),
+    import("../services/verification/src/start.ts"),
+    import("../services/session/src/start.ts"),
+    import("../services/domain/src/start.ts"),
+    import("../services/webhook/src/start.ts"),
+    import("../services/gateway/src/start.ts"),
+    import("../services/gateway/src/print.ts"),
+  ]);
+  const running: Array<{ close(): Promise<void> }> = [];
+  // metrics of every service here on the admin listener (GET /metrics); traces when OTLP is configured
+  const observability = await startObservability(config, logger, "icv", { metricsServer: false });
+  onShutdown(async () => {
+    // the gateway first (no new requests), then the services it calls
+    for (const s of running.reverse()) await s.close();
+    await observability();
+  }, logger);
+
+  // services that call nobody first, then their callers
+  running.push(...(await Promise.all([startProofService(config, logger), startDomainService(config, logger), startWebhookService(config, logger)])));
+  running.push(await startVerificationService(config, logger));
+  running.push(await startSessionService(config, logger));
+  const gw = await startGateway(config, logger);
+  running.push(gw);
+  logger.info({ url: gw.url, ms: Date.now() - started }, "ICV is up");
+  worker?.ready();
+  if (gw.devTenant) printDevTenant(gw.devTenant, gw.url);
+}

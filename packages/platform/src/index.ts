@@ -31,3 +31,4 @@ export * from "./tracing.ts";
 export * from "./messaging/index.ts";
 export * from "./observe.ts";
 export * from "./event-cache.ts";
+export * from "./workers.ts";

@@ -93,13 +93,15 @@ type Reading = number | Array<[Labels, number]>;
  * A gauge read at scrape time from the sources that registered (one per service, store, hub…).
  * Sources with equal labels add up (two hubs in one process). A failing source is skipped.
  */
-function sampledGauge(name: string, help: string, labelNames: string[]) {
+function sampledGauge(name: string, help: string, labelNames: string[], aggregator: "sum" | "max" = "sum") {
   const sources = new Set<{ labels: Labels; read: () => Reading | Promise<Reading> }>();
   new Gauge({
     name,
     help,
     labelNames,
     registers,
+    // `npm start` with workers: how the primary adds up the workers' readings (workers.ts)
+    aggregator,
     async collect() {
       this.reset();
       await Promise.all(
@@ -124,19 +126,31 @@ function sampledGauge(name: string, help: string, labelNames: string[]) {
 /** Connections of a service's database pool, by state (total, idle, waiting clients). */
 export const trackDbPool = sampledGauge("icv_db_pool_connections", "Database pool connections by state (total, idle, waiting)", ["service", "state"]);
 /** Age in seconds of the oldest unpublished outbox event, per schema (0 when none waits). */
-export const trackOutboxLag = sampledGauge("icv_outbox_lag_seconds", "Age of the oldest unpublished outbox event, per schema", ["schema"]);
+export const trackOutboxLag = sampledGauge("icv_outbox_lag_seconds", "Age of the oldest unpublished outbox event, per schema", ["schema"], "max");
 /** Webhook deliveries waiting to be sent (pending, first attempts and retries). */
-export const trackWebhookQueue = sampledGauge("icv_webhook_queue_depth", "Webhook deliveries pending (first attempts and retries)", []);
+export const trackWebhookQueue = sampledGauge("icv_webhook_queue_depth", "Webhook deliveries pending (first attempts and retries)", [], "max");
 /** Open server-sent event streams, by kind (api, hosted). */
 export const trackSseStreams = sampledGauge("icv_sse_streams", "Open server-sent event streams, by kind (api, hosted)", ["kind"]);
 
 let defaults = false;
+/** Starts the default process and Node.js metrics (once). */
+export function startDefaultMetrics(): void {
+  if (defaults) return;
+  defaults = true;
+  collectDefaultMetrics({ register: metricsRegistry });
+}
+
+type MetricsSource = () => Promise<{ contentType: string; body: string }>;
+let source: MetricsSource | undefined;
+/** Where `GET /metrics` gets its text instead of this process's registry (a worker: every worker's, summed by the primary). */
+export function setMetricsSource(s: MetricsSource | undefined): void {
+  source = s;
+}
+
 /** The registry's text (default process and Node.js metrics included, started on first use). */
 export async function metricsText(): Promise<{ contentType: string; body: string }> {
-  if (!defaults) {
-    defaults = true;
-    collectDefaultMetrics({ register: metricsRegistry });
-  }
+  if (source) return source();
+  startDefaultMetrics();
   return { contentType: metricsRegistry.contentType, body: await metricsRegistry.metrics() };
 }
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  connectRedis, createEventLog, dataDirSecret, fromConnectError, rateLimiterOn, retryWithBackoff, openServiceDatabase, serviceIdentity, startOutboxRelay, startSweeper, systemClock, trackSseStreams,
+  connectRedis, createEventLog, dataDirSecret, fromConnectError, rateLimiterOn, retryWithBackoff, openServiceDatabase, serviceIdentity, startOutboxRelay, startSweeper, systemClock, trackSseStreams, workerSlot,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { startAdminServer } from "./admin.ts";
@@ -29,23 +29,31 @@ export interface RunningGateway extends RunningService {
 
 export async function startGateway(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningGateway> {
   const log = logger.child({ service: "gateway" });
-  // listening from the first moment: live, not ready (starting.ts) until the app takes over below
+  // listening from the first moment: live, not ready (starting.ts) until the app takes over below.
+  // A worker of `npm start` listens once its app serves instead: the primary hands connections
+  // only to listening workers, so a worker (re)starting beside the others takes none of them.
   let handle = startingHandler();
   const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => handle(req, res));
   server.on("clientError", answerClientError);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.PORT, config.HOST, () => resolve());
-  });
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(config.PORT, config.HOST, () => resolve());
+    });
+  const late = workerSlot() !== undefined;
+  if (!late) await listen();
   try {
-    return await startApp(config, log, clock, server, (app) => (handle = app));
+    return await startApp(config, log, clock, server, async (app) => {
+      handle = app;
+      if (late) await listen();
+    });
   } catch (e) {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     throw e;
   }
 }
 
-async function startApp(config: Config, log: Logger, clock: Clock, server: http.Server, serve: (app: http.RequestListener) => void): Promise<RunningGateway> {
+async function startApp(config: Config, log: Logger, clock: Clock, server: http.Server, serve: (app: http.RequestListener) => Promise<void>): Promise<RunningGateway> {
   const db = await openServiceDatabase(config, "gateway", MIGRATIONS, log, { outbox: true });
   const store = new GatewayStore(db);
   // never awaited: a Redis that is down (at start or later) means in-process limits meanwhile
@@ -81,7 +89,7 @@ async function startApp(config: Config, log: Logger, clock: Clock, server: http.
     hosted,
   });
 
-  serve(app);
+  await serve(app);
   const port = (server.address() as AddressInfo).port;
   log.info({ port }, "gateway listening");
 

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import { ProjectService } from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
 import {
-  dataDirSecret, hostService, messagingSenders, openServiceDatabase, rpcClient, serviceIdentity, startSweeper, systemClock,
+  dataDirSecret, hostService, messagingSenders, openServiceDatabase, rpcClient, runsBackgroundWork, serviceIdentity, startSweeper, systemClock,
   type Clock, type Config, type Logger, type RunningService,
 } from "@icv/platform";
 import { CHAT_TTL_MS, Inbound, type Repliers } from "./inbound.ts";
@@ -57,7 +57,9 @@ export async function startSessionService(config: Config, logger: Logger, clock:
   );
 
   let polling: { stop(): Promise<void> } | undefined;
-  const bot = repliers.telegram;
+  // one poller per bot (Telegram answers a second getUpdates with 409) and one setWebhook: under
+  // `npm start` with several workers the background worker's (every worker answers /hooks/telegram)
+  const bot = runsBackgroundWork() ? repliers.telegram : undefined;
   if (bot && config.TELEGRAM_MODE === "polling") {
     polling = startTelegramPolling(bot, async (u) => void (await inbound.handle("telegram", Buffer.from(JSON.stringify(u)))), log);
     log.info("telegram: long polling for updates");

@@ -8,6 +8,7 @@ import type { BroadcastOptions, ConsumerOptions, EventLog, EventRecord, Subscrip
 import { startPump, type Pump } from "./pump.ts";
 import { OUTBOX_COLUMNS, toRecord, type OutboxRow } from "./records.ts";
 import { sourcesOf } from "./topics.ts";
+import { runsBackgroundWork } from "../workers.ts";
 
 const BATCH = 500;
 
@@ -99,6 +100,9 @@ export class PostgresEventLog implements EventLog {
   }
 
   async consume(opts: ConsumerOptions): Promise<Subscription> {
+    // a group works one batch at a time (the cursor row): under `npm start` with several workers
+    // the background worker does it, the others would only lose the race for the cursor
+    if (!runsBackgroundWork()) return { close: async () => {} };
     const subs: Subscription[] = [];
     for (const name of sourcesOf(opts.topics)) {
       const src = await this.source(name);

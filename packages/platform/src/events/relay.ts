@@ -6,6 +6,7 @@ import { createKafka, KafkaPublisher } from "./kafka.ts";
 import { EVENTS_CHANNEL, OUTBOX_CHANNEL } from "./channels.ts";
 import { startPump } from "./pump.ts";
 import { trackOutboxLag } from "../metrics.ts";
+import { runsBackgroundWork } from "../workers.ts";
 import { OUTBOX_COLUMNS, toRecord, type OutboxRow } from "./records.ts";
 
 const BATCH = 500;
@@ -36,8 +37,11 @@ export interface OutboxRelay {
  * - kafka transport: sends the rows, then marks them published; a crash in between sends them
  *   again, and consumers skip ids they have handled.
  * Woken by the outbox trigger's NOTIFY, and polls. Published rows are kept 7 days (SSE replay).
+ * Under `npm start` with several workers only the background worker relays (workers.ts): the
+ * trigger's NOTIFY wakes it for the writes of every worker.
  */
 export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<OutboxRelay> {
+  if (!runsBackgroundWork()) return { wake() {}, stop: async () => {} };
   const { config, db, schema } = opts;
   const logger = opts.logger.child({ component: "outbox-relay", schema });
   const publisher =

@@ -45,11 +45,18 @@ function tally(all: Map<number, Proc>, target: number | undefined) {
   walk(process.pid);
   let db = 0;
   for (const p of all.values()) if (DATASTORES.has(p.comm)) db += p.ticks;
-  return { ours, db, target: target === undefined ? 0 : (all.get(target)?.ticks ?? 0), loadgen: all.get(process.pid)?.ticks ?? 0 };
+  // the process under test and its children (`npm start`'s workers)
+  let tested = 0;
+  const under = (p: number) => {
+    tested += all.get(p)?.ticks ?? 0;
+    for (const [pid, s] of all) if (s.ppid === p) under(pid);
+  };
+  if (target !== undefined) under(target);
+  return { ours, db, target: tested, loadgen: all.get(process.pid)?.ticks ?? 0 };
 }
 
 export interface CpuWindow {
-  /** mean cores used by the process under test */
+  /** mean cores used by the process under test (with its children: `npm start`'s workers) */
   target: number;
   /** mean cores used by this process (the load generator) */
   loadgen: number;
@@ -57,7 +64,7 @@ export interface CpuWindow {
   db: number;
   /** mean cores used by everything else on the machine (other users' work) */
   others: number;
-  /** CPU seconds of the process under test in the window */
+  /** CPU seconds of the process under test (and its children) in the window */
   targetSeconds: number;
 }
 

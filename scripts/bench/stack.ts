@@ -72,9 +72,11 @@ export interface RunningStack {
   adminUrl: string;
   /** ms from spawning the `npm start` command to the first GET /health 200 */
   startMs: number;
-  /** the process that runs start-all.ts (not an npx/tsx wrapper in front of it) */
+  /** the process that runs start-all.ts (not an npx/tsx wrapper in front of it): with workers, their primary */
   mainPid(): number | undefined;
-  /** RSS of that process, bytes */
+  /** `npm start`'s workers (children of mainPid; 0 when it serves alone) */
+  workers(): number;
+  /** RSS of that process and its workers, bytes */
   rss(): number | undefined;
   stop(): Promise<void>;
   output(): string;
@@ -121,9 +123,14 @@ export async function startStack(env: Record<string, string>, timeoutMs = 60_000
     adminUrl,
     startMs: 0,
     mainPid: () => mainProcess(child.pid!),
+    workers() {
+      const pid = mainProcess(child.pid!);
+      return pid === undefined ? 0 : descendants(pid).length;
+    },
     rss() {
       const pid = mainProcess(child.pid!);
-      return pid === undefined ? undefined : rssOf(pid);
+      if (pid === undefined) return undefined;
+      return [pid, ...descendants(pid)].reduce((sum, p) => sum + (rssOf(p) ?? 0), 0);
     },
     stop: () => stopGroup(child),
     output: () => out,
@@ -190,7 +197,10 @@ function descendants(root: number): number[] {
   return out;
 }
 
-/** The node process that runs start-all.ts: the deepest one in the tree whose command line names it. */
+/**
+ * The node process that runs start-all.ts: the first one in the tree (parents before children)
+ * whose command line names it; its workers, which name it too, are its children.
+ */
 function mainProcess(root: number): number | undefined {
   const tree = [root, ...descendants(root)];
   const named = tree.filter((pid) => {
@@ -200,7 +210,7 @@ function mainProcess(root: number): number | undefined {
       return false;
     }
   });
-  return named.at(-1);
+  return named[0];
 }
 
 export function rssOf(pid: number): number | undefined {

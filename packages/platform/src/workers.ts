@@ -93,7 +93,13 @@ export function runPrimary(opts: PrimaryOptions): void {
     const s = slots.get(slot)!;
     s.timer = undefined;
     if (stopping) return;
-    await opts.beforeFork?.();
+    try {
+      await opts.beforeFork?.();
+    } catch (err) {
+      logger.error({ err, worker: slot }, "could not prepare the worker's start; stopping");
+      failed = true;
+      return stop("start failed");
+    }
     if (stopping) return;
     const env: Record<string, string> = { [SLOT_VAR]: String(slot), DB_POOL_MAX: String(workerPoolMax(opts.poolMax, opts.workers)) };
     // the development tenant is made (and shown) once

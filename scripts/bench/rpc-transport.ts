@@ -3,7 +3,7 @@
 // both on one reused HTTP/2 session to a service host (startServiceHost, which serves both).
 // Reports calls/s and CPU per call of the caller and of the callee, rounds alternating.
 //
-//   node --import tsx scripts/bench/rpc-transport.ts        (RPC_SECONDS=5 RPC_ROUNDS=3 RPC_CONCURRENCY=20)
+//   node --import tsx scripts/bench/rpc-transport.ts [--seconds=5] [--rounds=3] [--concurrency=20]
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,9 +23,10 @@ if (process.argv[2] === "serve") {
   process.stdout.write(`${JSON.stringify({ port: host.port })}\n`);
   process.on("SIGTERM", () => void host.close().then(() => process.exit(0)));
 } else {
-  const seconds = Number(process.env.RPC_SECONDS ?? 5);
-  const rounds = Number(process.env.RPC_ROUNDS ?? 3);
-  const concurrency = Number(process.env.RPC_CONCURRENCY ?? 20);
+  const arg = (name: string, dflt: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? dflt);
+  const seconds = arg("seconds", 5);
+  const rounds = arg("rounds", 3);
+  const concurrency = arg("concurrency", 20);
   const dir = mkdtempSync(path.join(tmpdir(), "icv-rpc-bench-"));
   await ensureTlsDir(dir, logger);
   const server = spawn(process.execPath, ["--import", "tsx", import.meta.filename, "serve", dir], { stdio: ["ignore", "pipe", "inherit"] });

@@ -1,5 +1,5 @@
 import { Code, ConnectError, createClient, createContextValues, createRouterTransport, type Client, type ConnectRouter, type HandlerContext, type Interceptor, type Transport, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { create, isMessage, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@icv/contracts/gen/grpc/health/v1/health_pb.ts";
 import { LOCAL_CALLER_HEADER } from "./callers.ts";
@@ -175,7 +175,7 @@ function serverNameOf(service: DescService): string {
 /**
  * A client of one service, calling as `identity`: in memory when the service runs in this
  * process (the caller's name travels with the call and the callee's allow-list checks it), else
- * gRPC over HTTP/2 with mutual TLS (TLS 1.3; the client presents its certificate and accepts
+ * the Connect protocol (binary protobuf) over HTTP/2 with mutual TLS (TLS 1.3; the client presents its certificate and accepts
  * only a server certificate from the same CA naming `serverName`; connections pooled and kept
  * alive, so a handshake happens once per connection; no compression on the wire). The choice is
  * made per call, so a service that stops or restarts here is found again. Certificates rotated
@@ -183,12 +183,17 @@ function serverNameOf(service: DescService): string {
  * callee's spec code (`fromConnectError` reads it).
  */
 export function rpcClient<T extends DescService>(service: T, baseUrl: string, identity: TlsIdentity, timeoutMs = 10_000, serverName = serverNameOf(service)): Client<T> {
-  const network = createGrpcTransport({
+  // the Connect protocol with binary protobuf on HTTP/2: a unary call without gRPC's trailers
+  // costs about 40 % less CPU on each side (scripts/bench/rpc-transport.ts, docs/performance.md);
+  // the callee's server speaks gRPC and Connect alike (probes and grpcurl keep using gRPC)
+  const network = createConnectTransport({
     baseUrl,
+    httpVersion: "2",
+    useBinaryFormat: true,
     defaultTimeoutMs: timeoutMs,
     pingIntervalMs: 30_000,
     acceptCompression: [],
-    // a client span, its context sent as `traceparent` gRPC metadata (a no-op while tracing is off)
+    // a client span, its context sent as the `traceparent` header (a no-op while tracing is off)
     interceptors: [clientTracer],
     // read at each new connection: a reloaded identity is picked up without a restart
     nodeOptions: {

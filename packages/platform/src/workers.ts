@@ -67,7 +67,7 @@ const FIRST_RESTART_DELAY_MS = 500;
 const MAX_RESTART_DELAY_MS = 30_000;
 
 /**
- * The primary: forks the workers, restarts a worker that ends on its own (at once after a long
+ * The primary: forks worker 1, the others once it is ready, restarts a worker that ends on its own (at once after a long
  * life, with a doubling delay after quick crashes: no restart storm), answers the workers' asks
  * for the metrics of all of them, and on SIGTERM or SIGINT stops every worker (SIGTERM, SIGKILL
  * after stopTimeoutMs) and exits 0 when all of them stopped cleanly. A worker that fails before
@@ -108,7 +108,11 @@ export function runPrimary(opts: PrimaryOptions): void {
     s.worker = worker;
     s.started = Date.now();
     worker.on("message", (m: { type?: string }) => {
-      if (m?.type === READY) everReady = true;
+      if (m?.type !== READY || everReady) return;
+      everReady = true;
+      // the others once the first serves: it starts as fast as one process would (no two starts
+      // sharing the cores), and it has run the migrations and made the development tenant
+      for (let other = 2; other <= opts.workers; other++) void fork(other);
     });
     worker.once("exit", (code, signal) => {
       s.worker = undefined;
@@ -150,11 +154,8 @@ export function runPrimary(opts: PrimaryOptions): void {
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
 
-  for (let slot = 1; slot <= opts.workers; slot++) {
-    slots.set(slot, { started: 0, delay: 0 });
-    void fork(slot);
-  }
-  logger.info({ workers: opts.workers }, "workers started");
+  for (let slot = 1; slot <= opts.workers; slot++) slots.set(slot, { started: 0, delay: 0 });
+  void fork(1);
 }
 
 /**

@@ -3,7 +3,8 @@
 // the other, a cached GET of a settled verification follows a change made elsewhere, the metrics
 // on the admin listener add up both workers, the development tenant is made once, a killed worker
 // (the background one) is restarted while the other keeps answering and events flow again, and
-// SIGTERM stops everything (exit 0, no process left). Embedded PGlite is one process: WORKERS=2
+// SIGTERM stops everything (exit 0, no process left); a worker that cannot start (its port taken)
+// stops the whole start (exit 1). Embedded PGlite is one process: WORKERS=2
 // without a Postgres is refused, which runs in both columns.
 import { spawn, type ChildProcess } from "node:child_process";
 import http from "node:http";
@@ -17,12 +18,18 @@ import { freePort } from "../support/private-servers.ts";
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
-let db: FreshPostgres | undefined;
+const dbs: FreshPostgres[] = [];
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  await db?.drop();
+  for (const db of dbs) await db.drop();
 });
+/** A database of its own (each start has its own data dir, so its own keys). */
+const database = async () => {
+  const db = await freshPostgres(process.env.DATABASE_URL!);
+  dbs.push(db);
+  return db.url;
+};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until(what: () => boolean | Promise<boolean>, ms: number, why: () => string) {
@@ -147,12 +154,11 @@ describe("WORKERS in embedded mode", () => {
 
 describe.skipIf(!process.env.DATABASE_URL)("npm start with WORKERS=2 on Postgres (skipped: needs DATABASE_URL; embedded mode runs one process)", () => {
   it("both workers serve, events and caches cross workers, a killed worker comes back, SIGTERM ends everything", async () => {
-    db = await freshPostgres(process.env.DATABASE_URL!);
     const [port, adminPort] = [await freePort(), await freePort()];
     const grpc: Record<string, string> = {};
     for (const s of ["VERIFICATION", "PROOF", "SESSION", "DOMAIN", "WEBHOOK"]) grpc[`${s}_GRPC_PORT`] = String(await freePort());
     const s = start({
-      DATABASE_URL: db.url,
+      DATABASE_URL: await database(),
       WORKERS: "2",
       PORT: String(port),
       ADMIN_PORT: String(adminPort),
@@ -243,4 +249,27 @@ describe.skipIf(!process.env.DATABASE_URL)("npm start with WORKERS=2 on Postgres
     for (const pid of second.values()) expect(alive(pid)).toBe(false);
     expect(s.out.text).toContain('"msg":"all workers stopped"');
   }, 240_000);
+
+  it("a worker that cannot start (its port is taken) stops the start: exit 1, nothing left", async () => {
+    const taken = http.createServer();
+    const port = await freePort();
+    await new Promise<void>((resolve) => taken.listen(port, "127.0.0.1", resolve));
+    try {
+      const grpc: Record<string, string> = {};
+      for (const s of ["VERIFICATION", "PROOF", "SESSION", "DOMAIN", "WEBHOOK"]) grpc[`${s}_GRPC_PORT`] = String(await freePort());
+      const s = start({ DATABASE_URL: await database(), WORKERS: "2", PORT: String(port), ADMIN_PORT: String(await freePort()), ...grpc, LOG_LEVEL: "info", BOOTSTRAP_DEV_TENANT: "false" });
+      // the workers it had, seen while it ran
+      const seen = new Set<number>();
+      const watch = setInterval(() => workers(s.child.pid!).forEach((pid) => seen.add(pid)), 20);
+      const code = await s.exited;
+      clearInterval(watch);
+      expect(code).toBe(1);
+      expect(s.out.text).toContain("EADDRINUSE");
+      expect(s.out.text).toContain('"msg":"worker failed during start; stopping"');
+      expect(seen.size).toBeGreaterThan(0);
+      for (const pid of seen) expect(alive(pid)).toBe(false);
+    } finally {
+      taken.close();
+    }
+  }, 120_000);
 });

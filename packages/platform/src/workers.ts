@@ -67,11 +67,12 @@ const FIRST_RESTART_DELAY_MS = 500;
 const MAX_RESTART_DELAY_MS = 30_000;
 
 /**
- * The primary: forks worker 1, the others once it is ready, restarts a worker that ends on its own (at once after a long
- * life, with a doubling delay after quick crashes: no restart storm), answers the workers' asks
- * for the metrics of all of them, and on SIGTERM or SIGINT stops every worker (SIGTERM, SIGKILL
- * after stopTimeoutMs) and exits 0 when all of them stopped cleanly. A worker that fails before
- * any worker was ever ready (a port taken, a bad certificate) stops the whole start: exit 1.
+ * The primary: forks worker 1, the others once it is ready; restarts a worker that ends on its
+ * own (at once after a long life, with a doubling delay after quick crashes: no restart storm);
+ * answers the workers' asks for the metrics of all of them; on SIGTERM or SIGINT stops every
+ * worker (SIGTERM, SIGKILL after stopTimeoutMs) and exits 0 when all of them stopped cleanly. A
+ * worker that fails before any worker was ever ready (a port taken, a bad certificate) stops the
+ * whole start: exit 1.
  */
 export function runPrimary(opts: PrimaryOptions): void {
   const { logger } = opts;

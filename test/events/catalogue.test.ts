@@ -5,7 +5,7 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  decodeEvent, EVENT_SCHEMAS, eventPayload, migrate, openDatabase, outboxMigration, readMigrations, wireJson, type Database, type EventType,
+  decodeEvent, EVENT_SCHEMAS, eventPayload, migrate, openDatabase, outboxMigrations, readMigrations, wireJson, type Database, type EventType,
 } from "@icv/platform";
 import { create } from "@bufbuild/protobuf";
 import { TenantScopeSchema } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
@@ -126,7 +126,7 @@ describe("the stores' events, as their outbox rows hold them", () => {
     pg = await maybeFreshPostgres();
     db = await openDatabase({ url: pg?.url, dataDir: "memory://" });
     for (const svc of ["proof", "gateway", "webhook"]) {
-      await migrate(db, svc, [...readMigrations(path.join(import.meta.dirname, "../../services", svc, "migrations")), outboxMigration(svc)]);
+      await migrate(db, svc, [...readMigrations(path.join(import.meta.dirname, "../../services", svc, "migrations")), ...outboxMigrations(svc)]);
     }
   });
   afterAll(async () => {

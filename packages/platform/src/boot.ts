@@ -5,7 +5,7 @@ import type { RunningService } from "./running.ts";
 import { startServiceHost } from "./service-host.ts";
 import { openDatabase, type Database } from "./database.ts";
 import type { Logger } from "./logger.ts";
-import { migrate, outboxMigration, readMigrations } from "./migrations.ts";
+import { migrate, outboxMigrations, readMigrations } from "./migrations.ts";
 import { retryWithBackoff } from "./backoff.ts";
 import { isTransientDbError } from "./transient.ts";
 import { startOutboxRelay } from "./events/relay.ts";
@@ -17,7 +17,7 @@ import { adoptEarlyHealth, closeEarlyHealth, openEarlyHealth } from "./health.ts
 /**
  * Opens a service's database (its own <NAME>_DATABASE_URL or DATABASE_URL, else the embedded
  * PGlite in `<DATA_DIR>/pgdata`) and applies its migrations in its own schema; with `outbox`, then
- * the platform's outbox DDL (migrations/outbox.sql) in that schema. A Postgres that is not
+ * the platform's outbox DDL (migrations/outbox*.sql) in that schema. A Postgres that is not
  * reachable yet (or restarts meanwhile) is waited for with backoff, never a crash. The service's
  * health port (when configured) opens first: liveness SERVING, readiness NOT_SERVING until its
  * host starts (hostService adopts it).
@@ -42,7 +42,7 @@ export async function openServiceDatabase(
     throw e;
   });
   const migrations = readMigrations(migrationsDir);
-  if (opts.outbox) migrations.push(outboxMigration(name));
+  if (opts.outbox) migrations.push(...outboxMigrations(name));
   const applied = await retryWithBackoff(() => migrate(db, name, migrations), {
     maxMs: config.RETRY_BACKOFF_MAX_MS,
     retryable: isTransientDbError,

@@ -64,6 +64,6 @@ export class EventCache<V> {
 
   /** Drops the aggregate of every event of `topics` as it is published (this process's and every other's). */
   follow(events: EventLog, topics: string[], idOf: (e: EventRecord) => string = (e) => e.aggregateId): Promise<Subscription> {
-    return events.broadcast({ topics, onEvent: (e) => this.drop(idOf(e)) });
+    return events.broadcast({ topics, name: `${topics.join(",")} cache`, onEvent: (e) => this.drop(idOf(e)) });
   }
 }

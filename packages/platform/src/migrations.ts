@@ -25,18 +25,26 @@ export function readMigrations(dir: string): Migration[] {
 
 const SAFE_SCHEMA = /^[a-z][a-z0-9_]*$/;
 
-const OUTBOX_DDL = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations", "outbox.sql");
+const OUTBOX_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 
 /**
- * The one outbox DDL of every service (packages/platform/migrations/outbox.sql) for `schema`, as a
- * migration (version "outbox") to apply after the service's own: idempotent over the outbox the
- * older service migrations made. The checksum is of the file, the same for every schema.
+ * The platform's outbox DDL of every service (packages/platform/migrations/) for `schema`, as
+ * migrations to apply after the service's own: `outbox.sql` (version "outbox"), idempotent over
+ * the outbox the older service migrations made, then `outbox_NNN_name.sql` in order (version
+ * "outbox_NNN"), each a change of every outbox (a released file is never edited: the checksum of
+ * a recorded one must not change). Each checksum is of its file, the same for every schema.
  */
-export function outboxMigration(schema: string): Migration {
+export function outboxMigrations(schema: string): Migration[] {
   if (!SAFE_SCHEMA.test(schema)) throw new Error(`bad schema name ${schema}`);
-  const template = readFileSync(OUTBOX_DDL, "utf8");
-  const checksum = createHash("sha256").update(template).digest("hex");
-  return { version: "outbox", name: "outbox.sql", sql: template.replaceAll("{{schema}}", schema), checksum };
+  const files = readdirSync(OUTBOX_DIR)
+    .filter((f) => /^outbox(_\d{3,}_[a-z0-9_]+)?\.sql$/.test(f))
+    .sort();
+  return files.map((name) => {
+    const template = readFileSync(path.join(OUTBOX_DIR, name), "utf8");
+    const checksum = createHash("sha256").update(template).digest("hex");
+    const version = name === "outbox.sql" ? "outbox" : name.split("_").slice(0, 2).join("_");
+    return { version, name, sql: template.replaceAll("{{schema}}", schema), checksum };
+  });
 }
 
 /**

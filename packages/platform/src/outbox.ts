@@ -1,5 +1,6 @@
 import type { Queryable } from "./database.ts";
 import { newId } from "./ids.ts";
+import { activeTraceparent } from "./tracing.ts";
 
 export interface OutboxEvent {
   aggregateType: string;
@@ -13,14 +14,24 @@ export interface OutboxEvent {
 /**
  * Writes an event row into the owning service's outbox table, inside the caller's transaction,
  * so the state change and its event commit together or not at all. `<schema>.outbox` is made by
- * the platform's outbox DDL (packages/platform/migrations/outbox.sql, via openServiceDatabase).
+ * the platform's outbox DDL (packages/platform/migrations/outbox*.sql, via openServiceDatabase).
+ *
+ * Tracing on, with a span active, every event written (here, by appendEvents and by
+ * writeWithEvents) also stores the span's W3C `traceparent`: the relay and the consumers continue
+ * the request's trace from it. Tracing off, the statements are the ones without that column.
  */
 export async function appendEvent(q: Queryable, schema: string, ev: OutboxEvent, at: Date = new Date()): Promise<string> {
   const id = newId("event", at.getTime());
+  const params = [id, ev.aggregateType, ev.aggregateId, ev.eventType, ev.tenantId, ev.environment, JSON.stringify(ev.payload), at];
+  const tp = activeTraceparent();
+  if (tp) params.push(tp);
   await q.query(
-    `INSERT INTO ${schema}.outbox (id, aggregate_type, aggregate_id, event_type, tenant_id, environment, payload, created_at)
+    tp
+      ? `INSERT INTO ${schema}.outbox (id, aggregate_type, aggregate_id, event_type, tenant_id, environment, payload, created_at, traceparent)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+      : `INSERT INTO ${schema}.outbox (id, aggregate_type, aggregate_id, event_type, tenant_id, environment, payload, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [id, ev.aggregateType, ev.aggregateId, ev.eventType, ev.tenantId, ev.environment, JSON.stringify(ev.payload), at],
+    params,
   );
   return id;
 }
@@ -35,16 +46,17 @@ function eventColumns(events: OutboxEvent[], at: Date): unknown[][] {
   return cols;
 }
 
-/** INSERT … SELECT of events from parameters $n+1 … $n+8. */
-const insertEvents = (schema: string, n: number) =>
-  `INSERT INTO ${schema}.outbox (id, aggregate_type, aggregate_id, event_type, tenant_id, environment, payload, created_at)
-   SELECT id, at, ag, et, t, e, p::jsonb, $${n + 8}::timestamptz
+/** INSERT … SELECT of events from parameters $n+1 … $n+8 (and, traced, every row's traceparent from $n+9). */
+const insertEvents = (schema: string, n: number, traced: boolean) =>
+  `INSERT INTO ${schema}.outbox (id, aggregate_type, aggregate_id, event_type, tenant_id, environment, payload, created_at${traced ? ", traceparent" : ""})
+   SELECT id, at, ag, et, t, e, p::jsonb, $${n + 8}::timestamptz${traced ? `, $${n + 9}::text` : ""}
      FROM unnest($${n + 1}::text[], $${n + 2}::text[], $${n + 3}::text[], $${n + 4}::text[], $${n + 5}::text[], $${n + 6}::text[], $${n + 7}::text[]) AS u(id, at, ag, et, t, e, p)`;
 
 /** Writes several events in one statement (batch state changes such as the expiry sweep). */
 export async function appendEvents(q: Queryable, schema: string, events: OutboxEvent[], at: Date = new Date()): Promise<void> {
   if (!events.length) return;
-  await q.query(insertEvents(schema, 0), [...eventColumns(events, at), at]);
+  const tp = activeTraceparent();
+  await q.query(insertEvents(schema, 0, !!tp), tp ? [...eventColumns(events, at), at, tp] : [...eventColumns(events, at), at]);
 }
 
 /**
@@ -56,8 +68,10 @@ export async function appendEvents(q: Queryable, schema: string, events: OutboxE
  */
 export function writeWithEvents<T>(q: Queryable, schema: string, sql: string, params: unknown[], events: OutboxEvent[], at: Date, also?: { sql: (base: number) => string; params: unknown[] }) {
   const n = params.length;
+  const tp = activeTraceparent();
+  const base = tp ? n + 9 : n + 8;
   return q.query<T>(
-    `WITH main AS (${sql}), ev AS (${insertEvents(schema, n)} WHERE EXISTS (SELECT 1 FROM main))${also ? `, also AS (${also.sql(n + 8)})` : ""} SELECT * FROM main`,
-    [...params, ...eventColumns(events, at), at, ...(also?.params ?? [])],
+    `WITH main AS (${sql}), ev AS (${insertEvents(schema, n, !!tp)} WHERE EXISTS (SELECT 1 FROM main))${also ? `, also AS (${also.sql(base)})` : ""} SELECT * FROM main`,
+    tp ? [...params, ...eventColumns(events, at), at, tp, ...(also?.params ?? [])] : [...params, ...eventColumns(events, at), at, ...(also?.params ?? [])],
   );
 }

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../src/logger.ts";
 import type { EventRecord } from "../src/events/event-log.ts";
-import { fromKafkaMessage, handleKafkaBatch, toKafkaMessage, topicName, type BatchDeps } from "../src/events/kafka.ts";
+import { fromKafkaMessage, handleKafkaBatch, messageHeaders, toKafkaMessage, topicName, traceparentHeader, type BatchDeps } from "../src/events/kafka.ts";
 
 const event = (i: number, aggregateId = "ver_01A"): EventRecord => ({
   id: `evt_${String(i).padStart(26, "0")}`,
@@ -34,6 +34,46 @@ describe("kafka message mapping", () => {
     ["bad created_at", JSON.stringify({ ...JSON.parse(toKafkaMessage(event(1)).value), created_at: "yesterday" })],
   ])("refuses a message with %s", (_, value) => {
     expect(() => fromKafkaMessage(value === null ? null : Buffer.from(value))).toThrow();
+  });
+});
+
+describe("kafka trace context header", () => {
+  const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+  it("writes an event's traceparent as a `traceparent` header, and no header for an event without one", () => {
+    expect(messageHeaders({ ...event(1), traceparent: tp })).toEqual({ "event-id": event(1).id, "event-type": "verification.status_changed", traceparent: tp });
+    expect(messageHeaders(event(1))).not.toHaveProperty("traceparent");
+    expect(toKafkaMessage({ ...event(1), traceparent: tp }).headers.traceparent).toBe(tp);
+    // the header only: the value is the same with or without it
+    expect(toKafkaMessage({ ...event(1), traceparent: tp }).value).toBe(toKafkaMessage(event(1)).value);
+  });
+
+  it("reads it back as kafkajs hands headers (Buffers, a string, a list), and nothing from an absent, empty or oversized one", () => {
+    expect(traceparentHeader({ traceparent: Buffer.from(tp) })).toBe(tp);
+    expect(traceparentHeader({ traceparent: tp })).toBe(tp);
+    expect(traceparentHeader({ traceparent: [Buffer.from(tp), Buffer.from("second")] })).toBe(tp);
+    expect(traceparentHeader({ "event-id": Buffer.from("evt_1") })).toBeUndefined();
+    expect(traceparentHeader(undefined)).toBeUndefined();
+    expect(traceparentHeader({ traceparent: Buffer.alloc(0) })).toBeUndefined();
+    expect(traceparentHeader({ traceparent: Buffer.from("x".repeat(513)) })).toBeUndefined();
+    // garbage of a sane size is passed on: parseTraceparent ignores it where it is used
+    expect(traceparentHeader({ traceparent: Buffer.from("garbage") })).toBe("garbage");
+  });
+
+  it("round-trips through a message: the event from the value, its traceparent from the headers", () => {
+    const e = { ...event(3), traceparent: tp };
+    const m = toKafkaMessage(e);
+    const received = Object.fromEntries(Object.entries(m.headers).map(([k, v]) => [k, Buffer.from(v)]));
+    expect(fromKafkaMessage(Buffer.from(m.value), received)).toEqual(e);
+    expect(fromKafkaMessage(Buffer.from(m.value))).not.toHaveProperty("traceparent");
+  });
+
+  it("hands the header's traceparent to the consumer with each event of a batch", async () => {
+    const { deps, applied } = fakeDeps();
+    const b = batchOf(0, 2);
+    (b.messages[0] as { headers?: Record<string, Buffer> }).headers = { traceparent: Buffer.from(tp) };
+    await handleKafkaBatch(b, deps);
+    expect(applied[0].map((x) => x.traceparent)).toEqual([tp, undefined]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { setMaxListeners } from "node:events";
-import { OutboundError, webhookAttempts, type Clock, type Logger, type OutboundClient } from "@icv/platform";
+import { inMessagesSpan, OutboundError, SpanKind, SpanStatusCode, tracingEnabled, webhookAttempts, type Clock, type Logger, type OutboundClient } from "@icv/platform";
 import { parseRetryAfter, retryDelay } from "./schedule.ts";
 import { signatureHeaders } from "./signing.ts";
 import type { AttemptResult, DeliveryJob, DeliveryQueue } from "./store.ts";
@@ -49,6 +49,27 @@ const FLUSH_BATCH = 500;
 const PERMANENT = new Set(["refused", "invalid_url"]);
 /** The receiver's way to stop retries (as Svix's): a failed response with `webhook-delivery: abort-message`. */
 export const ABORT_REASON = "the receiver asked not to retry (webhook-delivery: abort-message)";
+
+/**
+ * One attempt's POST as a CLIENT span (`POST`) in the trace of the event the delivery was made for
+ * (its stored traceparent; no span without one): method, response status and attempt number,
+ * never the URL (a tenant's URL may carry a token) nor the body. The receiver is not sent a
+ * `traceparent`: the request and its signed headers stay what they are with tracing off.
+ */
+function tracedSend(send: Send, job: DeliveryJob, init: Parameters<Send>[1]): Promise<SendResult> {
+  const attributes = { "http.request.method": "POST", "icv.webhook.attempt": job.attempts + 1 };
+  return inMessagesSpan("POST", SpanKind.CLIENT, attributes, [job.traceparent], async (span) => {
+    try {
+      const res = await send(job.url, init);
+      span?.setAttribute("http.response.status_code", res.status);
+      if (res.status < 200 || res.status >= 300) span?.setStatus({ code: SpanStatusCode.ERROR }).setAttribute("error.type", String(res.status));
+      return res;
+    } catch (e) {
+      span?.setAttribute("error.type", e instanceof OutboundError ? e.kind : "error");
+      throw e;
+    }
+  });
+}
 
 /** Whether a response carries `webhook-delivery: abort-message` (case-insensitive value). */
 export function asksToAbort(headers: SendResult["headers"]): boolean {
@@ -175,7 +196,8 @@ export class Deliverer {
     if (!secret) error = "no webhook secret for this tenant and environment";
     else {
       try {
-        const res = await this.o.send(job.url, { headers, body: job.payload, signal: this.abort.signal });
+        const init = { headers, body: job.payload, signal: this.abort.signal };
+        const res = await (tracingEnabled() && job.traceparent ? tracedSend((url, i) => this.o.send(url, i), job, init) : this.o.send(job.url, init));
         status = res.status;
         body = res.body;
         if (status >= 300 && status < 400) error = `HTTP ${status}: redirects are not followed`;

@@ -47,6 +47,8 @@ export interface PlannedDelivery {
   verificationRequestId: string | null;
   verificationId: string | null;
   payload: string;
+  /** The event's traceparent (tracing on): each attempt's POST is a span of the event's trace. */
+  traceparent?: string;
 }
 
 /**
@@ -63,5 +65,5 @@ export function plannedDeliveries(event: EventRecord, endpointUrl: string | unde
     w.type === "verification.completed"
       ? { verificationRequestId: null, verificationId: w.message.verificationId || null }
       : { verificationRequestId: w.message.requestId || null, verificationId: null };
-  return urls.map((url) => ({ tenantId: event.tenantId, environment: event.environment, eventId: event.id, eventType: event.eventType, url, ...ids, payload }));
+  return urls.map((url) => ({ tenantId: event.tenantId, environment: event.environment, eventId: event.id, eventType: event.eventType, url, ...ids, payload, traceparent: event.traceparent }));
 }

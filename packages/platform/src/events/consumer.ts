@@ -1,7 +1,9 @@
 import type { Queryable } from "../database.ts";
 import type { Logger } from "../logger.ts";
 import { startSweeper } from "../sweeper.ts";
+import { tracingEnabled } from "../tracing.ts";
 import type { ConsumerOptions, EventRecord } from "./event-log.ts";
+import { processSpan, type MessagingSystem } from "./spans.ts";
 
 /**
  * The idempotent half of every consumer: records the batch's event ids in the consumer's
@@ -9,27 +11,30 @@ import type { ConsumerOptions, EventRecord } from "./event-log.ts";
  * An event delivered again (relay or consumer crashed before acknowledging) finds its id and is
  * skipped. Answers the events handled now.
  */
-export async function applyEvents(q: Queryable, opts: Handlers & Pick<ConsumerOptions, "schema" | "group">, events: EventRecord[]): Promise<EventRecord[]> {
+export async function applyEvents(q: Queryable, opts: Handlers & Pick<ConsumerOptions, "schema">, events: EventRecord[], system?: MessagingSystem): Promise<EventRecord[]> {
   const unique = uniqueEvents(events);
   if (!unique.length) return [];
   const r = await q.query<{ event_id: string }>(
     `INSERT INTO ${opts.schema}.event_consumed (consumer, event_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING RETURNING event_id`,
     [opts.group, unique.map((e) => e.id)],
   );
-  return handleFresh(q, opts, unique, new Set(r.rows.map((x) => x.event_id)));
+  return handleFresh(q, opts, unique, new Set(r.rows.map((x) => x.event_id)), system);
 }
 
-type Handlers = Pick<ConsumerOptions, "handle" | "handleBatch">;
+type Handlers = Pick<ConsumerOptions, "handle" | "handleBatch" | "group">;
 
 /** Each event id once, in order. */
 export const uniqueEvents = (events: EventRecord[]): EventRecord[] => [...new Map(events.map((e) => [e.id, e])).values()];
 
-/** Hands the events whose ids were recorded just now (`fresh`) to the consumer: all at once, or one by one. */
-export async function handleFresh(q: Queryable, opts: Handlers, unique: EventRecord[], fresh: Set<string>): Promise<EventRecord[]> {
+/**
+ * Hands the events whose ids were recorded just now (`fresh`) to the consumer: all at once, or one
+ * by one; tracing on, each handling in its CONSUMER span (spans.ts processSpan).
+ */
+export async function handleFresh(q: Queryable, opts: Handlers, unique: EventRecord[], fresh: Set<string>, system?: MessagingSystem): Promise<EventRecord[]> {
   const handled = unique.filter((e) => fresh.has(e.id));
   if (!handled.length) return handled;
-  if (opts.handleBatch) await opts.handleBatch(q, handled);
-  else if (opts.handle) for (const e of handled) await opts.handle(q, e);
+  if (opts.handleBatch) await (tracingEnabled() ? processSpan({ group: opts.group }, system, handled, () => opts.handleBatch!(q, handled)) : opts.handleBatch(q, handled));
+  else if (opts.handle) for (const e of handled) await (tracingEnabled() ? processSpan({ group: opts.group }, system, [e], () => opts.handle!(q, e)) : opts.handle(q, e));
   else throw new Error("a consumer needs handle or handleBatch");
   return handled;
 }

@@ -13,6 +13,12 @@ export interface EventRecord {
   environment: EnvName;
   payload: Record<string, unknown>;
   createdAt: Date;
+  /**
+   * The W3C traceparent of the span that wrote the event (tracing on in the writer; absent
+   * otherwise, and while tracing is off in this process): consumers handle it in a span of that
+   * trace. Only ever read through parseTraceparent, which ignores anything malformed.
+   */
+  traceparent?: string;
 }
 
 /** A consumer group: each event of its topics is handled by one member of the group. */
@@ -52,6 +58,8 @@ export interface ConsumerOptions {
 /** A fan-out subscription: this process receives every event published after it started. */
 export interface BroadcastOptions {
   topics: string[];
+  /** Names the subscriber in its trace spans (`process <name>`; default `process <family> broadcast`). */
+  name?: string;
   onEvent(event: EventRecord): void;
 }
 

@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
-import { Kafka, logLevel, type Consumer, type Producer, type TopicPartitionOffsetAndMetadata } from "kafkajs";
+import { Kafka, logLevel, type Consumer, type IHeaders, type Producer, type TopicPartitionOffsetAndMetadata } from "kafkajs";
 import type { Config } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { EnvName } from "../scope.ts";
@@ -8,11 +8,36 @@ import { applyEvents, startConsumedPruning } from "./consumer.ts";
 import type { BroadcastOptions, ConsumerOptions, EventLog, EventRecord, Subscription } from "./event-log.ts";
 import { TOPIC_SOURCES } from "./topics.ts";
 import { keepConsuming, type KeptConsumer } from "./kafka-keep.ts";
+import { processSpan } from "./spans.ts";
+import { tracingEnabled } from "../tracing.ts";
 
 const CHUNK = 500;
 
 /** The Kafka topic of an aggregate family. */
 export const topicName = (prefix: string, family: string) => `${prefix}${family}`;
+
+/**
+ * A message's headers: its event's id and type, and the W3C `traceparent` it was written under
+ * (only when it has one: tracing off, nothing is added).
+ */
+export function messageHeaders(e: Pick<EventRecord, "id" | "eventType" | "traceparent">): Record<string, string> {
+  const headers: Record<string, string> = { "event-id": e.id, "event-type": e.eventType };
+  if (e.traceparent) headers.traceparent = e.traceparent;
+  return headers;
+}
+
+/**
+ * The `traceparent` header of a received message (kafkajs hands header values as Buffers, one or
+ * a list of them), or undefined: absent, empty or oversized. Its syntax is checked where it is
+ * used (tracing.ts parseTraceparent): a malformed one only leaves the handling untraced.
+ */
+export function traceparentHeader(headers: IHeaders | undefined): string | undefined {
+  let v = headers?.traceparent;
+  if (Array.isArray(v)) v = v[0];
+  if (v === undefined || v === null) return undefined;
+  const s = typeof v === "string" ? v : Buffer.isBuffer(v) ? v.toString("latin1") : undefined;
+  return s && s.length <= 512 ? s : undefined;
+}
 
 /** The wire form of an event: keyed by aggregate id, so one aggregate's events share a partition and stay in order. */
 export function toKafkaMessage(e: EventRecord) {
@@ -28,12 +53,12 @@ export function toKafkaMessage(e: EventRecord) {
       payload: e.payload,
       created_at: e.createdAt.toISOString(),
     }),
-    headers: { "event-id": e.id, "event-type": e.eventType },
+    headers: messageHeaders(e),
   };
 }
 
-/** Decodes a message written by toKafkaMessage; throws on anything else. */
-export function fromKafkaMessage(value: Buffer | string | null): EventRecord {
+/** Decodes a message written by toKafkaMessage (the event from its value, its traceparent from its headers); throws on anything else. */
+export function fromKafkaMessage(value: Buffer | string | null, headers?: IHeaders): EventRecord {
   if (value === null) throw new Error("empty message");
   const v = JSON.parse(value.toString()) as Record<string, unknown>;
   const str = (k: string) => {
@@ -44,7 +69,7 @@ export function fromKafkaMessage(value: Buffer | string | null): EventRecord {
   if (environment !== "live" && environment !== "test") throw new Error("message with a bad environment");
   const createdAt = new Date(str("created_at"));
   if (Number.isNaN(createdAt.getTime())) throw new Error("message with a bad created_at");
-  return {
+  const e: EventRecord = {
     id: str("id"),
     aggregateType: str("aggregate_type"),
     aggregateId: str("aggregate_id"),
@@ -54,6 +79,9 @@ export function fromKafkaMessage(value: Buffer | string | null): EventRecord {
     payload: (v.payload ?? {}) as Record<string, unknown>,
     createdAt,
   };
+  const traceparent = headers && traceparentHeader(headers);
+  if (traceparent) e.traceparent = traceparent;
+  return e;
 }
 
 export interface BatchDeps {
@@ -72,6 +100,7 @@ export interface BatchDeps {
 interface BatchMessage {
   offset: string;
   value: Buffer | null;
+  headers?: IHeaders;
 }
 
 /**
@@ -87,7 +116,7 @@ export async function handleKafkaBatch(batch: { topic: string; partition: number
     const events: EventRecord[] = [];
     for (const m of chunk) {
       try {
-        events.push(fromKafkaMessage(m.value));
+        events.push(fromKafkaMessage(m.value, m.headers));
       } catch (err) {
         deps.logger.error({ err, topic: batch.topic, partition: batch.partition, offset: m.offset }, "undecodable event skipped");
       }
@@ -253,7 +282,7 @@ export class KafkaEventLog implements EventLog {
         eachBatchAutoResolve: false,
         eachBatch: async ({ batch, heartbeat, resolveOffset, isRunning, isStale }) => {
           await handleKafkaBatch(batch, {
-            apply: (events) => opts.db.tx((q) => applyEvents(q, opts, events)),
+            apply: (events) => opts.db.tx((q) => applyEvents(q, opts, events, "kafka")),
             commit: async (offsets) => {
               await consumer.commitOffsets(offsets);
               resolveOffset((BigInt(offsets[0].offset) - 1n).toString());
@@ -277,22 +306,28 @@ export class KafkaEventLog implements EventLog {
         eachMessage: async ({ message }) => {
           let e: EventRecord;
           try {
-            e = fromKafkaMessage(message.value);
+            e = fromKafkaMessage(message.value, message.headers);
           } catch (err) {
             this.logger.error({ err }, "undecodable event skipped");
             return;
           }
-          try {
-            opts.onEvent(e);
-          } catch (err) {
-            this.logger.error({ err, event_id: e.id }, "event listener failed");
-          }
+          if (tracingEnabled()) processSpan({ subscriber: opts.name }, "kafka", [e], () => this.deliver(opts, e));
+          else this.deliver(opts, e);
         },
       }),
     );
     // "from now on" starts once the group owns its partitions; a broker that is away does not hold up the start
     await Promise.race([kept.joined, new Promise((r) => setTimeout(r, Math.max(this.maxBackoffMs, 10_000)).unref())]);
     return this.subscription(kept);
+  }
+
+  /** Hands one event to a broadcast subscriber; its failure is logged, never thrown. */
+  private deliver(opts: BroadcastOptions, e: EventRecord): void {
+    try {
+      opts.onEvent(e);
+    } catch (err) {
+      this.logger.error({ err, event_id: e.id }, "event listener failed");
+    }
   }
 
   async close(): Promise<void> {

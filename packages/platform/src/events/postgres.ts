@@ -6,9 +6,11 @@ import { EVENTS_CHANNEL } from "./channels.ts";
 import { handleFresh, startConsumedPruning, uniqueEvents } from "./consumer.ts";
 import type { BroadcastOptions, ConsumerOptions, EventLog, EventRecord, Subscription } from "./event-log.ts";
 import { startPump, type Pump } from "./pump.ts";
-import { OUTBOX_COLUMNS, toRecord, type OutboxRow } from "./records.ts";
+import { outboxColumns, toRecord, type OutboxRow } from "./records.ts";
+import { processSpan } from "./spans.ts";
 import { sourcesOf } from "./topics.ts";
 import { runsBackgroundWork } from "../workers.ts";
+import { tracingEnabled } from "../tracing.ts";
 
 const BATCH = 500;
 
@@ -23,12 +25,16 @@ interface Source {
 
 /** The outbox table of a source that has not been migrated yet (its service starts later). */
 const missingTable = (e: unknown) => e instanceof DatabaseError && e.code === "42P01";
+/** An outbox without the traceparent column (tracing on): its service has not applied outbox_002 yet. */
+const missingColumn = (e: unknown) => e instanceof DatabaseError && e.code === "42703";
 
 /**
  * The postgres transport: consumers read the owning services' outbox tables in `seq` order (the
  * relay stamps seq in commit order), woken by NOTIFY and polling every EVENT_POLL_INTERVAL_MS.
  * A consumer group's position per source lives in the consumer's own `event_cursors` row; the
  * row is locked while a batch is applied, so one replica of a group works a source at a time.
+ * Tracing on, the rows' `traceparent`s are read with them: each handling runs in a CONSUMER span
+ * of the trace that wrote its events (consumer.ts, spans.ts).
  */
 export class PostgresEventLog implements EventLog {
   readonly transport = "postgres";
@@ -69,13 +75,14 @@ export class PostgresEventLog implements EventLog {
     let missing = false;
     const r = await src.db
       .query<OutboxRow>(
-        `SELECT ${OUTBOX_COLUMNS.replace("payload", "CASE WHEN aggregate_type = ANY($2) THEN payload END AS payload")}
+        `SELECT ${outboxColumns().replace("payload", "CASE WHEN aggregate_type = ANY($2) THEN payload END AS payload")}
            FROM ${src.name}.outbox WHERE seq > $1 ORDER BY seq LIMIT ${BATCH}`,
         [position, topics],
       )
       .catch((e) => {
-        // not migrated yet: nothing to read; the pump polls until the table is there
-        if (!missingTable(e) || src.present) throw e;
+        // not migrated yet: nothing to read; the pump polls until the table is there (and, read
+        // with tracing on, until it has its traceparent column: a release's first start)
+        if (!(missingTable(e) || missingColumn(e)) || src.present) throw e;
         missing = true;
         return { rows: [] as OutboxRow[], rowCount: 0 };
       });
@@ -131,7 +138,7 @@ export class PostgresEventLog implements EventLog {
             [opts.group, name, from, to, unique.map((e) => e.id)],
           );
           if (!claim.rows[0].claimed) return false;
-          handled = await handleFresh(q, opts, unique, new Set(claim.rows[0].fresh ?? []));
+          handled = await handleFresh(q, opts, unique, new Set(claim.rows[0].fresh ?? []), "postgresql");
           await opts.beforeAck?.(handled);
           return true;
         });
@@ -164,17 +171,23 @@ export class PostgresEventLog implements EventLog {
         if (!rows.length) return false;
         position = rows[rows.length - 1].seq!;
         for (const e of events) {
-          try {
-            opts.onEvent(e);
-          } catch (err) {
-            this.logger.error({ err, event_id: e.id }, "event listener failed");
-          }
+          if (tracingEnabled()) processSpan({ subscriber: opts.name }, "postgresql", [e], () => this.deliver(opts, e));
+          else this.deliver(opts, e);
         }
         return rows.length === BATCH;
       };
       subs.push(this.run(`broadcast:${name}`, src, once));
     }
     return { close: async () => void (await Promise.all(subs.map((s) => s.close()))) };
+  }
+
+  /** Hands one event to a broadcast subscriber; its failure is logged, never thrown. */
+  private deliver(opts: BroadcastOptions, e: EventRecord): void {
+    try {
+      opts.onEvent(e);
+    } catch (err) {
+      this.logger.error({ err, event_id: e.id }, "event listener failed");
+    }
   }
 
   async close(): Promise<void> {

@@ -7,7 +7,8 @@ import { EVENTS_CHANNEL, OUTBOX_CHANNEL } from "./channels.ts";
 import { startPump } from "./pump.ts";
 import { trackOutboxLag } from "../metrics.ts";
 import { runsBackgroundWork } from "../workers.ts";
-import { OUTBOX_COLUMNS, toRecord, type OutboxRow } from "./records.ts";
+import { outboxColumns, toRecord, type OutboxRow } from "./records.ts";
+import { inMessagesSpan, recordMessagesSpan, SpanKind, tracingEnabled } from "../tracing.ts";
 
 const BATCH = 500;
 const RETENTION_MS = 7 * 24 * 3600_000;
@@ -39,6 +40,10 @@ export interface OutboxRelay {
  * Woken by the outbox trigger's NOTIFY, and polls. Published rows are kept 7 days (SSE replay).
  * Under `npm start` with several workers only the background worker relays (workers.ts): the
  * trigger's NOTIFY wakes it for the writes of every worker.
+ * Tracing on, each batch that holds events written under a span is a PRODUCER span
+ * (`publish <schema>.outbox`): in the request's trace when the batch is one request's events, else
+ * a trace of its own linked to each event's (the stored `traceparent`s; on Kafka each message
+ * also carries its event's as a `traceparent` header).
  */
 export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<OutboxRelay> {
   if (!runsBackgroundWork()) return { wake() {}, stop: async () => {} };
@@ -47,40 +52,58 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
   const publisher =
     opts.publisher ?? (config.KAFKA_BROKERS ? await KafkaPublisher.connect(createKafka(config, logger), config.KAFKA_TOPIC_PREFIX) : undefined);
   let lastPrune = 0;
-
-  const stamp = async (q: Queryable) => {
-    // stamps and NOTIFYs (sent at commit) in one statement
-    const r = await q.query<{ n: number }>(
+  const spanName = `publish ${schema}.outbox`;
+  const spanAttributes = (n: number) => ({
+    "messaging.system": publisher ? "kafka" : "postgresql",
+    "messaging.operation.type": "send",
+    "messaging.operation.name": "publish",
+    "messaging.destination.name": `${schema}.outbox`,
+    "messaging.batch.message_count": n,
+  });
+  const stamp = async (q: Queryable): Promise<{ n: number; traces?: string[] | null }> => {
+    // stamps and NOTIFYs (sent at commit) in one statement; tracing on, it also answers the
+    // batch's traceparents, for the relay's span
+    const traced = tracingEnabled();
+    const r = await q.query<{ n: number; traces?: string[] | null }>(
       `WITH batch AS (
          SELECT id, row_number() OVER (ORDER BY created_at, id) AS n FROM ${schema}.outbox
           WHERE published_at IS NULL ORDER BY created_at, id LIMIT ${BATCH}),
        base AS (SELECT coalesce(max(seq), 0) AS m FROM ${schema}.outbox),
-       stamped AS (UPDATE ${schema}.outbox o SET seq = base.m + batch.n, published_at = now() FROM batch, base WHERE o.id = batch.id RETURNING 1),
+       stamped AS (UPDATE ${schema}.outbox o SET seq = base.m + batch.n, published_at = now() FROM batch, base WHERE o.id = batch.id RETURNING ${traced ? "o.traceparent" : "1"}),
        c AS (SELECT count(*)::int AS n FROM stamped)
-       SELECT c.n, (SELECT count(*)::int FROM (SELECT pg_notify($1, $2) FROM c WHERE c.n > 0) x) AS notified FROM c`,
+       SELECT c.n, (SELECT count(*)::int FROM (SELECT pg_notify($1, $2) FROM c WHERE c.n > 0) x) AS notified${
+         traced ? ", (SELECT array_agg(DISTINCT traceparent) FROM stamped WHERE traceparent IS NOT NULL) AS traces" : ""
+       } FROM c`,
       [EVENTS_CHANNEL, schema],
     );
-    return r.rows[0].n;
+    return r.rows[0];
   };
 
-  const send = async (q: Queryable) => {
+  const send = async (q: Queryable): Promise<{ n: number }> => {
     const rows = await q.query<OutboxRow>(
-      `SELECT ${OUTBOX_COLUMNS} FROM ${schema}.outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT ${BATCH}`,
+      `SELECT ${outboxColumns()} FROM ${schema}.outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT ${BATCH}`,
     );
-    if (!rows.rows.length) return 0;
+    if (!rows.rows.length) return { n: 0 };
     const events = rows.rows.map(toRecord);
-    await publisher!.publish(events);
+    if (tracingEnabled()) {
+      await inMessagesSpan(spanName, SpanKind.PRODUCER, spanAttributes(events.length), events.map((e) => e.traceparent), () => publisher!.publish(events));
+    } else {
+      await publisher!.publish(events);
+    }
     await opts.afterPublish?.(events);
     await q.query(`UPDATE ${schema}.outbox SET published_at = now() WHERE id = ANY($1)`, [events.map((e) => e.id)]);
-    return events.length;
+    return { n: events.length };
   };
 
   const once = async (): Promise<boolean> => {
-    const n = await db.tx(async (q) => {
+    const started = tracingEnabled() ? new Date() : undefined;
+    const { n, traces } = await db.tx(async (q): Promise<{ n: number; traces?: string[] | null }> => {
       const lock = await q.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok`, [`icv-outbox-relay:${schema}`]);
-      if (!lock.rows[0].ok) return 0;
+      if (!lock.rows[0].ok) return { n: 0 };
       return publisher ? send(q) : stamp(q);
     });
+    // postgres transport: the batch is published once its stamps committed
+    if (traces && started) recordMessagesSpan(spanName, SpanKind.PRODUCER, spanAttributes(n), traces, started);
     if (Date.now() - lastPrune > 3600_000) {
       lastPrune = Date.now();
       // the row holding the highest seq stays: the next stamp counts on from it

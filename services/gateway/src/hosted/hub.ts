@@ -61,7 +61,7 @@ export class HostedHub {
   }
 
   async listen(events: EventLog): Promise<void> {
-    this.subscription = await events.broadcast({ topics: ["verification", "verification_request"], onEvent: (e) => this.publish(e) });
+    this.subscription = await events.broadcast({ topics: ["verification", "verification_request"], name: "hosted-page streams", onEvent: (e) => this.publish(e) });
   }
 
   publish(e: EventRecord): void {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import type { EnvName } from "@icv/platform";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -27,7 +27,7 @@ export function generateApiKey(env: EnvName): NewKey {
   return { key, hash: hashApiKey(key), prefix: key.slice(0, 12) };
 }
 
-export const hashApiKey = (key: string): string => createHash("sha256").update(key).digest("hex");
+export const hashApiKey = (key: string): string => hash("sha256", key, "hex");
 
 /** Cheap shape check before any lookup; also tells the environment a key claims. */
 export function parseApiKey(key: string): EnvName | undefined {

@@ -1,8 +1,10 @@
-import express, { type Express, type Request } from "express";
+import type http from "node:http";
+import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import type { Config, Logger } from "@icv/platform";
 import { keyAuth, rateLimit, type KeyAuth } from "./auth.ts";
 import type { Clients } from "./clients.ts";
 import { renderDocs } from "./docs.ts";
+import { fastPath } from "./fast-path.ts";
 import { errorHandler, notFound, requestId, requireJson } from "./http.ts";
 import type { HostedHub } from "./hosted/hub.ts";
 import { mountHostedPage } from "./hosted/page.ts";
@@ -49,8 +51,12 @@ export interface GatewayDeps {
 
 const PUBLIC_LIMIT_FACTOR = 6; // public endpoints: 6× the per-key limit, per client IP
 
-/** The Express app: REST ⇄ RPC translation, auth, limits, validation, OpenAPI and docs. */
-export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; routes: RouteDef[] } {
+/**
+ * The Express app: REST ⇄ RPC translation, auth, limits, validation, OpenAPI and docs; and the
+ * listener a server runs, which hands the two hottest routes' plain requests to the fast path
+ * (fast-path.ts) and everything else to the app.
+ */
+export function buildApp(deps: GatewayDeps): { app: Express; listener: http.RequestListener; auth: KeyAuth; routes: RouteDef[] } {
   const { config, logger, store, clients, limiter } = deps;
   const app = express();
   app.disable("x-powered-by");
@@ -90,26 +96,36 @@ export function buildApp(deps: GatewayDeps): { app: Express; auth: KeyAuth; rout
   app.use(requestId);
   app.use(queryEncoding);
   app.use((req, res, next) => {
+    // the request log is at debug level: nothing to time or listen for otherwise
+    if (!logger.isLevelEnabled("debug")) return next();
     const start = process.hrtime.bigint();
     res.on("finish", () => {
-      if (!logger.isLevelEnabled("debug")) return;
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
       logger.debug({ request_id: req.requestId, tenant_id: req.scope?.tenantId, method: req.method, path: req.route?.path ?? req.path, status: res.statusCode, ms }, "request");
     });
     next();
   });
-  const json = [requireJson, jsonBody];
+  // a request that says nothing of a body (no Content-Length, no Transfer-Encoding: nearly every
+  // GET) has nothing to check or read; body-parser and type-is would decide the same
+  const json = (req: Request, res: Response, next: NextFunction) => {
+    if (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined) {
+      req.body = undefined;
+      return next();
+    }
+    requireJson(req, res, (err?: unknown) => (err ? next(err) : jsonBody(req, res, next)));
+  };
   const keyLimit = rateLimit(limiter, config.RATE_LIMIT_PER_MINUTE, (req: Request) => `key:${req.keyId}`);
   const ipLimit = rateLimit(limiter, config.RATE_LIMIT_PER_MINUTE * PUBLIC_LIMIT_FACTOR, (req: Request) => `ip:${req.ip}`);
   // the public API routes (health, JWKS, revocation list, …) count per replica: they never touch Redis
   const publicLimit = rateLimit(new MemoryRateLimiter(), config.RATE_LIMIT_PER_MINUTE * PUBLIC_LIMIT_FACTOR, (req: Request) => `ip:${req.ip}`);
   const replay = idempotency(store);
-  mount(app, routes, (def) => (def.auth === "key" ? [auth.middleware, keyLimit, ...json, replay] : [publicLimit, ...json]));
+  mount(app, routes, (def) => (def.auth === "key" ? [auth.middleware, keyLimit, json, replay] : [publicLimit, json]));
   mountHostedPage(app, ipLimit);
   mountLogoProxy(app, ipLimit, { config, logger, projects: clients.projects });
   mountProfilePage(app, ipLimit, clients.profiles);
   mountProviderHooks(app, { config, logger, session: clients.session, limiter });
   app.use(notFound);
   app.use(errorHandler(logger));
-  return { app, auth, routes };
+  const fast = fastPath({ routes, auth, limiter, perMinute: config.RATE_LIMIT_PER_MINUTE, logger });
+  return { app, listener: (req, res) => fast(req, res) || app(req, res), auth, routes };
 }

@@ -1,11 +1,17 @@
+import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import { AppError, type Scope } from "@icv/platform";
 import { hashApiKey, KeyCache, parseApiKey } from "./api-keys.ts";
 import type { GatewayStore } from "./store.ts";
-import type { RateLimiter } from "./rate-limit.ts";
+import type { RateDecision, RateLimiter } from "./rate-limit.ts";
 
 export interface KeyAuth {
   middleware(req: Request, res: Response, next: NextFunction): void;
+  /**
+   * The key of an Authorization header when its lookup is cached and found a live key; undefined
+   * otherwise (no key, a bad one, a refused one, or not looked up yet: the middleware decides).
+   */
+  peek(authorization: string | undefined): Found | undefined;
   /** Forget cached lookups (after a key is revoked on this replica). */
   forget(): void;
 }
@@ -22,48 +28,63 @@ export interface FailureLimit {
  * guessing keys (or flooding key lookups) is throttled.
  */
 export function keyAuth(store: GatewayStore, ttlMs: number, failures: FailureLimit): KeyAuth {
-  const cache = new KeyCache<(Scope & { keyId: string }) | null>(ttlMs);
+  const cache = new KeyCache<Found | null>(ttlMs);
+  // no closures made per request: this runs on every keyed request
+  const fail = (req: Request, next: NextFunction, shaped: boolean) =>
+    failures.limiter.consume(`authfail:${req.ip}`, failures.perMinute).then((d) => {
+      if (!d.allowed) {
+        next(new AppError("rate_limited", "too many requests with a missing or invalid API key", { extra: { retry_after: d.retryAfter } }));
+        return;
+      }
+      next(new AppError("unauthorized", shaped ? "invalid API key" : "missing API key: send Authorization: Bearer pk_live_… or pk_test_…"));
+    }, next);
+  const done = (req: Request, next: NextFunction, found: Found | null) => {
+    if (!found) return fail(req, next, true);
+    req.scope = { tenantId: found.tenantId, env: found.env };
+    req.keyId = found.keyId;
+    next();
+  };
   return {
     forget: () => cache.clear(),
+    peek(authorization) {
+      const m = BEARER.exec(authorization ?? "");
+      return m && parseApiKey(m[1]) ? (cache.get(hashApiKey(m[1])) ?? undefined) : undefined;
+    },
     middleware(req, _res, next) {
-      const header = req.get("authorization") ?? "";
-      const m = /^Bearer\s+(\S+)$/i.exec(header);
-      const fail = () =>
-        failures.limiter.consume(`authfail:${req.ip}`, failures.perMinute).then((d) => {
-          if (!d.allowed) {
-            next(new AppError("rate_limited", "too many requests with a missing or invalid API key", { extra: { retry_after: d.retryAfter } }));
-            return;
-          }
-          next(new AppError("unauthorized", m ? "invalid API key" : "missing API key: send Authorization: Bearer pk_live_… or pk_test_…"));
-        }, next);
-      if (!m || !parseApiKey(m[1])) return fail();
+      const m = BEARER.exec(req.headers.authorization ?? "");
+      if (!m) return fail(req, next, false);
+      if (!parseApiKey(m[1])) return fail(req, next, true);
       const hash = hashApiKey(m[1]);
       const hit = cache.get(hash);
-      const done = (found: (Scope & { keyId: string }) | null) => {
-        if (!found) return fail();
-        req.scope = { tenantId: found.tenantId, env: found.env };
-        req.keyId = found.keyId;
-        next();
-      };
-      if (hit !== undefined) return done(hit);
+      if (hit !== undefined) return done(req, next, hit);
       store.keyByHash(hash).then((k) => {
         const found = k && !k.revoked_at ? { tenantId: k.tenant_id, env: k.environment, keyId: k.id } : null;
         cache.set(hash, found);
-        done(found);
+        done(req, next, found);
       }, next);
     },
   };
 }
 
+export type Found = Scope & { keyId: string };
+const BEARER = /^Bearer\s+(\S+)$/i;
+
 /** 100/min per key (or per client IP on public routes), with the X-RateLimit-* headers on every answer. */
 export function rateLimit(limiter: RateLimiter, limit: number, keyOf: (req: Request) => string) {
   return (req: Request, res: Response, next: NextFunction): void => {
     limiter.consume(keyOf(req), limit).then((d) => {
-      res.setHeader("X-RateLimit-Limit", String(d.limit));
-      res.setHeader("X-RateLimit-Remaining", String(d.remaining));
-      res.setHeader("X-RateLimit-Reset", String(d.resetAt));
-      if (d.allowed) return next();
-      next(new AppError("rate_limited", `rate limit of ${d.limit} requests per minute exceeded`, { extra: { retry_after: d.retryAfter } }));
+      const refused = rateHeaders(res, d);
+      if (refused) next(refused);
+      else next();
     }, next);
   };
+}
+
+/** Sets the X-RateLimit-* headers of a decision; answers the error of a refusal. */
+export function rateHeaders(res: ServerResponse, d: RateDecision): AppError | undefined {
+  res.setHeader("X-RateLimit-Limit", String(d.limit));
+  res.setHeader("X-RateLimit-Remaining", String(d.remaining));
+  res.setHeader("X-RateLimit-Reset", String(d.resetAt));
+  if (d.allowed) return undefined;
+  return new AppError("rate_limited", `rate limit of ${d.limit} requests per minute exceeded`, { extra: { retry_after: d.retryAfter } });
 }

@@ -134,7 +134,8 @@ export function jsonBody(req: Request, res: Response, next: NextFunction): void 
   });
 }
 
-function parseJson(buf: Buffer): unknown {
+/** A JSON body (UTF-8, no duplicate keys, the input rules): its value, or the validation_error of the first problem. */
+export function parseJson(buf: Buffer): unknown {
   let text: string;
   try {
     text = utf8.decode(buf);

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Request, RequestHandler } from "express";
 import { httpDuration, httpRequests, httpServerSpan, tracingEnabled } from "@icv/platform";
 
@@ -11,15 +12,21 @@ const routeOf = (req: Request): string => (req.route?.path ? `${req.baseUrl}${St
  * (event streams: when the stream ends).
  */
 export const observeHttp: RequestHandler = (req, res, next) => {
-  const start = performance.now();
-  let end: ((route: string, status: number) => void) | undefined;
-  res.once("close", () => {
-    const route = routeOf(req);
-    const labels = { service: "gateway", method: req.method, route, code: String(res.statusCode) };
-    httpRequests.inc(labels);
-    httpDuration.observe(labels, (performance.now() - start) / 1000);
-    end?.(route, res.statusCode);
-  });
-  if (tracingEnabled()) end = httpServerSpan(req.method, req.headers, next);
+  const end = recordOnClose(req, res, () => routeOf(req));
+  if (tracingEnabled()) end.span = httpServerSpan(req.method, req.headers, next);
   else next();
 };
+
+/** Counts and times one request when its response closes, under the route `route()` names then. */
+export function recordOnClose(req: IncomingMessage, res: ServerResponse, route: () => string): { span?: (route: string, status: number) => void } {
+  const start = performance.now();
+  const end: { span?: (route: string, status: number) => void } = {};
+  res.once("close", () => {
+    const r = route();
+    const labels = { service: "gateway", method: req.method!, route: r, code: String(res.statusCode) };
+    httpRequests.inc(labels);
+    httpDuration.observe(labels, (performance.now() - start) / 1000);
+    end.span?.(r, res.statusCode);
+  });
+  return end;
+}

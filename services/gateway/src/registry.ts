@@ -40,7 +40,8 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
 
 export const route = <B, Q, P>(def: RouteDef<B, Q, P>): RouteDef => def as unknown as RouteDef;
 
-const parse = <T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T => {
+/** A value checked against a route's schema (body, query or path): the parsed value, or validation_error naming the fields. */
+export const parse = <T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T => {
   if (!schema) return undefined as T;
   const r = schema.safeParse(value);
   if (r.success) return r.data;
@@ -53,6 +54,8 @@ const parse = <T>(schema: z.ZodType<T> | undefined, value: unknown, where: strin
   });
 };
 
+const NO_QUERY: Record<string, never> = Object.freeze(Object.create(null));
+
 export const expressPath = (p: string) => p.replace(/\{(\w+)\}/g, ":$1");
 
 /** Mounts the routes with handlers; `before(def)` adds per-route middleware (auth, limits, idempotency). */
@@ -62,10 +65,12 @@ export function mount(app: Express, routes: RouteDef[], before: (def: RouteDef) 
     const handler = def.handler;
     app[def.method](expressPath(def.path), ...before(def), async (req: Request, res: Response, next: NextFunction) => {
       try {
+        // req.query parses the URL again on every read: once, and not at all without a query string
+        const rawQuery = req.url.includes("?") ? req.query : NO_QUERY;
         assertInput(req.params, "path");
-        assertInput(req.query, "query");
+        assertInput(rawQuery, "query");
         const body = parse(def.body, req.body ?? (def.body instanceof z.ZodObject ? {} : undefined), "body");
-        const query = parse(def.query, req.query, "query");
+        const query = parse(def.query, rawQuery, "query");
         const params = parse(def.params, req.params, "path");
         const out = await handler({ req, res, body, query, params });
         if (res.headersSent) return;

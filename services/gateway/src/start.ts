@@ -76,7 +76,7 @@ async function startApp(config: Config, log: Logger, clock: Clock, server: http.
   const hosted = new HostedHub({ heartbeatMs: config.SSE_HEARTBEAT_MS, logger: log });
   await hosted.listen(events);
   const untrackStreams = [trackSseStreams({ kind: "api" }, () => sse.size), trackSseStreams({ kind: "hosted" }, () => hosted.size)];
-  const { app, auth } = buildApp({
+  const { listener, auth } = buildApp({
     config,
     logger: log,
     store,
@@ -89,7 +89,7 @@ async function startApp(config: Config, log: Logger, clock: Clock, server: http.
     hosted,
   });
 
-  await serve(app);
+  await serve(listener);
   const port = (server.address() as AddressInfo).port;
   log.info({ port }, "gateway listening");
 

@@ -86,6 +86,19 @@ function limiterBehaviour(make: (clock: TestClock) => RateLimiter, key: () => st
     expect((await l.consume(k, 100)).allowed).toBe(true);
   });
 
+  it("calls of one key at the same time are decided as the same calls one after the other", async () => {
+    const clock = new TestClock();
+    const l = make(clock);
+    const k = key();
+    clock.t = START + 1_000;
+    const ds = await Promise.all(Array.from({ length: 130 }, () => l.consume(k, 100)));
+    expect(ds.filter((d) => d.allowed)).toHaveLength(100);
+    // every allowed call has its own remaining count, and the refused ones come after them
+    expect(ds.filter((d) => d.allowed).map((d) => d.remaining).sort((a, b) => b - a)).toEqual(Array.from({ length: 100 }, (_, i) => 99 - i));
+    expect(ds.slice(100).every((d) => !d.allowed && d.remaining === 0 && d.retryAfter > 0)).toBe(true);
+    expect((await l.consume(k, 100)).allowed).toBe(false);
+  });
+
   it("a client that waits retryAfter seconds after a burst that filled the current window is let through", async () => {
     const clock = new TestClock();
     const l = make(clock);
@@ -129,6 +142,50 @@ describe.runIf(process.env.REDIS_URL)("RedisRateLimiter against real Redis (REDI
       return k;
     },
   );
+
+  it("sends the calls of a key made in one turn of the event loop together: one round trip for a burst", async () => {
+    const clock = new TestClock();
+    let scripts = 0;
+    const counting = new Proxy(redis, {
+      get(target, p, receiver) {
+        const v = Reflect.get(target, p, receiver);
+        if (p !== "eval" && p !== "evalSha") return typeof v === "function" ? v.bind(target) : v;
+        return (...args: unknown[]) => (scripts++, (v as (...a: unknown[]) => unknown).apply(target, args));
+      },
+    });
+    const l = new RedisRateLimiter(counting, clock.now);
+    const [k, other] = [`key:test-${run}-burst`, `key:test-${run}-burst-other`];
+    used.push(k, other);
+    const [burst, alone] = await Promise.all([Promise.all(Array.from({ length: 50 }, () => l.consume(k, 100))), l.consume(other, 100)]);
+    expect(burst.map((d) => d.remaining)).toEqual(Array.from({ length: 50 }, (_, i) => 99 - i));
+    expect(alone).toMatchObject({ allowed: true, remaining: 99 });
+    // one script run per key
+    expect(scripts).toBe(2);
+    // a call of a later turn goes on its own
+    expect(await l.consume(k, 100)).toMatchObject({ allowed: true, remaining: 49 });
+    expect(scripts).toBe(3);
+  });
+
+  it("a failed script run fails every call of its batch (their callers count in process), the next batch runs again", async () => {
+    const clock = new TestClock();
+    let fail = true;
+    const flaky = new Proxy(redis, {
+      get(target, p, receiver) {
+        const v = Reflect.get(target, p, receiver);
+        if (p !== "eval" && p !== "evalSha") return typeof v === "function" ? v.bind(target) : v;
+        return (...args: unknown[]) => (fail ? new Promise((_, reject) => setTimeout(() => reject(new Error("timeout")), 50)) : (v as (...a: unknown[]) => unknown).apply(target, args));
+      },
+    });
+    const l = new RedisRateLimiter(flaky, clock.now);
+    const k = `key:test-${run}-flaky`;
+    used.push(k);
+    const began = Date.now();
+    const calls = await Promise.allSettled(Array.from({ length: 5 }, () => l.consume(k, 100)));
+    expect(calls.every((c) => c.status === "rejected")).toBe(true);
+    expect(Date.now() - began).toBeLessThan(1_000);
+    fail = false;
+    expect(await l.consume(k, 100)).toMatchObject({ allowed: true, remaining: 99 });
+  });
 
   it("shares one count between gateway replicas (two limiters, one Redis)", async () => {
     const clock = new TestClock();

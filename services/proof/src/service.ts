@@ -5,7 +5,7 @@ import { AppError, PROOF_METHODS, proofsIssued, requireScope, toDate, toEnvironm
 import type { KeyEnv } from "./keys.ts";
 import type { KeyRing } from "./keyring.ts";
 import type { ProofRow, ProofStore } from "./store.ts";
-import { PROOF_SCHEMA_VERSION, signDocument, signProof, verifyProof, invalid } from "./tokens.ts";
+import { PROOF_SCHEMA_VERSION, signDocument, signProof, verifyProof, invalid, VerifiedTokens } from "./tokens.ts";
 
 export const REVOKE_REASONS = ["user_request", "fraud", "key_compromise", "asset_transferred", "other"] as const;
 const MIN_TTL_S = 60;
@@ -42,6 +42,8 @@ const statusOf = (p: ProofRow, now: Date) => {
 export function proofRoutes(deps: ProofServiceDeps) {
   const { store, keys, clock, issuer } = deps;
   let revocationCache = new Map<string, { at: number; value: Awaited<ReturnType<typeof buildRevocationList>> }>();
+  // a token validated again is not verified again (RS256): only its expiry and revocation are checked
+  const verified = new VerifiedTokens();
 
   /** One environment's list, signed by that environment's key (a test list is never signed by a live key). */
   async function buildRevocationList(env: KeyEnv, since: Date | undefined) {
@@ -127,7 +129,7 @@ export function proofRoutes(deps: ProofServiceDeps) {
       async validateProof(req) {
         const caller = requireScope(req.scope);
         const now = clock.now();
-        const v = await verifyProof(req.proofToken, issuer, (kid) => keys.verificationKey(kid), now);
+        const v = await verifyProof(req.proofToken, issuer, (kid) => keys.verificationKey(kid), now, verified);
         if (!v.valid) return { valid: false, reason: v.reason, message: v.message };
         const state = await store.revocationState(v.claims.sub);
         if (!state) return { ...invalid("unknown_key"), valid: false };

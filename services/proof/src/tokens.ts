@@ -1,5 +1,5 @@
 import { SignJWT, errors, jwtVerify, decodeProtectedHeader, CompactSign } from "jose";
-import type { ProofMethod } from "@icv/platform";
+import { BoundedMap, type ProofMethod } from "@icv/platform";
 import type { KeyEnv, SigningKey } from "./keys.ts";
 
 export const PROOF_SCHEMA_VERSION = "1.0";
@@ -56,13 +56,64 @@ export const invalid = (reason: InvalidReason): Verified => ({ valid: false, rea
 
 const MAX_TOKEN_LENGTH = 8192;
 
-/** Checks signature (RS256 only), issuer and expiry; revocation is the caller's next step. */
+/**
+ * Tokens whose signature, issuer and claims were checked, with what the check answered: a token
+ * is immutable and a key never changes under its kid (keys are added and retired, never altered
+ * or removed), so the same token verifies the same way again and only the time checks (exp, nbf)
+ * are made again on each use. Bounded: at most `max` tokens, least recently used go first
+ * (BoundedMap).
+ */
+export class VerifiedTokens {
+  private readonly tokens: BoundedMap<string, { claims: ProofClaims; keyEnv: KeyEnv }>;
+  hits = 0;
+
+  constructor(max = 10_000) {
+    this.tokens = new BoundedMap(max);
+  }
+
+  get(token: string): { claims: ProofClaims; keyEnv: KeyEnv } | undefined {
+    const hit = this.tokens.get(token);
+    if (hit) this.hits++;
+    return hit;
+  }
+
+  set(token: string, v: { claims: ProofClaims; keyEnv: KeyEnv }): void {
+    this.tokens.set(token, v);
+  }
+
+  get size(): number {
+    return this.tokens.size;
+  }
+}
+
+/** jose's time checks of a verified token's claims (no clock tolerance): nbf not after now, exp after now. */
+function timeCheck(claims: ProofClaims & { nbf?: number }, now: Date): Verified | undefined {
+  const t = Math.floor(now.getTime() / 1000);
+  if (claims.nbf !== undefined && claims.nbf > t) return invalid("malformed");
+  if (claims.exp <= t) return invalid("expired");
+  return undefined;
+}
+
+/**
+ * Checks signature (RS256 only), issuer and expiry; revocation is the caller's next step. With
+ * `verified`, a token checked before skips the signature (see VerifiedTokens) and only its
+ * expiry is checked again.
+ */
 export async function verifyProof(
   token: string,
   issuer: string,
   keyFor: (kid: string) => Promise<SigningKey | undefined>,
   now: Date,
+  verified?: VerifiedTokens,
 ): Promise<Verified> {
+  const known = verified?.get(token);
+  if (known) return timeCheck(known.claims, now) ?? { valid: true, claims: known.claims, keyEnv: known.keyEnv };
+  const v = await verifyToken(token, issuer, keyFor, now);
+  if (v.valid) verified?.set(token, { claims: v.claims, keyEnv: v.keyEnv });
+  return v;
+}
+
+async function verifyToken(token: string, issuer: string, keyFor: (kid: string) => Promise<SigningKey | undefined>, now: Date): Promise<Verified> {
   if (token.length > MAX_TOKEN_LENGTH || token.split(".").length !== 3) return invalid("malformed");
   let header: ReturnType<typeof decodeProtectedHeader>;
   try {

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { SignJWT, compactVerify, decodeJwt, decodeProtectedHeader, importJWK } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { newSigningKey, type SigningKey } from "../src/keys.ts";
-import { PROOF_SCHEMA_VERSION, signDocument, signProof, verifyProof, type ProofClaims } from "../src/tokens.ts";
+import { PROOF_SCHEMA_VERSION, signDocument, signProof, VerifiedTokens, verifyProof, type ProofClaims } from "../src/tokens.ts";
 
 const ISSUER = "https://icv.example.com";
 const NOW = new Date("2026-02-04T10:00:00.000Z");
@@ -124,6 +124,64 @@ describe("verifyProof", () => {
     const v = await verifyProof("x", ISSUER, keyFor, NOW);
     expect(v.valid).toBe(false);
     if (!v.valid) expect(v.message.length).toBeGreaterThan(0);
+  });
+});
+
+describe("verifyProof with VerifiedTokens (a token checked before is not verified again)", () => {
+  const counting = () => {
+    const calls: string[] = [];
+    return { calls, keyFor: (kid: string) => (calls.push(kid), keyFor(kid)) };
+  };
+
+  it("answers a token it verified before from memory, the same as the first time", async () => {
+    const verified = new VerifiedTokens();
+    const { calls, keyFor: k } = counting();
+    const token = await signProof(key, claims());
+    const first = await verifyProof(token, ISSUER, k, NOW, verified);
+    const again = await verifyProof(token, ISSUER, k, NOW, verified);
+    expect(again).toEqual(first);
+    expect(again).toEqual({ valid: true, claims: claims(), keyEnv: "live" });
+    expect(calls).toHaveLength(1);
+    expect(verified.hits).toBe(1);
+  });
+
+  it("checks the expiry again on every use, exactly as a full verification does", async () => {
+    const verified = new VerifiedTokens();
+    const token = await signProof(key, claims({ exp: iat + 60 }));
+    expect(await verifyProof(token, ISSUER, keyFor, NOW, verified)).toMatchObject({ valid: true });
+    for (const ms of [59_000, 59_999, 60_000, 61_000]) {
+      const at = new Date(NOW.getTime() + ms);
+      expect(await verifyProof(token, ISSUER, keyFor, at, verified)).toEqual(await verifyProof(token, ISSUER, keyFor, at));
+    }
+    expect(await verifyProof(token, ISSUER, keyFor, new Date(NOW.getTime() + 60_000), verified)).toMatchObject({ valid: false, reason: "expired" });
+  });
+
+  it("never remembers a refused token: a forged one is refused every time, and a forgery of a remembered one too", async () => {
+    const verified = new VerifiedTokens();
+    const good = await signProof(key, claims());
+    const [h, , s] = good.split(".");
+    const forged = `${h}.${b64({ ...claims(), tenant_id: "ten_attacker" })}.${s}`;
+    expect(await verifyProof(good, ISSUER, keyFor, NOW, verified)).toMatchObject({ valid: true });
+    for (let i = 0; i < 2; i++) expect(await verifyProof(forged, ISSUER, keyFor, NOW, verified)).toMatchObject({ valid: false, reason: "invalid_signature" });
+    const otherIssuer = await signProof(key, claims({ iss: "https://evil.example" }));
+    for (let i = 0; i < 2; i++) expect(await verifyProof(otherIssuer, ISSUER, keyFor, NOW, verified)).toMatchObject({ valid: false });
+    expect(verified.size).toBe(1);
+  });
+
+  it("is bounded: past max tokens the least recently used is verified again", async () => {
+    const verified = new VerifiedTokens(2);
+    const { calls, keyFor: k } = counting();
+    const [a, b, c] = await Promise.all([1, 2, 3].map((n) => signProof(key, claims({ sub: `ver_${n}`, jti: `ver_${n}` }))));
+    await verifyProof(a, ISSUER, k, NOW, verified);
+    await verifyProof(b, ISSUER, k, NOW, verified);
+    await verifyProof(a, ISSUER, k, NOW, verified); // a is the most recent now
+    await verifyProof(c, ISSUER, k, NOW, verified); // b goes
+    expect(verified.size).toBe(2);
+    expect(calls).toHaveLength(3);
+    await verifyProof(a, ISSUER, k, NOW, verified);
+    expect(calls).toHaveLength(3);
+    await verifyProof(b, ISSUER, k, NOW, verified);
+    expect(calls).toHaveLength(4);
   });
 });
 

@@ -190,17 +190,18 @@ describe("deliverer", () => {
   it("sends again, after the lease expires, what a crashed sender was sending", async () => {
     receiver.answer((_req, n) => (n === 1 ? "hold" : 200));
     const [id] = await plant(1, receiver.url);
-    const first = deliverer({ leaseMs: 800, drainMs: 0 });
+    // a lease long enough that a slow, loaded machine still checks inside it
+    const first = deliverer({ leaseMs: 2_000, drainMs: 0 });
     await receiver.waitFor(1);
     await first.stop(); // cut off mid-send: nothing is recorded, the lease stays
     expect(await row(id)).toMatchObject({ status: "pending", attempts: 0, attempt_log: [] });
-    deliverer({ leaseMs: 800 });
+    deliverer({ leaseMs: 2_000 });
     await new Promise((res) => setTimeout(res, 300));
     expect(receiver.requests).toHaveLength(1); // the lease still holds it
     const r = await until(id, (x) => x.status === "delivered");
     expect(receiver.requests).toHaveLength(2);
     expect(receiver.requests[0].aborted).toBe(true);
-    expect(receiver.requests[1].at - receiver.requests[0].at).toBeGreaterThanOrEqual(700);
+    expect(receiver.requests[1].at - receiver.requests[0].at).toBeGreaterThanOrEqual(1_500);
     expect(receiver.requests[1].headers["webhook-id"]).toBe(id);
     expect(r).toMatchObject({ attempts: 1, response_status: 200 });
   });

@@ -5,8 +5,8 @@
 import { createHash, createHmac } from "node:crypto";
 import { AppError, type Config } from "@icv/platform";
 import { MIN, invalid, need, notBySubmit, same, type Channel, type NormalizedIdentifier } from "./channel.ts";
-import { maskEmail, maskGeneric } from "./mask.ts";
-import { normalizeEmail } from "./names.ts";
+import { maskEmail, maskGeneric } from "./shared/mask.ts";
+import { normalizeEmail } from "./shared/names.ts";
 import { newLinkSecret, startLink } from "../oauth/link.ts";
 
 export const account: Channel = {

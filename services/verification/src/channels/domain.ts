@@ -2,9 +2,9 @@
 import { AppError, type ProofMethod } from "@icv/platform";
 import { generateCode, publicToken } from "../challenge.ts";
 import { MIN, invalid, notBySubmit, need, same, type Channel, type CreateOptions } from "./channel.ts";
-import { checkCode } from "./code.ts";
-import { maskEmail, maskGeneric } from "./mask.ts";
-import { asciiHostname } from "./names.ts";
+import { checkCode } from "./shared/code.ts";
+import { maskEmail, maskGeneric } from "./shared/mask.ts";
+import { asciiHostname } from "./shared/names.ts";
 
 /** DECISIONS.md "Domains": the record, the file and the value both hold. */
 export const RECORD_LABEL = "_icv-challenge";

@@ -2,9 +2,9 @@
 import type { Config } from "@icv/platform";
 import { generateCode } from "../challenge.ts";
 import { MIN, need, same, type Channel } from "./channel.ts";
-import { checkCode } from "./code.ts";
-import { maskEmail } from "./mask.ts";
-import { normalizeEmail } from "./names.ts";
+import { checkCode } from "./shared/code.ts";
+import { maskEmail } from "./shared/mask.ts";
+import { normalizeEmail } from "./shared/names.ts";
 
 export const email: Channel = {
   type: "email",

@@ -4,7 +4,7 @@
  */
 import { AppError, MESSAGING_TEST_PLACEHOLDERS, type Config } from "@icv/platform";
 import { checkRaw, type AssetType, type CreateOptions, type Channel, type ChallengeInput, type ChallengeSpec, type Method, type NormalizedIdentifier, type PhoneDelivery } from "./channel.ts";
-import { maskGeneric } from "./mask.ts";
+import { maskGeneric } from "./shared/mask.ts";
 import { account } from "./account.ts";
 import { domain } from "./domain.ts";
 import { email } from "./email.ts";
@@ -68,7 +68,6 @@ export function maskIdentifier(type: AssetType, value: string): string {
   return Object.hasOwn(CHANNELS, type) ? CHANNELS[type].mask(value) : maskGeneric(value);
 }
 
-/** The create body's `delivery`, checked: only channels that deliver either way take one. */
 /** The create body's chain_id, checked by the channel; refused where the channel has no chains. */
 export function chainIdOf(type: AssetType, channel: string, requested: number | undefined): number | undefined {
   const c = channelOf(type);
@@ -77,6 +76,7 @@ export function chainIdOf(type: AssetType, channel: string, requested: number | 
   return undefined;
 }
 
+/** The create body's `delivery`, checked: only channels that deliver either way take one. */
 export function deliveryOf(type: AssetType, channel: string, delivery: string | undefined): PhoneDelivery | null {
   const c = channelOf(type);
   if (c.delivery) return c.delivery(channel, delivery);

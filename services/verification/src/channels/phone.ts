@@ -7,8 +7,8 @@ import { parsePhoneNumberFromString } from "libphonenumber-js";
 import { AppError, messagingAddress, missingMessagingProvider, providerPhone, type Config, type MessagingChannel } from "@icv/platform";
 import { generateCode } from "../challenge.ts";
 import { MIN, invalid, same, type Channel, type CodeChannel, type PhoneDelivery } from "./channel.ts";
-import { checkCode } from "./code.ts";
-import { maskPhone } from "./mask.ts";
+import { checkCode } from "./shared/code.ts";
+import { maskPhone } from "./shared/mask.ts";
 
 /** The phone channels a code can be sent over (Twilio Messages, WhatsApp template); Telegram cannot message a number first. */
 export const OUTBOUND_PHONE_CHANNELS: readonly string[] = ["sms", "whatsapp"];

@@ -1,8 +1,8 @@
 /** Social accounts: OAuth 2.0 sign-in with the platform (src/oauth/ runs it; docs/oauth.md). */
 import type { Config } from "@icv/platform";
 import { MIN, invalid, need, notBySubmit, same, type Channel } from "./channel.ts";
-import { maskEmail, maskGeneric } from "./mask.ts";
-import { normalizeEmail } from "./names.ts";
+import { maskEmail, maskGeneric } from "./shared/mask.ts";
+import { normalizeEmail } from "./shared/names.ts";
 import { newLinkSecret, startLink } from "../oauth/link.ts";
 
 /** The platforms whose handle is the account's email address (OIDC sign-ins). */

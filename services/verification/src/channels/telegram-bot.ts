@@ -1,7 +1,7 @@
 /** Telegram bots: the bot's token, checked once with getMe and never stored. */
 import { AppError, type Config } from "@icv/platform";
 import { MIN, invalid, type Channel } from "./channel.ts";
-import { maskGeneric } from "./mask.ts";
+import { maskGeneric } from "./shared/mask.ts";
 
 export const telegramBot: Channel = {
   type: "telegram_bot",

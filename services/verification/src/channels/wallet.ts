@@ -5,7 +5,7 @@ import { getAddress, isAddress } from "viem";
 import { AppError, type Config } from "@icv/platform";
 import { nonce } from "../challenge.ts";
 import { MIN, invalid, same, type Channel, type NormalizedIdentifier } from "./channel.ts";
-import { maskGeneric } from "./mask.ts";
+import { maskGeneric } from "./shared/mask.ts";
 import { ethereumRpc } from "./wallet/contract-wallets.ts";
 import { verifyWalletSignature, type WalletChannel } from "./wallet/signatures.ts";
 

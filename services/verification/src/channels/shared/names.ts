@@ -1,6 +1,6 @@
 /** Host names and email addresses: shared by the domain, email and account channels. */
 import { domainToASCII, domainToUnicode } from "node:url";
-import { invalid } from "./channel.ts";
+import { invalid } from "../channel.ts";
 
 // domain (also used for the domain part of an email address)
 

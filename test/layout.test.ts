@@ -1,0 +1,99 @@
+// The tree tells the story (ARCHITECTURE.md, Layout): no import cycle in the services and
+// packages, no source file of a service over 400 lines, and the verification service's channels/
+// folder holds the Channel interface, the registry and one file per asset type, with the family
+// files never reaching back into the registry.
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { ASSET_TYPES } from "../services/verification/src/channels/index.ts";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const rel = (p: string) => path.relative(ROOT, p);
+
+function tsFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return e.name === "gen" || e.name === "node_modules" ? [] : tsFiles(p);
+    return p.endsWith(".ts") ? [p] : [];
+  });
+}
+
+const SOURCE_DIRS = ["services", "packages"].flatMap((base) =>
+  fs.readdirSync(path.join(ROOT, base)).map((name) => path.join(ROOT, base, name, "src")).filter((d) => fs.existsSync(d)),
+);
+const PACKAGES: Record<string, string> = { "@icv/platform": path.join(ROOT, "packages/platform/src/index.ts") };
+
+/** The files a source file imports statically (type imports included): relative paths and our own packages. */
+function importsOf(file: string): string[] {
+  const text = fs.readFileSync(file, "utf8");
+  const specs = [...text.matchAll(/^\s*(?:import|export)\b[^'"`;]*?\bfrom\s+["']([^"']+)["']|^\s*import\s+["']([^"']+)["']/gm)].map((m) => m[1] ?? m[2]);
+  return specs.flatMap((spec) => {
+    if (PACKAGES[spec]) return [PACKAGES[spec]];
+    if (spec.startsWith("@icv/platform/")) return [path.join(ROOT, "packages/platform/src", spec.slice("@icv/platform/".length))];
+    return spec.startsWith(".") ? [path.resolve(path.dirname(file), spec)] : [];
+  });
+}
+
+/** Every cycle a depth-first walk meets, as the list of files around it. */
+function cyclesOf(graph: Map<string, string[]>): string[][] {
+  const state = new Map<string, "open" | "done">();
+  const trail: string[] = [];
+  const found: string[][] = [];
+  const visit = (node: string) => {
+    state.set(node, "open");
+    trail.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!graph.has(next)) continue;
+      if (state.get(next) === "open") found.push([...trail.slice(trail.indexOf(next)), next]);
+      else if (!state.has(next)) visit(next);
+    }
+    trail.pop();
+    state.set(node, "done");
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  return found;
+}
+
+describe("the tree", () => {
+  const files = SOURCE_DIRS.flatMap(tsFiles);
+  const graph = new Map(files.map((f) => [f, importsOf(f)]));
+
+  it("finds a cycle when there is one (the check itself)", () => {
+    const g = new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]]);
+    expect(cyclesOf(g)).toEqual([["a", "b", "c", "a"]]);
+    expect(cyclesOf(new Map([["a", ["b"]], ["b", []]]))).toEqual([]);
+  });
+
+  it("has no import cycle in services/*/src and packages/*/src", () => {
+    expect(files.length).toBeGreaterThan(100);
+    // every relative import resolves to a file we read (else the walk would miss edges)
+    const unresolved = [...graph.entries()].flatMap(([f, deps]) => deps.filter((d) => !graph.has(d)).map((d) => `${rel(f)} → ${rel(d)}`));
+    expect(unresolved).toEqual([]);
+    expect(cyclesOf(graph).map((c) => c.map(rel).join(" → "))).toEqual([]);
+  });
+
+  it("has no source file of a service over 400 lines", () => {
+    const services = SOURCE_DIRS.filter((d) => rel(d).startsWith("services/"));
+    const long = services.flatMap(tsFiles).map((f) => ({ file: rel(f), lines: fs.readFileSync(f, "utf8").split("\n").length - 1 })).filter((x) => x.lines > 400);
+    expect(long).toEqual([]);
+  });
+});
+
+describe("services/verification/src/channels", () => {
+  const dir = path.join(ROOT, "services/verification/src/channels");
+  const familyFile = (type: string) => `${type.replace(/_/g, "-")}.ts`;
+
+  it("holds channel.ts, index.ts and one file per asset type, with helpers in shared/ and the wallet's signatures in wallet/", () => {
+    const entries = fs.readdirSync(dir, { withFileTypes: true });
+    const files = entries.filter((e) => e.isFile()).map((e) => e.name).sort();
+    expect(files).toEqual(["channel.ts", "index.ts", ...ASSET_TYPES.map(familyFile)].sort());
+    expect(entries.filter((e) => e.isDirectory()).map((e) => e.name).sort()).toEqual(["shared", "wallet"]);
+  });
+
+  it("family files and their helpers never import the registry", () => {
+    const registry = path.join(dir, "index.ts");
+    const offenders = tsFiles(dir).filter((f) => f !== registry && importsOf(f).includes(registry)).map(rel);
+    expect(offenders).toEqual([]);
+  });
+});

@@ -2,6 +2,9 @@
 // SessionStore, with a ManualClock, a fake verification client and reply clients that record what
 // the bots send: what the sender is told, and what the message did to a verification or a session.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Client } from "@connectrpc/connect";
+import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
+import type { ProjectService } from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
 import { AppError, ManualClock, type Scope } from "@icv/platform";
 import { CHAT_TTL_MS, Inbound, SENDER_STRIKES, SENDER_WINDOW_MS, type Repliers } from "../src/inbound.ts";
 import { Sessions } from "../src/sessions.ts";
@@ -265,5 +268,33 @@ describe("replies", () => {
     expect(seen).toEqual(["verified"]);
     const warned = log.lines.filter((l) => l.msg === "bot reply failed").map((l) => l.err);
     expect(warned.sort()).toEqual(["graph api down", "twilio down"]);
+  });
+});
+
+describe("project templates", () => {
+  it("a session's reply is its project's template when one renders, else the built-in text", async () => {
+    const asked: Record<string, unknown>[] = [];
+    let down = false;
+    const projects = {
+      async renderMessage(req: Record<string, unknown>) {
+        asked.push(req);
+        if (down) throw new Error("verification service down");
+        return { found: req.type === "verification_success", message: { text: "Acme: your number is confirmed" } };
+      },
+    } as unknown as Client<typeof ProjectService>;
+    sessions = new Sessions({ store, verification: v.client, config, clock, key: KEY, logger: log.logger, projects });
+    inbound = inboundWith(rep.repliers);
+    const answer = async (s: { row: { id: string } }) => inbound.handle("whatsapp", waText("37069199199", `Verify my phone number: ${sessionToken(KEY, s.row.id)}`));
+    expect(await answer(await sessions.create(LIVE, "phone", { channel: "whatsapp" }))).toEqual(["verified"]);
+    // an auth session answered from another number has no template type: nothing is rendered
+    const auth = await sessions.create(LIVE, "auth", { channel: "whatsapp", phoneNumber: SOMEONE });
+    expect(await answer(auth)).toEqual(["wrong_sender"]);
+    down = true;
+    expect(await answer(await sessions.create(LIVE, "phone", { channel: "whatsapp" }))).toEqual(["verified"]);
+    await settle();
+    expect(texts()).toEqual(["Acme: your number is confirmed", REPLY.authFailed, REPLY.sessionVerified]);
+    expect(asked).toHaveLength(2);
+    expect(asked[0]).toMatchObject({ scope: { tenantId: LIVE.tenantId, environment: Environment.LIVE }, projectId: undefined, channel: "whatsapp", type: "verification_success" });
+    expect(log.lines.filter((l) => l.msg === "project reply failed; built-in text used").map((l) => l.err)).toEqual(["verification service down"]);
   });
 });

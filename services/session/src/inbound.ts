@@ -142,7 +142,7 @@ export class Inbound {
   ): Promise<string> {
     const phone = providerPhone(from);
     const sender = phone ? `phone:${phone}` : undefined;
-    if (sender && (await this.throttled(sender, key, reply))) return "throttled";
+    if (sender && (await this.throttled(sender, reply))) return "throttled";
     const asked = readText(text);
     if (!asked || !phone || (asked.kind === "session" && channel === "sms")) {
       this.reply(() => reply(REPLY.help));
@@ -174,7 +174,7 @@ export class Inbound {
     // only people, in the private chat with the bot (in a group another member could answer)
     if (!msg.from || msg.from.is_bot || msg.chat.type !== "private") return "ignored";
     const sender = `telegram:${msg.from.id}`;
-    if (await this.throttled(sender, key, (t) => say(t, { remove: true }))) return "throttled";
+    if (await this.throttled(sender, (t) => say(t, { remove: true }))) return "throttled";
 
     if (msg.contact) {
       const chat = await store.chat(String(chatId), clock.now(), CHAT_TTL_MS);
@@ -226,15 +226,15 @@ export class Inbound {
   /**
    * Whether the sender (a provider-attested number, or a Telegram user) is throttled: SENDER_STRIKES
    * unknown or wrong codes within the window. A throttled message is ignored; the first one in the
-   * window gets one reply saying so (a retry of that message does not get it again).
+   * window gets one reply saying so (not a retry of it, nor one arriving at the same time).
    */
-  private async throttled(sender: string, key: string, reply: (t: string) => Promise<void> | void | undefined): Promise<boolean> {
+  private async throttled(sender: string, reply: (t: string) => Promise<void> | void | undefined): Promise<boolean> {
     const now = this.d.clock.now();
     const id = this.senderId(sender);
-    const seen = await this.d.store.senderStrikes(id, new Date(now.getTime() - SENDER_WINDOW_MS));
+    const since = new Date(now.getTime() - SENDER_WINDOW_MS);
+    const seen = await this.d.store.senderStrikes(id, since);
     if (seen.strikes < SENDER_STRIKES) return false;
-    const first = (await this.d.store.recordStrike(key, id, "ignored", now)) && seen.ignored === 0;
-    if (first) this.reply(async () => void (await reply(REPLY.throttled)));
+    if (await this.d.store.claimThrottleNotice(id, now, since)) this.reply(async () => void (await reply(REPLY.throttled)));
     this.d.logger.info({ sender_kind: sender.split(":")[0], strikes: seen.strikes }, "inbound sender throttled");
     return true;
   }

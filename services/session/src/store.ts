@@ -189,6 +189,19 @@ export class SessionStore {
     return r.rows[0];
   }
 
+  /**
+   * Claims the one "you are ignored" reply of a throttled sender: true when none was claimed after
+   * `since` (the window). One statement, so of messages arriving at once exactly one gets it.
+   */
+  async claimThrottleNotice(sender: string, at: Date, since: Date): Promise<boolean> {
+    const r = await this.db.query(
+      `INSERT INTO ${S}.inbound_strikes AS s (message_key, sender, kind, created_at) VALUES ($1, $2, 'ignored', $3)
+       ON CONFLICT (message_key) DO UPDATE SET created_at = $3 WHERE s.created_at <= $4`,
+      [`notice:${sender}`, sender, at, since],
+    );
+    return r.rowCount === 1;
+  }
+
   /** Records what one provider message did to its sender's budget; false when that message was already recorded (a retry). */
   async recordStrike(messageKey: string, sender: string, kind: "strike" | "ignored", at: Date): Promise<boolean> {
     const r = await this.db.query(`INSERT INTO ${S}.inbound_strikes (message_key, sender, kind, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [

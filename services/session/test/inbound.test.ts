@@ -191,9 +191,9 @@ describe("unknown codes and the per-sender throttle", () => {
     // a message without a code does not count
     expect(await inbound.handle("sms", sms(S, "hello"))).toEqual(["unrecognized"]);
     for (let i = 0; i < SENDER_STRIKES; i++) expect(await inbound.handle("sms", sms(S, `ZZ${String(i).padStart(4, "0")}`))).toEqual(["unknown_code"]);
-    // now even the right code does nothing; one reply says so
-    expect(await inbound.handle("sms", sms(S, "RIGHT1"))).toEqual(["throttled"]);
-    expect(await inbound.handle("sms", sms(S, "RIGHT1"))).toEqual(["throttled"]);
+    // now even the right code does nothing; one reply says so, also when messages arrive at once
+    const together = await Promise.all([1, 2, 3].map(() => inbound.handle("sms", sms(S, "RIGHT1"))));
+    expect(together).toEqual([["throttled"], ["throttled"], ["throttled"]]);
     expect(await inbound.handle("whatsapp", waText(S.slice(1), "RIGHT1"))).toEqual(["throttled"]);
     // another sender is heard
     expect(await inbound.handle("sms", sms(SOMEONE, "ZZ9999"))).toEqual(["unknown_code"]);

@@ -88,6 +88,18 @@ describe("sender strikes (the per-sender throttle)", () => {
   });
 });
 
+describe("the throttled sender's notice", () => {
+  it("is claimed once per window, by one of several claims at once, and again once the window has passed", async () => {
+    const hour = 3600_000;
+    const claims = await Promise.all([1, 2, 3].map(() => store.claimThrottleNotice("sender-n", at(0), at(-hour))));
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    expect(await store.claimThrottleNotice("sender-n", at(hour - 1), at(-1))).toBe(false);
+    expect(await store.claimThrottleNotice("sender-other", at(hour - 1), at(-1))).toBe(true);
+    expect(await store.claimThrottleNotice("sender-n", at(hour), at(0))).toBe(true);
+    expect(await store.claimThrottleNotice("sender-n", at(hour + 1), at(1))).toBe(false);
+  });
+});
+
 describe("session expiry sweep", () => {
   it("moves only due pending sessions to expired, and a verified one never", async () => {
     await store.insert(session("sess_01JSWEEP00000000000000000A", at(1_000)));

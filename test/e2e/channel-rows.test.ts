@@ -83,6 +83,16 @@ describe("test keys: test-verify completes every row", () => {
   });
 });
 
+describe("live keys without a provider configured", () => {
+  const OAUTH = ROWS.filter(([type, channel]) => type === "social" || channel === "coinbase");
+  it.each(OAUTH)("%s / %s: no OAUTH_{P}_CLIENT_ID is channel_unavailable, naming the variable, and stores nothing", async (type, channel, identifier) => {
+    const c = api(stack.url, t.liveKey);
+    const e = expectError(await c.post("/api/v1/verifications", { type, channel, identifier }), 400, "channel_unavailable");
+    expect(e.message).toContain(`OAUTH_${channel.toUpperCase()}_CLIENT_ID`);
+    expect((await c.get(`/api/v1/verifications?channel=${channel}`)).body.data).toHaveLength(0);
+  });
+});
+
 describe("live keys: the rows no other e2e file completes live", () => {
   const live = () => api(stack.url, t.liveKey);
 

@@ -290,6 +290,37 @@ describe("kraken: a read-only API key", () => {
   });
 });
 
+describe("kraken on the hosted page", () => {
+  it("the asset asks for a key (no sign-in link), the page's scripts carry the form and the read-only note, and the page's submit completes the request", async () => {
+    const r = await live.post("/api/v1/verification-requests", {
+      assets: [{ type: "account", channel: "kraken", identifier: IIBAN }],
+      redirect_url: "https://shop.example.test/kraken-done",
+    });
+    expect(r.status, r.text).toBe(201);
+    const token = new URL(r.body.verification_url).hash.slice(1);
+    const h = { "x-request-token": token };
+    const path = `/api/v1/verify/request/${r.body.id}`;
+    const state = await api(stack.url).get(path, h);
+    expect(state.status, state.text).toBe(200);
+    expect(state.body.assets[0]).toMatchObject({ type: "account", channel: "kraken", method: "api_key" });
+    expect(state.body.assets[0].challenge?.deep_link).toBeUndefined();
+
+    const scripts = (await Promise.all(["accounts.js", "texts.js"].map(async (f) => (await fetch(`${stack.url}/hosted/${f}`)).text()))).join("\n");
+    for (const part of ['name: "api_key"', 'name: "api_secret"', "Query Funds", "read-only API key", "never store it"]) expect(scripts).toContain(part);
+
+    const wrong = kraken.addKey("AA22 BBBB CCCC DDDD");
+    expectError(await api(stack.url).post(`${path}/assets/0/submit`, { api_key: wrong.key, api_secret: wrong.secret }, h), 400, "invalid_code");
+    const key = kraken.addKey(IIBAN);
+    const done = await api(stack.url).post(`${path}/assets/0/submit`, { api_key: key.key, api_secret: key.secret }, h);
+    expect(done.status, done.text).toBe(200);
+    expect(done.body).toMatchObject({ status: "completed", assets: [{ status: "verified" }] });
+    expect(done.body.redirect_to).toBe(`https://shop.example.test/kraken-done?request_id=${r.body.id}&status=completed`);
+    expect(done.text).not.toContain(key.secret);
+    const v = (await live.get(`/api/v1/verifications/${r.body.assets[0].verification_id}`)).body;
+    expect(v).toMatchObject({ status: "verified", method: "api_key", attempts: 1 });
+  });
+});
+
 describe("test keys", () => {
   const channels = [...CASES.map(([name, type]) => [name, type] as const), ["kraken", "account"] as const];
   it.each(channels)("%s: the start link shows a test page, and test-verify completes it", async (channel, type) => {

@@ -180,10 +180,15 @@ export async function authoritativeServers(name: string, opts: ResolverOptions &
   );
   hosts.forEach((host, i) => {
     if (!resolved[i].length) unresolved.push(host);
-    for (const address of resolved[i]) {
-      if (servers.length < opts.max && !servers.some((s) => s.address === address)) servers.push({ name: host, address });
-    }
   });
+  // round by round, one address of each name server: every name server is asked before any gets a
+  // second address (a name server with many addresses cannot fill the slots and leave another unasked)
+  for (let round = 0; servers.length < opts.max && hosts.some((_, i) => round < resolved[i].length); round++) {
+    hosts.forEach((host, i) => {
+      const address = resolved[i][round];
+      if (address !== undefined && servers.length < opts.max && !servers.some((s) => s.address === address)) servers.push({ name: host, address });
+    });
+  }
   return { zone: found.zone, servers, unresolved };
 }
 

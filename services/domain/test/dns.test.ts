@@ -165,6 +165,22 @@ describe("checkDns", () => {
     }
   });
 
+  it("asks every name server before any gets a second address: one with four addresses cannot crowd out a stale one", async () => {
+    dns.set("example.test", { NS: ["ns1.example.test", "ns2.example.test"] });
+    dns.set("ns1.example.test", { A: ["127.0.0.1", "127.0.0.3", "127.0.0.4", "127.0.0.5"] });
+    dns.addTxt("_icv-challenge.example.test", TOKEN, "127.0.0.1");
+    dns.addTxt("_icv-challenge.example.test", TOKEN, "127.0.0.3");
+    const r = await checkDns("example.test", TOKEN, opts);
+    expect(r.observations.map((o) => o.source)).toEqual([
+      `ns1.example.test (127.0.0.1:${dns.port})`,
+      `ns2.example.test (127.0.0.2:${dns.port})`,
+      `ns1.example.test (127.0.0.3:${dns.port})`,
+      `ns1.example.test (127.0.0.4:${dns.port})`,
+    ]);
+    expect(r.passed).toBe(false);
+    expect(r.summary).toContain(`ns2.example.test (127.0.0.2:${dns.port})`);
+  });
+
   it("asks at most four addresses", async () => {
     dns.set("example.test", { NS: ["ns1.example.test", "ns2.example.test", "ns3.example.test"] });
     dns.set("ns3.example.test", { A: ["127.0.0.3", "127.0.0.4", "127.0.0.5"] });

@@ -115,6 +115,23 @@ describe("project templates reach the providers", () => {
     expect((await live.get(`/api/v1/sessions/${s.body.id}`)).body.status).toBe("verified");
   });
 
+  it("without templates of its own the bots' built-in replies carry the project's business name", async () => {
+    const p = await live.post("/api/v1/me/projects", { name: "Plain bots", branding: { business_name: "Plain Bots Co" } });
+    expect(p.status, p.text).toBe(201);
+    // reverse OTP: a wrong sender first, then the number itself
+    const v = await live.post("/api/v1/verifications", { type: "phone", channel: "whatsapp", identifier: "+37069155506", project_id: p.body.id });
+    expect(v.status, v.text).toBe(201);
+    await wa.userSends(hook("whatsapp"), { from: "37069155507", text: v.body.challenge.code });
+    expect((await wa.waitForSent((m) => m.to === "37069155507")).text).toMatch(/^Plain Bots Co: This code was issued for a different phone number\./);
+    await wa.userSends(hook("whatsapp"), { from: "37069155506", text: v.body.challenge.code });
+    expect((await wa.waitForSent((m) => m.to === "37069155506")).text).toBe("Plain Bots Co: Thank you, your phone number is verified. You can go back to the app now.");
+    // a login auth session of the project
+    const s = await live.post("/api/v1/auth/sessions", { channel: "whatsapp", phone_number: "+37069155508", type: "login", project_id: p.body.id });
+    expect(s.status, s.text).toBe(201);
+    await wa.userSends(hook("whatsapp"), { from: "37069155508", text: new URL(s.body.deep_link).searchParams.get("text")! });
+    expect((await wa.waitForSent((m) => m.to === "37069155508")).text).toBe("Plain Bots Co: Thank you, confirmed. You can go back to the app now.");
+  });
+
   it("a WhatsApp login auth session replies with the project's login_success text", async () => {
     const s = await live.post("/api/v1/auth/sessions", { channel: "whatsapp", phone_number: "+37069155505", type: "login", project_id: projectId });
     expect(s.status, s.text).toBe(201);

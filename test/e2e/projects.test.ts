@@ -172,6 +172,18 @@ describe("message templates", () => {
     expect((await as(t.testKey).get(base)).body.data).toHaveLength(2);
   });
 
+  it("answers 413 to an oversize body (over 10 KB) on PUT, preview and project create, and stores nothing", async () => {
+    const p = await newProject(t.testKey);
+    const base = `${P}/${p.id}/templates`;
+    const huge = `{{code}} ${"x".repeat(11_000)}`;
+    await expectError(as(t.testKey).put(`${base}/email/verification_request`, { body: huge }), 413, "payload_too_large");
+    await expectError(as(t.testKey).post(`${base}/preview`, { channel: "email", type: "verification_request", body: huge }), 413, "payload_too_large");
+    expect((await as(t.testKey).get(base)).body.data).toHaveLength(0);
+    const before = (await as(t.testKey).get(P)).body.data.length;
+    await expectError(as(t.testKey).post(P, { name: "Big", description: "d".repeat(11_000) }), 413, "payload_too_large");
+    expect((await as(t.testKey).get(P)).body.data).toHaveLength(before);
+  });
+
   it("previews with sample values, HTML-escaped for email and plain for SMS", async () => {
     const p = await newProject(t.testKey, { name: "Esc", branding: { business_name: "Tom & Jerry's <Shop>" } });
     const base = `${P}/${p.id}/templates`;

@@ -93,7 +93,7 @@ type Reading = number | Array<[Labels, number]>;
  * A gauge read at scrape time from the sources that registered (one per service, store, hub…).
  * Sources with equal labels add up (two hubs in one process). A failing source is skipped.
  */
-function sampledGauge(name: string, help: string, labelNames: string[], aggregator: "sum" | "max" = "sum") {
+function sampledGauge(name: string, help: string, labelNames: string[], aggregator: "sum" | "max" | "min" = "sum") {
   const sources = new Set<{ labels: Labels; read: () => Reading | Promise<Reading> }>();
   new Gauge({
     name,
@@ -129,6 +129,8 @@ export const trackDbPool = sampledGauge("icv_db_pool_connections", "Database poo
 export const trackOutboxLag = sampledGauge("icv_outbox_lag_seconds", "Age of the oldest unpublished outbox event, per schema", ["schema"], "max");
 /** Webhook deliveries waiting to be sent (pending, first attempts and retries). */
 export const trackWebhookQueue = sampledGauge("icv_webhook_queue_depth", "Webhook deliveries pending (first attempts and retries)", [], "max");
+/** 1 while a service's Redis connection is ready, 0 while Redis is away (limits and counters kept in process); absent without REDIS_URL. */
+export const trackRedisUp = sampledGauge("icv_redis_up", "Redis connection ready (1) or away, with limits kept in process (0), per service", ["service"], "min");
 /** Open server-sent event streams, by kind (api, hosted). */
 export const trackSseStreams = sampledGauge("icv_sse_streams", "Open server-sent event streams, by kind (api, hosted)", ["kind"]);
 

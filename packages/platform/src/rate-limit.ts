@@ -209,9 +209,10 @@ export function createRateLimiter(
   config: Pick<Config, "REDIS_URL"> & Partial<Pick<Config, "REDIS_TIMEOUT_MS" | "RETRY_BACKOFF_MAX_MS">>,
   logger: Logger,
   now: () => number = Date.now,
+  service?: string,
 ): { limiter: RateLimiter; close(): Promise<void> } {
   const redis = config.REDIS_URL
-    ? connectRedis(config.REDIS_URL, logger, { timeoutMs: config.REDIS_TIMEOUT_MS ?? 250, maxBackoffMs: config.RETRY_BACKOFF_MAX_MS ?? 5_000 })
+    ? connectRedis(config.REDIS_URL, logger, { timeoutMs: config.REDIS_TIMEOUT_MS ?? 250, maxBackoffMs: config.RETRY_BACKOFF_MAX_MS ?? 5_000, service })
     : undefined;
   return { limiter: rateLimiterOn(redis, logger, now), close: async () => redis?.close() };
 }

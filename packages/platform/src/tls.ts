@@ -1,7 +1,7 @@
 // @peculiar/x509 resolves its ASN.1 and algorithm classes through tsyringe, which needs the Reflect metadata API
 import "reflect-metadata";
 import { webcrypto, X509Certificate } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import tls from "node:tls";
@@ -84,6 +84,21 @@ function writeAtomic(file: string, data: string, mode: number): void {
   renameSync(tmp, file);
 }
 
+/** Writes `file` only if it is not there yet (a temp file linked into place); false: another process made it first. */
+function writeIfAbsent(file: string, data: string, mode: number): boolean {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, data, { mode });
+  try {
+    linkSync(tmp, file);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    return false;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
 /** Where the files of one identity are. */
 export interface TlsFiles {
   ca: string;
@@ -114,8 +129,28 @@ export function ensureTlsDir(dir: string, logger: Logger): Promise<void> {
   return p;
 }
 
+/**
+ * One process at a time prepares the directory (a lock file linked into place): processes
+ * starting together on one data dir (a split deployment's first start) must trust one CA, and
+ * read no certificate whose key another is replacing. The others wait, then find the files made.
+ * A lock held for 30 s is a start that stopped while preparing: it is taken over.
+ */
 async function prepareDir(dir: string, logger: Logger): Promise<void> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const lock = path.join(dir, ".preparing");
+  for (let end = Date.now() + 30_000; !writeIfAbsent(lock, String(process.pid), 0o600); await new Promise((r) => setTimeout(r, 50))) {
+    if (Date.now() < end) continue;
+    rmSync(lock, { force: true });
+    end = Date.now() + 30_000;
+  }
+  try {
+    await prepareLocked(dir, logger);
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+async function prepareLocked(dir: string, logger: Logger): Promise<void> {
   const caFiles = { cert: path.join(dir, "ca.crt"), key: path.join(dir, "ca.key") };
   let ca: CertKey;
   if (existsSync(caFiles.cert)) {

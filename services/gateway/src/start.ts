@@ -57,7 +57,7 @@ async function startApp(config: Config, log: Logger, clock: Clock, server: http.
   const db = await openServiceDatabase(config, "gateway", MIGRATIONS, log, { outbox: true });
   const store = new GatewayStore(db);
   // never awaited: a Redis that is down (at start or later) means in-process limits meanwhile
-  const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, log, { timeoutMs: config.REDIS_TIMEOUT_MS, maxBackoffMs: config.RETRY_BACKOFF_MAX_MS }) : undefined;
+  const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, log, { timeoutMs: config.REDIS_TIMEOUT_MS, maxBackoffMs: config.RETRY_BACKOFF_MAX_MS, service: "gateway" }) : undefined;
   const limiter = rateLimiterOn(redis, log);
   const identity = await serviceIdentity(config, "gateway", log);
   const clients = makeClients(config, identity);

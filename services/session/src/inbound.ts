@@ -7,7 +7,7 @@ import { parseTwilioForm, type TwilioClient } from "./providers/twilio.ts";
 import { parseWhatsAppWebhook, type WhatsAppClient } from "./providers/whatsapp.ts";
 import { type AnswerOutcome, type Sessions } from "./sessions.ts";
 import type { SessionStore } from "./store.ts";
-import { REPLY } from "./texts.ts";
+import { REPLY, branded } from "./texts.ts";
 import { SESSION_TOKEN_RE } from "./tokens.ts";
 
 export type Provider = "telegram" | "whatsapp" | "sms";
@@ -151,13 +151,13 @@ export class Inbound {
     if (asked.kind === "code") {
       const r = await this.d.verification.completeInboundCode({ channel, code: asked.value, sender: phone, messageKey: key });
       await this.strike(sender!, key, r.outcome);
-      this.reply(() => reply(r.reply ?? replyFor(r.outcome as CodeOutcome, r.attemptsRemaining)));
+      this.reply(() => reply(r.reply ?? branded(r.businessName, replyFor(r.outcome as CodeOutcome, r.attemptsRemaining))));
       return r.outcome;
     }
     const outcome = await this.d.sessions.answerToken(asked.value, channel, phone);
     await this.strike(sender!, key, outcome);
     const token = asked.value;
-    this.reply(async () => reply((await this.sessionReply(token, outcome)) ?? replyFor(outcome, 0, "session")));
+    this.reply(async () => reply(await this.sessionReply(token, outcome)));
     return outcome;
   }
 
@@ -196,11 +196,11 @@ export class Inbound {
       if (chat.target_kind === "code") {
         const r = await this.d.verification.completeInboundCode({ channel: "telegram", code: chat.target, sender: phone, messageKey: key });
         outcome = r.outcome;
-        text = r.reply ?? replyFor(r.outcome as CodeOutcome, r.attemptsRemaining);
+        text = r.reply ?? branded(r.businessName, replyFor(r.outcome as CodeOutcome, r.attemptsRemaining));
       } else {
         const o = await this.d.sessions.answerToken(chat.target, "telegram", phone);
         outcome = o;
-        text = (await this.sessionReply(chat.target, o)) ?? replyFor(o, 0, "session");
+        text = await this.sessionReply(chat.target, o);
       }
       await store.endChat(String(chatId));
       await this.strike(sender, key, outcome);
@@ -248,12 +248,14 @@ export class Inbound {
     return createHmac("sha256", this.d.hmacKey).update(`inbound sender:${sender}`).digest("hex");
   }
 
-  /** A session's reply from its project's template, if it has one; a failure to render falls back to the built-in text. */
-  private async sessionReply(token: string, outcome: AnswerOutcome): Promise<string | undefined> {
-    return this.d.sessions.projectReply(token, outcome).catch((err: unknown) => {
+  /** A session's reply: its project's template, else the built-in text with the project's business name; a failure to render falls back to the built-in text. */
+  private async sessionReply(token: string, outcome: AnswerOutcome): Promise<string> {
+    const builtIn = replyFor(outcome, 0, "session");
+    const r = await this.d.sessions.projectReply(token, outcome).catch((err: unknown) => {
       this.d.logger.warn({ err: err instanceof Error ? err.message : String(err) }, "project reply failed; built-in text used");
-      return undefined;
+      return {} as { text?: string; businessName?: string };
     });
+    return r.text ?? branded(r.businessName, builtIn);
   }
 
   /** Sends a reply in the background; a failure is logged, never thrown (the state change stands). */

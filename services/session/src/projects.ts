@@ -29,15 +29,15 @@ function typeOf(s: SessionRow, outcome: string): string | undefined {
   return s.auth_type === "login" ? "login_success" : s.auth_type === "2fa" ? "2fa_success" : undefined;
 }
 
-export async function projectReply(projects: Client<typeof ProjectService>, s: SessionRow, outcome: string): Promise<string | undefined> {
+/** The reply from the session's project: its template's text for the outcome (when it has an active one), else its business name for the built-in text. */
+export async function projectReply(projects: Client<typeof ProjectService>, s: SessionRow, outcome: string): Promise<{ text?: string; businessName?: string }> {
   const type = typeOf(s, outcome);
-  if (!type) return undefined;
   const r = await projects.renderMessage({
     scope: rpcScope({ tenantId: s.tenant_id, env: s.environment }),
     projectId: s.project_id ?? undefined,
     channel: s.channel,
-    type,
+    type: type ?? "verification_success",
     variables: {},
   });
-  return r.found ? r.message?.text : undefined;
+  return type && r.found && r.message ? { text: r.message.text } : { businessName: r.businessName };
 }

@@ -163,10 +163,10 @@ export class Sessions {
     return this.answer(s, phone);
   }
 
-  /** The reply to a session's answer from its project's active template (projects.ts); undefined: the built-in text. */
-  async projectReply(token: string, outcome: AnswerOutcome): Promise<string | undefined> {
+  /** The reply to a session's answer from its project (projects.ts): its template's text, or its business name for the built-in text. */
+  async projectReply(token: string, outcome: AnswerOutcome): Promise<{ text?: string; businessName?: string }> {
     const s = this.d.projects ? await this.d.store.byTokenLookup(tokenLookup(token)) : undefined;
-    return s ? projectReply(this.d.projects!, s, outcome) : undefined;
+    return s ? projectReply(this.d.projects!, s, outcome) : {};
   }
 
   /** Whether a token names a live pending session on this channel (Telegram asks for the contact only then). */

@@ -13,6 +13,9 @@ export function sessionInstructions(kind: "phone" | "auth", channel: string, aut
     : `Open the link (or scan the QR code) ${what}: it opens WhatsApp with a message to ${target}. Send it without changing it.`;
 }
 
+/** A built-in reply with the project's business name in front (the branding of a text without a template). */
+export const branded = (businessName: string | undefined, text: string) => (businessName ? `${businessName}: ${text}` : text);
+
 export const REPLY = {
   askContact: "To confirm, tap the button below to share your phone number with us.",
   shareButton: "Share my phone number",

@@ -35,7 +35,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
   const hmacKey = config.CHALLENGE_HMAC_KEY ?? dataDirSecret(config.DATA_DIR, "challenge-hmac-key", "CHALLENGE_HMAC_KEY", log);
   const identity = await serviceIdentity(config, "verification", log);
   // send limits count on the clock the service runs on (tests move it by hand)
-  const rates = createRateLimiter(config, log, () => clock.now().getTime());
+  const rates = createRateLimiter(config, log, () => clock.now().getTime(), "verification");
   const proofs = rpcClient(ProofService, config.serviceUrl("proof"), identity);
   const mailer = smtpMailer(config);
   const verifications = new Verifications({

@@ -97,11 +97,17 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
 
   const once = async (): Promise<boolean> => {
     const started = tracingEnabled() ? new Date() : undefined;
-    const { n, traces } = await db.tx(async (q): Promise<{ n: number; traces?: string[] | null }> => {
-      const lock = await q.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok`, [`icv-outbox-relay:${schema}`]);
-      if (!lock.rows[0].ok) return { n: 0 };
-      return publisher ? send(q) : stamp(q);
-    });
+    // The embedded database is one process's (no other replica to keep out), and its transaction
+    // holds every statement of the process: a send to Kafka, which waits out an absent broker,
+    // runs outside one there
+    const { n, traces }: { n: number; traces?: string[] | null } =
+      publisher && db.kind === "pglite"
+        ? await send(db)
+        : await db.tx(async (q): Promise<{ n: number; traces?: string[] | null }> => {
+            const lock = await q.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok`, [`icv-outbox-relay:${schema}`]);
+            if (!lock.rows[0].ok) return { n: 0 };
+            return publisher ? send(q) : stamp(q);
+          });
     // postgres transport: the batch is published once its stamps committed
     if (traces && started) recordMessagesSpan(spanName, SpanKind.PRODUCER, spanAttributes(n), traces, started);
     if (Date.now() - lastPrune > 3600_000) {

@@ -6,10 +6,10 @@ import {
   SAMPLE, TEXTS, checkChannelType, checkTemplate, renderTemplate, type Rendered, type TemplateChannel, type TemplateType, type Variables,
 } from "./templates.ts";
 
-import { brandVariables, renderProjectMessage } from "./render.ts";
+import { brandVariables, projectMessage } from "./render.ts";
 
 export * from "./templates.ts";
-export { brandVariables, renderProjectMessage } from "./render.ts";
+export { brandVariables, projectMessage, renderProjectMessage } from "./render.ts";
 
 /** A template as the API shows it: the project's own, or the built-in text (custom false). */
 export type TemplateView = Omit<TemplateRow, "created_at" | "updated_at"> & { custom: boolean; updated_at: Date | null };
@@ -112,10 +112,10 @@ export class Projects {
     return renderTemplate(ct.channel, t, vars, { businessName: p.business_name, primaryColor: p.primary_color, supportEmail: p.support_email });
   }
 
-  /** A message from the project's active template (`projectId`, else the default project); undefined: use the built-in text. */
-  async render(scope: Scope, projectId: string | null, channel: string, type: string, vars: Variables): Promise<Rendered | undefined> {
-    if (projectId !== null && !isId("project", projectId)) return undefined;
-    return renderProjectMessage(this.d.store, scope, projectId, channel, type, vars);
+  /** A message from the project's active template (`projectId`, else the default project; rendered absent: use the built-in text), and the project's business name. */
+  async render(scope: Scope, projectId: string | null, channel: string, type: string, vars: Variables): Promise<{ rendered?: Rendered; businessName?: string }> {
+    if (projectId !== null && !isId("project", projectId)) return {};
+    return projectMessage(this.d.store, scope, projectId, channel, type, vars);
   }
 
   async logoUrl(projectId: string): Promise<string | undefined> {

@@ -8,7 +8,29 @@ export const brandVariables = (p: ProjectRow | undefined): Variables => ({
   support_email: p?.support_email ?? "",
 });
 
-/** The project's (`projectId`, else the scope's default) active template for a channel and type, rendered; undefined: use the built-in text. */
+/**
+ * The project's (`projectId`, else the scope's default) active template for a channel and type,
+ * rendered (absent: use the built-in text), and the project's business name (for the branding
+ * of a built-in text).
+ */
+export async function projectMessage(
+  store: ProjectStore | undefined,
+  scope: Scope,
+  projectId: string | null,
+  channel: string,
+  type: string,
+  vars: Variables,
+): Promise<{ rendered?: Rendered; businessName?: string }> {
+  const found = await store?.forMessage(scope, projectId, channel, type);
+  if (!found) return {};
+  const p = found.project;
+  const businessName = p.business_name ?? undefined;
+  if (!found.template) return { businessName };
+  const all: Variables = { ...brandVariables(p), channel, ...vars };
+  return { rendered: renderTemplate(channel, found.template, all, { businessName: p.business_name, primaryColor: p.primary_color, supportEmail: p.support_email }), businessName };
+}
+
+/** The project's active template for a channel and type, rendered; undefined: use the built-in text. */
 export async function renderProjectMessage(
   store: ProjectStore | undefined,
   scope: Scope,
@@ -17,9 +39,5 @@ export async function renderProjectMessage(
   type: string,
   vars: Variables,
 ): Promise<Rendered | undefined> {
-  const found = await store?.forMessage(scope, projectId, channel, type);
-  if (!found?.template) return undefined;
-  const p = found.project;
-  const all: Variables = { ...brandVariables(p), channel, ...vars };
-  return renderTemplate(channel, found.template, all, { businessName: p.business_name, primaryColor: p.primary_color, supportEmail: p.support_email });
+  return (await projectMessage(store, scope, projectId, channel, type, vars)).rendered;
 }

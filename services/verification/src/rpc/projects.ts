@@ -102,7 +102,7 @@ export function projectRoutes(projects: Projects) {
       },
       async renderMessage(req) {
         const r = await projects.render(requireScope(req.scope), req.projectId ?? null, req.channel, req.type, req.variables as Variables);
-        return r ? { found: true, message: toRendered(r) } : { found: false };
+        return r.rendered ? { found: true, message: toRendered(r.rendered), businessName: r.businessName } : { found: false, businessName: r.businessName };
       },
       async getProjectLogo(req) {
         return { logoUrl: isId("project", req.projectId) ? await projects.logoUrl(req.projectId) : undefined };

@@ -155,7 +155,7 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
       },
       async completeInboundCode(req) {
         const r = await verifications.completeInbound(req.channel, req.code, req.sender, req.messageKey || undefined);
-        return { outcome: r.outcome, verificationId: r.verificationId ?? "", attemptsRemaining: r.attemptsRemaining ?? 0, reply: r.reply };
+        return { outcome: r.outcome, verificationId: r.verificationId ?? "", attemptsRemaining: r.attemptsRemaining ?? 0, reply: r.reply, businessName: r.businessName };
       },
       async recordSessionVerification(req) {
         return one(

@@ -78,6 +78,8 @@ export interface InboundOutcome {
   attemptsRemaining?: number;
   /** The reply from the verification's project template (verified, expired), when it has an active one. */
   reply?: string;
+  /** Without such a reply: the business name of the verification's project, when it has one (for the built-in reply). */
+  businessName?: string;
 }
 
 /** The error of a wrong answer: its code and what to tell the user. */

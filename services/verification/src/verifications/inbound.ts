@@ -3,7 +3,7 @@ import { AppError, newId, providerPhone, type ProofMethod, type Scope } from "@i
 import { codeLookup } from "../challenge.ts";
 import { CHANNELS_BY_TYPE, maskIdentifier, sessionInstruction, TTL_MS } from "../channels/index.ts";
 import type { VerificationRow } from "../store/index.ts";
-import { renderProjectMessage } from "../projects/index.ts";
+import { projectMessage } from "../projects/index.ts";
 import { MAX_ATTEMPTS, type InboundOutcome, type UseCaseHost } from "./deps.ts";
 
 /**
@@ -28,13 +28,15 @@ export async function completeInbound(vs: UseCaseHost, channel: string, code: st
     vs.d.logger.info({ tenant_id: v.tenant_id, verification_id: v.id, channel, outcome }, "inbound code");
     return { outcome, verificationId: v.id, attemptsRemaining };
   };
-  // the project's reply for the outcome, when it has an active template on this channel
-  const withReply = async (o: InboundOutcome, type: string): Promise<InboundOutcome> => {
-    const r = await renderProjectMessage(vs.d.projects, scope, v.project_id ?? null, channel, type, { user_identifier: maskIdentifier("phone", v.identifier) });
-    return r ? { ...o, reply: r.text } : o;
+  // the project's reply for the outcome (a type), when it has an active template on this channel;
+  // else its business name, for the built-in reply
+  const withReply = async (o: InboundOutcome, type?: string): Promise<InboundOutcome> => {
+    const m = await projectMessage(vs.d.projects, scope, v.project_id ?? null, channel, type ?? "verification_success", { user_identifier: maskIdentifier("phone", v.identifier) });
+    if (type && m.rendered) return { ...o, reply: m.rendered.text };
+    return m.businessName ? { ...o, businessName: m.businessName } : o;
   };
   if (v.status === "expired") return withReply(answer("expired"), "verification_expired");
-  if (v.status !== "pending") return answer(own && v.status === "verified" ? "already_verified" : "not_pending");
+  if (v.status !== "pending") return withReply(answer(own && v.status === "verified" ? "already_verified" : "not_pending"));
   if (own) {
     try {
       await vs.complete(scope, v, "reverse_otp");
@@ -46,8 +48,8 @@ export async function completeInbound(vs: UseCaseHost, channel: string, code: st
   }
   // keyed by the provider message: handled again after a crash, it does not count twice
   const after = await vs.d.store.recordFailedAttempt(scope, v.id, now, messageKey);
-  if (!after || (after.status !== "pending" && after.status !== "failed")) return answer("not_pending");
-  return after.status === "failed" ? answer("failed", 0) : answer("wrong_sender", after.max_attempts - after.attempts);
+  if (!after || (after.status !== "pending" && after.status !== "failed")) return withReply(answer("not_pending"));
+  return withReply(after.status === "failed" ? answer("failed", 0) : answer("wrong_sender", after.max_attempts - after.attempts));
 }
 
 /**

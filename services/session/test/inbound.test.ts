@@ -286,14 +286,15 @@ describe("project templates", () => {
     inbound = inboundWith(rep.repliers);
     const answer = async (s: { row: { id: string } }) => inbound.handle("whatsapp", waText("37069199199", `Verify my phone number: ${sessionToken(KEY, s.row.id)}`));
     expect(await answer(await sessions.create(LIVE, "phone", { channel: "whatsapp" }))).toEqual(["verified"]);
-    // an auth session answered from another number has no template type: nothing is rendered
+    // an auth session answered from another number has no template type: the built-in text, under
+    // the project's business name when it has one (so the project is asked all the same)
     const auth = await sessions.create(LIVE, "auth", { channel: "whatsapp", phoneNumber: SOMEONE });
     expect(await answer(auth)).toEqual(["wrong_sender"]);
     down = true;
     expect(await answer(await sessions.create(LIVE, "phone", { channel: "whatsapp" }))).toEqual(["verified"]);
     await settle();
     expect(texts()).toEqual(["Acme: your number is confirmed", REPLY.authFailed, REPLY.sessionVerified]);
-    expect(asked).toHaveLength(2);
+    expect(asked).toHaveLength(3);
     expect(asked[0]).toMatchObject({ scope: { tenantId: LIVE.tenantId, environment: Environment.LIVE }, projectId: undefined, channel: "whatsapp", type: "verification_success" });
     expect(log.lines.filter((l) => l.msg === "project reply failed; built-in text used").map((l) => l.err)).toEqual(["verification service down"]);
   });

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { load, loadCreateAndVerify } from "./load.ts";
 import { paced } from "./paced.ts";
 import { benchSse } from "./sse.ts";
-import { createTenant, freshPostgres, startHelloWorld, startStack, stackEnv } from "./stack.ts";
+import { createTenant, freshPostgres, startHelloWorld, startStack, stackEnv, verifiedPhone } from "./stack.ts";
 
 const [casesArg = "get,validate,sse", secondsArg = "5", connArg = "50", repsArg = "1"] = process.argv.slice(2);
 const cases = new Set(casesArg.split(","));
@@ -37,16 +37,7 @@ const now = () => process.hrtime.bigint() / 1000n;
 try {
   const t = await createTenant(stack.adminUrl, dataDir, "hot");
   const auth = { authorization: `Bearer ${t.testKey}` };
-  const post = async (p: string, body?: unknown) => {
-    const res = await fetch(stack.url + p, {
-      method: "POST",
-      headers: { ...auth, ...(body ? { "content-type": "application/json" } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return (await res.json()) as Record<string, string>;
-  };
-  const created = await post("/api/v1/verifications", { type: "phone", channel: "telegram", identifier: "+37069199199" });
-  const verified = await post(`/api/v1/verifications/${created.id}/test-verify`);
+  const v = await verifiedPhone(stack.url, t.testKey, "+37069199199");
   const target = () => stack.mainPid();
   const report = (name: string, r: Awaited<ReturnType<typeof load>>, from: bigint) =>
     out(
@@ -70,7 +61,7 @@ try {
     }
   }
   if (cases.has("get") || cases.has("get-only")) {
-    const url = `${stack.url}/api/v1/verifications/${created.id}`;
+    const url = `${stack.url}/api/v1/verifications/${v.id}`;
     await load({ label: "GET warm-up", url, headers: auth, connections, duration: 2 }, 0);
     const runs: number[] = [];
     let r!: Awaited<ReturnType<typeof load>>;
@@ -93,7 +84,7 @@ try {
       url: `${stack.url}/api/v1/proofs/validate`,
       method: "POST" as const,
       headers: { ...auth, "content-type": "application/json" },
-      body: JSON.stringify({ proof_token: verified.proof_token, identifier: "+37069199199" }),
+      body: JSON.stringify({ proof_token: v.proofToken, identifier: "+37069199199" }),
       verifyBody: (b: unknown) => String(b).includes('"valid":true'),
       connections,
     };

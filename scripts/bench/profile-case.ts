@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { load, loadCreateAndVerify } from "./load.ts";
-import { createTenant, freshPostgres, startStack, stackEnv } from "./stack.ts";
+import { createTenant, freshPostgres, startStack, stackEnv, verifiedPhone } from "./stack.ts";
 
 const [which = "get", secondsArg = "10", dirArg = "/tmp/icv-prof", connArg = "50"] = process.argv.slice(2);
 const connections = Number(connArg);
@@ -28,21 +28,12 @@ let window = "";
 try {
   const t = await createTenant(stack.adminUrl, dataDir, "profile");
   const auth = { authorization: `Bearer ${t.testKey}` };
-  const post = async (p: string, body?: unknown) => {
-    const res = await fetch(stack.url + p, {
-      method: "POST",
-      headers: { ...auth, ...(body ? { "content-type": "application/json" } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return (await res.json()) as Record<string, string>;
-  };
-  const created = await post("/api/v1/verifications", { type: "phone", channel: "telegram", identifier: "+37069199199" });
-  const verified = await post(`/api/v1/verifications/${created.id}/test-verify`);
+  const v = await verifiedPhone(stack.url, t.testKey, "+37069199199");
   const target = () => stack.mainPid();
   const run = (duration: number) => {
     const common = { connections, duration, target };
     return which === "get"
-      ? load({ label: "GET", url: `${stack.url}/api/v1/verifications/${created.id}`, headers: auth, ...common }, 0)
+      ? load({ label: "GET", url: `${stack.url}/api/v1/verifications/${v.id}`, headers: auth, ...common }, 0)
       : which === "validate"
         ? load(
             {
@@ -50,7 +41,7 @@ try {
               url: `${stack.url}/api/v1/proofs/validate`,
               method: "POST",
               headers: { ...auth, "content-type": "application/json" },
-              body: JSON.stringify({ proof_token: verified.proof_token, identifier: "+37069199199" }),
+              body: JSON.stringify({ proof_token: v.proofToken, identifier: "+37069199199" }),
               ...common,
             },
             0,

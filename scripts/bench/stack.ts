@@ -235,6 +235,22 @@ export async function createTenant(adminUrl: string, dataDir: string, name: stri
   return { tenantId: body.tenant.id, liveKey: body.liveKey, testKey: body.testKey };
 }
 
+/** A test phone verification made and verified through the API: its id and its proof token (what the read cases load). */
+export async function verifiedPhone(url: string, testKey: string, identifier: string): Promise<{ id: string; proofToken: string }> {
+  const post = async (p: string, body?: unknown) => {
+    const res = await fetch(url + p, {
+      method: "POST",
+      headers: { authorization: `Bearer ${testKey}`, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return (await res.json()) as Record<string, string>;
+  };
+  const created = await post("/api/v1/verifications", { type: "phone", channel: "telegram", identifier });
+  const verified = await post(`/api/v1/verifications/${created.id}/test-verify`);
+  if (!created.id || !verified.proof_token) throw new Error(`could not make a verified phone: ${JSON.stringify(verified)}`);
+  return { id: created.id, proofToken: verified.proof_token };
+}
+
 /** Starts a hello-world baseline (node:http, or Express) in its own process; resolves with its URL and a stop function. */
 export async function startHelloWorld(kind: "node" | "express" = "node"): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, "scripts", "bench", "hello-world.ts"), kind], {

@@ -9,7 +9,7 @@ import {
 import { brandVariables, projectMessage } from "./render.ts";
 
 export * from "./templates.ts";
-export { brandVariables, projectMessage, renderProjectMessage } from "./render.ts";
+export { brandVariables, projectMessage } from "./render.ts";
 
 /** A template as the API shows it: the project's own, or the built-in text (custom false). */
 export type TemplateView = Omit<TemplateRow, "created_at" | "updated_at"> & { custom: boolean; updated_at: Date | null };

@@ -29,15 +29,3 @@ export async function projectMessage(
   const all: Variables = { ...brandVariables(p), channel, ...vars };
   return { rendered: renderTemplate(channel, found.template, all, { businessName: p.business_name, primaryColor: p.primary_color, supportEmail: p.support_email }), businessName };
 }
-
-/** The project's active template for a channel and type, rendered; undefined: use the built-in text. */
-export async function renderProjectMessage(
-  store: ProjectStore | undefined,
-  scope: Scope,
-  projectId: string | null,
-  channel: string,
-  type: string,
-  vars: Variables,
-): Promise<Rendered | undefined> {
-  return (await projectMessage(store, scope, projectId, channel, type, vars)).rendered;
-}

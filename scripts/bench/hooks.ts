@@ -5,6 +5,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { whatsappSignature } from "../../services/gateway/src/hooks/signatures.ts";
+import { cpuWindow, type CpuWindow } from "./cpu.ts";
 
 export const BENCH_WHATSAPP = {
   phoneNumberId: "1098765432",
@@ -25,6 +26,10 @@ export interface HookResult {
   verified: number;
   /** replies the stand-in Graph API received */
   replies: number;
+  /** where the CPU went while the hooks were sent (not their creates) */
+  cpu: CpuWindow;
+  /** CPU ms of the process under test per hook */
+  cpuMsPerHook: number;
 }
 
 /** A stand-in for POST /{version}/{phone-number-id}/messages that answers like the Graph API and counts. */
@@ -59,7 +64,15 @@ async function pool(count: number, concurrency: number, work: (i: number) => Pro
  * Creates `count` live WhatsApp phone verifications (numbers from `first` on, so runs do not
  * collide), then delivers one signed hook per code, `concurrency` at once, and times each.
  */
-export async function benchHooks(base: string, liveKey: string, count: number, concurrency: number, replies: () => number, first: number): Promise<HookResult> {
+export async function benchHooks(
+  base: string,
+  liveKey: string,
+  count: number,
+  concurrency: number,
+  replies: () => number,
+  first: number,
+  target?: () => number | undefined,
+): Promise<HookResult> {
   const auth = { authorization: `Bearer ${liveKey}` };
   const codes: { phone: string; code: string }[] = new Array(count);
   await pool(count, concurrency, async (i) => {
@@ -78,6 +91,7 @@ export async function benchHooks(base: string, liveKey: string, count: number, c
   const latencies: number[] = [];
   let ok = 0;
   const began = performance.now();
+  const cpuDone = cpuWindow(target);
   await pool(count, concurrency, async (i) => {
     const { phone, code } = codes[i];
     const waId = phone.slice(1);
@@ -107,6 +121,7 @@ export async function benchHooks(base: string, liveKey: string, count: number, c
     if (r.status === 200) ok++;
   });
   const seconds = (performance.now() - began) / 1000;
+  const cpu = cpuDone();
 
   // every verification of this run, read back (status verified, a proof)
   let verified = 0;
@@ -120,5 +135,5 @@ export async function benchHooks(base: string, liveKey: string, count: number, c
   // replies are sent after the answer: give the last ones a moment
   for (let i = 0; i < 50 && replies() - before < ok; i++) await new Promise((r) => setTimeout(r, 20));
   latencies.sort((a, b) => a - b);
-  return { count, rate: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), ok, verified, replies: replies() - before };
+  return { count, rate: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), ok, verified, replies: replies() - before, cpu, cpuMsPerHook: (cpu.targetSeconds * 1000) / count };
 }

@@ -8,7 +8,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import {
-  appendEvents, createEventLog, createLogger, openServiceDatabase, parseConfig, startOutboxRelay,
+  appendEvents, createEventLog, createLogger, openServiceDatabase, parseConfig, sqlStatementCounts, startOutboxRelay,
   type Config, type Database, type EventLog, type EventRecord, type OutboxEvent, type OutboxRelay, type Queryable,
 } from "../src/index.ts";
 import { maybeFreshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
@@ -195,6 +195,25 @@ for (const t of TRANSPORTS) {
         expect(new Set(s.map((e) => e.id)).size).toBe(30);
         expect(s.every((e) => e.eventType === "verification.status_changed" && e.tenantId === "ten_test" && e.createdAt instanceof Date)).toBe(true);
       }
+    });
+
+    it.skipIf(t.name !== "postgres")("the followers of a source in one process share its reads: one query per NOTIFY, not one per follower", async () => {
+      const r = await setup(t.name);
+      await relay(r);
+      const seen: EventRecord[][] = [[], [], []];
+      // three logs (as the services of `npm start` each open one), each broadcasting, one also consuming
+      for (const s of seen) await (await eventLog(r)).broadcast({ topics: ["verification"], onEvent: (e) => s.push(e) });
+      await r.logs[0].consume({ group: "shared-reads", topics: ["verification"], db: r.sink, schema: "webhook", handle });
+      await publish(r, 1, 1);
+      await waitFor(async () => seen.every((s) => s.length === 1) && (await effects(r)).length === 1, 5000);
+      await new Promise((res) => setTimeout(res, 100));
+      const reads = () => sqlStatementCounts.get("events") ?? 0;
+      const before = reads();
+      await publish(r, 1, 1, 1);
+      await waitFor(async () => seen.every((s) => s.length === 2) && (await effects(r)).length === 2, 5000);
+      await new Promise((res) => setTimeout(res, 100));
+      // four followers were woken; one SELECT of the outbox answered them all
+      expect(reads() - before).toBe(1);
     });
 
     it("a consumer reads only its topics and still moves past the others", async () => {

@@ -15,12 +15,18 @@ import { tracingEnabled } from "../tracing.ts";
 const BATCH = 500;
 
 interface Source {
+  /** database and schema: the key of openSources */
+  key: string;
   name: string;
   db: Database;
   wakers: Set<() => void>;
   unlisten: () => Promise<void>;
   /** False until `<name>.outbox` was seen: its service may not have migrated yet. */
   present: boolean;
+  /** Counts the source's NOTIFYs: a read started before the latest one may miss its rows. */
+  notified: number;
+  /** Reads under way, by position: readers of the same position since the same NOTIFY share one. */
+  reading: Map<number, { notified: number; rows: Promise<OutboxRow[]> }>;
 }
 
 /** The outbox table of a source that has not been migrated yet (its service starts later). */
@@ -38,8 +44,10 @@ const missingColumn = (e: unknown) => e instanceof DatabaseError && e.code === "
  */
 export class PostgresEventLog implements EventLog {
   readonly transport = "postgres";
+  /** The sources this log follows (shared with the other logs of the process: openSources). */
   private readonly sources = new Map<string, Promise<Source>>();
-  private readonly pumps = new Set<Pump>();
+  /** Running pumps and the source each follows. */
+  private readonly pumps = new Map<Pump, Source>();
 
   constructor(
     private readonly config: Config,
@@ -49,36 +57,41 @@ export class PostgresEventLog implements EventLog {
   private source(name: string): Promise<Source> {
     let s = this.sources.get(name);
     if (!s) {
-      s = (async () => {
-        const url = this.config.databaseUrl(name as Parameters<Config["databaseUrl"]>[0]);
-        const db = await openDatabase({
-          url,
-          dataDir: url ? undefined : path.join(this.config.DATA_DIR, "pgdata"),
-          poolMax: 4,
-          label: "events",
-          wait: { logger: this.logger, maxMs: this.config.RETRY_BACKOFF_MAX_MS },
-        });
-        const wakers = new Set<() => void>();
-        const unlisten = await db.listen(EVENTS_CHANNEL, (schema) => {
-          if (schema === name) for (const w of wakers) w();
-        });
-        return { name, db, wakers, unlisten, present: false };
-      })();
+      const url = this.config.databaseUrl(name as Parameters<Config["databaseUrl"]>[0]);
+      s = openSource(name, url, url ? undefined : path.join(this.config.DATA_DIR, "pgdata"), this.logger, this.config.RETRY_BACKOFF_MAX_MS);
       this.sources.set(name, s);
       s.catch(() => this.sources.delete(name));
     }
     return s;
   }
 
-  /** Rows of src after `position` (payload only for the wanted topics), oldest first. */
+  /**
+   * Rows of src after `position`, oldest first, and the events of the wanted topics among them.
+   * Every follower of a source in this process (consumer groups, broadcasts) is woken by the same
+   * NOTIFY and, caught up, reads from the same position: they share one query, started after that
+   * NOTIFY, instead of sending one each.
+   */
   private async read(src: Source, position: number, topics: string[]): Promise<{ rows: OutboxRow[]; events: EventRecord[] }> {
+    let shared = src.reading.get(position);
+    if (!shared || shared.notified !== src.notified) {
+      const rows = this.select(src, position);
+      const entry = { notified: src.notified, rows };
+      src.reading.set(position, entry);
+      const done = () => {
+        if (src.reading.get(position) === entry) src.reading.delete(position);
+      };
+      rows.then(done, done);
+      shared = entry;
+    }
+    const rows = await shared.rows;
+    return { rows, events: rows.filter((row) => topics.includes(row.aggregate_type)).map(toRecord) };
+  }
+
+  private async select(src: Source, position: number): Promise<OutboxRow[]> {
     let missing = false;
+    // ordered by the column (not the float8 alias of the select list), so the seq index answers in order
     const r = await src.db
-      .query<OutboxRow>(
-        `SELECT ${outboxColumns().replace("payload", "CASE WHEN aggregate_type = ANY($2) THEN payload END AS payload")}
-           FROM ${src.name}.outbox WHERE seq > $1 ORDER BY seq LIMIT ${BATCH}`,
-        [position, topics],
-      )
+      .query<OutboxRow>(`SELECT ${outboxColumns()} FROM ${src.name}.outbox o WHERE o.seq > $1 ORDER BY o.seq LIMIT ${BATCH}`, [position])
       .catch((e) => {
         // not migrated yet: nothing to read; the pump polls until the table is there (and, read
         // with tracing on, until it has its traceparent column: a release's first start)
@@ -90,13 +103,13 @@ export class PostgresEventLog implements EventLog {
       src.present = true;
       this.logger.debug({ source: src.name }, "source outbox present");
     }
-    return { rows: r.rows, events: r.rows.filter((row) => topics.includes(row.aggregate_type)).map(toRecord) };
+    return r.rows;
   }
 
   private run(name: string, src: Source, once: () => Promise<boolean>): Subscription {
     const pump = startPump(name, once, this.config.EVENT_POLL_INTERVAL_MS, this.logger, this.config.EVENT_BATCH_WINDOW_MS);
     src.wakers.add(pump.wake);
-    this.pumps.add(pump);
+    this.pumps.set(pump, src);
     return {
       close: async () => {
         src.wakers.delete(pump.wake);
@@ -191,14 +204,53 @@ export class PostgresEventLog implements EventLog {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.pumps].map((p) => p.stop()));
+    await Promise.all(
+      [...this.pumps].map(([pump, src]) => {
+        src.wakers.delete(pump.wake);
+        return pump.stop();
+      }),
+    );
     this.pumps.clear();
     const sources = await Promise.allSettled([...this.sources.values()]);
     this.sources.clear();
-    for (const s of sources) {
-      if (s.status !== "fulfilled") continue;
-      await s.value.unlisten();
-      await s.value.db.close();
-    }
+    for (const s of sources) if (s.status === "fulfilled") await releaseSource(s.value);
   }
+}
+
+/**
+ * The sources open in this process, by database and schema. The services of one process (`npm
+ * start` hosts them all) follow the same outboxes: they share one pool, one LISTEN and the reads
+ * of each source, so a NOTIFY costs one query per source, not one per follower.
+ */
+const openSources = new Map<string, { refs: number; source: Promise<Source> }>();
+
+function openSource(name: string, url: string | undefined, dataDir: string | undefined, logger: Logger, maxWaitMs: number): Promise<Source> {
+  const key = `${url ?? dataDir}#${name}`;
+  let open = openSources.get(key);
+  if (!open) {
+    const source = (async () => {
+      const db = await openDatabase({ url, dataDir, poolMax: 4, label: "events", wait: { logger, maxMs: maxWaitMs } });
+      const src: Source = { key, name, db, wakers: new Set(), unlisten: async () => {}, present: false, notified: 0, reading: new Map() };
+      src.unlisten = await db.listen(EVENTS_CHANNEL, (schema) => {
+        if (schema !== name) return;
+        src.notified++;
+        for (const w of src.wakers) w();
+      });
+      return src;
+    })();
+    open = { refs: 0, source };
+    openSources.set(key, open);
+    const opened = open;
+    source.catch(() => openSources.get(key) === opened && openSources.delete(key));
+  }
+  open.refs++;
+  return open.source;
+}
+
+async function releaseSource(src: Source): Promise<void> {
+  const open = openSources.get(src.key);
+  if (open && --open.refs > 0) return;
+  openSources.delete(src.key);
+  await src.unlisten();
+  await src.db.close();
 }

@@ -1,11 +1,10 @@
 // @peculiar/x509 resolves its ASN.1 and algorithm classes through tsyringe, which needs the Reflect metadata API
-import "reflect-metadata";
 import { webcrypto, X509Certificate } from "node:crypto";
 import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import tls from "node:tls";
-import * as x509 from "@peculiar/x509";
+import type * as X509 from "@peculiar/x509";
 import type { Config } from "./config.ts";
 import type { Logger } from "./logger.ts";
 
@@ -19,7 +18,14 @@ const DAY = 24 * 3600_000;
 /** A generated leaf certificate lives a year; it is issued again on a start within 30 days of its end. */
 const LEAF_DAYS = 365;
 const RENEW_DAYS = 30;
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+/** @peculiar/x509 (with the reflect-metadata it needs), loaded when a certificate is made: a start that finds its certificates never loads it. */
+let x509Module: Promise<typeof X509> | undefined;
+const loadX509 = () =>
+  (x509Module ??= import("reflect-metadata").then(async () => {
+    const x509 = await import("@peculiar/x509");
+    x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+    return x509;
+  }));
 
 /** A certificate and its private key, PEM. */
 export interface CertKey {
@@ -32,11 +38,13 @@ async function keyPair(): Promise<CryptoKeyPair> {
 }
 
 async function keyPem(key: CryptoKey): Promise<string> {
+  const x509 = await loadX509();
   return x509.PemConverter.encode(await webcrypto.subtle.exportKey("pkcs8", key as webcrypto.CryptoKey), "PRIVATE KEY");
 }
 
 /** A new certificate authority for the internal certificates (ten years). */
 export async function createCa(commonName = "ICV internal CA", notAfter = new Date(Date.now() + 10 * 365 * DAY)): Promise<CertKey> {
+  const x509 = await loadX509();
   const keys = await keyPair();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     name: `CN=${commonName}`,
@@ -55,6 +63,7 @@ export async function createCa(commonName = "ICV internal CA", notAfter = new Da
 
 /** A certificate naming `name` (CN and SAN DNS), for both sides of a connection, signed by `ca`. */
 export async function issueCertificate(ca: CertKey, name: string, validity: { notBefore?: Date; notAfter?: Date } = {}): Promise<CertKey> {
+  const x509 = await loadX509();
   const caCert = new x509.X509Certificate(ca.cert);
   const caKey = await webcrypto.subtle.importKey("pkcs8", x509.PemConverter.decodeFirst(ca.key), ALG, false, ["sign"]);
   const keys = await keyPair();

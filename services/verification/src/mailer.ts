@@ -1,4 +1,4 @@
-import nodemailer from "nodemailer";
+import type { Transporter } from "nodemailer";
 import { AppError, type Config } from "@icv/platform";
 
 export interface Mail {
@@ -20,19 +20,22 @@ export interface Mailer {
 /** SMTP through nodemailer (pooled connections), from SMTP_URL / SMTP_FROM; undefined when SMTP is not configured. */
 export function smtpMailer(config: Config): Mailer | undefined {
   if (!config.SMTP_URL) return undefined;
-  const transport = nodemailer.createTransport(config.SMTP_URL.includes("?") ? config.SMTP_URL : `${config.SMTP_URL}?pool=true`);
+  const url = config.SMTP_URL.includes("?") ? config.SMTP_URL : `${config.SMTP_URL}?pool=true`;
+  // nodemailer is loaded with the first mail, not at start
+  let transport: Promise<Transporter> | undefined;
+  const open = () => (transport ??= import("nodemailer").then((m) => m.default.createTransport(url)));
   const from = config.SMTP_FROM ?? `ICV <no-reply@${new URL(config.publicBaseUrl).hostname}>`;
   const address = /<([^>]+)>/.exec(from)?.[1] ?? from;
   return {
     async send({ fromName, ...mail }) {
       try {
         // nodemailer quotes and encodes the display name (a project's business name)
-        await transport.sendMail({ from: fromName ? { name: fromName, address } : from, ...mail });
+        await (await open()).sendMail({ from: fromName ? { name: fromName, address } : from, ...mail });
       } catch {
         throw new AppError("service_unavailable", "the email could not be sent; try again");
       }
     },
-    close: () => transport.close(),
+    close: () => void transport?.then((t) => t.close(), () => undefined),
   };
 }
 

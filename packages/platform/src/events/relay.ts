@@ -2,7 +2,7 @@ import type { Config } from "../config.ts";
 import type { Database, Queryable } from "../database.ts";
 import type { Logger } from "../logger.ts";
 import type { EventRecord } from "./event-log.ts";
-import { createKafka, KafkaPublisher } from "./kafka.ts";
+import type { KafkaPublisher } from "./kafka.ts";
 import { EVENTS_CHANNEL, OUTBOX_CHANNEL } from "./channels.ts";
 import { startPump } from "./pump.ts";
 import { trackOutboxLag } from "../metrics.ts";
@@ -50,7 +50,7 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
   const { config, db, schema } = opts;
   const logger = opts.logger.child({ component: "outbox-relay", schema });
   const publisher =
-    opts.publisher ?? (config.KAFKA_BROKERS ? await KafkaPublisher.connect(createKafka(config, logger), config.KAFKA_TOPIC_PREFIX) : undefined);
+    opts.publisher ?? (config.KAFKA_BROKERS ? await connectKafkaPublisher(config, logger) : undefined);
   let lastPrune = 0;
   const spanName = `publish ${schema}.outbox`;
   const spanAttributes = (n: number) => ({
@@ -141,4 +141,10 @@ async function outboxLagSeconds(db: Database, schema: string): Promise<number> {
     `SELECT extract(epoch FROM now() - min(created_at))::float8 AS age FROM ${schema}.outbox WHERE published_at IS NULL`,
   );
   return Math.max(0, r.rows[0]?.age ?? 0);
+}
+
+/** kafkajs is loaded only when KAFKA_BROKERS is set. */
+async function connectKafkaPublisher(config: Config, logger: Logger): Promise<KafkaPublisher> {
+  const { createKafka, KafkaPublisher } = await import("./kafka.ts");
+  return KafkaPublisher.connect(createKafka(config, logger), config.KAFKA_TOPIC_PREFIX);
 }

@@ -1,7 +1,7 @@
 /** Wallets: a signed message (EIP-4361 for ethereum), checked by wallet/signatures.ts. */
 import { createHash } from "node:crypto";
 import { base58, bech32, bech32m } from "@scure/base";
-import { getAddress, isAddress } from "viem";
+import { keccak_256 } from "@noble/hashes/sha3.js";
 import { AppError, type Config } from "@icv/platform";
 import { nonce } from "../challenge.ts";
 import { MIN, invalid, same, type Channel, type NormalizedIdentifier } from "./channel.ts";
@@ -55,12 +55,23 @@ function normalizeWallet(channel: string, input: string): NormalizedIdentifier {
 function normalizeEthereum(input: string): NormalizedIdentifier {
   if (!/^0x[0-9a-fA-F]{40}$/.test(input)) invalid("ethereum address must be 0x followed by 40 hex characters");
   // EIP-55: all-lower and all-upper hex carry no checksum and are accepted as they are; mixed case
-  // must be the correct checksum (viem's strict `isAddress`, which itself would reject all-upper).
+  // must be the correct checksum
   const hex = input.slice(2);
-  const uncased = hex === hex.toLowerCase() || hex === hex.toUpperCase();
-  if (!uncased && !isAddress(input, { strict: true })) invalid("ethereum address has an invalid EIP-55 checksum");
-  const lower = input.toLowerCase();
-  return { value: getAddress(lower), canonical: lower };
+  const lower = hex.toLowerCase();
+  const checksummed = `0x${eip55(lower)}`;
+  if (hex !== lower && hex !== hex.toUpperCase() && input !== checksummed) invalid("ethereum address has an invalid EIP-55 checksum");
+  return { value: checksummed, canonical: `0x${lower}` };
+}
+
+/** EIP-55: a letter of the lower-case hex address is upper-cased where the same nibble of keccak-256(that hex, as ASCII) is 8 or more. */
+function eip55(lowerHex: string): string {
+  const hash = keccak_256(new TextEncoder().encode(lowerHex));
+  let out = "";
+  for (let i = 0; i < lowerHex.length; i++) {
+    const nibble = (hash[i >> 1] >> (i % 2 ? 0 : 4)) & 0xf;
+    out += nibble >= 8 ? lowerHex[i].toUpperCase() : lowerHex[i];
+  }
+  return out;
 }
 
 const BASE58_CHARS = /^[1-9A-HJ-NP-Za-km-z]+$/;

@@ -1,5 +1,7 @@
 /** The wallet channel: address normalization (ethereum, solana, bitcoin) and the messages to sign. */
 import { describe, it, expect } from "vitest";
+import fc from "fast-check";
+import { getAddress } from "viem";
 import { parseSiweMessage, validateSiweMessage } from "viem/siwe";
 import { base58, bech32, bech32m } from "@scure/base";
 import { normalizeIdentifier } from "../../src/channels/index.ts";
@@ -28,6 +30,25 @@ describe("wallet / ethereum", () => {
     const upper = `0x${addr.slice(2).toUpperCase()}`;
     expect(normalizeIdentifier("wallet", "ethereum", lower)).toEqual({ value: addr, canonical: lower });
     expect(normalizeIdentifier("wallet", "ethereum", upper)).toEqual({ value: addr, canonical: lower });
+  });
+
+  it("checksums any address as viem's getAddress does, and refuses it with one letter's case flipped", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 20, maxLength: 20 }), fc.nat(39), (raw, at) => {
+        const lower = `0x${Buffer.from(raw).toString("hex")}`;
+        const expected = getAddress(lower);
+        expect(normalizeIdentifier("wallet", "ethereum", lower)).toEqual({ value: expected, canonical: lower });
+        expect(normalizeIdentifier("wallet", "ethereum", expected).value).toBe(expected);
+        const c = expected[2 + at];
+        const flipped = expected.slice(0, 2 + at) + (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()) + expected.slice(3 + at);
+        const hex = flipped.slice(2);
+        // a flip that leaves the address all-lower or all-upper carries no checksum: accepted
+        if (/[a-f]/.test(c.toLowerCase()) && hex !== hex.toLowerCase() && hex !== hex.toUpperCase()) {
+          expect(() => normalizeIdentifier("wallet", "ethereum", flipped)).toThrow(/checksum/);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("trims surrounding spaces", () => {

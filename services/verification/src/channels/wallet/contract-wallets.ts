@@ -8,7 +8,7 @@
  * on one chain: a verification whose message names another chain id is not checked here.
  */
 import { AppError, type Config } from "@icv/platform";
-import { createPublicClient, http, type PublicClient } from "viem";
+import type { PublicClient } from "viem";
 
 export interface EthereumRpc {
   /** The chain id the node serves. Throws service_unavailable when the node does not answer. */
@@ -41,24 +41,26 @@ function makeRpc(url: string, timeout: number): EthereumRpc {
   // viem reads a failed eth_call as "not valid" whatever the cause, so the failures of the node
   // itself (no connection, timeout, an HTTP error) are counted here, to tell them apart.
   let failures = 0;
-  const client: PublicClient = createPublicClient({
-    transport: http(url, {
-      timeout,
-      retryCount: 1,
-      maxResponseBodySize: 1_000_000,
-      fetchFn: (input, init) => fetch(input, init).catch((e: unknown) => {
+  // viem is loaded on the first use, not at start
+  let loaded: Promise<PublicClient> | undefined;
+  const client = () => (loaded ??= import("viem").then(({ createPublicClient, http }) => createPublicClient({ transport: http(url, transportOptions) })));
+  const transportOptions = {
+    timeout,
+    retryCount: 1,
+    maxResponseBodySize: 1_000_000,
+    fetchFn: (input: RequestInfo | URL, init?: RequestInit) =>
+      fetch(input, init).catch((e: unknown) => {
         failures++;
         throw e;
       }),
-      onFetchResponse: (res) => {
-        if (!res.ok) failures++;
-      },
-    }),
-  });
+    onFetchResponse: (res: Response) => {
+      if (!res.ok) failures++;
+    },
+  };
   let chain: Promise<number> | undefined;
   return {
     chainId() {
-      chain ??= client.getChainId().catch(() => {
+      chain ??= client().then((c) => c.getChainId()).catch(() => {
         chain = undefined;
         return unavailable();
       });
@@ -67,7 +69,7 @@ function makeRpc(url: string, timeout: number): EthereumRpc {
     async verifyMessage(address, message, signature) {
       // false: the contract refused or reverted, unless the node failed meanwhile (then no verdict)
       const before = failures;
-      const ok = await client.verifyMessage({ address, message, signature }).catch(() => unavailable());
+      const ok = await client().then((c) => c.verifyMessage({ address, message, signature })).catch(() => unavailable());
       if (!ok && failures !== before) unavailable();
       return ok;
     },

@@ -18,7 +18,6 @@
 import { createHash, createPublicKey, verify as cryptoVerify } from "node:crypto";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { base58, base64, bech32, bech32m } from "@scure/base";
-import { verifyMessage } from "viem";
 import { AppError } from "@icv/platform";
 import { verifyBip322 } from "./bip322.ts";
 import type { EthereumRpc } from "./contract-wallets.ts";
@@ -92,6 +91,7 @@ async function verifyEthereum(address: string, message: string, signature: strin
   // a lower-case address works as well as the EIP-55 form. The message is signed as UTF-8 text.
   // A key's own signature is checked here, with no call to a node, whatever the chain.
   if (ETH_SIGNATURE.test(signature)) {
+    const { verifyMessage } = await import("viem"); // loaded on the first use, not at start
     const byKey = await verifyMessage({ address: wallet, message, signature: signature as `0x${string}` }).catch(() => false);
     if (byKey) return true;
   }

@@ -12,6 +12,12 @@ import { SESSION_TOKEN_RE } from "./tokens.ts";
 
 export type Provider = "telegram" | "whatsapp" | "sms";
 
+/** The throttle's sender of a WhatsApp or SMS message: its provider-attested number. */
+const phoneSender = (from: string): string | undefined => {
+  const phone = providerPhone(from);
+  return phone ? `phone:${phone}` : undefined;
+};
+
 /** The clients that send the bots' replies (absent when the provider is not configured). */
 export interface Repliers {
   telegram?: TelegramClient;
@@ -94,19 +100,22 @@ export class Inbound {
       if (!u) throw new AppError("validation_error", "not a Telegram update");
       if (!u.message) return ["ignored"];
       const msg = u.message;
-      return [await this.once("telegram", String(u.update_id), (key) => this.telegram(msg, key))];
+      const sender = msg.from ? `telegram:${msg.from.id}` : undefined;
+      return [await this.once("telegram", String(u.update_id), sender, (key, strikes) => this.telegram(msg, key, strikes))];
     }
     if (provider === "whatsapp") {
       const out: string[] = [];
       for (const m of parseWhatsAppWebhook(body)) {
-        out.push(await this.once("whatsapp", m.id, (key) => this.byNumber("whatsapp", key, m.from, m.text, (t) => this.d.repliers.whatsapp?.sendText(m.from, t))));
+        const reply = (t: string) => this.d.repliers.whatsapp?.sendText(m.from, t);
+        out.push(await this.once("whatsapp", m.id, phoneSender(m.from), (key, strikes) => this.byNumber("whatsapp", key, strikes, m.from, m.text, reply)));
       }
       return out;
     }
     if (provider === "sms") {
       const m = parseTwilioForm(body);
       if (!m) throw new AppError("validation_error", "not a Twilio message webhook");
-      return [await this.once("sms", m.sid, (key) => this.byNumber("sms", key, m.from, m.body, (t) => this.d.repliers.sms?.sendSms(m.from, t)))];
+      const reply = (t: string) => this.d.repliers.sms?.sendSms(m.from, t);
+      return [await this.once("sms", m.sid, phoneSender(m.from), (key, strikes) => this.byNumber("sms", key, strikes, m.from, m.body, reply))];
     }
     throw new AppError("validation_error", `unknown provider ${provider}`);
   }
@@ -116,14 +125,19 @@ export class Inbound {
     await Promise.allSettled([...this.replies]);
   }
 
-  /** Runs a message's handler once per provider message id; the handler gets the message's key ("provider:id"). */
-  private async once(provider: Provider, messageId: string, run: (key: string) => Promise<string>): Promise<string> {
-    const claim = await this.d.store.claimInbound(provider, messageId, this.d.clock.now(), STALE_CLAIM_MS);
+  /**
+   * Runs a message's handler once per provider message id; the handler gets the message's key
+   * ("provider:id") and its sender's strikes in the window, counted by the claim's statement.
+   */
+  private async once(provider: Provider, messageId: string, sender: string | undefined, run: (key: string, strikes: number) => Promise<string>): Promise<string> {
+    const now = this.d.clock.now();
+    const counted = sender ? { id: this.senderId(sender), since: new Date(now.getTime() - SENDER_WINDOW_MS) } : undefined;
+    const { claim, strikes } = await this.d.store.claimInbound(provider, messageId, now, STALE_CLAIM_MS, counted);
     if (claim === "done") return "duplicate";
     if (claim === "busy") throw new AppError("service_unavailable", "this message is being handled; retry later");
     let outcome: string;
     try {
-      outcome = await run(`${provider}:${messageId}`);
+      outcome = await run(`${provider}:${messageId}`, strikes);
     } catch (e) {
       await this.d.store.releaseInbound(provider, messageId).catch(() => undefined);
       throw e;
@@ -136,13 +150,14 @@ export class Inbound {
   private async byNumber(
     channel: "whatsapp" | "sms",
     key: string,
+    strikes: number,
     from: string,
     text: string | undefined,
     reply: (t: string) => Promise<void> | undefined,
   ): Promise<string> {
     const phone = providerPhone(from);
     const sender = phone ? `phone:${phone}` : undefined;
-    if (sender && (await this.throttled(sender, reply))) return "throttled";
+    if (sender && (await this.throttled(sender, strikes, reply))) return "throttled";
     const asked = readText(text);
     if (!asked || !phone || (asked.kind === "session" && channel === "sms")) {
       this.reply(() => reply(REPLY.help));
@@ -166,7 +181,7 @@ export class Inbound {
    * bot asks for the contact (a keyboard button); only a contact whose user_id is the sender's
    * own counts, and its number settles what /start named.
    */
-  private async telegram(msg: TelegramMessage, key: string): Promise<string> {
+  private async telegram(msg: TelegramMessage, key: string, strikes: number): Promise<string> {
     const { store, clock } = this.d;
     const bot = this.d.repliers.telegram;
     const chatId = msg.chat.id;
@@ -174,7 +189,7 @@ export class Inbound {
     // only people, in the private chat with the bot (in a group another member could answer)
     if (!msg.from || msg.from.is_bot || msg.chat.type !== "private") return "ignored";
     const sender = `telegram:${msg.from.id}`;
-    if (await this.throttled(sender, (t) => say(t, { remove: true }))) return "throttled";
+    if (await this.throttled(sender, strikes, (t) => say(t, { remove: true }))) return "throttled";
 
     if (msg.contact) {
       const chat = await store.chat(String(chatId), clock.now(), CHAT_TTL_MS);
@@ -228,14 +243,13 @@ export class Inbound {
    * unknown or wrong codes within the window. A throttled message is ignored; the first one in the
    * window gets one reply saying so (not a retry of it, nor one arriving at the same time).
    */
-  private async throttled(sender: string, reply: (t: string) => Promise<void> | void | undefined): Promise<boolean> {
+  private async throttled(sender: string, strikes: number, reply: (t: string) => Promise<void> | void | undefined): Promise<boolean> {
+    if (strikes < SENDER_STRIKES) return false;
     const now = this.d.clock.now();
-    const id = this.senderId(sender);
-    const since = new Date(now.getTime() - SENDER_WINDOW_MS);
-    const seen = await this.d.store.senderStrikes(id, since);
-    if (seen.strikes < SENDER_STRIKES) return false;
-    if (await this.d.store.claimThrottleNotice(id, now, since)) this.reply(async () => void (await reply(REPLY.throttled)));
-    this.d.logger.info({ sender_kind: sender.split(":")[0], strikes: seen.strikes }, "inbound sender throttled");
+    if (await this.d.store.claimThrottleNotice(this.senderId(sender), now, new Date(now.getTime() - SENDER_WINDOW_MS))) {
+      this.reply(async () => void (await reply(REPLY.throttled)));
+    }
+    this.d.logger.info({ sender_kind: sender.split(":")[0], strikes }, "inbound sender throttled");
     return true;
   }
 

@@ -147,19 +147,33 @@ export class SessionStore {
    * retry; change nothing). "busy": another call is handling it right now (the provider should
    * retry later). A claim left unfinished by a crashed process is taken over after staleMs.
    */
-  async claimInbound(provider: string, messageId: string, now: Date, staleMs: number): Promise<"new" | "done" | "busy"> {
-    const ins = await this.db.query(
-      `INSERT INTO ${S}.inbound_messages (provider, message_id, received_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-      [provider, messageId, now],
+  /**
+   * Claims a provider message for handling ("new"), or says it was handled ("done") or is being
+   * handled ("busy"); a claim left by a crash is taken over once older than `staleMs`. With a
+   * sender, the same statement counts the sender's strikes since `sender.since` (the throttle).
+   */
+  async claimInbound(
+    provider: string,
+    messageId: string,
+    now: Date,
+    staleMs: number,
+    sender?: { id: string; since: Date },
+  ): Promise<{ claim: "new" | "done" | "busy"; strikes: number }> {
+    const ins = await this.db.query<{ inserted: boolean; strikes: number }>(
+      `WITH ins AS (INSERT INTO ${S}.inbound_messages (provider, message_id, received_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1)
+       SELECT EXISTS (SELECT 1 FROM ins) AS inserted,
+              (SELECT count(*)::int FROM ${S}.inbound_strikes WHERE sender = $4 AND kind = 'strike' AND created_at > $5) AS strikes`,
+      [provider, messageId, now, sender?.id ?? null, sender?.since ?? now],
     );
-    if (ins.rowCount === 1) return "new";
+    const { inserted, strikes } = ins.rows[0];
+    if (inserted) return { claim: "new", strikes };
     const taken = await this.db.query(
       `UPDATE ${S}.inbound_messages SET received_at = $3 WHERE provider = $1 AND message_id = $2 AND outcome IS NULL AND received_at <= $4`,
       [provider, messageId, now, new Date(now.getTime() - staleMs)],
     );
-    if (taken.rowCount === 1) return "new";
+    if (taken.rowCount === 1) return { claim: "new", strikes };
     const r = await this.db.query<{ outcome: string | null }>(`SELECT outcome FROM ${S}.inbound_messages WHERE provider = $1 AND message_id = $2`, [provider, messageId]);
-    return r.rows[0]?.outcome ? "done" : "busy";
+    return { claim: r.rows[0]?.outcome ? "done" : "busy", strikes };
   }
 
   async finishInbound(provider: string, messageId: string, outcome: string): Promise<void> {
@@ -177,16 +191,6 @@ export class SessionStore {
     const b = await this.db.query(`DELETE FROM ${S}.telegram_chats WHERE started_at < $1`, [chatsBefore]);
     const c = await this.db.query(`DELETE FROM ${S}.inbound_strikes WHERE created_at < $1`, [messagesBefore]);
     return (a.rowCount ?? 0) + (b.rowCount ?? 0) + (c.rowCount ?? 0);
-  }
-
-  /** How many strikes (unknown or wrong codes) and ignored messages a sender has since `since`. */
-  async senderStrikes(sender: string, since: Date): Promise<{ strikes: number; ignored: number }> {
-    const r = await this.db.query<{ strikes: number; ignored: number }>(
-      `SELECT count(*) FILTER (WHERE kind = 'strike')::int AS strikes, count(*) FILTER (WHERE kind = 'ignored')::int AS ignored
-         FROM ${S}.inbound_strikes WHERE sender = $1 AND created_at > $2`,
-      [sender, since],
-    );
-    return r.rows[0];
   }
 
   /**

@@ -44,23 +44,23 @@ const session = (id: string, expiresAt: Date): NewSession => ({
 
 describe("inbound messages are handled once", () => {
   it("a repeat of a handled message is done; a message being handled is busy; a failed one can be handled again", async () => {
-    expect(await store.claimInbound("whatsapp", "wamid.1", at(0), 60_000)).toBe("new");
-    expect(await store.claimInbound("whatsapp", "wamid.1", at(1_000), 60_000)).toBe("busy");
+    expect((await store.claimInbound("whatsapp", "wamid.1", at(0), 60_000)).claim).toBe("new");
+    expect((await store.claimInbound("whatsapp", "wamid.1", at(1_000), 60_000)).claim).toBe("busy");
     await store.finishInbound("whatsapp", "wamid.1", "verified");
-    expect(await store.claimInbound("whatsapp", "wamid.1", at(2_000), 60_000)).toBe("done");
+    expect((await store.claimInbound("whatsapp", "wamid.1", at(2_000), 60_000)).claim).toBe("done");
     // the same id from another provider is another message
-    expect(await store.claimInbound("sms", "wamid.1", at(2_000), 60_000)).toBe("new");
+    expect((await store.claimInbound("sms", "wamid.1", at(2_000), 60_000)).claim).toBe("new");
 
-    expect(await store.claimInbound("telegram", "42", at(0), 60_000)).toBe("new");
+    expect((await store.claimInbound("telegram", "42", at(0), 60_000)).claim).toBe("new");
     await store.releaseInbound("telegram", "42");
-    expect(await store.claimInbound("telegram", "42", at(1_000), 60_000)).toBe("new");
+    expect((await store.claimInbound("telegram", "42", at(1_000), 60_000)).claim).toBe("new");
   });
 
   it("takes over a claim left unfinished by a crashed process once it is stale, and only one caller gets it", async () => {
-    expect(await store.claimInbound("sms", "SM1", at(0), 60_000)).toBe("new");
-    expect(await store.claimInbound("sms", "SM1", at(59_000), 60_000)).toBe("busy");
+    expect((await store.claimInbound("sms", "SM1", at(0), 60_000)).claim).toBe("new");
+    expect((await store.claimInbound("sms", "SM1", at(59_000), 60_000)).claim).toBe("busy");
     const both = await Promise.all([store.claimInbound("sms", "SM1", at(61_000), 60_000), store.claimInbound("sms", "SM1", at(61_000), 60_000)]);
-    expect(both.sort()).toEqual(["busy", "new"]);
+    expect(both.map((b) => b.claim).sort()).toEqual(["busy", "new"]);
   });
 
   it("forgets handled messages and stale chats older than the cutoffs", async () => {
@@ -69,22 +69,27 @@ describe("inbound messages are handled once", () => {
     expect(await store.chat("5001", at(600_001), 600_000)).toBeUndefined();
     // four messages (whatsapp wamid.1, sms wamid.1, telegram 42, sms SM1) and the chat
     expect(await store.prune(at(100_000), at(1))).toBe(5);
-    expect(await store.claimInbound("whatsapp", "wamid.1", at(3_000), 60_000)).toBe("new");
+    expect((await store.claimInbound("whatsapp", "wamid.1", at(3_000), 60_000)).claim).toBe("new");
   });
 });
 
 describe("sender strikes (the per-sender throttle)", () => {
-  it("counts strikes and ignored messages per sender within the window, once per message key", async () => {
+  it("counts a sender's strikes within the window, once per message key (ignored messages are not strikes)", async () => {
     for (let i = 0; i < 3; i++) expect(await store.recordStrike(`whatsapp:wamid.s${i}`, "sender-a", "strike", at(i * 1000))).toBe(true);
     // a provider's retry of the same message is not a second strike
     expect(await store.recordStrike("whatsapp:wamid.s0", "sender-a", "strike", at(5_000))).toBe(false);
     expect(await store.recordStrike("sms:SM-ignored", "sender-a", "ignored", at(6_000))).toBe(true);
     expect(await store.recordStrike("sms:SM-other", "sender-b", "strike", at(6_000))).toBe(true);
-    expect(await store.senderStrikes("sender-a", at(-1))).toEqual({ strikes: 3, ignored: 1 });
+    // a message's claim counts its sender's strikes (ignored messages are not strikes)
+    const strikes = async (sender: string, since: Date) => (await store.claimInbound("sms", `SM-${sender}-${+since}`, at(7_000), 60_000, { id: sender, since })).strikes;
+    expect(await strikes("sender-a", at(-1))).toBe(3);
     // the window slides: strikes older than `since` no longer count
-    expect(await store.senderStrikes("sender-a", at(1_500))).toEqual({ strikes: 1, ignored: 1 });
-    expect(await store.senderStrikes("sender-b", at(-1))).toEqual({ strikes: 1, ignored: 0 });
-    expect(await store.senderStrikes("nobody", at(-1))).toEqual({ strikes: 0, ignored: 0 });
+    expect(await strikes("sender-a", at(1_500))).toBe(1);
+    expect(await strikes("sender-b", at(-1))).toBe(1);
+    expect(await strikes("nobody", at(-1))).toBe(0);
+    // a repeat of a handled message still answers the count
+    await store.finishInbound("sms", `SM-sender-a-${+at(-1)}`, "verified");
+    expect(await store.claimInbound("sms", `SM-sender-a-${+at(-1)}`, at(8_000), 60_000, { id: "sender-a", since: at(-1) })).toEqual({ claim: "done", strikes: 3 });
   });
 });
 

@@ -11,7 +11,7 @@ import { Sessions } from "../src/sessions.ts";
 import type { SessionStore } from "../src/store.ts";
 import { REPLY } from "../src/texts.ts";
 import { sessionToken } from "../src/tokens.ts";
-import { KEY, T0, fakeRepliers, fakeVerification, openStore, providersConfig, recordingLogger } from "./support.ts";
+import { KEY, fakeRepliers, fakeVerification, openStore, providersConfig, recordingLogger, sessionRig } from "./support.ts";
 
 const LIVE: Scope = { tenantId: "ten_inbound", env: "live" };
 const ME = "+37069199199";
@@ -35,11 +35,8 @@ beforeAll(async () => {
 });
 afterAll(() => db?.close());
 beforeEach(() => {
-  clock = new ManualClock(T0);
-  v = fakeVerification(clock);
+  ({ clock, v, log, sessions } = sessionRig(store));
   rep = fakeRepliers();
-  log = recordingLogger();
-  sessions = new Sessions({ store, verification: v.client, config, clock, key: KEY, logger: log.logger });
   inbound = inboundWith(rep.repliers);
 });
 const inboundWith = (repliers: Repliers) => new Inbound({ store, sessions, verification: v.client, repliers, clock, logger: log.logger, hmacKey: "inbound-hmac-key" });

@@ -7,7 +7,7 @@ import { AppError, ManualClock, parseConfig, type Scope } from "@icv/platform";
 import { AUTH_PROOF_TTL_S, PHONE_PROOF_TTL_S, Sessions, TEST_PHONE } from "../src/sessions.ts";
 import type { SessionStore } from "../src/store.ts";
 import { qrSignature, sessionToken } from "../src/tokens.ts";
-import { BOT, KEY, T0, WA_NUMBER, fakeVerification, openStore, providersConfig, recordingLogger } from "./support.ts";
+import { BOT, KEY, T0, WA_NUMBER, fakeVerification, openStore, recordingLogger, sessionRig } from "./support.ts";
 
 const LIVE: Scope = { tenantId: "ten_sessions_a", env: "live" };
 const TEST: Scope = { tenantId: "ten_sessions_a", env: "test" };
@@ -22,7 +22,6 @@ let clock: ManualClock;
 let v: ReturnType<typeof fakeVerification>;
 let log: ReturnType<typeof recordingLogger>;
 let sessions: Sessions;
-const config = providersConfig();
 
 beforeAll(async () => {
   db = await openStore();
@@ -30,10 +29,7 @@ beforeAll(async () => {
 });
 afterAll(() => db?.close());
 beforeEach(() => {
-  clock = new ManualClock(T0);
-  v = fakeVerification(clock);
-  log = recordingLogger();
-  sessions = new Sessions({ store, verification: v.client, config, clock, key: KEY, logger: log.logger });
+  ({ clock, v, log, sessions } = sessionRig(store));
 });
 
 /** The AppError a call rejects with (fails the test when it resolves). */

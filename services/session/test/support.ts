@@ -6,12 +6,13 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Client } from "@connectrpc/connect";
 import type { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
-import { createLogger, migrate, openDatabase, parseConfig, readMigrations, ts, type Clock, type Database, type Logger } from "@icv/platform";
+import { ManualClock, createLogger, migrate, openDatabase, parseConfig, readMigrations, ts, type Clock, type Database, type Logger } from "@icv/platform";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import type { Repliers } from "../src/inbound.ts";
 import type { TelegramClient } from "../src/providers/telegram.ts";
 import type { TwilioClient } from "../src/providers/twilio.ts";
 import type { WhatsAppClient } from "../src/providers/whatsapp.ts";
+import { Sessions } from "../src/sessions.ts";
 import { SessionStore } from "../src/store.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
@@ -47,6 +48,15 @@ export const providersConfig = () =>
     WHATSAPP_ACCESS_TOKEN: "whatsapp-access-token-0123456789",
     WHATSAPP_APP_SECRET: "whatsapp-app-secret-0123456789",
   });
+
+/** Each test's start: a ManualClock at T0, the fake verification client on it, a recording logger, and Sessions over `store`. */
+export function sessionRig(store: SessionStore) {
+  const clock = new ManualClock(T0);
+  const v = fakeVerification(clock);
+  const log = recordingLogger();
+  const sessions = new Sessions({ store, verification: v.client, config: providersConfig(), clock, key: KEY, logger: log.logger });
+  return { clock, v, log, sessions };
+}
 
 /** A logger whose lines (parsed JSON) the test can read. */
 export function recordingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {

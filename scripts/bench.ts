@@ -99,9 +99,34 @@ async function main(): Promise<void> {
   await hello.stop();
   await helloExpress.stop();
   const baselineRows: Row[] = [
-    { name: "hello-world (node:http, own process)", rate: perSec(hw.rate), p50: hw.p50, p99: hw.p99, ratio: "baseline", target: "", cpu: hw.cpu, cpuMsPerOp: hw.cpuMsPerOp },
-    { name: "hello-world (Express, own process)", rate: perSec(hwx.rate), p50: hwx.p50, p99: hwx.p99, ratio: "baseline", target: "", cpu: hwx.cpu, cpuMsPerOp: hwx.cpuMsPerOp },
-    { name: `raw RS256 sign (node:crypto, 1 thread, ${KEY_BITS}-bit, ${sign.inputBytes} B input)`, rate: perSec(sign.perSecond, "sig/s"), ratio: "baseline", target: "", cpu: sign.cpu, cpuMsPerOp: (sign.cpu.targetSeconds * 1000) / sign.count },
+    {
+      name: "hello-world (node:http, own process)",
+      rate: perSec(hw.rate),
+      p50: hw.p50,
+      p99: hw.p99,
+      ratio: "baseline",
+      target: "",
+      cpu: hw.cpu,
+      cpuMsPerOp: hw.cpuMsPerOp,
+    },
+    {
+      name: "hello-world (Express, own process)",
+      rate: perSec(hwx.rate),
+      p50: hwx.p50,
+      p99: hwx.p99,
+      ratio: "baseline",
+      target: "",
+      cpu: hwx.cpu,
+      cpuMsPerOp: hwx.cpuMsPerOp,
+    },
+    {
+      name: `raw RS256 sign (node:crypto, 1 thread, ${KEY_BITS}-bit, ${sign.inputBytes} B input)`,
+      rate: perSec(sign.perSecond, "sig/s"),
+      ratio: "baseline",
+      target: "",
+      cpu: sign.cpu,
+      cpuMsPerOp: (sign.cpu.targetSeconds * 1000) / sign.count,
+    },
   ];
 
   // 2. each mode in turn

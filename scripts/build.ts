@@ -30,7 +30,7 @@ interface Manifest {
 }
 
 const readJson = (file: string): Manifest => JSON.parse(readFileSync(file, "utf8")) as Manifest;
-const writeJson = (file: string, value: unknown): void => writeFileSync(file, JSON.stringify(value, null, 2) + "\n");
+const writeJson = (file: string, value: unknown): void => writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
 const toJs = (s: string): string => s.replace(/\.ts$/, ".js");
 
 /** `./src/index.ts` → `./src/index.js`; a pattern `./*` → `./src/*` also gets `./*.ts` → `./src/*.js` first. */
@@ -73,9 +73,13 @@ function copyAssets(from: string, to: string): string[] {
 }
 
 rmSync(out, { recursive: true, force: true });
-execFileSync(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", path.join(root, "tsconfig.build.json"), "--noCheck", "--outDir", out], {
-  stdio: "inherit",
-});
+execFileSync(
+  process.execPath,
+  [path.join(root, "node_modules/typescript/bin/tsc"), "-p", path.join(root, "tsconfig.build.json"), "--noCheck", "--outDir", out],
+  {
+    stdio: "inherit",
+  },
+);
 const emitted = new Set<string>();
 const walk = (dir: string): void => {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -105,7 +109,9 @@ if (clashes.length) {
 // check here: it lacks other platforms' optional @bufbuild/buf binaries, a dev dependency)
 const { devDependencies: _dev, ...prodManifest } = rootManifest;
 writeJson(path.join(out, "package.json"), { ...prodManifest, scripts: compiledScripts(rootManifest.scripts, out) });
-const lock = JSON.parse(readFileSync(path.join(root, "package-lock.json"), "utf8")) as { packages: Record<string, { dev?: boolean; devDependencies?: unknown }> };
+const lock = JSON.parse(readFileSync(path.join(root, "package-lock.json"), "utf8")) as {
+  packages: Record<string, { dev?: boolean; devDependencies?: unknown }>;
+};
 const { devDependencies: _lockDev, ...lockRoot } = lock.packages[""];
 lock.packages = Object.fromEntries(Object.entries(lock.packages).filter(([, p]) => !p.dev));
 lock.packages[""] = lockRoot;

@@ -24,7 +24,9 @@ try {
   const stale = [
     ...want.filter((f) => !have.includes(f)).map((f) => `missing ${f}`),
     ...have.filter((f) => !want.includes(f)).map((f) => `extra ${f}`),
-    ...want.filter((f) => have.includes(f) && readFileSync(path.join(out, f), "utf8") !== readFileSync(path.join(committed, f), "utf8")).map((f) => `stale ${f}`),
+    ...want
+      .filter((f) => have.includes(f) && readFileSync(path.join(out, f), "utf8") !== readFileSync(path.join(committed, f), "utf8"))
+      .map((f) => `stale ${f}`),
   ];
   if (stale.length) {
     console.error(`generated contracts are out of date (run npm run generate and commit):\n  ${stale.join("\n  ")}`);

@@ -43,8 +43,7 @@ export function pruneModules(root: string): number {
   };
   for (const d of DROP_DIRS) drop(path.join(modules, d));
   const otel = path.join(modules, "@opentelemetry");
-  for (const pkg of readdirSync(otel, { withFileTypes: true }).filter((e) => e.isDirectory()))
-    for (const b of DROP_BUILDS) drop(path.join(otel, pkg.name, b));
+  for (const pkg of readdirSync(otel, { withFileTypes: true }).filter((e) => e.isDirectory())) for (const b of DROP_BUILDS) drop(path.join(otel, pkg.name, b));
   walk(modules, (f) => {
     const name = path.basename(f);
     if (DROP_FILE.test(name) && !KEEP_FILE.test(name)) drop(f);

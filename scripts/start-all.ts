@@ -42,7 +42,16 @@ if (cluster.isPrimary) {
 
 async function startServices(): Promise<void> {
   const worker = slot === undefined ? undefined : await initWorker();
-  const [{ onShutdown, startObservability }, { startProofService }, { startVerificationService }, { startSessionService }, { startDomainService }, { startWebhookService }, { startGateway }, { printDevTenant }] = await Promise.all([
+  const [
+    { onShutdown, startObservability },
+    { startProofService },
+    { startVerificationService },
+    { startSessionService },
+    { startDomainService },
+    { startWebhookService },
+    { startGateway },
+    { printDevTenant },
+  ] = await Promise.all([
     import("@icv/platform"),
     import("../services/proof/src/start.ts"),
     import("../services/verification/src/start.ts"),

@@ -98,7 +98,10 @@ describe("documentation links", () => {
     const linked = (page: string) =>
       new Set(
         links(readFileSync(path.join(ROOT, page), "utf8")).map((l) =>
-          path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, page)), l.split("#")[0])).split(path.sep).join("/"),
+          path
+            .relative(ROOT, path.resolve(path.dirname(path.join(ROOT, page)), l.split("#")[0]))
+            .split(path.sep)
+            .join("/"),
         ),
       );
     const fromReadme = linked("README.md");

@@ -13,7 +13,9 @@ const TOKEN = "icv-verify=YmVuY2gtZG9tYWluLWNoZWNrLXRva2VuLWZvci10aGUtYmVuY2gx";
 /** Runs checks, `concurrency` at a time, for `seconds`; the table row (checks/s, p50, p99). */
 export async function benchDomainCheck(seconds = 5, concurrency = 8): Promise<{ row: Row; rate: number }> {
   process.stderr.write(`  domain DNS check against a local authoritative server, ${concurrency} at once …\n`);
-  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "serve"], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "serve"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   try {
     const port = await new Promise<number>((resolve, reject) => {
       child.stdout.once("data", (d: Buffer) => resolve(Number(String(d).trim())));

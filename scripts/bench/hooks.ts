@@ -55,9 +55,11 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 /** Runs `work(i)` for i in [0, count) with at most `concurrency` at once. */
 async function pool(count: number, concurrency: number, work: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, async () => {
-    while (next < count) await work(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) await work(next++);
+    }),
+  );
 }
 
 /**
@@ -97,18 +99,30 @@ export async function benchHooks(
     const waId = phone.slice(1);
     const payload = JSON.stringify({
       object: "whatsapp_business_account",
-      entry: [{
-        id: "102290129340398",
-        changes: [{
-          field: "messages",
-          value: {
-            messaging_product: "whatsapp",
-            metadata: { display_phone_number: BENCH_WHATSAPP.number.slice(1), phone_number_id: BENCH_WHATSAPP.phoneNumberId },
-            contacts: [{ profile: { name: "Bench" }, wa_id: waId }],
-            messages: [{ from: waId, id: `wamid.bench.${first + i}`, timestamp: String(Math.floor(Date.now() / 1000)), type: "text", text: { body: code } }],
-          },
-        }],
-      }],
+      entry: [
+        {
+          id: "102290129340398",
+          changes: [
+            {
+              field: "messages",
+              value: {
+                messaging_product: "whatsapp",
+                metadata: { display_phone_number: BENCH_WHATSAPP.number.slice(1), phone_number_id: BENCH_WHATSAPP.phoneNumberId },
+                contacts: [{ profile: { name: "Bench" }, wa_id: waId }],
+                messages: [
+                  {
+                    from: waId,
+                    id: `wamid.bench.${first + i}`,
+                    timestamp: String(Math.floor(Date.now() / 1000)),
+                    type: "text",
+                    text: { body: code },
+                  },
+                ],
+              },
+            },
+          ],
+        },
+      ],
     });
     const t0 = performance.now();
     const r = await fetch(`${base}/hooks/whatsapp`, {
@@ -135,5 +149,15 @@ export async function benchHooks(
   // replies are sent after the answer: give the last ones a moment
   for (let i = 0; i < 50 && replies() - before < ok; i++) await new Promise((r) => setTimeout(r, 20));
   latencies.sort((a, b) => a - b);
-  return { count, rate: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), ok, verified, replies: replies() - before, cpu, cpuMsPerHook: (cpu.targetSeconds * 1000) / count };
+  return {
+    count,
+    rate: count / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    ok,
+    verified,
+    replies: replies() - before,
+    cpu,
+    cpuMsPerHook: (cpu.targetSeconds * 1000) / count,
+  };
 }

@@ -27,7 +27,9 @@ const out = (s: string) => process.stdout.write(`${s}\n`);
 const cpuSummary = (name: string, runs: number[]) => {
   if (runs.length < 2) return;
   const s = [...runs].sort((a, b) => a - b);
-  out(`${name}: CPU µs/op over ${runs.length} runs: min ${s[0].toFixed(0)}, median ${s[Math.floor(s.length / 2)].toFixed(0)}  (${runs.map((r) => r.toFixed(0)).join(" ")})`);
+  out(
+    `${name}: CPU µs/op over ${runs.length} runs: min ${s[0].toFixed(0)}, median ${s[Math.floor(s.length / 2)].toFixed(0)}  (${runs.map((r) => r.toFixed(0)).join(" ")})`,
+  );
 };
 const db = process.env.DATABASE_URL ? await freshPostgres(process.env.DATABASE_URL) : undefined;
 const dataDir = mkdtempSync(path.join(tmpdir(), "icv-hot-"));
@@ -109,7 +111,9 @@ try {
     for (let i = 0; i < reps; i++) {
       const from = now();
       const s = await benchSse(stack.url, t.testKey, streams);
-      out(`SSE ${s.opened} streams: ${s.received} got it, p50 ${s.p50.toFixed(0)} ms p99 ${s.p99.toFixed(0)} ms max ${s.max.toFixed(0)} ms, test-verify ${s.verifyMs.toFixed(0)} ms, opened in ${(s.openMs / 1000).toFixed(1)} s  window ${from},${now()}`);
+      out(
+        `SSE ${s.opened} streams: ${s.received} got it, p50 ${s.p50.toFixed(0)} ms p99 ${s.p99.toFixed(0)} ms max ${s.max.toFixed(0)} ms, test-verify ${s.verifyMs.toFixed(0)} ms, opened in ${(s.openMs / 1000).toFixed(1)} s  window ${from},${now()}`,
+      );
       await sleep(1000);
     }
   }

@@ -81,7 +81,7 @@ export async function runMode(o: ModeOptions): Promise<ModeResult> {
   });
   process.stderr.write("  starting the stack (cold) …\n");
   let stack: RunningStack = await startStack(env);
-  let stopStack = () => stack.stop();
+  const stopStack = () => stack.stop();
   o.cleanups.push(() => stopStack());
   const cold = stack.startMs;
   // as `npm start` runs it: WORKERS processes under a primary (the default on Postgres + Redis: one per core)
@@ -101,7 +101,11 @@ export async function runMode(o: ModeOptions): Promise<ModeResult> {
   const verified = await json(`${stack.url}/api/v1/verifications/${id}/test-verify`, { method: "POST", headers: auth });
   if (verified.status !== 200 || !verified.body.proof_token) throw new Error(`test-verify failed: ${verified.status} ${JSON.stringify(verified.body)}`);
   const validateBody = JSON.stringify({ proof_token: verified.body.proof_token, identifier: "+37069199199" });
-  const check = await json(`${stack.url}/api/v1/proofs/validate`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: validateBody });
+  const check = await json(`${stack.url}/api/v1/proofs/validate`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: validateBody,
+  });
   if (check.body?.valid !== true) throw new Error(`validate did not say valid: ${JSON.stringify(check.body)}`);
 
   await sleep(2000);
@@ -140,21 +144,58 @@ export async function runMode(o: ModeOptions): Promise<ModeResult> {
   const rssBeforeStreams = stack.rss() ?? 0;
   let rssWithStreams = 0;
   const sse = await attempt("SSE", () => benchSse(stack.url, t.testKey, o.sseStreams, () => (rssWithStreams = stack.rss() ?? 0)), {
-    opened: 0, openMs: NaN, received: 0, p50: NaN, p99: NaN, max: NaN, verifyMs: NaN,
+    opened: 0,
+    openMs: NaN,
+    received: 0,
+    p50: NaN,
+    p99: NaN,
+    max: NaN,
+    verifyMs: NaN,
   });
   const perStream = (rssWithStreams - rssBeforeStreams) / sse.opened;
 
   process.stderr.write(`  ${o.hooks} WhatsApp hooks → verified …\n`);
-  const noHooks = { count: 0, rate: NaN, p50: NaN, p99: NaN, ok: 0, verified: 0, replies: 0, cpu: { target: NaN, loadgen: NaN, db: NaN, others: NaN, targetSeconds: NaN }, cpuMsPerHook: NaN };
-  const hooks = await attempt("WhatsApp hooks", () => benchHooks(stack.url, t.liveKey, o.hooks, o.connections, graph.replies, 0, () => stack.mainPid()), noHooks);
+  const noHooks = {
+    count: 0,
+    rate: NaN,
+    p50: NaN,
+    p99: NaN,
+    ok: 0,
+    verified: 0,
+    replies: 0,
+    cpu: { target: NaN, loadgen: NaN, db: NaN, others: NaN, targetSeconds: NaN },
+    cpuMsPerHook: NaN,
+  };
+  const hooks = await attempt(
+    "WhatsApp hooks",
+    () => benchHooks(stack.url, t.liveKey, o.hooks, o.connections, graph.replies, 0, () => stack.mainPid()),
+    noHooks,
+  );
   // one at a time: the latency of a single hook, without queueing behind the others
-  const hooksOne = await attempt("WhatsApp hooks one at a time", () => benchHooks(stack.url, t.liveKey, Math.ceil(o.hooks / 10), 1, graph.replies, o.hooks, () => stack.mainPid()), noHooks);
+  const hooksOne = await attempt(
+    "WhatsApp hooks one at a time",
+    () => benchHooks(stack.url, t.liveKey, Math.ceil(o.hooks / 10), 1, graph.replies, o.hooks, () => stack.mainPid()),
+    noHooks,
+  );
 
   const extraRows: Row[] = [];
   const figures: Record<string, number> = {};
   for (const c of extraCases) {
     process.stderr.write(`  ${c.name} …\n`);
-    const r = await attempt(c.name, () => c.run({ mode: o.mode, stack, testKey: t.testKey, liveKey: t.liveKey, duration: o.duration, warmup: o.warmup, connections: o.connections }), { rows: [], figures: {} });
+    const r = await attempt(
+      c.name,
+      () =>
+        c.run({
+          mode: o.mode,
+          stack,
+          testKey: t.testKey,
+          liveKey: t.liveKey,
+          duration: o.duration,
+          warmup: o.warmup,
+          connections: o.connections,
+        }),
+      { rows: [], figures: {} },
+    );
     extraRows.push(...r.rows);
     for (const [k, v] of Object.entries(r.figures)) figures[`${c.name}: ${k}`] = v;
   }
@@ -184,23 +225,135 @@ export async function runMode(o: ModeOptions): Promise<ModeResult> {
   const { node, express, sign } = o.baselines;
   const rows: Row[] = [
     { name: "npm start's processes (WORKERS; CPU and RSS below are their sum)", ratio: processes, target: "(info)" },
-    { name: "one primary-key SELECT (10 at once, this database)", rate: perSec(pk.perSecond, "SELECT/s"), ratio: "baseline", target: "", cpuMsPerOp: pk.cpuMsPerOp },
-    { name: "GET /api/v1/verifications/:id", rate: perSec(get.rate), p50: get.p50, p99: get.p99, ratio: `${pct(get.rate / express)} of Express, ${pct(get.rate / node)} of node:http`, target: "≥ 50 % of Express hello", pass: get.rate >= 0.5 * express, errors: bad(get), cpu: get.cpu, cpuMsPerOp: get.cpuMsPerOp },
-    { name: `GET …/:id at ${half} req/s, paced evenly (open loop)`, rate: perSec(getHalf.rate), p50: getHalf.p50, p99: getHalf.p99, ratio: `p99 ${getHalf.p99.toFixed(1)} ms`, target: "p99 ≤ 10 ms", pass: getHalf.p99 <= 10, errors: bad(getHalf), cpu: getHalf.cpu, cpuMsPerOp: getHalf.cpuMsPerOp },
-    { name: "POST /api/v1/proofs/validate", rate: perSec(validate.rate), p50: validate.p50, p99: validate.p99, ratio: `${pct(validate.rate / express)} of Express hello`, target: "≥ 50 % of Express hello", pass: validate.rate >= 0.5 * express, errors: bad(validate), cpu: validate.cpu, cpuMsPerOp: validate.cpuMsPerOp },
-    { name: "create + test-verify (2 requests/proof)", rate: perSec(cv.rate, "proofs/s"), p50: cv.p50, p99: cv.p99, ratio: `${pct(cv.rate / sign)} of raw sign; ${(1000 / cv.cpuMsPerOp).toFixed(0)} proofs per CPU-second`, target: `≥ ${proofTarget.toLocaleString("en-US")} proofs/s`, pass: cv.rate >= proofTarget, errors: bad(cv), cpu: cv.cpu, cpuMsPerOp: cv.cpuMsPerOp },
-    { name: "SQL statements per proof (request + background)", ratio: `${sql.perProof.toFixed(1)} (${sql.duringRequests.toFixed(1)} while the requests ran)`, target: "≤ 12", pass: sql.perProof <= 12 },
+    {
+      name: "one primary-key SELECT (10 at once, this database)",
+      rate: perSec(pk.perSecond, "SELECT/s"),
+      ratio: "baseline",
+      target: "",
+      cpuMsPerOp: pk.cpuMsPerOp,
+    },
+    {
+      name: "GET /api/v1/verifications/:id",
+      rate: perSec(get.rate),
+      p50: get.p50,
+      p99: get.p99,
+      ratio: `${pct(get.rate / express)} of Express, ${pct(get.rate / node)} of node:http`,
+      target: "≥ 50 % of Express hello",
+      pass: get.rate >= 0.5 * express,
+      errors: bad(get),
+      cpu: get.cpu,
+      cpuMsPerOp: get.cpuMsPerOp,
+    },
+    {
+      name: `GET …/:id at ${half} req/s, paced evenly (open loop)`,
+      rate: perSec(getHalf.rate),
+      p50: getHalf.p50,
+      p99: getHalf.p99,
+      ratio: `p99 ${getHalf.p99.toFixed(1)} ms`,
+      target: "p99 ≤ 10 ms",
+      pass: getHalf.p99 <= 10,
+      errors: bad(getHalf),
+      cpu: getHalf.cpu,
+      cpuMsPerOp: getHalf.cpuMsPerOp,
+    },
+    {
+      name: "POST /api/v1/proofs/validate",
+      rate: perSec(validate.rate),
+      p50: validate.p50,
+      p99: validate.p99,
+      ratio: `${pct(validate.rate / express)} of Express hello`,
+      target: "≥ 50 % of Express hello",
+      pass: validate.rate >= 0.5 * express,
+      errors: bad(validate),
+      cpu: validate.cpu,
+      cpuMsPerOp: validate.cpuMsPerOp,
+    },
+    {
+      name: "create + test-verify (2 requests/proof)",
+      rate: perSec(cv.rate, "proofs/s"),
+      p50: cv.p50,
+      p99: cv.p99,
+      ratio: `${pct(cv.rate / sign)} of raw sign; ${(1000 / cv.cpuMsPerOp).toFixed(0)} proofs per CPU-second`,
+      target: `≥ ${proofTarget.toLocaleString("en-US")} proofs/s`,
+      pass: cv.rate >= proofTarget,
+      errors: bad(cv),
+      cpu: cv.cpu,
+      cpuMsPerOp: cv.cpuMsPerOp,
+    },
+    {
+      name: "SQL statements per proof (request + background)",
+      ratio: `${sql.perProof.toFixed(1)} (${sql.duringRequests.toFixed(1)} while the requests ran)`,
+      target: "≤ 12",
+      pass: sql.perProof <= 12,
+    },
     { name: "  … by database user, per proof", ratio: byDb, target: `(info; idle polling ${sql.idlePerSec.toFixed(0)}/s subtracted)` },
-    { name: `SSE: ${sse.opened} streams on one verification, test-verify → status_changed`, rate: `${sse.received} got it`, p50: sse.p50, p99: sse.p99, ratio: `p99 ${sse.p99.toFixed(1)} ms`, target: "p99 ≤ 100 ms, 10,000 streams", pass: sse.opened >= 10_000 && sse.received === sse.opened && sse.p99 <= 100, errors: sse.opened - sse.received },
-    { name: "SSE: memory per open stream (gateway RSS growth / streams)", ratio: `${(perStream / 1024).toFixed(1)} KB`, target: `(info; opened in ${(sse.openMs / 1000).toFixed(1)} s, test-verify took ${sse.verifyMs.toFixed(1)} ms)` },
-    { name: `inbound WhatsApp hook → verified (proof + events), ${o.connections} at once`, rate: perSec(hooks.rate, "hooks/s"), p50: hooks.p50, p99: hooks.p99, ratio: `${hooks.verified}/${hooks.count} verified, ${hooks.replies} replies`, target: "(info)", errors: hooks.count - hooks.ok, cpu: hooks.cpu, cpuMsPerOp: hooks.cpuMsPerHook },
-    { name: "inbound WhatsApp hook → verified, one at a time", rate: perSec(hooksOne.rate, "hooks/s"), p50: hooksOne.p50, p99: hooksOne.p99, ratio: `${hooksOne.verified}/${hooksOne.count} verified, ${hooksOne.replies} replies`, target: "(info)", errors: hooksOne.count - hooksOne.ok, cpu: hooksOne.cpu, cpuMsPerOp: hooksOne.cpuMsPerHook },
+    {
+      name: `SSE: ${sse.opened} streams on one verification, test-verify → status_changed`,
+      rate: `${sse.received} got it`,
+      p50: sse.p50,
+      p99: sse.p99,
+      ratio: `p99 ${sse.p99.toFixed(1)} ms`,
+      target: "p99 ≤ 100 ms, 10,000 streams",
+      pass: sse.opened >= 10_000 && sse.received === sse.opened && sse.p99 <= 100,
+      errors: sse.opened - sse.received,
+    },
+    {
+      name: "SSE: memory per open stream (gateway RSS growth / streams)",
+      ratio: `${(perStream / 1024).toFixed(1)} KB`,
+      target: `(info; opened in ${(sse.openMs / 1000).toFixed(1)} s, test-verify took ${sse.verifyMs.toFixed(1)} ms)`,
+    },
+    {
+      name: `inbound WhatsApp hook → verified (proof + events), ${o.connections} at once`,
+      rate: perSec(hooks.rate, "hooks/s"),
+      p50: hooks.p50,
+      p99: hooks.p99,
+      ratio: `${hooks.verified}/${hooks.count} verified, ${hooks.replies} replies`,
+      target: "(info)",
+      errors: hooks.count - hooks.ok,
+      cpu: hooks.cpu,
+      cpuMsPerOp: hooks.cpuMsPerHook,
+    },
+    {
+      name: "inbound WhatsApp hook → verified, one at a time",
+      rate: perSec(hooksOne.rate, "hooks/s"),
+      p50: hooksOne.p50,
+      p99: hooksOne.p99,
+      ratio: `${hooksOne.verified}/${hooksOne.count} verified, ${hooksOne.replies} replies`,
+      target: "(info)",
+      errors: hooksOne.count - hooksOne.ok,
+      cpu: hooksOne.cpu,
+      cpuMsPerOp: hooksOne.cpuMsPerHook,
+    },
     ...extraRows,
-    { name: "webhook deliveries to a local receiver (0 % failures)", rate: perSec(wh.rate, "deliveries/s"), ratio: `${wh.delivered}/${wh.count} delivered in ${wh.seconds.toFixed(1)} s`, target: "≥ 1,000/s, none lost", pass: wh.rate >= 1000 && wh.delivered === wh.count, errors: wh.count - wh.delivered },
-    { name: "webhook deliveries, receiver fails half the requests", rate: perSec(whFail.rate, "deliveries/s"), ratio: `${whFail.delivered}/${whFail.count} delivered, ${whFail.refused} of ${whFail.requests} requests got 500`, target: "none lost", pass: whFail.delivered === whFail.count, errors: whFail.count - whFail.delivered },
-    { name: `all-in-one RSS, idle after start (${processes})`, ratio: mb(idleRss), target: workers ? `≤ 400 MB (one process; ${mb((idleRss ?? 0) / (workers + 1))} each here)` : "≤ 400 MB", pass: idleRss !== undefined && idleRss <= 400 * MB * Math.max(1, workers) },
+    {
+      name: "webhook deliveries to a local receiver (0 % failures)",
+      rate: perSec(wh.rate, "deliveries/s"),
+      ratio: `${wh.delivered}/${wh.count} delivered in ${wh.seconds.toFixed(1)} s`,
+      target: "≥ 1,000/s, none lost",
+      pass: wh.rate >= 1000 && wh.delivered === wh.count,
+      errors: wh.count - wh.delivered,
+    },
+    {
+      name: "webhook deliveries, receiver fails half the requests",
+      rate: perSec(whFail.rate, "deliveries/s"),
+      ratio: `${whFail.delivered}/${whFail.count} delivered, ${whFail.refused} of ${whFail.requests} requests got 500`,
+      target: "none lost",
+      pass: whFail.delivered === whFail.count,
+      errors: whFail.count - whFail.delivered,
+    },
+    {
+      name: `all-in-one RSS, idle after start (${processes})`,
+      ratio: mb(idleRss),
+      target: workers ? `≤ 400 MB (one process; ${mb((idleRss ?? 0) / (workers + 1))} each here)` : "≤ 400 MB",
+      pass: idleRss !== undefined && idleRss <= 400 * MB * Math.max(1, workers),
+    },
     { name: "all-in-one RSS, after the load", ratio: mb(busyRss), target: "" },
-    { name: "all-in-one RSS, idle after warm start", ratio: mb(warmIdleRss), target: workers ? "≤ 400 MB per process" : "≤ 400 MB", pass: warmIdleRss !== undefined && warmIdleRss <= 400 * MB * Math.max(1, workers) },
+    {
+      name: "all-in-one RSS, idle after warm start",
+      ratio: mb(warmIdleRss),
+      target: workers ? "≤ 400 MB per process" : "≤ 400 MB",
+      pass: warmIdleRss !== undefined && warmIdleRss <= 400 * MB * Math.max(1, workers),
+    },
     { name: "start (cold: fresh data dir, migrations, keys)", ratio: `${(cold / 1000).toFixed(2)} s`, target: "" },
     { name: "start (warm: same data dir) until /health 200", ratio: `${(warm / 1000).toFixed(2)} s`, target: "≤ 5 s", pass: warm <= 5000 },
   ];
@@ -233,8 +386,14 @@ export async function runMode(o: ModeOptions): Promise<ModeResult> {
     workers,
   });
   for (const [k, v] of Object.entries(sql.byDb)) figures[`sql_per_proof_${k}`] = v;
-  for (const [name, r] of [["GET", get], ["GET half (paced)", getHalf], ["validate", validate], ["create+test-verify", cv]] as const) {
-    if (bad(r) > 0) notes.push(`${name} had ${r.non2xx} non-2xx, ${r.errors} errors, ${r.mismatches} mismatches; status codes ${JSON.stringify(r.statusCodes)}`);
+  for (const [name, r] of [
+    ["GET", get],
+    ["GET half (paced)", getHalf],
+    ["validate", validate],
+    ["create+test-verify", cv],
+  ] as const) {
+    if (bad(r) > 0)
+      notes.push(`${name} had ${r.non2xx} non-2xx, ${r.errors} errors, ${r.mismatches} mismatches; status codes ${JSON.stringify(r.statusCodes)}`);
   }
   notes.push(`create + test-verify: ${cv.proofs} proofs in ${o.duration} s; p50/p99 are per request (create and test-verify mixed).`);
   return { label: workers ? `${label}, ${workers} workers` : label, rows, figures, notes };

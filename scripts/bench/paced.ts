@@ -34,18 +34,15 @@ export async function paced(opts: PacedOptions): Promise<LoadResult> {
 
   await new Promise<void>((resolve) => {
     const fire = (due: number) => {
-      const req = http.request(
-        { agent, host: u.hostname, port: u.port, path: u.pathname + u.search, method: "GET", headers: opts.headers },
-        (res) => {
-          res.resume();
-          res.on("end", () => {
-            latencies.push(performance.now() - due);
-            statusCodes[res.statusCode!] = (statusCodes[res.statusCode!] ?? 0) + 1;
-            if (res.statusCode! < 200 || res.statusCode! > 299) non2xx++;
-            if (++done === total) resolve();
-          });
-        },
-      );
+      const req = http.request({ agent, host: u.hostname, port: u.port, path: u.pathname + u.search, method: "GET", headers: opts.headers }, (res) => {
+        res.resume();
+        res.on("end", () => {
+          latencies.push(performance.now() - due);
+          statusCodes[res.statusCode!] = (statusCodes[res.statusCode!] ?? 0) + 1;
+          if (res.statusCode! < 200 || res.statusCode! > 299) non2xx++;
+          if (++done === total) resolve();
+        });
+      });
       req.on("error", () => {
         errors++;
         if (++done === total) resolve();

@@ -71,7 +71,9 @@ try {
   const from = process.hrtime.bigint() / 1000n;
   const r = await run(seconds);
   window = `${from},${process.hrtime.bigint() / 1000n}`;
-  process.stdout.write(`${which}: ${Math.round(r.rate)}/s p50 ${r.p50} ms p99 ${r.p99} ms, non-2xx ${r.non2xx}, stack CPU ${r.cpuMsPerOp.toFixed(3)} ms/op, cores stack/loadgen/db/other ${[r.cpu.target, r.cpu.loadgen, r.cpu.db, r.cpu.others].map((v) => v.toFixed(2)).join("/")}\n`);
+  process.stdout.write(
+    `${which}: ${Math.round(r.rate)}/s p50 ${r.p50} ms p99 ${r.p99} ms, non-2xx ${r.non2xx}, stack CPU ${r.cpuMsPerOp.toFixed(3)} ms/op, cores stack/loadgen/db/other ${[r.cpu.target, r.cpu.loadgen, r.cpu.db, r.cpu.others].map((v) => v.toFixed(2)).join("/")}\n`,
+  );
 } finally {
   await stack.stop();
   await graph.close();

@@ -19,7 +19,15 @@ if (process.argv[2] === "serve") {
   // the callee: a service host with only the health service (open to every authenticated caller)
   const dir = process.argv[3];
   const identity = await TlsIdentity.load("proof", tlsDirFiles(dir, "proof"), logger);
-  const host = await startServiceHost({ name: "icv.proof.v1.ProofService", host: "127.0.0.1", port: 0, logger, routes: () => {}, identity, callers: [] });
+  const host = await startServiceHost({
+    name: "icv.proof.v1.ProofService",
+    host: "127.0.0.1",
+    port: 0,
+    logger,
+    routes: () => {},
+    identity,
+    callers: [],
+  });
   process.stdout.write(`${JSON.stringify({ port: host.port })}\n`);
   process.on("SIGTERM", () => void host.close().then(() => process.exit(0)));
 } else {
@@ -45,10 +53,19 @@ if (process.argv[2] === "serve") {
   };
   const transports: Record<string, Transport> = {
     grpc: createGrpcTransport({ baseUrl, pingIntervalMs: 30_000, acceptCompression: [], nodeOptions }),
-    "connect (binary)": createConnectTransport({ baseUrl, httpVersion: "2", useBinaryFormat: true, pingIntervalMs: 30_000, acceptCompression: [], nodeOptions }),
+    "connect (binary)": createConnectTransport({
+      baseUrl,
+      httpVersion: "2",
+      useBinaryFormat: true,
+      pingIntervalMs: 30_000,
+      acceptCompression: [],
+      nodeOptions,
+    }),
   };
   const ticks = (pid: number) => {
-    const f = readFileSync(`/proc/${pid}/stat`, "utf8").slice(readFileSync(`/proc/${pid}/stat`, "utf8").lastIndexOf(")") + 2).split(" ");
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8")
+      .slice(readFileSync(`/proc/${pid}/stat`, "utf8").lastIndexOf(")") + 2)
+      .split(" ");
     return (Number(f[11]) + Number(f[12])) * 10; // ms (USER_HZ 100)
   };
   const results: Record<string, { calls: number; ms: number; callerMs: number; calleeMs: number }> = {};
@@ -80,7 +97,9 @@ if (process.argv[2] === "serve") {
   process.stdout.write(`one unary RPC (grpc.health.v1 Check) over mutual TLS, one HTTP/2 session, ${concurrency} at once, ${rounds} × ${seconds} s each\n`);
   for (const [name, x] of Object.entries(results)) {
     const us = (ms: number) => ((ms * 1000) / x.calls).toFixed(0).padStart(4);
-    process.stdout.write(`  ${name.padEnd(17)} ${((x.calls * 1000) / x.ms).toFixed(0).padStart(6)} calls/s   caller ${us(x.callerMs)} µs CPU/call   callee ${us(x.calleeMs)} µs CPU/call\n`);
+    process.stdout.write(
+      `  ${name.padEnd(17)} ${((x.calls * 1000) / x.ms).toFixed(0).padStart(6)} calls/s   caller ${us(x.callerMs)} µs CPU/call   callee ${us(x.calleeMs)} µs CPU/call\n`,
+    );
   }
   server.kill("SIGTERM");
   identity.close();

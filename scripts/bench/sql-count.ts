@@ -54,8 +54,14 @@ export async function idleSqlRate(adminUrl: string, ms = 3000): Promise<number> 
  * The idle rate (idleSqlRate, measured while nothing ran) is subtracted; the pipeline counts as
  * drained once a second passes with no more than 1.5 times the idle rate (at most 30 s).
  */
-export async function measureSqlPerProof(url: string, adminUrl: string, testKey: string, idlePerSec: number, proofs = 300, concurrency = 10): Promise<SqlPerProof> {
-
+export async function measureSqlPerProof(
+  url: string,
+  adminUrl: string,
+  testKey: string,
+  idlePerSec: number,
+  proofs = 300,
+  concurrency = 10,
+): Promise<SqlPerProof> {
   const before = await sqlCounts(adminUrl);
   const t0 = performance.now();
   let next = 0;

@@ -77,7 +77,18 @@ export async function benchSse(base: string, testKey: string, count: number, onO
   const deadline = performance.now() + 10_000;
   while (streams.some((s) => !s.changedAt) && performance.now() < deadline) await sleep(10);
 
-  const lat = streams.filter((s) => s.changedAt).map((s) => s.changedAt! - sent).sort((a, b) => a - b);
+  const lat = streams
+    .filter((s) => s.changedAt)
+    .map((s) => s.changedAt! - sent)
+    .sort((a, b) => a - b);
   for (const s of streams) s.req.destroy();
-  return { opened: streams.length, openMs, received: lat.length, p50: percentile(lat, 50), p99: percentile(lat, 99), max: lat.at(-1) ?? NaN, verifyMs };
+  return {
+    opened: streams.length,
+    openMs,
+    received: lat.length,
+    p50: percentile(lat, 50),
+    p99: percentile(lat, 99),
+    max: lat.at(-1) ?? NaN,
+    verifyMs,
+  };
 }

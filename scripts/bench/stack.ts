@@ -14,11 +14,15 @@ const SERVICE_PORT_VARS = ["VERIFICATION_GRPC_PORT", "PROOF_GRPC_PORT", "SESSION
 /** n distinct free loopback ports (all held open together, then released). */
 export async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<net.Server>((resolve, reject) => {
-      const s = net.createServer();
-      s.once("error", reject);
-      s.listen(0, "127.0.0.1", () => resolve(s));
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const s = net.createServer();
+          s.once("error", reject);
+          s.listen(0, "127.0.0.1", () => resolve(s));
+        }),
+    ),
   );
   const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
@@ -62,7 +66,9 @@ export async function stackEnv(dataDir: string, extra: Record<string, string | u
     BOOTSTRAP_DEV_TENANT: "false",
     SHUTDOWN_TIMEOUT_MS: "3000",
   });
-  SERVICE_PORT_VARS.forEach((k, i) => (env[k] = String(grpc[i])));
+  SERVICE_PORT_VARS.forEach((k, i) => {
+    env[k] = String(grpc[i]);
+  });
   for (const [k, v] of Object.entries(extra)) if (v) env[k] = v;
   return env;
 }
@@ -191,7 +197,11 @@ function descendants(root: number): number[] {
   }
   const out: number[] = [];
   const walk = (p: number) => {
-    for (const [pid, pp] of parent) if (pp === p) (out.push(pid), walk(pid));
+    for (const [pid, pp] of parent) {
+      if (pp !== p) continue;
+      out.push(pid);
+      walk(pid);
+    }
   };
   walk(root);
   return out;

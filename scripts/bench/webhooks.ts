@@ -11,7 +11,15 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { WebhookService } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
 import {
-  appendEvents, createLogger, newId, openServiceDatabase, parseConfig, rpcClient, serviceIdentity, startOutboxRelay, type OutboxEvent,
+  appendEvents,
+  createLogger,
+  newId,
+  openServiceDatabase,
+  parseConfig,
+  rpcClient,
+  serviceIdentity,
+  startOutboxRelay,
+  type OutboxEvent,
 } from "@icv/platform";
 import { startWebhookService } from "../../services/webhook/src/start.ts";
 import { freshPostgres, REPO_ROOT } from "./stack.ts";
@@ -85,7 +93,16 @@ export async function benchWebhooks(count: number, failFirst: boolean, pgUrl?: s
           eventType: "verification.completed",
           tenantId,
           environment: "test",
-          payload: { verification_id: id, type: "phone", channel: "telegram", status: "verified", verified_at: new Date().toISOString(), external_user_id: `user-${j}`, client_metadata: {}, proof: { token: "x".repeat(700), expires_at: new Date().toISOString() } },
+          payload: {
+            verification_id: id,
+            type: "phone",
+            channel: "telegram",
+            status: "verified",
+            verified_at: new Date().toISOString(),
+            external_user_id: `user-${j}`,
+            client_metadata: {},
+            proof: { token: "x".repeat(700), expires_at: new Date().toISOString() },
+          },
         });
       }
       await appendEvents(source, "verification", events);
@@ -99,7 +116,16 @@ export async function benchWebhooks(count: number, failFirst: boolean, pgUrl?: s
     const seconds = (performance.now() - began) / 1000;
     worker.postMessage("stats");
     const r = await ask();
-    return { count, rate: stats.delivered / seconds, seconds, delivered: stats.delivered, failed: stats.failed, pending: stats.pending, requests: r.requests, refused: r.refused };
+    return {
+      count,
+      rate: stats.delivered / seconds,
+      seconds,
+      delivered: stats.delivered,
+      failed: stats.failed,
+      pending: stats.pending,
+      requests: r.requests,
+      refused: r.refused,
+    };
   } finally {
     await webhook.close();
     await relay.stop();

@@ -16,7 +16,11 @@ const children: ChildProcess[] = [];
 /** Starts `node <entry>` in the app dir; resolves with its output once a line contains `ready`. */
 function start(entry: string, env: Record<string, string>, ready: string): Promise<{ child: ChildProcess; output: () => string }> {
   const { DATABASE_URL: _db, REDIS_URL: _redis, NODE_OPTIONS: _opts, ...inherited } = process.env;
-  const child = spawn(process.execPath, [entry], { cwd: app, env: { ...inherited, NODE_ENV: "production", LOG_LEVEL: "info", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [entry], {
+    cwd: app,
+    env: { ...inherited, NODE_ENV: "production", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   children.push(child);
   let out = "";
   return new Promise((resolve, reject) => {
@@ -82,7 +86,9 @@ describe("the compiled build with production dependencies only", () => {
     const modules = path.join(app, "node_modules");
     // (@icv/* are links to the app's own workspaces, whose maps stay)
     const unneeded = (f: string) => (/\.d\.[cm]?ts$|\.map$|\.md$/i.test(f) && !/(^|\/)licen[cs]e[^/]*$/i.test(f)) || /^(viem|ox)\/_cjs(\/|$)/.test(f);
-    const left = readdirSync(modules, { recursive: true }).map(String).filter((f) => !f.startsWith("@icv/") && unneeded(f));
+    const left = readdirSync(modules, { recursive: true })
+      .map(String)
+      .filter((f) => !f.startsWith("@icv/") && unneeded(f));
     expect(left).toEqual([]);
     expect(existsSync(path.join(app, "scripts/start-all.js.map"))).toBe(true); // the app's own maps stay
     expect(bytesUnder(app) / 1e6).toBeLessThan(100);
@@ -99,7 +105,9 @@ describe("the compiled build with production dependencies only", () => {
     const [port, admin, ...grpc] = await Promise.all(Array.from({ length: 7 }, freePort));
     const names = ["proof", "verification", "session", "domain", "webhook"];
     const env: Record<string, string> = { DATA_DIR: path.join(work, "all"), PORT: String(port), ADMIN_PORT: String(admin) };
-    names.forEach((n, i) => (env[`${n.toUpperCase()}_GRPC_PORT`] = String(grpc[i])));
+    names.forEach((n, i) => {
+      env[`${n.toUpperCase()}_GRPC_PORT`] = String(grpc[i]);
+    });
     const { child } = await start("scripts/start-all.js", env, "ICV is up");
     const health = await fetch(`http://127.0.0.1:${port}/health`);
     expect(health.status).toBe(200);
@@ -121,7 +129,10 @@ describe("the compiled build with production dependencies only", () => {
     const { DATABASE_URL: _db, REDIS_URL: _redis, NODE_OPTIONS: _opts, ...inherited } = process.env;
     const run = (name: string) =>
       new Promise<{ code: number | null; out: string }>((resolve) => {
-        const child = spawn(process.execPath, [`services/${name}/src/main.js`], { cwd: app, env: { ...inherited, PORT: "not-a-port", DATA_DIR: path.join(work, name) } });
+        const child = spawn(process.execPath, [`services/${name}/src/main.js`], {
+          cwd: app,
+          env: { ...inherited, PORT: "not-a-port", DATA_DIR: path.join(work, name) },
+        });
         let out = "";
         child.stdout.on("data", (d: Buffer) => (out += d.toString()));
         child.stderr.on("data", (d: Buffer) => (out += d.toString()));

@@ -6,7 +6,9 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
-const ignore = readFileSync(path.join(ROOT, ".dockerignore"), "utf8").split("\n").map((l) => l.trim());
+const ignore = readFileSync(path.join(ROOT, ".dockerignore"), "utf8")
+  .split("\n")
+  .map((l) => l.trim());
 const dockerfile = readFileSync(path.join(ROOT, "Dockerfile"), "utf8");
 const runtime = dockerfile.slice(dockerfile.lastIndexOf("\nFROM "));
 

@@ -64,7 +64,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 type Doc = { kind: string; metadata: { name: string }; spec?: any; data?: Record<string, string> };
 function renderWith(args: string[]): Doc[] {
-  const out = execFileSync(helm!, ["template", "icv", CHART, ...REQUIRED.flatMap((s) => ["--set", s]), ...args], { encoding: "utf8", maxBuffer: 32 << 20, stdio: ["ignore", "pipe", "pipe"] });
+  const out = execFileSync(helm!, ["template", "icv", CHART, ...REQUIRED.flatMap((s) => ["--set", s]), ...args], {
+    encoding: "utf8",
+    maxBuffer: 32 << 20,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   return parseAllDocuments(out)
     .map((d) => d.toJS() as Doc)
     .filter(Boolean);
@@ -169,7 +173,9 @@ const PRODUCTION = path.join(CHART, "values-production.yaml");
 const WITH_PROMETHEUS_OPERATOR = ["--api-versions", "monitoring.coreos.com/v1/ServiceMonitor", "--api-versions", "monitoring.coreos.com/v1/PrometheusRule"];
 const renderProduction = (...args: string[]): Doc[] => {
   const out = execFileSync(helm!, ["template", "icv", CHART, "-f", PRODUCTION, ...args], { encoding: "utf8", maxBuffer: 32 << 20 });
-  return parseAllDocuments(out).map((d) => d.toJS() as Doc).filter(Boolean);
+  return parseAllDocuments(out)
+    .map((d) => d.toJS() as Doc)
+    .filter(Boolean);
 };
 
 /**
@@ -216,8 +222,23 @@ describe.skipIf(!helm)("helm chart: what an operator gets", () => {
   it("every rendered object matches its Kubernetes schema (defaults, cert-manager, autoscaling with ServiceMonitor, production values)", async () => {
     const renderings = { defaults, certManager: render("certManager.enabled=true"), autoscaled, production };
     for (const [name, docs] of Object.entries(renderings)) expect(await schemaErrors(docs), name).toEqual([]);
-    const kinds = new Set(Object.values(renderings).flat().map((d) => d.kind));
-    for (const k of ["Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "Job", "NetworkPolicy", "ServiceMonitor", "PrometheusRule", "Certificate", "Ingress"]) {
+    const kinds = new Set(
+      Object.values(renderings)
+        .flat()
+        .map((d) => d.kind),
+    );
+    for (const k of [
+      "Deployment",
+      "Service",
+      "PodDisruptionBudget",
+      "HorizontalPodAutoscaler",
+      "Job",
+      "NetworkPolicy",
+      "ServiceMonitor",
+      "PrometheusRule",
+      "Certificate",
+      "Ingress",
+    ]) {
       expect(kinds.has(k), k).toBe(true);
     }
   });
@@ -270,7 +291,10 @@ describe.skipIf(!helm)("helm chart: what an operator gets", () => {
       expect(deployments[name].spec.replicas).toBeUndefined();
     }
     // per service overrides
-    const proof = byComponent(renderWith(["--set", "autoscaling.enabled=true", "--set", "services.proof.autoscaling.maxReplicas=12"]), "HorizontalPodAutoscaler").proof;
+    const proof = byComponent(
+      renderWith(["--set", "autoscaling.enabled=true", "--set", "services.proof.autoscaling.maxReplicas=12"]),
+      "HorizontalPodAutoscaler",
+    ).proof;
     expect(proof.spec.maxReplicas).toBe(12);
   });
 
@@ -297,12 +321,21 @@ describe.skipIf(!helm)("helm chart: what an operator gets", () => {
     // a Secret the operator manages exists before the hooks: the Job reads it, no copy is made
     const external = renderWith(["--set", "externalDatabase.existingSecret=pg", "--set", "externalDatabase.urlKey=uri"]);
     expect(external.some((d) => d.metadata.name === "icv-migrations" && d.kind === "Secret")).toBe(false);
-    expect(envOf(ofKind(external, "Job")[0].spec.template.spec.containers[0]).PROOF_DATABASE_URL).toEqual({ secretKeyRef: { name: "pg", key: "uri" } });
+    expect(envOf(ofKind(external, "Job")[0].spec.template.spec.containers[0]).PROOF_DATABASE_URL).toEqual({
+      secretKeyRef: { name: "pg", key: "uri" },
+    });
     expect(ofKind(render("migrations.enabled=false"), "Job")).toEqual([]);
   });
 
   it("the container command comes from image.command and image.entrypoint (an image built to JavaScript)", () => {
-    const docs = renderWith(["--set-json", 'image.command=["node"]', "--set", "image.entrypoint=dist/services/{name}/main.js", "--set", "image.migrateEntrypoint=dist/scripts/migrate.js"]);
+    const docs = renderWith([
+      "--set-json",
+      'image.command=["node"]',
+      "--set",
+      "image.entrypoint=dist/services/{name}/main.js",
+      "--set",
+      "image.migrateEntrypoint=dist/scripts/migrate.js",
+    ]);
     expect(byComponent(docs, "Deployment").proof.spec.template.spec.containers[0].command).toEqual(["node", "dist/services/proof/main.js"]);
     expect(ofKind(docs, "Job")[0].spec.template.spec.containers[0].command).toEqual(["node", "dist/scripts/migrate.js"]);
   });
@@ -318,7 +351,8 @@ describe.skipIf(!helm)("helm chart: what an operator gets", () => {
     const exported = new Set([...(await metricsText()).body.matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]));
     const ops = readFileSync(path.join(CHART, "../../../docs/operations.md"), "utf8");
     for (const r of rules) {
-      for (const [series] of r.expr.matchAll(/\b(?:icv|nodejs)_[a-z0-9_]+/g)) expect(exported.has(series.replace(/_bucket$/, "")), `${r.alert}: ${series}`).toBe(true);
+      for (const [series] of r.expr.matchAll(/\b(?:icv|nodejs)_[a-z0-9_]+/g))
+        expect(exported.has(series.replace(/_bucket$/, "")), `${r.alert}: ${series}`).toBe(true);
       expect(r.annotations.runbook).toBe(`docs/operations.md#${r.alert.toLowerCase()}`);
       expect(ops, r.alert).toMatch(new RegExp(`^#### ${r.alert}$`, "m"));
     }

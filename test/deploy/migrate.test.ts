@@ -31,7 +31,10 @@ describe("scripts/migrate.ts (the chart's migrations Job)", () => {
         const { rows } = await db.query<{ name: string }>(`SELECT name FROM ${s}.schema_migrations ORDER BY version`);
         // the platform's outbox DDL comes last, in every schema whose service publishes events
         const own = readMigrations(path.join(ROOT, "services", s, "migrations")).map((m) => m.name);
-        expect(rows.map((r) => r.name), s).toEqual(s === "session" ? own : [...own, "outbox.sql", "outbox_002_traceparent.sql"]);
+        expect(
+          rows.map((r) => r.name),
+          s,
+        ).toEqual(s === "session" ? own : [...own, "outbox.sql", "outbox_002_traceparent.sql"]);
       }
     } finally {
       await db.close();

@@ -22,7 +22,10 @@ const BOT = "Rows_ci_bot";
 function solanaKey() {
   const { publicKey, privateKey } = generateKeyPairSync("ed25519");
   const spki = publicKey.export({ format: "der", type: "spki" });
-  return { address: base58.encode(spki.subarray(spki.length - 32)), sign: (m: string) => base58.encode(cryptoSign(null, Buffer.from(m, "utf8"), privateKey)) };
+  return {
+    address: base58.encode(spki.subarray(spki.length - 32)),
+    sign: (m: string) => base58.encode(cryptoSign(null, Buffer.from(m, "utf8"), privateKey)),
+  };
 }
 
 /** The spec's table, row by row, with an identifier each (and the create body's extra fields). */
@@ -97,7 +100,12 @@ describe("live keys: the rows no other e2e file completes live", () => {
   const live = () => api(stack.url, t.liveKey);
 
   /** Creates the verification, refuses a wrong signature, then completes it with the right one. */
-  async function signed(channel: string, identifier: string, sign: (message: string) => string | Promise<string>, wrong: (message: string) => string | Promise<string>) {
+  async function signed(
+    channel: string,
+    identifier: string,
+    sign: (message: string) => string | Promise<string>,
+    wrong: (message: string) => string | Promise<string>,
+  ) {
     const c = live();
     const v = await c.post("/api/v1/verifications", { type: "wallet", channel, identifier });
     expect(v.status, v.text).toBe(201);
@@ -115,7 +123,12 @@ describe("live keys: the rows no other e2e file completes live", () => {
   it("wallet / ethereum: an EIP-191 signature of challenge.message", async () => {
     const wallet = privateKeyToAccount(generatePrivateKey());
     const other = privateKeyToAccount(generatePrivateKey());
-    await signed("ethereum", wallet.address, (message) => wallet.signMessage({ message }), (message) => other.signMessage({ message }));
+    await signed(
+      "ethereum",
+      wallet.address,
+      (message) => wallet.signMessage({ message }),
+      (message) => other.signMessage({ message }),
+    );
   });
 
   it("wallet / solana: an ed25519 signature of challenge.message", async () => {
@@ -126,15 +139,28 @@ describe("live keys: the rows no other e2e file completes live", () => {
 
   it("wallet / bitcoin: a BIP-322 signature (taproot) of challenge.message", async () => {
     const secret = secp256k1.utils.randomSecretKey();
-    await signed("bitcoin", bip322Address(secret, "p2tr"), (m) => bip322Sign(secret, m, "p2tr"), (m) => bip322Sign(secp256k1.utils.randomSecretKey(), m, "p2tr"));
+    await signed(
+      "bitcoin",
+      bip322Address(secret, "p2tr"),
+      (m) => bip322Sign(secret, m, "p2tr"),
+      (m) => bip322Sign(secp256k1.utils.randomSecretKey(), m, "p2tr"),
+    );
   });
 
   it("telegram_bot / telegram_bot_token: the bot's token, checked with getMe; another bot's token fails an attempt", async () => {
     const c = live();
-    const v = await c.post("/api/v1/verifications", { type: "telegram_bot", channel: "telegram_bot_token", identifier: `https://t.me/${BOT}` });
+    const v = await c.post("/api/v1/verifications", {
+      type: "telegram_bot",
+      channel: "telegram_bot_token",
+      identifier: `https://t.me/${BOT}`,
+    });
     expect(v.status, v.text).toBe(201);
     expect(v.body).toMatchObject({ identifier: `@${BOT}`, status: "pending" });
-    const wrong = expectError(await c.post(`/api/v1/verifications/${v.body.id}/submit`, { bot_token: "7000000999:AAHanotherBotsTokenThatTelegramRefuses_99" }), 400, "invalid_code");
+    const wrong = expectError(
+      await c.post(`/api/v1/verifications/${v.body.id}/submit`, { bot_token: "7000000999:AAHanotherBotsTokenThatTelegramRefuses_99" }),
+      400,
+      "invalid_code",
+    );
     expect(wrong.attempts_remaining).toBe(4);
     const ok = await c.post(`/api/v1/verifications/${v.body.id}/submit`, { bot_token: BOT_TOKEN });
     expect(ok.status, ok.text).toBe(200);
@@ -142,6 +168,9 @@ describe("live keys: the rows no other e2e file completes live", () => {
     expect(tg.sent.filter((call) => call.method === "getMe")).toHaveLength(1);
     const got = await c.get(`/api/v1/verifications/${v.body.id}`);
     expect(got.text).not.toContain(BOT_TOKEN);
-    expect((await c.post("/api/v1/proofs/validate", { proof_token: ok.body.proof.token })).body).toMatchObject({ valid: true, verification: { type: "telegram_bot", channel: "telegram_bot_token" } });
+    expect((await c.post("/api/v1/proofs/validate", { proof_token: ok.body.proof.token })).body).toMatchObject({
+      valid: true,
+      verification: { type: "telegram_bot", channel: "telegram_bot_token" },
+    });
   });
 });

@@ -16,7 +16,13 @@ import { useStack } from "../support/use-stack.ts";
 const ISSUER = "https://proofs.example.test";
 const clock = new ManualClock(Date.now());
 const stack = useStack(
-  { ALLOW_PRIVATE_TARGETS: "true", WEBHOOK_RETRY_DELAYS_MS: "200,200", PUBLIC_BASE_URL: "https://verify.example.test", PROOF_ISSUER: ISSUER, SWEEP_INTERVAL_MS: "100" },
+  {
+    ALLOW_PRIVATE_TARGETS: "true",
+    WEBHOOK_RETRY_DELAYS_MS: "200,200",
+    PUBLIC_BASE_URL: "https://verify.example.test",
+    PROOF_ISSUER: ISSUER,
+    SWEEP_INTERVAL_MS: "100",
+  },
   clock,
 );
 const receivers: Receiver[] = [];
@@ -114,7 +120,11 @@ describe("validity_requirement on verification requests", () => {
     await c.post(`/api/v1/verifications/${v.id}/test-verify`);
     clock.advance(2 * 3600_000);
     const ask = async (validity: string) => {
-      const r = await c.post("/api/v1/verification-requests", { assets: [{ type: "email", identifier: addr, channel: "email" }], external_user_id: "u-validity", validity_requirement: validity });
+      const r = await c.post("/api/v1/verification-requests", {
+        assets: [{ type: "email", identifier: addr, channel: "email" }],
+        external_user_id: "u-validity",
+        validity_requirement: validity,
+      });
       expect(r.status, r.text).toBe(201);
       return { id: r.body.id as string, token: new URL(r.body.verification_url).hash.slice(1), body: r.body };
     };
@@ -156,7 +166,13 @@ describe("a verification's own callback_url", () => {
     const callback = await receiver();
     const { c, secret } = await tenant(endpoint.url);
     const other = await created(c, { type: "email", channel: "email", identifier: email() });
-    const v = await created(c, { type: "email", channel: "email", identifier: email(), callback_url: callback.url, external_user_id: "u-cb" });
+    const v = await created(c, {
+      type: "email",
+      channel: "email",
+      identifier: email(),
+      callback_url: callback.url,
+      external_user_id: "u-cb",
+    });
     expect(v.callback_url).toBe(callback.url);
     expect((await c.get(`/api/v1/verifications/${v.id}`)).body.callback_url).toBe(callback.url);
     await c.post(`/api/v1/verifications/${other.id}/test-verify`);
@@ -164,7 +180,13 @@ describe("a verification's own callback_url", () => {
 
     const [got] = await callback.waitFor(1, 10_000);
     const body = JSON.parse(got.body);
-    expect(body).toMatchObject({ event: "verification.completed", test: true, verification_id: v.id, external_user_id: "u-cb", status: "verified" });
+    expect(body).toMatchObject({
+      event: "verification.completed",
+      test: true,
+      verification_id: v.id,
+      external_user_id: "u-cb",
+      status: "verified",
+    });
     expect(body.callback_url).toBeUndefined();
     expect(got.headers["x-service-signature"]).toBe(hex(got.body, secret));
     expect(got.headers["x-proof-signature"]).toBe(got.headers["x-service-signature"]);
@@ -183,7 +205,7 @@ describe("a verification's own callback_url", () => {
 
   it("is refused unless an http(s) URL without credentials", async () => {
     const { c } = await tenant();
-    for (const bad of ["ftp://example.com/x", "not a url", "https://user:pw@example.com/x", "javascript:alert(1)", "", "https://e.com/" + "x".repeat(2100)]) {
+    for (const bad of ["ftp://example.com/x", "not a url", "https://user:pw@example.com/x", "javascript:alert(1)", "", `https://e.com/${"x".repeat(2100)}`]) {
       expectError(await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier: email(), callback_url: bad }), 400, "validation_error");
     }
   });

@@ -18,17 +18,35 @@ const name = () => `shop-${n++}.example.com`;
 
 describe("POST /api/v1/verifications/domain", () => {
   it("answers the domain-shaped view: the TXT record and the file to publish, pending, the provider (test keys: unknown)", async () => {
-    const r = await api(stack.url, t.testKey).post("/api/v1/verifications/domain", { domain: "https://WWW.Acme-Shop.example.COM/about", customer_id: "cust-7" });
+    const r = await api(stack.url, t.testKey).post("/api/v1/verifications/domain", {
+      domain: "https://WWW.Acme-Shop.example.COM/about",
+      customer_id: "cust-7",
+    });
     expect(r.status, r.text).toBe(201);
     const v = r.body;
-    expect(v).toMatchObject({ domain: "acme-shop.example.com", status: "pending", verification_method: "manual_dns", provider: { detected: "unknown", name: "Unknown" } });
+    expect(v).toMatchObject({
+      domain: "acme-shop.example.com",
+      status: "pending",
+      verification_method: "manual_dns",
+      provider: { detected: "unknown", name: "Unknown" },
+    });
     expect(v.id).toMatch(/^ver_/);
-    expect(v.dns_record).toEqual({ type: "TXT", name: "_icv-challenge.acme-shop.example.com", value: expect.stringMatching(/^icv-verify=[A-Za-z0-9_-]{43}$/) });
+    expect(v.dns_record).toEqual({
+      type: "TXT",
+      name: "_icv-challenge.acme-shop.example.com",
+      value: expect.stringMatching(/^icv-verify=[A-Za-z0-9_-]{43}$/),
+    });
     expect(v.http_file).toEqual({ path: "/.well-known/icv-verify.txt", content: v.dns_record.value });
     expect(Date.parse(v.expires_at) - Date.now()).toBeGreaterThan(24 * 3600_000 - 60_000);
     // the same verification through the generic API: type domain, channel dns, the customer as external_user_id
     const got = await api(stack.url, t.testKey).get(`/api/v1/verifications/${v.id}`);
-    expect(got.body).toMatchObject({ type: "domain", channel: "dns", identifier: "acme-shop.example.com", external_user_id: "cust-7", status: "pending" });
+    expect(got.body).toMatchObject({
+      type: "domain",
+      channel: "dns",
+      identifier: "acme-shop.example.com",
+      external_user_id: "cust-7",
+      status: "pending",
+    });
     expect(got.body.challenge.message).toBe(v.dns_record.value);
   });
 
@@ -57,7 +75,14 @@ describe("test keys", () => {
     const d = (await c.post("/api/v1/verifications/domain", { domain: name() })).body;
     const check = await c.post(`/api/v1/verifications/domain/${d.id}/check`);
     expect(check.status, check.text).toBe(200);
-    expect(check.body).toMatchObject({ id: d.id, domain: d.domain, status: "pending", verified: false, check_count: 1, verification_method: "manual_dns" });
+    expect(check.body).toMatchObject({
+      id: d.id,
+      domain: d.domain,
+      status: "pending",
+      verified: false,
+      check_count: 1,
+      verification_method: "manual_dns",
+    });
     expect(check.body.last_check).toMatchObject({ passed: false, found: [] });
     expect(check.body.last_check.summary).toMatch(/test mode/i);
     const done = await c.post(`/api/v1/verifications/${d.id}/test-verify`);
@@ -152,7 +177,11 @@ describe("create options on POST /api/v1/verifications", () => {
     expect((await c.get(`/api/v1/test/messages?verification_id=${dflt.body.id}`)).body.data[0].to).toMatch(/^admin@/);
     expectError(await c.post("/api/v1/verifications", { type: "domain", channel: "email", identifier: name(), email_prefix: "ceo" }), 400, "validation_error");
     expectError(await c.post("/api/v1/verifications", { type: "domain", channel: "dns", identifier: name(), email_prefix: "admin" }), 400, "validation_error");
-    expectError(await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "a@example.com", email_prefix: "admin" }), 400, "validation_error");
+    expectError(
+      await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "a@example.com", email_prefix: "admin" }),
+      400,
+      "validation_error",
+    );
   });
 
   it("dns_provider is required on auto, refused elsewhere, and must carry exactly the provider's fields (never echoed)", async () => {
@@ -163,9 +192,18 @@ describe("create options on POST /api/v1/verifications", () => {
     const wrong = await auto({ dns_provider: { name: "godaddy", credentials: { key: "gd-key-secret-value" } } });
     expectError(wrong, 400, "validation_error");
     expect(wrong.text).not.toContain("gd-key-secret-value");
-    expectError(await auto({ dns_provider: { name: "route53", credentials: { access_key_id: "AKIA", secret_access_key: "s", extra: "x" } } }), 400, "validation_error");
     expectError(
-      await c.post("/api/v1/verifications", { type: "domain", channel: "dns", identifier: name(), dns_provider: { name: "cloudflare", credentials: { api_token: "x" } } }),
+      await auto({ dns_provider: { name: "route53", credentials: { access_key_id: "AKIA", secret_access_key: "s", extra: "x" } } }),
+      400,
+      "validation_error",
+    );
+    expectError(
+      await c.post("/api/v1/verifications", {
+        type: "domain",
+        channel: "dns",
+        identifier: name(),
+        dns_provider: { name: "cloudflare", credentials: { api_token: "x" } },
+      }),
       400,
       "validation_error",
     );

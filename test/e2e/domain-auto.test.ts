@@ -69,7 +69,11 @@ const codeIn = (raw: string) => /verification code is (?:<\/p><p[^>]*>)?\s*([A-Z
 
 describe("by email", () => {
   it("mails the code to admin@domain (never to the caller); submitting it verifies with an otp proof", async () => {
-    const created = await live().post("/api/v1/verifications", { type: "domain", channel: "email", identifier: "https://www.mail-one.example.test/" });
+    const created = await live().post("/api/v1/verifications", {
+      type: "domain",
+      channel: "email",
+      identifier: "https://www.mail-one.example.test/",
+    });
     expect(created.status, created.text).toBe(201);
     expect(created.text).not.toMatch(/"code"/);
     const mail = await smtp.waitFor("admin@mail-one.example.test");
@@ -82,7 +86,12 @@ describe("by email", () => {
   });
 
   it("email_prefix sends it to that mailbox and not to admin@", async () => {
-    const created = await live().post("/api/v1/verifications", { type: "domain", channel: "email", identifier: "mail-two.example.test", email_prefix: "webmaster" });
+    const created = await live().post("/api/v1/verifications", {
+      type: "domain",
+      channel: "email",
+      identifier: "mail-two.example.test",
+      email_prefix: "webmaster",
+    });
     expect(created.status, created.text).toBe(201);
     await smtp.waitFor("webmaster@mail-two.example.test");
     expect(smtp.inbox.some((m) => m.to.includes("admin@mail-two.example.test"))).toBe(false);
@@ -93,7 +102,12 @@ describe("auto, through each DNS host's API", () => {
   it.each(PROVIDERS)("%s: writes the record, checks it on every server, removes it; verified with a dns_provider proof", async (p) => {
     const h = hosts[p];
     const domain = zoneOf(p, "ok");
-    const r = await live().post("/api/v1/verifications", { type: "domain", channel: "auto", identifier: domain, dns_provider: { name: p, credentials: h.credentials } });
+    const r = await live().post("/api/v1/verifications", {
+      type: "domain",
+      channel: "auto",
+      identifier: domain,
+      dns_provider: { name: p, credentials: h.credentials },
+    });
     expect(r.status, r.text).toBe(201);
     expect(r.body).toMatchObject({ status: "verified", method: "dns_provider" });
     expect(r.body.last_check.passed).toBe(true);
@@ -108,7 +122,12 @@ describe("auto, through each DNS host's API", () => {
   it.each(PROVIDERS)("%s: when the check fails (a stale server) the record is removed all the same and the verification stays pending", async (p) => {
     const h = hosts[p];
     const domain = zoneOf(p, "stale");
-    const r = await live().post("/api/v1/verifications", { type: "domain", channel: "auto", identifier: domain, dns_provider: { name: p, credentials: h.credentials } });
+    const r = await live().post("/api/v1/verifications", {
+      type: "domain",
+      channel: "auto",
+      identifier: domain,
+      dns_provider: { name: p, credentials: h.credentials },
+    });
     expect(r.status, r.text).toBe(201);
     expect(r.body.status).toBe("pending");
     expect(r.body.last_check.passed).toBe(false);
@@ -122,7 +141,12 @@ describe("auto, through each DNS host's API", () => {
   it("credentials the host refuses leave a pending verification saying so, and nothing written", async () => {
     const domain = zoneOf("cloudflare", "ok");
     const before = hosts.cloudflare.writes.length;
-    const r = await live().post("/api/v1/verifications", { type: "domain", channel: "auto", identifier: domain, dns_provider: { name: "cloudflare", credentials: { api_token: "cf-wrong-token-0000" } } });
+    const r = await live().post("/api/v1/verifications", {
+      type: "domain",
+      channel: "auto",
+      identifier: domain,
+      dns_provider: { name: "cloudflare", credentials: { api_token: "cf-wrong-token-0000" } },
+    });
     expect(r.status, r.text).toBe(201);
     expect(r.body.status).toBe("pending");
     expect(r.body.last_check.passed).toBe(false);
@@ -131,7 +155,12 @@ describe("auto, through each DNS host's API", () => {
   });
 
   it("a refused dns_provider is validation_error and never echoes a value", async () => {
-    const r = await live().post("/api/v1/verifications", { type: "domain", channel: "auto", identifier: "x.example.test", dns_provider: { name: "route53", credentials: { access_key_id: "AKIAONLYHALF" } } });
+    const r = await live().post("/api/v1/verifications", {
+      type: "domain",
+      channel: "auto",
+      identifier: "x.example.test",
+      dns_provider: { name: "route53", credentials: { access_key_id: "AKIAONLYHALF" } },
+    });
     expectError(r, 400, "validation_error");
     expect(r.text).not.toContain("AKIAONLYHALF");
   });
@@ -144,7 +173,12 @@ describe("test keys", () => {
     const writes = PROVIDERS.map((p) => hosts[p].writes.length + hosts[p].refused);
     const queries = dns.queries.length;
     const byMail = await test.post("/api/v1/verifications", { type: "domain", channel: "email", identifier: "quiet.example.test" });
-    const auto = await test.post("/api/v1/verifications", { type: "domain", channel: "auto", identifier: zoneOf("godaddy", "ok"), dns_provider: { name: "godaddy", credentials: hosts.godaddy.credentials } });
+    const auto = await test.post("/api/v1/verifications", {
+      type: "domain",
+      channel: "auto",
+      identifier: zoneOf("godaddy", "ok"),
+      dns_provider: { name: "godaddy", credentials: hosts.godaddy.credentials },
+    });
     const dnsOne = await test.post("/api/v1/verifications/domain", { domain: zoneOf("cloudflare", "ok") });
     expect([byMail.status, auto.status, dnsOne.status]).toEqual([201, 201, 201]);
     expect((await test.post(`/api/v1/verifications/domain/${dnsOne.body.id}/check`)).body.status).toBe("pending");

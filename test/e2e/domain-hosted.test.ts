@@ -34,7 +34,11 @@ describe("the page's API", () => {
     const r = await request({ identifier: `page${n++}.example.com`, channel: "dns" });
     const view = (await page(r.id, r.token).get()).body.assets[0];
     expect(view.available_channels).toEqual(["dns"]);
-    expect(view.domain.dns_record).toEqual({ type: "TXT", name: `_icv-challenge.${view.identifier}`, value: expect.stringMatching(/^icv-verify=/) });
+    expect(view.domain.dns_record).toEqual({
+      type: "TXT",
+      name: `_icv-challenge.${view.identifier}`,
+      value: expect.stringMatching(/^icv-verify=/),
+    });
     expect(view.domain.check_count).toBe(0);
     expect(view.domain.last_check).toBeUndefined();
 
@@ -50,7 +54,10 @@ describe("the page's API", () => {
     expect((await page(r.id, r.token).get()).body.assets[0].available_channels).toEqual(["dns", "http"]);
     const started = await page(r.id, r.token).start({ channel: "http" });
     expect(started.status, started.text).toBe(200);
-    expect(started.body.assets[0].domain.http_file).toEqual({ path: "/.well-known/icv-verify.txt", content: expect.stringMatching(/^icv-verify=/) });
+    expect(started.body.assets[0].domain.http_file).toEqual({
+      path: "/.well-known/icv-verify.txt",
+      content: expect.stringMatching(/^icv-verify=/),
+    });
     expectError(await page(r.id, r.token).start({ channel: "auto" }), 400, "validation_error");
   });
 });
@@ -62,7 +69,16 @@ describe.skipIf(!existsSync(CHROMIUM))(`the page in Chromium${existsSync(CHROMIU
     const record = (await page(r.id, r.token).get()).body.assets[0].domain.dns_record;
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
     try {
       const tab = await browser.newPage({ viewport: { width: 360, height: 780 } });

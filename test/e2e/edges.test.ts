@@ -21,7 +21,10 @@ const phone = { type: "phone", channel: "telegram", identifier: "+37069199199" }
 /** The 400 validation_error, with a detail for `field`. */
 function expectInvalid(res: ApiResponse, field: string) {
   const e = expectError(res, 400, "validation_error");
-  expect(e.details?.map((d: { field: string }) => d.field), res.text).toContain(field);
+  expect(
+    e.details?.map((d: { field: string }) => d.field),
+    res.text,
+  ).toContain(field);
 }
 
 /** A request with raw bytes and headers as given (fetch would refuse or fix some of them). */
@@ -58,7 +61,10 @@ describe("NUL characters and lone surrogates are refused before anything is stor
     expectInvalid(await test.post("/api/v1/verification-requests", { ...req, reference_id: "ref\u0000" }), "body.reference_id");
     expectInvalid(await test.post("/api/v1/verification-requests", { ...req, action_context: { title: "\u0000" } }), "body.action_context.title");
     // written as JSON escapes, as an attacker sends them
-    expectInvalid(await test.post("/api/v1/verifications", `{"type":"phone","channel":"telegram","identifier":"+37069199199","external_user_id":"\\ud800x"}`), "body.external_user_id");
+    expectInvalid(
+      await test.post("/api/v1/verifications", `{"type":"phone","channel":"telegram","identifier":"+37069199199","external_user_id":"\\ud800x"}`),
+      "body.external_user_id",
+    );
     expectInvalid(await test.post("/api/v1/verifications", `{"type":"phone","channel":"telegram","identifier":"\\udfff+37069199199"}`), "body.identifier");
     // nothing was made
     expect((await test.get("/api/v1/verifications")).body.pagination.total).toBe(0);
@@ -99,14 +105,26 @@ describe("JSON shape limits", () => {
   it("too many keys in an object or items in an array is 400", async () => {
     const wide = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`k${i}`, i]));
     expectInvalid(await test.post("/api/v1/verifications", { ...phone, client_metadata: wide }), "body.client_metadata");
-    expectInvalid(await test.post("/api/v1/verifications", { ...phone, client_metadata: { list: Array.from({ length: 200 }, () => 1) } }), "body.client_metadata.list");
+    expectInvalid(
+      await test.post("/api/v1/verifications", { ...phone, client_metadata: { list: Array.from({ length: 200 }, () => 1) } }),
+      "body.client_metadata.list",
+    );
   });
 
   it("duplicate keys and numbers out of range are 400", async () => {
     const dup = `{"type":"phone","channel":"telegram","identifier":"+37069199199","type":"email"}`;
     expectInvalid(await test.post("/api/v1/verifications", dup), "body.type");
-    expectInvalid(await test.post("/api/v1/verifications", `{"type":"phone","channel":"telegram","identifier":"+37069199199","client_metadata":{"n":1e400}}`), "body.client_metadata.n");
-    expectInvalid(await test.post("/api/v1/verifications", `{"type":"phone","channel":"telegram","identifier":"+37069199199","client_metadata":{"n":123456789012345678901234567890}}`), "body.client_metadata.n");
+    expectInvalid(
+      await test.post("/api/v1/verifications", `{"type":"phone","channel":"telegram","identifier":"+37069199199","client_metadata":{"n":1e400}}`),
+      "body.client_metadata.n",
+    );
+    expectInvalid(
+      await test.post(
+        "/api/v1/verifications",
+        `{"type":"phone","channel":"telegram","identifier":"+37069199199","client_metadata":{"n":123456789012345678901234567890}}`,
+      ),
+      "body.client_metadata.n",
+    );
   });
 });
 
@@ -131,7 +149,11 @@ describe("bad encodings", () => {
     expectError(await raw("POST", "/api/v1/verifications", bad, { ...auth, "content-type": "application/json" }), 400, "validation_error");
     const surrogate = Buffer.concat([Buffer.from('{"external_user_id":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')]);
     expectError(await raw("POST", "/api/v1/verifications", surrogate, { ...auth, "content-type": "application/json" }), 400, "validation_error");
-    expectError(await raw("POST", "/api/v1/verifications", JSON.stringify(phone), { ...auth, "content-type": "application/json; charset=latin1" }), 415, "unsupported_media_type");
+    expectError(
+      await raw("POST", "/api/v1/verifications", JSON.stringify(phone), { ...auth, "content-type": "application/json; charset=latin1" }),
+      415,
+      "unsupported_media_type",
+    );
   });
 
   it("bad percent-encoding in a path or a query is 400", async () => {
@@ -153,10 +175,20 @@ describe("forwarded headers are not trusted by default", () => {
       const bad = (i: number) =>
         new Promise<number>((resolve, reject) => {
           http
-            .get({ host: u.hostname, port: u.port, path: "/api/v1/verifications", localAddress: from, agent: false, headers: { authorization: "Bearer nope", "x-forwarded-for": `203.0.113.${i}` } }, (res) => {
-              res.resume();
-              resolve(res.statusCode ?? 0);
-            })
+            .get(
+              {
+                host: u.hostname,
+                port: u.port,
+                path: "/api/v1/verifications",
+                localAddress: from,
+                agent: false,
+                headers: { authorization: "Bearer nope", "x-forwarded-for": `203.0.113.${i}` },
+              },
+              (res) => {
+                res.resume();
+                resolve(res.statusCode ?? 0);
+              },
+            )
             .on("error", reject);
         });
       const statuses: number[] = [];

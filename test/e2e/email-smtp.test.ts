@@ -32,7 +32,9 @@ describe("email verification over a real SMTP server", () => {
     const code = codeIn(mail.raw);
     expect(code).toMatch(/^[A-Z0-9]{6}$/);
 
-    const wrong = await live.post(`/api/v1/verifications/${created.body.id}/submit`, { challenge_code: code === "AAAAAA" ? "BBBBBB" : "AAAAAA" });
+    const wrong = await live.post(`/api/v1/verifications/${created.body.id}/submit`, {
+      challenge_code: code === "AAAAAA" ? "BBBBBB" : "AAAAAA",
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.body.error).toMatchObject({ code: "invalid_code", attempts_remaining: 4 });
 
@@ -44,7 +46,11 @@ describe("email verification over a real SMTP server", () => {
 
   it("sends nothing for a test key", async () => {
     const before = smtp.inbox.length;
-    const created = await api(stack.url, t.testKey).post("/api/v1/verifications", { type: "email", channel: "email", identifier: "quiet@example.com" });
+    const created = await api(stack.url, t.testKey).post("/api/v1/verifications", {
+      type: "email",
+      channel: "email",
+      identifier: "quiet@example.com",
+    });
     expect(created.status).toBe(201);
     await new Promise((r) => setTimeout(r, 300));
     expect(smtp.inbox.length).toBe(before);

@@ -107,7 +107,9 @@ describe("bodies", () => {
     const t = await fresh();
     const res = await t.test.post("/api/v1/verifications", JSON.stringify(phone), { "content-type": "text/plain" });
     expectError(res, 415, "unsupported_media_type");
-    const form = await t.test.post("/api/v1/verifications", "type=phone&channel=telegram", { "content-type": "application/x-www-form-urlencoded" });
+    const form = await t.test.post("/api/v1/verifications", "type=phone&channel=telegram", {
+      "content-type": "application/x-www-form-urlencoded",
+    });
     expectError(form, 415, "unsupported_media_type");
     const list = await t.test.get("/api/v1/verifications");
     expect(list.body.pagination.total).toBe(0);
@@ -116,7 +118,9 @@ describe("bodies", () => {
   it("400 validation_error with details for unknown fields, a bad enum, limit=101 and page=0", async () => {
     const t = await fresh();
     const unknown = expectError(await t.test.post("/api/v1/verifications", { ...phone, colour: "blue" }), 400, "validation_error");
-    expect(unknown.details).toEqual(expect.arrayContaining([expect.objectContaining({ field: expect.stringContaining("colour"), message: expect.any(String), code: expect.any(String) })]));
+    expect(unknown.details).toEqual(
+      expect.arrayContaining([expect.objectContaining({ field: expect.stringContaining("colour"), message: expect.any(String), code: expect.any(String) })]),
+    );
     const badEnum = expectError(await t.test.post("/api/v1/verifications", { ...phone, type: "carrier_pigeon" }), 400, "validation_error");
     expect(badEnum.details).toEqual(expect.arrayContaining([expect.objectContaining({ field: expect.stringMatching(/(^|\.)type$/) })]));
     const limit = expectError(await t.test.get("/api/v1/verifications?limit=101"), 400, "validation_error");

@@ -9,9 +9,20 @@ const t = useTenant(stack, "Flow");
 describe("the whole path: create → test-verify → proof → validate → revoke", () => {
   it("issues a (test) proof that verifies offline against the served test JWKS, and revocation reaches the signed test list", async () => {
     const c = api(stack.url, t.testKey);
-    const created = await c.post("/api/v1/verifications", { type: "phone", channel: "telegram", identifier: "+370 691 99199", external_user_id: "user-42" });
+    const created = await c.post("/api/v1/verifications", {
+      type: "phone",
+      channel: "telegram",
+      identifier: "+370 691 99199",
+      external_user_id: "user-42",
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ type: "phone", channel: "telegram", status: "pending", identifier: "+37069199199", test_mode: true });
+    expect(created.body).toMatchObject({
+      type: "phone",
+      channel: "telegram",
+      status: "pending",
+      identifier: "+37069199199",
+      test_mode: true,
+    });
     expect(created.body.id).toMatch(/^ver_[0-9A-Z]{26}$/);
     expect(created.body.challenge.code).toMatch(/^[A-Z0-9]{6}$/);
     expect(created.body.challenge.deep_link).toBe(`https://t.me/icv_test_bot?start=${created.body.challenge.code}`);
@@ -28,7 +39,9 @@ describe("the whole path: create → test-verify → proof → validate → revo
     // offline: the (test) JWKS alone checks the signature; the raw phone number is nowhere in the token
     const jwks = await api(stack.url).get("/.well-known/jwks-test.json");
     expect(jwks.headers.get("cache-control")).toBe("public, max-age=86400");
-    const { payload, protectedHeader } = await jwtVerify(verified.body.proof_token, createLocalJWKSet(jwks.body), { algorithms: ["RS256"] });
+    const { payload, protectedHeader } = await jwtVerify(verified.body.proof_token, createLocalJWKSet(jwks.body), {
+      algorithms: ["RS256"],
+    });
     expect(protectedHeader).toMatchObject({ alg: "RS256", typ: "JWT" });
     expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toContain(protectedHeader.kid);
     expect(payload).toMatchObject({

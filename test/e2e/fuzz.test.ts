@@ -23,13 +23,25 @@ let pool: Pool;
 let doc: Record<string, any>;
 
 beforeAll(async () => {
-  stack = await startStack({ RATE_LIMIT_PER_MINUTE: "1000000", AUTH_FAILURES_PER_MINUTE: "1000000", SSE_MAX_CONNECTIONS_PER_TENANT: "1000" });
+  stack = await startStack({
+    RATE_LIMIT_PER_MINUTE: "1000000",
+    AUTH_FAILURES_PER_MINUTE: "1000000",
+    SSE_MAX_CONNECTIONS_PER_TENANT: "1000",
+  });
   const tenants = await Promise.all([1, 2, 3].map((i) => stack.tenant(`Fuzz ${i}`)));
   const c = api(stack.url, tenants[0].testKey);
-  const v = await c.post("/api/v1/verifications", { type: "phone", channel: "telegram", identifier: "+37069199199", external_user_id: "fuzz-user" });
+  const v = await c.post("/api/v1/verifications", {
+    type: "phone",
+    channel: "telegram",
+    identifier: "+37069199199",
+    external_user_id: "fuzz-user",
+  });
   const done = await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "fuzz@example.com" });
   await c.post(`/api/v1/verifications/${done.body.id}/test-verify`);
-  const rq = await c.post("/api/v1/verification-requests", { assets: [{ type: "email", identifier: "fuzz@example.com" }, { type: "phone" }], reference_id: "fuzz-ref" });
+  const rq = await c.post("/api/v1/verification-requests", {
+    assets: [{ type: "email", identifier: "fuzz@example.com" }, { type: "phone" }],
+    reference_id: "fuzz-ref",
+  });
   const token = String(rq.body.verification_url ?? "").split("#")[1] ?? "";
   pool = {
     ids: [v.body.id, done.body.id, rq.body.id, "ver_01KGQ3Z3Y8R5F6G7H8J9K0M1N2"].filter(Boolean),
@@ -51,16 +63,19 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 function send(r: FuzzRequest): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const u = new URL(stack.url);
-    const req = http.request({ host: u.hostname, port: u.port, method: r.method, path: r.path, headers: r.headers, agent, localAddress: FROM, timeout: 15_000 }, (res) => {
-      if (String(res.headers["content-type"]).startsWith("text/event-stream")) {
-        res.destroy(); // a live stream: its status and headers are the answer
-        return resolve({ status: res.statusCode ?? 0, headers: res.headers, text: "" });
-      }
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") }));
-      res.on("error", reject);
-    });
+    const req = http.request(
+      { host: u.hostname, port: u.port, method: r.method, path: r.path, headers: r.headers, agent, localAddress: FROM, timeout: 15_000 },
+      (res) => {
+        if (String(res.headers["content-type"]).startsWith("text/event-stream")) {
+          res.destroy(); // a live stream: its status and headers are the answer
+          return resolve({ status: res.statusCode ?? 0, headers: res.headers, text: "" });
+        }
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") }));
+        res.on("error", reject);
+      },
+    );
     req.on("timeout", () => req.destroy(new Error("no answer within 15 s")));
     req.on("error", reject);
     req.end(r.body);
@@ -100,7 +115,8 @@ function problem(a: Answer): string | undefined {
     return `${a.status} with a body that is not JSON`;
   }
   const e = body?.error;
-  if (typeof e?.code !== "string" || typeof e.message !== "string" || !e.message || typeof e.request_id !== "string") return `${a.status} without the error shape`;
+  if (typeof e?.code !== "string" || typeof e.message !== "string" || !e.message || typeof e.request_id !== "string")
+    return `${a.status} without the error shape`;
   if (e.request_id !== a.headers["x-request-id"]) return `${a.status} whose request_id is not X-Request-Id`;
   return undefined;
 }
@@ -117,7 +133,10 @@ async function runAll(reqs: FuzzRequest[], failures: string[]): Promise<Map<numb
       if (a === undefined) continue; // the server stopped an over-large upload after answering 413
       const why = a instanceof Error ? `no answer: ${a.message}` : problem(a);
       if (!(a instanceof Error)) statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
-      if (why) failures.push(`${why}: ${r.method} ${r.path.slice(0, 200)} ${JSON.stringify(r.headers).slice(0, 300)} body=${JSON.stringify(r.body?.toString("latin1").slice(0, 300))}${a instanceof Error ? "" : ` → ${a.text.slice(0, 200)}`}`);
+      if (why)
+        failures.push(
+          `${why}: ${r.method} ${r.path.slice(0, 200)} ${JSON.stringify(r.headers).slice(0, 300)} body=${JSON.stringify(r.body?.toString("latin1").slice(0, 300))}${a instanceof Error ? "" : ` → ${a.text.slice(0, 200)}`}`,
+        );
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -146,8 +165,13 @@ describe("fuzzing every route", () => {
       if (why) failures.push(`${why}: raw ${JSON.stringify(text.slice(0, 120))}`);
     }
     const count = reqs.length + raw;
-    const summary = [...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(" ");
-    console.log(`fuzz: ${count} requests over ${ops.length} operations in ${((Date.now() - t0) / 1000).toFixed(1)} s (seed ${SEED}; FUZZ_SEED=${SEED} replays): ${summary}`);
+    const summary = [...statuses]
+      .sort(([a], [b]) => a - b)
+      .map(([s, n]) => `${s}×${n}`)
+      .join(" ");
+    console.log(
+      `fuzz: ${count} requests over ${ops.length} operations in ${((Date.now() - t0) / 1000).toFixed(1)} s (seed ${SEED}; FUZZ_SEED=${SEED} replays): ${summary}`,
+    );
     expect(count).toBeGreaterThanOrEqual(2000);
     expect(failures.slice(0, 10), `${failures.length} bad answers (seed ${SEED})`).toEqual([]);
   }, 240_000);

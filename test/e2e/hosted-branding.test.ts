@@ -32,7 +32,8 @@ beforeAll(async () => {
   cdn = https.createServer({ cert: leaf.cert, key: leaf.key }, (req, res) => {
     logoHits.push(req.url ?? "");
     if (req.url === "/logo.png") return void res.writeHead(200, { "content-type": "image/png" }).end(logoPng);
-    if (req.url === "/logo.svg") return void res.writeHead(200, { "content-type": "image/svg+xml" }).end("<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>");
+    if (req.url === "/logo.svg")
+      return void res.writeHead(200, { "content-type": "image/svg+xml" }).end("<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>");
     if (req.url === "/page.html") return void res.writeHead(200, { "content-type": "text/html" }).end("<h1>not an image</h1>");
     res.writeHead(404).end();
   });
@@ -61,9 +62,19 @@ const view = async (r: { id: string; token: string }) => (await api(stack.url).g
 
 describe("branding in the page API and the logo proxy", () => {
   it("carries the project's branding, its logo behind the same-origin proxy", async () => {
-    const pid = await project({ business_name: "Acme Shop", logo_url: `${logoBase}/logo.png`, primary_color: "#0a7f5a", support_email: "help@acme.example" });
+    const pid = await project({
+      business_name: "Acme Shop",
+      logo_url: `${logoBase}/logo.png`,
+      primary_color: "#0a7f5a",
+      support_email: "help@acme.example",
+    });
     const r = await request({ project_id: pid, assets: [{ type: "email" }] });
-    expect((await view(r)).branding).toEqual({ business_name: "Acme Shop", logo_url: `/hosted/logo/${pid}`, primary_color: "#0a7f5a", support_email: "help@acme.example" });
+    expect((await view(r)).branding).toEqual({
+      business_name: "Acme Shop",
+      logo_url: `/hosted/logo/${pid}`,
+      primary_color: "#0a7f5a",
+      support_email: "help@acme.example",
+    });
     const logo = await fetch(`${stack.url}/hosted/logo/${pid}`);
     expect(logo.status).toBe(200);
     expect(logo.headers.get("content-type")).toBe("image/png");
@@ -88,7 +99,10 @@ describe("branding in the page API and the logo proxy", () => {
   it("a request without project_id shows the default project (no branding set); callbacks send a cancelled request to cancel_url", async () => {
     const plain = await request({ assets: [{ type: "email" }] });
     expect((await view(plain)).branding).toEqual({ business_name: null, logo_url: null, primary_color: null, support_email: null });
-    const pid = await project({}, { success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancelled", failure_url: "https://shop.example/failed" });
+    const pid = await project(
+      {},
+      { success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancelled", failure_url: "https://shop.example/failed" },
+    );
     const r = await request({ project_id: pid, assets: [{ type: "email" }] });
     expect((await c.del(`/api/v1/verification-requests/${r.id}`)).status).toBe(200);
     const v = await view(r);
@@ -102,9 +116,16 @@ describe("branding in the page API and the logo proxy", () => {
 });
 
 describe.skipIf(!existsSync(CHROMIUM))(`the branded page in Chromium${existsSync(CHROMIUM) ? "" : " (skipped: /usr/bin/chromium is absent)"}`, () => {
-  it("shows the business name, logo, colour and support address under the strict CSP; writes the docs screenshot", { timeout: 90_000 }, async () => {
+  it("shows the business name, logo, colour and support address under the strict CSP; writes the docs screenshot", {
+    timeout: 90_000,
+  }, async () => {
     const { chromium } = await import("playwright-core");
-    const pid = await project({ business_name: "Acme <Shop>", logo_url: `${logoBase}/logo.png`, primary_color: "#0a7f5a", support_email: "help@acme.example" });
+    const pid = await project({
+      business_name: "Acme <Shop>",
+      logo_url: `${logoBase}/logo.png`,
+      primary_color: "#0a7f5a",
+      support_email: "help@acme.example",
+    });
     const r = await request({
       project_id: pid,
       assets: [{ type: "email" }, { type: "phone", identifier: "+37069300001", channel: "telegram" }],
@@ -112,7 +133,16 @@ describe.skipIf(!existsSync(CHROMIUM))(`the branded page in Chromium${existsSync
     });
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
     try {
       const tab = await browser.newPage({ viewport: { width: 720, height: 900 } });

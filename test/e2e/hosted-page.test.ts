@@ -71,15 +71,39 @@ const page = (id: string, token?: string) => {
 
 describe("the hosted page's API", () => {
   it("shows the request to its token: assets, channels, the phone challenge with a QR code; nothing of the tenant", async () => {
-    const r = await create(c, twoAssets({ redirect_url: `${siteUrl}/done?order=42`, callback_url: `${siteUrl}/hook-secret`, client_metadata: { secret: "x" }, external_user_id: "u-1" }));
+    const r = await create(
+      c,
+      twoAssets({
+        redirect_url: `${siteUrl}/done?order=42`,
+        callback_url: `${siteUrl}/hook-secret`,
+        client_metadata: { secret: "x" },
+        external_user_id: "u-1",
+      }),
+    );
     const res = await page(r.id, r.token).get();
     expect(res.status, res.text).toBe(200);
     expect(res.headers.get("cache-control")).toBe("no-store");
     expect(res.headers.get("referrer-policy")).toBe("no-referrer");
     const s = res.body;
-    expect(s).toMatchObject({ id: r.id, status: "pending", action_type: "verification", test_mode: true, has_redirect: true, redirect_to: null, token_expired: false });
+    expect(s).toMatchObject({
+      id: r.id,
+      status: "pending",
+      action_type: "verification",
+      test_mode: true,
+      has_redirect: true,
+      redirect_to: null,
+      token_expired: false,
+    });
     expect(s.action_context).toEqual({ title: "Confirm your order", description: "Order 42 needs your email and phone." });
-    expect(s.assets[0]).toMatchObject({ index: 0, type: "email", identifier: null, status: "pending", channels: ["email"], available_channels: ["email"], challenge: null });
+    expect(s.assets[0]).toMatchObject({
+      index: 0,
+      type: "email",
+      identifier: null,
+      status: "pending",
+      channels: ["email"],
+      available_channels: ["email"],
+      challenge: null,
+    });
     const p = s.assets[1];
     expect(p).toMatchObject({ index: 1, type: "phone", channel: "telegram", status: "in_progress", method: "code" });
     expect(p.challenge.code).toMatch(/^[A-Z0-9]{6}$/);
@@ -119,7 +143,12 @@ describe("the hosted page's API", () => {
     expect(wrong.attempts_remaining).toBe(4);
     // the tenant sees the asset and its verification like any other
     const rest = await c.get(`/api/v1/verification-requests/${r.id}`);
-    expect(rest.body.assets[0]).toMatchObject({ identifier: "buyer@example.com", channel: "email", status: "in_progress", verification_id: a.verification_id });
+    expect(rest.body.assets[0]).toMatchObject({
+      identifier: "buyer@example.com",
+      channel: "email",
+      status: "in_progress",
+      verification_id: a.verification_id,
+    });
     // starting again mails a new code: not before the resend gap
     const soon = expectError(await p.start(0, {}), 429, "resend_too_soon");
     expect(soon.retry_after).toBeGreaterThan(0);
@@ -173,7 +202,9 @@ describe("the hosted page's API", () => {
   it("streams the page state: connected, then request on every change, until the request is final", async () => {
     const r = await create(c, twoAssets());
     const ctl = new AbortController();
-    const res = await fetch(`${stack.url}/api/v1/verify/request/${r.id}/events?token=${encodeURIComponent(r.token)}`, { signal: ctl.signal });
+    const res = await fetch(`${stack.url}/api/v1/verify/request/${r.id}/events?token=${encodeURIComponent(r.token)}`, {
+      signal: ctl.signal,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
     const reader = res.body!.getReader();
@@ -201,100 +232,126 @@ describe("the hosted page's API", () => {
   });
 });
 
-describe.skipIf(!existsSync(CHROMIUM))(`the page in Chromium${existsSync(CHROMIUM) ? "" : " (skipped: /usr/bin/chromium is absent; .ci/run installs it)"}`, () => {
-  it("completes a two-asset test request end to end, with live progress and the redirect", { timeout: 90_000 }, async () => {
-    const { chromium } = await import("playwright-core");
-    mkdirSync(ARTIFACTS, { recursive: true });
-    const r = await create(c, twoAssets({ redirect_url: `${siteUrl}/done?order=42` }));
-    const gateway = new URL(stack.url).origin;
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+describe.skipIf(!existsSync(CHROMIUM))(
+  `the page in Chromium${existsSync(CHROMIUM) ? "" : " (skipped: /usr/bin/chromium is absent; .ci/run installs it)"}`,
+  () => {
+    it("completes a two-asset test request end to end, with live progress and the redirect", { timeout: 90_000 }, async () => {
+      const { chromium } = await import("playwright-core");
+      mkdirSync(ARTIFACTS, { recursive: true });
+      const r = await create(c, twoAssets({ redirect_url: `${siteUrl}/done?order=42` }));
+      const gateway = new URL(stack.url).origin;
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-quic",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync",
+        ],
+      });
+      try {
+        const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+        const tab = await context.newPage();
+        const origins = new Set<string>();
+        tab.on("request", (q) => {
+          if (!q.url().startsWith("data:")) origins.add(new URL(q.url()).origin);
+        });
+        const violations: string[] = [];
+        tab.on("console", (m) => {
+          if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
+        });
+
+        const res = await tab.goto(stack.url + r.path);
+        expect(res!.status()).toBe(200);
+        const csp = res!.headers()["content-security-policy"];
+        expect(csp).toBe(
+          "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        );
+        expect(res!.headers()["referrer-policy"]).toBe("no-referrer");
+        expect(res!.headers()["set-cookie"]).toBeUndefined();
+
+        await tab.getByRole("heading", { level: 1, name: "Confirm your order" }).waitFor();
+        const email = tab.locator("#asset-0");
+        const phoneCard = tab.locator("#asset-1");
+        await expect.poll(() => tab.locator("#progress").textContent()).toBe("0 of 2 verified");
+        // the phone challenge: code, link and QR
+        const code = await phoneCard.locator(".code").textContent();
+        expect(code).toMatch(/^[A-Z0-9]{6}$/);
+        expect(await phoneCard.getByRole("link", { name: "Open Telegram" }).getAttribute("href")).toBe(`https://t.me/icv_test_bot?start=${code}`);
+        expect(await phoneCard.getByRole("img").getAttribute("src")).toMatch(/^data:image\/png;base64,/);
+        // a code the page shows is never typed back into it: no code box for the reverse-OTP code
+        expect(await phoneCard.locator("input[name=challenge_code]").count()).toBe(0);
+
+        await tab.setViewportSize({ width: 360, height: 780 });
+        await tab.screenshot({ path: `${ARTIFACTS}/hosted-page-360-start.png`, fullPage: true });
+        await tab.setViewportSize({ width: 1280, height: 900 });
+
+        // the user gives the email address the request left open, and starts it
+        await email.getByLabel("Your email address").fill("shopper@example.com");
+        await email.getByRole("button", { name: "Start" }).click();
+        await email.getByLabel("Code from the email").waitFor();
+        expect(await tab.evaluate(() => document.activeElement?.id)).toBe("challenge_code-0");
+        await expect.poll(() => email.locator(".status").textContent()).toBe("In progress");
+
+        await tab.screenshot({ path: `${ARTIFACTS}/hosted-page-1280.png`, fullPage: true });
+        await tab.setViewportSize({ width: 360, height: 780 });
+        expect(await tab.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+        await tab.screenshot({ path: `${ARTIFACTS}/hosted-page-360.png`, fullPage: true });
+
+        // live progress: the phone is verified elsewhere (the bot, here the tenant's test-verify)
+        const vid = (await page(r.id, r.token).get()).body.assets[1].verification_id;
+        expect((await c.post(`/api/v1/verifications/${vid}/test-verify`)).status).toBe(200);
+        await expect.poll(() => phoneCard.locator(".status").textContent(), { timeout: 10_000 }).toBe("Verified");
+        await expect.poll(() => tab.locator("#progress").textContent()).toBe("1 of 2 verified");
+
+        // the last step from the page; then back to the tenant's site
+        await email.getByRole("button", { name: "Complete this step (test mode)" }).click();
+        await tab.waitForURL((u) => u.origin === siteUrl, { timeout: 15_000 });
+        const back = new URL(tab.url());
+        expect(back.pathname).toBe("/done");
+        expect(back.searchParams.get("order")).toBe("42");
+        expect(back.searchParams.get("request_id")).toBe(r.id);
+        expect(back.searchParams.get("status")).toBe("completed");
+        expect(visits.some((v) => v.includes(`request_id=${r.id}`))).toBe(true);
+
+        expect([...origins].sort()).toEqual([gateway, siteUrl].sort());
+
+        // a link with a wrong token says so, and the page stays usable by keyboard and screen reader
+        await tab.goto(`${stack.url}/verify/${r.id}#not-the-token`);
+        await expect.poll(() => tab.getByRole("alert").textContent()).toBe("This verification link is not valid. Check that you opened the whole link.");
+        expect(await tab.evaluate(() => document.activeElement?.id)).toBe("alert");
+        expect(violations).toEqual([]);
+        const rest = await c.get(`/api/v1/verification-requests/${r.id}`);
+        expect(rest.body.status).toBe("completed");
+        await context.close();
+      } finally {
+        await browser.close();
+      }
     });
-    try {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-      const tab = await context.newPage();
-      const origins = new Set<string>();
-      tab.on("request", (q) => {
-        if (!q.url().startsWith("data:")) origins.add(new URL(q.url()).origin);
-      });
-      const violations: string[] = [];
-      tab.on("console", (m) => {
-        if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
-      });
-
-      const res = await tab.goto(stack.url + r.path);
-      expect(res!.status()).toBe(200);
-      const csp = res!.headers()["content-security-policy"];
-      expect(csp).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
-      expect(res!.headers()["referrer-policy"]).toBe("no-referrer");
-      expect(res!.headers()["set-cookie"]).toBeUndefined();
-
-      await tab.getByRole("heading", { level: 1, name: "Confirm your order" }).waitFor();
-      const email = tab.locator("#asset-0");
-      const phoneCard = tab.locator("#asset-1");
-      await expect.poll(() => tab.locator("#progress").textContent()).toBe("0 of 2 verified");
-      // the phone challenge: code, link and QR
-      const code = await phoneCard.locator(".code").textContent();
-      expect(code).toMatch(/^[A-Z0-9]{6}$/);
-      expect(await phoneCard.getByRole("link", { name: "Open Telegram" }).getAttribute("href")).toBe(`https://t.me/icv_test_bot?start=${code}`);
-      expect(await phoneCard.getByRole("img").getAttribute("src")).toMatch(/^data:image\/png;base64,/);
-      // a code the page shows is never typed back into it: no code box for the reverse-OTP code
-      expect(await phoneCard.locator("input[name=challenge_code]").count()).toBe(0);
-
-      await tab.setViewportSize({ width: 360, height: 780 });
-      await tab.screenshot({ path: `${ARTIFACTS}/hosted-page-360-start.png`, fullPage: true });
-      await tab.setViewportSize({ width: 1280, height: 900 });
-
-      // the user gives the email address the request left open, and starts it
-      await email.getByLabel("Your email address").fill("shopper@example.com");
-      await email.getByRole("button", { name: "Start" }).click();
-      await email.getByLabel("Code from the email").waitFor();
-      expect(await tab.evaluate(() => document.activeElement?.id)).toBe("challenge_code-0");
-      await expect.poll(() => email.locator(".status").textContent()).toBe("In progress");
-
-      await tab.screenshot({ path: `${ARTIFACTS}/hosted-page-1280.png`, fullPage: true });
-      await tab.setViewportSize({ width: 360, height: 780 });
-      expect(await tab.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
-      await tab.screenshot({ path: `${ARTIFACTS}/hosted-page-360.png`, fullPage: true });
-
-      // live progress: the phone is verified elsewhere (the bot, here the tenant's test-verify)
-      const vid = (await page(r.id, r.token).get()).body.assets[1].verification_id;
-      expect((await c.post(`/api/v1/verifications/${vid}/test-verify`)).status).toBe(200);
-      await expect.poll(() => phoneCard.locator(".status").textContent(), { timeout: 10_000 }).toBe("Verified");
-      await expect.poll(() => tab.locator("#progress").textContent()).toBe("1 of 2 verified");
-
-      // the last step from the page; then back to the tenant's site
-      await email.getByRole("button", { name: "Complete this step (test mode)" }).click();
-      await tab.waitForURL((u) => u.origin === siteUrl, { timeout: 15_000 });
-      const back = new URL(tab.url());
-      expect(back.pathname).toBe("/done");
-      expect(back.searchParams.get("order")).toBe("42");
-      expect(back.searchParams.get("request_id")).toBe(r.id);
-      expect(back.searchParams.get("status")).toBe("completed");
-      expect(visits.some((v) => v.includes(`request_id=${r.id}`))).toBe(true);
-
-      expect([...origins].sort()).toEqual([gateway, siteUrl].sort());
-
-      // a link with a wrong token says so, and the page stays usable by keyboard and screen reader
-      await tab.goto(`${stack.url}/verify/${r.id}#not-the-token`);
-      await expect.poll(() => tab.getByRole("alert").textContent()).toBe("This verification link is not valid. Check that you opened the whole link.");
-      expect(await tab.evaluate(() => document.activeElement?.id)).toBe("alert");
-      expect(violations).toEqual([]);
-      const rest = await c.get(`/api/v1/verification-requests/${r.id}`);
-      expect(rest.body.status).toBe("completed");
-      await context.close();
-    } finally {
-      await browser.close();
-    }
-  });
-});
+  },
+);
 
 describe.skipIf(!existsSync(CHROMIUM))("a phone on the page, in Chromium", () => {
   it("offers both ways; with a code by SMS it asks for the code that was sent, never one it showed", { timeout: 60_000 }, async () => {
     const { chromium } = await import("playwright-core");
     const r = await create(c, { assets: [{ type: "phone", allowed_channels: ["sms", "telegram"] }] });
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
     try {
       const tab = await browser.newPage({ viewport: { width: 360, height: 780 } });
       await tab.goto(stack.url + r.path);
@@ -324,10 +381,27 @@ describe.skipIf(!existsSync(CHROMIUM))("a phone on the page, in Chromium", () =>
 describe.skipIf(!existsSync(CHROMIUM))("smart reuse on the page", () => {
   it("offers the user's existing proof and completes the asset with it", { timeout: 60_000 }, async () => {
     const { chromium } = await import("playwright-core");
-    const before = await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "returning@example.com", external_user_id: "shopper-7" });
+    const before = await c.post("/api/v1/verifications", {
+      type: "email",
+      channel: "email",
+      identifier: "returning@example.com",
+      external_user_id: "shopper-7",
+    });
     expect((await c.post(`/api/v1/verifications/${before.body.id}/test-verify`)).status).toBe(200);
     const r = await create(c, { assets: [{ type: "email" }], external_user_id: "shopper-7" });
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
     try {
       const tab = await browser.newPage({ viewport: { width: 360, height: 780 } });
       await tab.goto(stack.url + r.path);
@@ -358,7 +432,12 @@ describe("expiry", () => {
       const g = await p.get();
       return g.body?.status === "expired" ? g : undefined;
     }, 5000);
-    expect(s!.body).toMatchObject({ status: "expired", token_expired: true, assets: [], action_context: { title: null, description: null } });
+    expect(s!.body).toMatchObject({
+      status: "expired",
+      token_expired: true,
+      assets: [],
+      action_context: { title: null, description: null },
+    });
     expect(s!.body.redirect_to).toBe(`${siteUrl}/back?request_id=${r.id}&status=expired`);
     // another request's expired token is still just not_found
     expectError(await page("vreq_01M80000000000000000000000", r.token).get(), 404, "not_found");

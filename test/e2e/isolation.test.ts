@@ -41,13 +41,19 @@ beforeAll(async () => {
   const wallet = privateKeyToAccount(generatePrivateKey());
   const v3 = await aLive.post("/api/v1/verifications", { type: "wallet", channel: "ethereum", identifier: wallet.address });
   expect(v3.status).toBe(201);
-  const signed = await aLive.post(`/api/v1/verifications/${v3.body.id}/submit`, { signature: await wallet.signMessage({ message: v3.body.challenge.message }) });
+  const signed = await aLive.post(`/api/v1/verifications/${v3.body.id}/submit`, {
+    signature: await wallet.signMessage({ message: v3.body.challenge.message }),
+  });
   expect(signed.status).toBe(200);
   expect(signed.body.status).toBe("verified");
   ids.liveVerified = v3.body.id;
   liveProof = signed.body.proof.token;
 
-  const v4 = await aLive.post("/api/v1/verifications", { type: "wallet", channel: "ethereum", identifier: privateKeyToAccount(generatePrivateKey()).address });
+  const v4 = await aLive.post("/api/v1/verifications", {
+    type: "wallet",
+    channel: "ethereum",
+    identifier: privateKeyToAccount(generatePrivateKey()).address,
+  });
   expect(v4.status).toBe(201);
   ids.livePending = v4.body.id;
 });
@@ -90,13 +96,25 @@ describe("another tenant", () => {
   it("can validate A's proofs: proofs are portable", async () => {
     const byTest = await bTest.post("/api/v1/proofs/validate", { proof_token: testProof });
     expect(byTest.status).toBe(200);
-    expect(byTest.body).toMatchObject({ valid: true, verification: { id: ids.testVerified, type: "phone", channel: "telegram", test_mode: true } });
+    expect(byTest.body).toMatchObject({
+      valid: true,
+      verification: { id: ids.testVerified, type: "phone", channel: "telegram", test_mode: true },
+    });
     const byLive = await bLive.post("/api/v1/proofs/validate", { proof_token: liveProof });
     expect(byLive.status).toBe(200);
-    expect(byLive.body).toMatchObject({ valid: true, verification: { id: ids.liveVerified, type: "wallet", channel: "ethereum", test_mode: false, method: "signature" } });
+    expect(byLive.body).toMatchObject({
+      valid: true,
+      verification: { id: ids.liveVerified, type: "wallet", channel: "ethereum", test_mode: false, method: "signature" },
+    });
     // but a test proof never passes for a live one, whoever's live key asks
-    expect((await bLive.post("/api/v1/proofs/validate", { proof_token: testProof })).body).toMatchObject({ valid: false, reason: "test_proof" });
-    expect((await aLive.post("/api/v1/proofs/validate", { proof_token: testProof })).body).toMatchObject({ valid: false, reason: "test_proof" });
+    expect((await bLive.post("/api/v1/proofs/validate", { proof_token: testProof })).body).toMatchObject({
+      valid: false,
+      reason: "test_proof",
+    });
+    expect((await aLive.post("/api/v1/proofs/validate", { proof_token: testProof })).body).toMatchObject({
+      valid: false,
+      reason: "test_proof",
+    });
   });
 });
 
@@ -119,7 +137,11 @@ describe("lists", () => {
   const listIds = async (c: ReturnType<typeof api>) => {
     const r = await c.get("/api/v1/verifications?limit=100");
     expect(r.status).toBe(200);
-    return { ids: r.body.data.map((v: { id: string }) => v.id).sort(), total: r.body.pagination.total, modes: r.body.data.map((v: { test_mode: boolean }) => v.test_mode) };
+    return {
+      ids: r.body.data.map((v: { id: string }) => v.id).sort(),
+      total: r.body.pagination.total,
+      modes: r.body.data.map((v: { test_mode: boolean }) => v.test_mode),
+    };
   };
 
   it("show each key only its own tenant's rows of its own environment", async () => {

@@ -39,7 +39,11 @@ describe("Kafka not reachable", () => {
     let n = 0;
     while (Date.now() - started < 12_000) {
       n++;
-      const v = await c.post("/api/v1/verifications", { type: "phone", channel: "sms", identifier: `+370691${String(n).padStart(5, "0")}` });
+      const v = await c.post("/api/v1/verifications", {
+        type: "phone",
+        channel: "sms",
+        identifier: `+370691${String(n).padStart(5, "0")}`,
+      });
       expect(v.status).toBe(201);
       const done = await c.post(`/api/v1/verifications/${v.body.id}/test-verify`);
       expect(done.status).toBe(200);
@@ -47,7 +51,15 @@ describe("Kafka not reachable", () => {
       const h = await api(stack.url).get("/health");
       expect(h.status).toBe(200);
       expect(h.body.status).toBe("degraded");
-      expect(h.body.services).toMatchObject({ kafka: "down", database: "up", verification: "up", proof: "up", webhook: "up", session: "up", domain: "up" });
+      expect(h.body.services).toMatchObject({
+        kafka: "down",
+        database: "up",
+        verification: "up",
+        proof: "up",
+        webhook: "up",
+        session: "up",
+        domain: "up",
+      });
       // paced: the key's rate limit (100 a minute) is not what this test is about
       await new Promise((r) => setTimeout(r, 500));
     }

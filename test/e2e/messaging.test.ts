@@ -12,7 +12,13 @@ import { startMessagingProviders, startTelegramApi, type TelegramApi, type Twili
 
 const PUBLIC = "https://verify.example.test";
 const TG = { token: "7000000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0", bot: "icv_e2e_bot", secret: "tg-webhook-secret-0123456789" };
-const WA = { phoneNumberId: "1098765432", accessToken: "EAAG-e2e-access-token-0123", appSecret: "wa-app-secret-0123456789", verifyToken: "wa-verify-token-0123456789", number: "+15550001234" };
+const WA = {
+  phoneNumberId: "1098765432",
+  accessToken: "EAAG-e2e-access-token-0123",
+  appSecret: "wa-app-secret-0123456789",
+  verifyToken: "wa-verify-token-0123456789",
+  number: "+15550001234",
+};
 const TW = { sid: "AC0123456789abcdef0123456789abcdef", token: "twilio-auth-token-0123456789", number: "+15550002000" };
 
 let tg: TelegramApi;
@@ -122,9 +128,16 @@ describe("WhatsApp (Cloud API)", () => {
     expect(unsigned.status).toBe(401);
     expect(await getV(v.id)).toMatchObject({ status: "pending", attempts: 0 });
     // bodies past 256 KB are refused before anything reads them
-    const huge = await fetch(hook("whatsapp"), { method: "POST", headers: { "content-type": "application/json" }, body: "x".repeat(300_000) });
+    const huge = await fetch(hook("whatsapp"), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "x".repeat(300_000),
+    });
     expect(huge.status).toBe(413);
-    expect(((await huge.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: "payload_too_large", message: expect.stringContaining("256 KB") });
+    expect(((await huge.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: "payload_too_large",
+      message: expect.stringContaining("256 KB"),
+    });
   });
 
   it("a code sent after the challenge expired does not verify, and the user is told", async () => {
@@ -213,7 +226,12 @@ describe("Telegram (Bot API, webhook mode)", () => {
     await tg.userSends(hook("telegram"), tg.contactUpdate(u, "+37069100014"));
     const got = (await live.get(`/api/v1/sessions/${s.id}`)).body;
     expect(got).toMatchObject({ status: "verified", phone_number: "+37069100014", channel: "telegram" });
-    expect((await getV(got.verification_id))).toMatchObject({ type: "phone", channel: "telegram", identifier: "+37069100014", status: "verified" });
+    expect(await getV(got.verification_id)).toMatchObject({
+      type: "phone",
+      channel: "telegram",
+      identifier: "+37069100014",
+      status: "verified",
+    });
   });
 
   it("ignores the bot's messages in group chats (another member could answer there)", async () => {
@@ -243,7 +261,11 @@ describe("SMS (Twilio)", () => {
   it("verifies a code texted from the verification's number and replies through the Messages API", async () => {
     const v = await createPhone("sms", "+37069100020");
     expect(v.challenge.deep_link).toBe(`sms:${TW.number}?body=${v.challenge.code}`);
-    const r = await tw.userSends(hook("sms"), { from: "+37069100020", to: TW.number, body: ` ${v.challenge.code.toLowerCase()} ` }, { signedUrl: `${PUBLIC}/hooks/sms` });
+    const r = await tw.userSends(
+      hook("sms"),
+      { from: "+37069100020", to: TW.number, body: ` ${v.challenge.code.toLowerCase()} ` },
+      { signedUrl: `${PUBLIC}/hooks/sms` },
+    );
     expect(r.status).toBe(200);
     expect(r.body).toContain("<Response>");
     expect((await getV(v.id)).status).toBe("verified");
@@ -264,7 +286,13 @@ describe("SMS (Twilio)", () => {
 describe("Telegram long polling (local development)", () => {
   it("fetches updates with getUpdates and verifies exactly as the webhook does", async () => {
     const poll = await startTelegramApi({ token: TG.token, botUsername: TG.bot });
-    const s2 = await startStack({ PUBLIC_BASE_URL: PUBLIC, TELEGRAM_API_URL: poll.url, TELEGRAM_BOT_TOKEN: TG.token, TELEGRAM_BOT_USERNAME: TG.bot, TELEGRAM_MODE: "polling" });
+    const s2 = await startStack({
+      PUBLIC_BASE_URL: PUBLIC,
+      TELEGRAM_API_URL: poll.url,
+      TELEGRAM_BOT_TOKEN: TG.token,
+      TELEGRAM_BOT_USERNAME: TG.bot,
+      TELEGRAM_MODE: "polling",
+    });
     try {
       const k = await s2.tenant("Polling");
       const c = api(s2.url, k.liveKey);

@@ -86,7 +86,14 @@ async function create(client: ReturnType<typeof api>, type: string, channel: str
  */
 async function signIn(deepLink: string, tamper?: (authorize: URL) => void) {
   const start = await fetch(deepLink, { redirect: "manual" });
-  if (start.status !== 303) return { stage: "start", status: start.status, html: await start.text(), outcome: undefined as string | undefined, callback: undefined };
+  if (start.status !== 303)
+    return {
+      stage: "start",
+      status: start.status,
+      html: await start.text(),
+      outcome: undefined as string | undefined,
+      callback: undefined,
+    };
   const authorize = new URL(start.headers.get("location")!);
   tamper?.(authorize);
   const back = await fetch(authorize, { redirect: "manual" });
@@ -118,7 +125,11 @@ describe("OAuth sign-in with a live key, every provider", () => {
     const bare = await startStack({ OAUTH_GITHUB_CLIENT_ID: "only-the-id" });
     try {
       const k = await bare.tenant("Bare");
-      const e = expectError(await api(bare.url, k.liveKey).post("/api/v1/verifications", { type: "social", channel: "github", identifier: "octocat" }), 400, "channel_unavailable");
+      const e = expectError(
+        await api(bare.url, k.liveKey).post("/api/v1/verifications", { type: "social", channel: "github", identifier: "octocat" }),
+        400,
+        "channel_unavailable",
+      );
       expect(e.message).toContain("OAUTH_GITHUB_CLIENT_SECRET");
       expect((await api(bare.url, k.testKey).post("/api/v1/verifications", { type: "social", channel: "github", identifier: "octocat" })).status).toBe(201);
     } finally {
@@ -277,7 +288,11 @@ describe("kraken: a read-only API key", () => {
   it("another account's key, a wrong secret and a key that can trade or withdraw are refused", async () => {
     const v = await create(live, "account", "kraken", IIBAN);
     const otherKey = kraken.addKey("AA11 BBBB CCCC DDDD");
-    const wrong = expectError(await live.post(`/api/v1/verifications/${v.id}/submit`, { api_key: otherKey.key, api_secret: otherKey.secret }), 400, "invalid_code");
+    const wrong = expectError(
+      await live.post(`/api/v1/verifications/${v.id}/submit`, { api_key: otherKey.key, api_secret: otherKey.secret }),
+      400,
+      "invalid_code",
+    );
     expect(wrong.attempts_remaining).toBe(4);
     const mine = kraken.addKey(IIBAN);
     const badSecret = Buffer.alloc(64, 7).toString("base64");
@@ -325,7 +340,7 @@ describe("test keys", () => {
   const channels = [...CASES.map(([name, type]) => [name, type] as const), ["kraken", "account"] as const];
   it.each(channels)("%s: the start link shows a test page, and test-verify completes it", async (channel, type) => {
     const c = api(stack.url, t.testKey);
-    const identifier = channel === "kraken" ? IIBAN : (CASES.find(([n]) => n === channel)![2]);
+    const identifier = channel === "kraken" ? IIBAN : CASES.find(([n]) => n === channel)![2];
     const v = await create(c, type, channel, identifier);
     if (v.challenge.deep_link) {
       const page = await fetch(v.challenge.deep_link, { redirect: "manual" });
@@ -339,69 +354,86 @@ describe("test keys", () => {
 });
 
 const CHROMIUM = "/usr/bin/chromium";
-const BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const BROWSER_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
-describe.skipIf(!existsSync(CHROMIUM))(`the hosted page in Chromium${existsSync(CHROMIUM) ? "" : " (skipped: /usr/bin/chromium is absent; .ci/run installs it)"}`, () => {
-  it("signs in with GitHub from the hosted page (wrong account first), then goes back to the tenant's site", { timeout: 90_000 }, async () => {
-    const { chromium } = await import("playwright-core");
-    const visits: string[] = [];
-    const site = http.createServer((req, res) => {
-      visits.push(req.url ?? "");
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end("<!doctype html><title>Back at the shop</title><h1>Back at the shop</h1>");
+describe.skipIf(!existsSync(CHROMIUM))(
+  `the hosted page in Chromium${existsSync(CHROMIUM) ? "" : " (skipped: /usr/bin/chromium is absent; .ci/run installs it)"}`,
+  () => {
+    it("signs in with GitHub from the hosted page (wrong account first), then goes back to the tenant's site", {
+      timeout: 90_000,
+    }, async () => {
+      const { chromium } = await import("playwright-core");
+      const visits: string[] = [];
+      const site = http.createServer((req, res) => {
+        visits.push(req.url ?? "");
+        res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end("<!doctype html><title>Back at the shop</title><h1>Back at the shop</h1>");
+      });
+      await new Promise<void>((r) => site.listen(0, "127.0.0.1", r));
+      const siteUrl = `http://127.0.0.1:${(site.address() as net.AddressInfo).port}`;
+      const browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS });
+      try {
+        const r = await live.post("/api/v1/verification-requests", {
+          assets: [
+            { type: "social", channel: "github" },
+            { type: "account", channel: "kraken", identifier: IIBAN },
+          ],
+          action_context: { title: "Show us your accounts" },
+          redirect_url: `${siteUrl}/done`,
+        });
+        expect(r.status, r.text).toBe(201);
+        const tab = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+        const violations: string[] = [];
+        tab.on("console", (m) => {
+          if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
+        });
+        await tab.goto(r.body.verification_url);
+        const gh = tab.locator("#asset-0");
+        await gh.getByLabel("Your username").fill("octo-page");
+        await gh.getByRole("button", { name: "Start" }).click();
+
+        // a wrong account first: the page the provider sends the user back to says so, and offers a fresh link
+        stands.github.account = { id: "31337", handle: "someone-else" };
+        await gh.getByRole("link", { name: "Sign in with GitHub" }).click();
+        await tab.getByRole("heading", { level: 1, name: "Wrong account" }).waitFor();
+        expect(await tab.locator("#outcome").textContent()).toContain("identifier_mismatch");
+        expect(await tab.evaluate(() => location.pathname)).toBe("/oauth/github/callback");
+
+        // the right account, from the retry link: verified, and back to the hosted page (the request is not complete yet)
+        stands.github.account = { id: "4040", handle: "Octo-Page" };
+        await tab.getByRole("link", { name: "Sign in with GitHub again" }).click();
+        await tab.getByRole("heading", { level: 1, name: "Verified" }).waitFor();
+        await tab.getByRole("link", { name: "Continue" }).click();
+        await tab.getByRole("heading", { level: 1, name: "Show us your accounts" }).waitFor();
+        await expect.poll(() => gh.locator(".status").textContent()).toBe("Verified");
+
+        // Kraken: the API-key form, a key of the named account; then the request completes and the page goes to the site
+        const kr = tab.locator("#asset-1");
+        expect(await kr.textContent()).toContain("read-only API key");
+        const key = kraken.addKey(IIBAN);
+        await kr.getByLabel("API key").fill(key.key);
+        await kr.getByLabel("Private key (secret)").fill(key.secret);
+        await kr.getByRole("button", { name: "Confirm" }).click();
+        await tab.waitForURL((u) => u.origin === siteUrl, { timeout: 15_000 });
+        expect(new URL(tab.url()).searchParams.get("status")).toBe("completed");
+        expect(violations).toEqual([]);
+        const v = (await live.get(`/api/v1/verification-requests/${r.body.id}`)).body;
+        expect(v.status).toBe("completed");
+      } finally {
+        await browser.close();
+        site.close();
+      }
     });
-    await new Promise<void>((r) => site.listen(0, "127.0.0.1", r));
-    const siteUrl = `http://127.0.0.1:${(site.address() as net.AddressInfo).port}`;
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS });
-    try {
-      const r = await live.post("/api/v1/verification-requests", {
-        assets: [{ type: "social", channel: "github" }, { type: "account", channel: "kraken", identifier: IIBAN }],
-        action_context: { title: "Show us your accounts" },
-        redirect_url: `${siteUrl}/done`,
-      });
-      expect(r.status, r.text).toBe(201);
-      const tab = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-      const violations: string[] = [];
-      tab.on("console", (m) => {
-        if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
-      });
-      await tab.goto(r.body.verification_url);
-      const gh = tab.locator("#asset-0");
-      await gh.getByLabel("Your username").fill("octo-page");
-      await gh.getByRole("button", { name: "Start" }).click();
-
-      // a wrong account first: the page the provider sends the user back to says so, and offers a fresh link
-      stands.github.account = { id: "31337", handle: "someone-else" };
-      await gh.getByRole("link", { name: "Sign in with GitHub" }).click();
-      await tab.getByRole("heading", { level: 1, name: "Wrong account" }).waitFor();
-      expect(await tab.locator("#outcome").textContent()).toContain("identifier_mismatch");
-      expect((await tab.evaluate(() => location.pathname))).toBe("/oauth/github/callback");
-
-      // the right account, from the retry link: verified, and back to the hosted page (the request is not complete yet)
-      stands.github.account = { id: "4040", handle: "Octo-Page" };
-      await tab.getByRole("link", { name: "Sign in with GitHub again" }).click();
-      await tab.getByRole("heading", { level: 1, name: "Verified" }).waitFor();
-      await tab.getByRole("link", { name: "Continue" }).click();
-      await tab.getByRole("heading", { level: 1, name: "Show us your accounts" }).waitFor();
-      await expect.poll(() => gh.locator(".status").textContent()).toBe("Verified");
-
-      // Kraken: the API-key form, a key of the named account; then the request completes and the page goes to the site
-      const kr = tab.locator("#asset-1");
-      expect(await kr.textContent()).toContain("read-only API key");
-      const key = kraken.addKey(IIBAN);
-      await kr.getByLabel("API key").fill(key.key);
-      await kr.getByLabel("Private key (secret)").fill(key.secret);
-      await kr.getByRole("button", { name: "Confirm" }).click();
-      await tab.waitForURL((u) => u.origin === siteUrl, { timeout: 15_000 });
-      expect(new URL(tab.url()).searchParams.get("status")).toBe("completed");
-      expect(violations).toEqual([]);
-      const v = (await live.get(`/api/v1/verification-requests/${r.body.id}`)).body;
-      expect(v.status).toBe("completed");
-    } finally {
-      await browser.close();
-      site.close();
-    }
-  });
-});
+  },
+);
 
 describe("logs", () => {
   it("hold no provider token, code, state, link secret or Kraken secret", () => {

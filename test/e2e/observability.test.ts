@@ -33,7 +33,14 @@ beforeAll(async () => {
   const identity = await serviceIdentity(parseConfig(stack.env), "session", createLogger({ level: "silent" }));
   const asSession = rpcClient(ProofService, stack.services.proof.url, identity);
   await expect(
-    asSession.issueProof({ scope: { tenantId: t.tenantId, environment: Environment.TEST }, proofId: "prf_x", type: "phone", channel: "sms", identifierHash: "0".repeat(64), method: "otp" }),
+    asSession.issueProof({
+      scope: { tenantId: t.tenantId, environment: Environment.TEST },
+      proofId: "prf_x",
+      type: "phone",
+      channel: "sms",
+      identifierHash: "0".repeat(64),
+      method: "otp",
+    }),
   ).rejects.toThrow(/may not call/);
   identity.close();
 });
@@ -66,7 +73,14 @@ describe("GET /metrics", () => {
       all.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
 
     // HTTP RED by route pattern
-    expect(find("icv_http_requests_total", { service: "gateway", method: "POST", route: "/api/v1/verifications/:id/test-verify", code: "200" })[0]?.value).toBe(1);
+    expect(
+      find("icv_http_requests_total", {
+        service: "gateway",
+        method: "POST",
+        route: "/api/v1/verifications/:id/test-verify",
+        code: "200",
+      })[0]?.value,
+    ).toBe(1);
     expect(find("icv_http_requests_total", { method: "GET", route: "/api/v1/verifications/:id", code: "404" })[0]?.value).toBe(1);
     expect(find("icv_http_requests_total", { route: "unmatched", code: "404" })[0]?.value).toBeGreaterThanOrEqual(1);
     expect(find("icv_http_request_duration_seconds_count", { route: "/api/v1/verifications/:id/test-verify" })[0]?.value).toBe(1);
@@ -95,9 +109,13 @@ describe("GET /metrics", () => {
   });
 
   it("counts open event streams while they are open", async () => {
-    const scrape = async () => samples(await (await fetch(`${stack.gateway.adminUrl}/metrics`)).text()).find((s) => s.name === "icv_sse_streams" && s.labels.kind === "api")?.value;
+    const scrape = async () =>
+      samples(await (await fetch(`${stack.gateway.adminUrl}/metrics`)).text()).find((s) => s.name === "icv_sse_streams" && s.labels.kind === "api")?.value;
     const ac = new AbortController();
-    const res = await fetch(`${stack.url}/api/v1/verifications/${verificationId}/events`, { headers: { authorization: `Bearer ${t.testKey}` }, signal: ac.signal });
+    const res = await fetch(`${stack.url}/api/v1/verifications/${verificationId}/events`, {
+      headers: { authorization: `Bearer ${t.testKey}` },
+      signal: ac.signal,
+    });
     expect(res.status).toBe(200);
     expect(await scrape()).toBe(1);
     ac.abort();

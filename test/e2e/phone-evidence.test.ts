@@ -12,7 +12,12 @@ import { startMessagingProviders, type TelegramApi, type TwilioApi, type WhatsAp
 
 const PUBLIC = "https://verify.example.test";
 const TG = { token: "7000000002:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1", bot: "icv_evidence_bot", secret: "tg-webhook-secret-evidence-01" };
-const WA = { phoneNumberId: "1098765433", accessToken: "EAAG-evidence-access-token-01", appSecret: "wa-app-secret-evidence-0001", number: "+15550001235" };
+const WA = {
+  phoneNumberId: "1098765433",
+  accessToken: "EAAG-evidence-access-token-01",
+  appSecret: "wa-app-secret-evidence-0001",
+  number: "+15550001235",
+};
 const TW = { sid: "AC0123456789abcdef0123456789abcdee", token: "twilio-auth-token-evidence-01", number: "+15550002001" };
 
 let tg: TelegramApi;
@@ -69,7 +74,10 @@ async function smsCodeTo(to: string, after = 0): Promise<string> {
 }
 
 describe("the attacker: a shown reverse-OTP code submitted without the phone", () => {
-  for (const [keyName, client] of [["live", () => live], ["test", () => test]] as const) {
+  for (const [keyName, client] of [
+    ["live", () => live],
+    ["test", () => test],
+  ] as const) {
     for (const channel of ["whatsapp", "sms", "telegram"]) {
       it(`is refused on ${channel} with a ${keyName} key, and the verification stays pending without a proof`, async () => {
         const c = client();
@@ -81,7 +89,14 @@ describe("the attacker: a shown reverse-OTP code submitted without the phone", (
         const e = expectError(await c.post(`/api/v1/verifications/${created.body.id}/submit`, { challenge_code: code }), 409, "invalid_state");
         expect(e.message).toMatch(/send the code from the phone/);
         // claiming the verification's own number as the source changes nothing: the caller is not evidence
-        expectError(await c.post(`/api/v1/verifications/${created.body.id}/submit`, { challenge_code: code, source_identifier: created.body.identifier }), 409, "invalid_state");
+        expectError(
+          await c.post(`/api/v1/verifications/${created.body.id}/submit`, {
+            challenge_code: code,
+            source_identifier: created.body.identifier,
+          }),
+          409,
+          "invalid_state",
+        );
         const after = (await c.get(`/api/v1/verifications/${created.body.id}`)).body;
         expect(after).toMatchObject({ status: "pending", attempts: 0 });
         expect(after.proof).toBeUndefined();
@@ -89,9 +104,14 @@ describe("the attacker: a shown reverse-OTP code submitted without the phone", (
     }
   }
 
-  for (const [keyName, client] of [["live", () => live], ["test", () => test]] as const) {
+  for (const [keyName, client] of [
+    ["live", () => live],
+    ["test", () => test],
+  ] as const) {
     it(`is refused through the hosted page's token API (${keyName} request), and the asset stays in progress`, async () => {
-      const r = await client().post("/api/v1/verification-requests", { assets: [{ type: "phone", identifier: number(), channel: "whatsapp" }] });
+      const r = await client().post("/api/v1/verification-requests", {
+        assets: [{ type: "phone", identifier: number(), channel: "whatsapp" }],
+      });
       expect(r.status, r.text).toBe(201);
       const token = new URL(r.body.verification_url).hash.slice(1);
       const p = `/api/v1/verify/request/${r.body.id}`;
@@ -206,7 +226,12 @@ describe("outbound: a code sent to the phone", () => {
     const code = /verification code is ([A-Z0-9]{6})/.exec(msgs[0].text)![1];
     const wa1 = await test.post("/api/v1/verifications", { type: "phone", channel: "whatsapp", identifier: phone, delivery: "outbound" });
     const waMsg = (await test.get(`/api/v1/test/messages?verification_id=${wa1.body.id}`)).body.data[0];
-    expect(waMsg).toMatchObject({ direction: "outbound", channel: "whatsapp", to: phone, subject: "WhatsApp template verification_code (en_US)" });
+    expect(waMsg).toMatchObject({
+      direction: "outbound",
+      channel: "whatsapp",
+      to: phone,
+      subject: "WhatsApp template verification_code (en_US)",
+    });
     expect(sentToProviders()).toBe(sent);
     const ok = await test.post(`/api/v1/verifications/${r.body.id}/submit`, { challenge_code: code });
     expect(ok.status, ok.text).toBe(200);
@@ -214,19 +239,43 @@ describe("outbound: a code sent to the phone", () => {
   });
 
   it("refuses outbound on telegram (it cannot message a number first) and delivery on other types", async () => {
-    const e = expectError(await live.post("/api/v1/verifications", { type: "phone", channel: "telegram", identifier: number(), delivery: "outbound" }), 400, "validation_error");
+    const e = expectError(
+      await live.post("/api/v1/verifications", { type: "phone", channel: "telegram", identifier: number(), delivery: "outbound" }),
+      400,
+      "validation_error",
+    );
     expect(e.message).toMatch(/sms or whatsapp/);
-    expectError(await test.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "a@example.com", delivery: "outbound" }), 400, "validation_error");
-    expectError(await test.post("/api/v1/verifications", { type: "phone", channel: "sms", identifier: number(), delivery: "carrier-pigeon" }), 400, "validation_error");
+    expectError(
+      await test.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "a@example.com", delivery: "outbound" }),
+      400,
+      "validation_error",
+    );
+    expectError(
+      await test.post("/api/v1/verifications", { type: "phone", channel: "sms", identifier: number(), delivery: "carrier-pigeon" }),
+      400,
+      "validation_error",
+    );
   });
 
   it("a provider refusal is a 503 that leaves nothing behind and never carries the token", async () => {
     const phone = "+37069499999";
     // the stand-in only knows the default template: another name is refused by "Meta"
-    const other = await startStack({ WHATSAPP_API_URL: wa.url, WHATSAPP_PHONE_NUMBER: WA.number, WHATSAPP_PHONE_NUMBER_ID: WA.phoneNumberId, WHATSAPP_ACCESS_TOKEN: WA.accessToken, WHATSAPP_APP_SECRET: WA.appSecret, WHATSAPP_OTP_TEMPLATE: "not_approved" });
+    const other = await startStack({
+      WHATSAPP_API_URL: wa.url,
+      WHATSAPP_PHONE_NUMBER: WA.number,
+      WHATSAPP_PHONE_NUMBER_ID: WA.phoneNumberId,
+      WHATSAPP_ACCESS_TOKEN: WA.accessToken,
+      WHATSAPP_APP_SECRET: WA.appSecret,
+      WHATSAPP_OTP_TEMPLATE: "not_approved",
+    });
     try {
       const o = await other.tenant("Template");
-      const r = await api(other.url, o.liveKey).post("/api/v1/verifications", { type: "phone", channel: "whatsapp", identifier: phone, delivery: "outbound" });
+      const r = await api(other.url, o.liveKey).post("/api/v1/verifications", {
+        type: "phone",
+        channel: "whatsapp",
+        identifier: phone,
+        delivery: "outbound",
+      });
       const e = expectError(r, 503, "service_unavailable");
       expect(r.text).not.toContain(WA.accessToken);
       expect(e.message).toMatch(/WhatsApp message could not be sent/);

@@ -29,7 +29,8 @@ async function verified(c: Client, body: Record<string, unknown>): Promise<strin
   expect(done.status, done.text).toBe(200);
   return v.body.id;
 }
-const email = (c: Client, extra: Record<string, unknown> = {}) => verified(c, { type: "email", channel: "email", identifier: `sales${n++}@acme.example`, ...extra });
+const email = (c: Client, extra: Record<string, unknown> = {}) =>
+  verified(c, { type: "email", channel: "email", identifier: `sales${n++}@acme.example`, ...extra });
 const phone = (c: Client) => verified(c, { type: "phone", channel: "telegram", identifier: `+3706940${String(n++).padStart(4, "0")}` });
 const domain = (c: Client) => verified(c, { type: "domain", channel: "dns", identifier: `shop${n++}.acme.example` });
 
@@ -74,9 +75,18 @@ describe("the profile resource", () => {
     expect(list.body.pagination).toMatchObject({ page: 1, limit: 100 });
 
     clock.advance(1_000);
-    const patched = await c.patch(`/api/v1/me/profiles/${made.id}`, { bio: null, is_public: true, proofs: [{ verification_id: p, label: "Phone", mask_level: "full" }] });
+    const patched = await c.patch(`/api/v1/me/profiles/${made.id}`, {
+      bio: null,
+      is_public: true,
+      proofs: [{ verification_id: p, label: "Phone", mask_level: "full" }],
+    });
     expect(patched.status, patched.text).toBe(200);
-    expect(patched.body).toMatchObject({ display_name: "Acme Shop", bio: null, avatar_url: "https://cdn.acme.example/logo.png", is_public: true });
+    expect(patched.body).toMatchObject({
+      display_name: "Acme Shop",
+      bio: null,
+      avatar_url: "https://cdn.acme.example/logo.png",
+      is_public: true,
+    });
     expect(patched.body.proofs).toEqual([{ verification_id: p, label: "Phone", mask_level: "full", display_order: 0 }]);
     expect(Date.parse(patched.body.updated_at)).toBeGreaterThan(Date.parse(made.updated_at));
 
@@ -99,7 +109,11 @@ describe("the profile resource", () => {
     expectError(await c.post("/api/v1/me/profiles", { display_name: "A", avatar_url: "javascript:alert(1)" }), 400, "validation_error");
     expectError(await c.post("/api/v1/me/profiles", { display_name: "A", owner: "me" }), 400, "validation_error");
     expectError(await c.post("/api/v1/me/profiles", { bio: "no name" }), 400, "validation_error");
-    const dup = expectError(await c.post("/api/v1/me/profiles", { display_name: "A", proofs: [{ verification_id: e }, { verification_id: e }] }), 400, "validation_error");
+    const dup = expectError(
+      await c.post("/api/v1/me/profiles", { display_name: "A", proofs: [{ verification_id: e }, { verification_id: e }] }),
+      400,
+      "validation_error",
+    );
     expect(dup.details[0].field).toBe("proofs.1.verification_id");
     expectError(await c.post("/api/v1/me/profiles", { display_name: "A", proofs: [{ verification_id: e, mask_level: "some" }] }), 400, "validation_error");
   });
@@ -109,15 +123,31 @@ describe("the profile resource", () => {
     const ok = await email(c);
     const pending = (await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier: `pending${n++}@acme.example` })).body.id;
     const theirs = await email(api(stack.url, rival.testKey));
-    const live = (await api(stack.url, shop.liveKey).post("/api/v1/verifications", { type: "domain", channel: "dns", identifier: `live${n++}.acme.example` })).body.id;
+    const live = (
+      await api(stack.url, shop.liveKey).post("/api/v1/verifications", {
+        type: "domain",
+        channel: "dns",
+        identifier: `live${n++}.acme.example`,
+      })
+    ).body.id;
     for (const [bad, why] of [
       [pending, "pending"],
       [theirs, "another tenant's"],
       [live, "another environment's"],
       ["ver_01J00000000000000000000000", "unknown"],
     ]) {
-      const e = expectError(await c.post("/api/v1/me/profiles", { display_name: why, proofs: [{ verification_id: ok }, { verification_id: bad }] }), 400, "validation_error");
-      expect(e.details, why).toEqual([{ field: "proofs.1.verification_id", message: "must be a verified verification of this tenant and environment", code: "not_verified" }]);
+      const e = expectError(
+        await c.post("/api/v1/me/profiles", { display_name: why, proofs: [{ verification_id: ok }, { verification_id: bad }] }),
+        400,
+        "validation_error",
+      );
+      expect(e.details, why).toEqual([
+        {
+          field: "proofs.1.verification_id",
+          message: "must be a verified verification of this tenant and environment",
+          code: "not_verified",
+        },
+      ]);
     }
     // an update is checked the same way
     const p = await create(c, { display_name: "Fine", proofs: [{ verification_id: ok }] });
@@ -161,9 +191,36 @@ describe("the public profile", () => {
     const emailAddress = (await c.get(`/api/v1/verifications/${e}`)).body.identifier;
     expect(r.body).toMatchObject({ id: prof.id, display_name: "Acme <Shop>", test: true, checked_at: expect.any(String) });
     expect(r.body.proofs).toEqual([
-      { label: "Website", type: "domain", channel: "dns", identifier: domainName, verified_at: expect.any(String), status: "valid", expires_at: expect.any(String), revoked_at: null },
-      { label: "Sales", type: "email", channel: "email", identifier: expect.stringMatching(/^s\*\*\*\d@acme\.example$/), verified_at: expect.any(String), status: "valid", expires_at: expect.any(String), revoked_at: null },
-      { label: "Phone", type: "phone", channel: "telegram", identifier: null, verified_at: expect.any(String), status: "valid", expires_at: expect.any(String), revoked_at: null },
+      {
+        label: "Website",
+        type: "domain",
+        channel: "dns",
+        identifier: domainName,
+        verified_at: expect.any(String),
+        status: "valid",
+        expires_at: expect.any(String),
+        revoked_at: null,
+      },
+      {
+        label: "Sales",
+        type: "email",
+        channel: "email",
+        identifier: expect.stringMatching(/^s\*\*\*\d@acme\.example$/),
+        verified_at: expect.any(String),
+        status: "valid",
+        expires_at: expect.any(String),
+        revoked_at: null,
+      },
+      {
+        label: "Phone",
+        type: "phone",
+        channel: "telegram",
+        identifier: null,
+        verified_at: expect.any(String),
+        status: "valid",
+        expires_at: expect.any(String),
+        revoked_at: null,
+      },
     ]);
     expect(r.text).not.toContain(emailAddress);
     expect(r.text).not.toMatch(/acct-42|gold|ten_|ver_|\+3706940/);
@@ -185,12 +242,20 @@ describe("the public profile", () => {
       proofs: [revoked, expiring, fine].map((verification_id, i) => ({ verification_id, label: ["Revoked", "Expiring", "Fine"][i] })),
     });
     const states = async () => (await api(stack.url).get(`/p/${prof.id}.json`)).body.proofs.map((x: any) => [x.label, x.status]);
-    expect(await states()).toEqual([["Revoked", "valid"], ["Expiring", "valid"], ["Fine", "valid"]]);
+    expect(await states()).toEqual([
+      ["Revoked", "valid"],
+      ["Expiring", "valid"],
+      ["Fine", "valid"],
+    ]);
 
     const rv = await c.post(`/api/v1/proofs/${revoked}/revoke`, { reason: "fraud" });
     expect(rv.status, rv.text).toBe(200);
     clock.advance(61_000);
-    expect(await states()).toEqual([["Revoked", "revoked"], ["Expiring", "expired"], ["Fine", "valid"]]);
+    expect(await states()).toEqual([
+      ["Revoked", "revoked"],
+      ["Expiring", "expired"],
+      ["Fine", "valid"],
+    ]);
     const one = (await api(stack.url).get(`/p/${prof.id}.json`)).body.proofs[0];
     expect(one.revoked_at).toBe(rv.body.revoked_at);
     const html = (await api(stack.url).get(`/p/${prof.id}`)).text;
@@ -219,73 +284,85 @@ describe("the public profile", () => {
   });
 });
 
-describe.skipIf(!existsSync(CHROMIUM))(`the public page in Chromium${existsSync(CHROMIUM) ? "" : " (skipped: /usr/bin/chromium is absent; .ci/run installs it)"}`, () => {
-  it("shows the profile and its proofs, under a strict CSP, with no script; takes the docs screenshot", { timeout: 90_000 }, async () => {
-    const { chromium } = await import("playwright-core");
-    const c = test();
-    const d = await domain(c);
-    const e = await email(c);
-    const w = await phone(c);
-    const gone = await email(c);
-    const prof = await create(c, {
-      display_name: "Acme Tools",
-      bio: "Hand-made tools since 1921. These are the accounts we really use.",
-      is_public: true,
-      proofs: [
-        { verification_id: d, label: "Website", mask_level: "full" },
-        { verification_id: e, label: "Sales email", mask_level: "partial" },
-        { verification_id: w, label: "Support phone", mask_level: "hidden" },
-        { verification_id: gone, label: "Old sales email", mask_level: "partial" },
-      ],
-    });
-    expect((await c.post(`/api/v1/proofs/${gone}/revoke`, { reason: "asset_transferred" })).status).toBe(200);
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
-    try {
-      const tab = await (await browser.newContext({ viewport: { width: 900, height: 900 } })).newPage();
-      const origins = new Set<string>();
-      tab.on("request", (q) => void origins.add(new URL(q.url()).origin));
-      const violations: string[] = [];
-      tab.on("console", (m) => {
-        if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
+describe.skipIf(!existsSync(CHROMIUM))(
+  `the public page in Chromium${existsSync(CHROMIUM) ? "" : " (skipped: /usr/bin/chromium is absent; .ci/run installs it)"}`,
+  () => {
+    it("shows the profile and its proofs, under a strict CSP, with no script; takes the docs screenshot", { timeout: 90_000 }, async () => {
+      const { chromium } = await import("playwright-core");
+      const c = test();
+      const d = await domain(c);
+      const e = await email(c);
+      const w = await phone(c);
+      const gone = await email(c);
+      const prof = await create(c, {
+        display_name: "Acme Tools",
+        bio: "Hand-made tools since 1921. These are the accounts we really use.",
+        is_public: true,
+        proofs: [
+          { verification_id: d, label: "Website", mask_level: "full" },
+          { verification_id: e, label: "Sales email", mask_level: "partial" },
+          { verification_id: w, label: "Support phone", mask_level: "hidden" },
+          { verification_id: gone, label: "Old sales email", mask_level: "partial" },
+        ],
       });
-      const res = await tab.goto(`${stack.url}/p/${prof.id}`);
-      expect(res!.status()).toBe(200);
-      expect(res!.headers()["content-security-policy"]).toBe(
-        "default-src 'none'; script-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-      );
-      expect(res!.headers()["referrer-policy"]).toBe("no-referrer");
-      expect(res!.headers()["x-frame-options"]).toBe("DENY");
-      await tab.getByRole("heading", { level: 1, name: "Acme Tools" }).waitFor();
-      const cards = tab.locator("li.proof");
-      expect(await cards.count()).toBe(4);
-      expect(await cards.nth(0).locator("h3").textContent()).toBe("Website");
-      expect(await cards.nth(0).locator(".status").textContent()).toBe("Verified");
-      expect(await cards.nth(2).locator("dd").nth(1).textContent()).toBe("Hidden");
-      expect(await cards.nth(3).locator(".status").textContent()).toBe("Revoked");
-      expect(await tab.getByText("Test mode").isVisible()).toBe(true);
-      // the stylesheet applied (our own file), and nothing ran or was loaded from elsewhere
-      expect(await tab.evaluate(() => getComputedStyle(document.querySelector("li.proof")!).borderLeftWidth)).toBe("4px");
-      expect(await tab.locator("script").count()).toBe(0);
-      expect([...origins]).toEqual([new URL(stack.url).origin]);
-      expect(violations).toEqual([]);
-      await tab.setViewportSize({ width: 360, height: 780 });
-      expect(await tab.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
-      await tab.setViewportSize({ width: 900, height: 900 });
-      // every run leaves a fresh one in test-artifacts/; docs/ keeps its committed copy (delete it to retake it)
-      const shot = await tab.screenshot({ path: "test-artifacts/profile-page.png", fullPage: true });
-      if (!existsSync(DOC_SCREENSHOT)) writeFileSync(DOC_SCREENSHOT, shot);
-    } finally {
-      await browser.close();
-    }
-  });
+      expect((await c.post(`/api/v1/proofs/${gone}/revoke`, { reason: "asset_transferred" })).status).toBe(200);
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-quic",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync",
+        ],
+      });
+      try {
+        const tab = await (await browser.newContext({ viewport: { width: 900, height: 900 } })).newPage();
+        const origins = new Set<string>();
+        tab.on("request", (q) => void origins.add(new URL(q.url()).origin));
+        const violations: string[] = [];
+        tab.on("console", (m) => {
+          if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
+        });
+        const res = await tab.goto(`${stack.url}/p/${prof.id}`);
+        expect(res!.status()).toBe(200);
+        expect(res!.headers()["content-security-policy"]).toBe(
+          "default-src 'none'; script-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        );
+        expect(res!.headers()["referrer-policy"]).toBe("no-referrer");
+        expect(res!.headers()["x-frame-options"]).toBe("DENY");
+        await tab.getByRole("heading", { level: 1, name: "Acme Tools" }).waitFor();
+        const cards = tab.locator("li.proof");
+        expect(await cards.count()).toBe(4);
+        expect(await cards.nth(0).locator("h3").textContent()).toBe("Website");
+        expect(await cards.nth(0).locator(".status").textContent()).toBe("Verified");
+        expect(await cards.nth(2).locator("dd").nth(1).textContent()).toBe("Hidden");
+        expect(await cards.nth(3).locator(".status").textContent()).toBe("Revoked");
+        expect(await tab.getByText("Test mode").isVisible()).toBe(true);
+        // the stylesheet applied (our own file), and nothing ran or was loaded from elsewhere
+        expect(await tab.evaluate(() => getComputedStyle(document.querySelector("li.proof")!).borderLeftWidth)).toBe("4px");
+        expect(await tab.locator("script").count()).toBe(0);
+        expect([...origins]).toEqual([new URL(stack.url).origin]);
+        expect(violations).toEqual([]);
+        await tab.setViewportSize({ width: 360, height: 780 });
+        expect(await tab.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+        await tab.setViewportSize({ width: 900, height: 900 });
+        // every run leaves a fresh one in test-artifacts/; docs/ keeps its committed copy (delete it to retake it)
+        const shot = await tab.screenshot({ path: "test-artifacts/profile-page.png", fullPage: true });
+        if (!existsSync(DOC_SCREENSHOT)) writeFileSync(DOC_SCREENSHOT, shot);
+      } finally {
+        await browser.close();
+      }
+    });
 
-  it("allows the avatar's own https origin and no other in img-src", async () => {
-    const p = await create(test(), { display_name: "Avatar", is_public: true, avatar_url: "https://cdn.acme.example/a.png" });
-    const r = await api(stack.url).get(`/p/${p.id}`);
-    expect(r.headers.get("content-security-policy")).toContain("img-src 'self' https://cdn.acme.example;");
-    expect(r.text).toContain('<img class="avatar" src="https://cdn.acme.example/a.png" alt="" referrerpolicy="no-referrer"');
-  });
-});
+    it("allows the avatar's own https origin and no other in img-src", async () => {
+      const p = await create(test(), { display_name: "Avatar", is_public: true, avatar_url: "https://cdn.acme.example/a.png" });
+      const r = await api(stack.url).get(`/p/${p.id}`);
+      expect(r.headers.get("content-security-policy")).toContain("img-src 'self' https://cdn.acme.example;");
+      expect(r.text).toContain('<img class="avatar" src="https://cdn.acme.example/a.png" alt="" referrerpolicy="no-referrer"');
+    });
+  },
+);

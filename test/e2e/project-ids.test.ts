@@ -24,7 +24,12 @@ const getVerification = async (id: string) => {
 describe("project_id in the answers", () => {
   it("a verification shows its project at create, GET, list and test-verify; without one, left out", async () => {
     const prj = await newProject("Checkout");
-    const v = await as().post("/api/v1/verifications", { type: "email", channel: "email", identifier: "prj.user@example.com", project_id: prj });
+    const v = await as().post("/api/v1/verifications", {
+      type: "email",
+      channel: "email",
+      identifier: "prj.user@example.com",
+      project_id: prj,
+    });
     expect(v.status, v.text).toBe(201);
     expect(v.body.project_id).toBe(prj);
     expect((await getVerification(v.body.id)).project_id).toBe(prj);
@@ -45,13 +50,18 @@ describe("project_id in the answers", () => {
 
   it("a request and the verification it makes show the request's project; without one, left out", async () => {
     const prj = await newProject("Requests");
-    const r = await as().post("/api/v1/verification-requests", { project_id: prj, assets: [{ type: "email", identifier: "req.user@example.com", channel: "email" }] });
+    const r = await as().post("/api/v1/verification-requests", {
+      project_id: prj,
+      assets: [{ type: "email", identifier: "req.user@example.com", channel: "email" }],
+    });
     expect(r.status, r.text).toBe(201);
     expect(r.body.project_id).toBe(prj);
     expect((await as().get(`/api/v1/verification-requests/${r.body.id}`)).body.project_id).toBe(prj);
     expect((await getVerification(r.body.assets[0].verification_id)).project_id).toBe(prj);
 
-    const plain = await as().post("/api/v1/verification-requests", { assets: [{ type: "email", identifier: "req.plain@example.com", channel: "email" }] });
+    const plain = await as().post("/api/v1/verification-requests", {
+      assets: [{ type: "email", identifier: "req.plain@example.com", channel: "email" }],
+    });
     expect(plain.status, plain.text).toBe(201);
     expect(plain.body).not.toHaveProperty("project_id");
     expect((await as().get(`/api/v1/verification-requests/${plain.body.id}`)).body).not.toHaveProperty("project_id");

@@ -8,7 +8,13 @@ import { startSmtp } from "../support/smtp.ts";
 import { startMessagingProviders, type TelegramApi, type TwilioApi, type WhatsAppApi } from "../support/providers.ts";
 
 const TG = { token: "7000000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0", bot: "icv_brand_bot", secret: "tg-webhook-secret-0123456789" };
-const WA = { phoneNumberId: "1098765432", accessToken: "EAAG-e2e-access-token-0123", appSecret: "wa-app-secret-0123456789", verifyToken: "wa-verify-token-0123456789", number: "+15550001234" };
+const WA = {
+  phoneNumberId: "1098765432",
+  accessToken: "EAAG-e2e-access-token-0123",
+  appSecret: "wa-app-secret-0123456789",
+  verifyToken: "wa-verify-token-0123456789",
+  number: "+15550001234",
+};
 const TW = { sid: "AC0123456789abcdef0123456789abcdef", token: "twilio-auth-token-0123456789", number: "+15550002000" };
 
 let smtp: Awaited<ReturnType<typeof startSmtp>>;
@@ -45,7 +51,10 @@ beforeAll(async () => {
     const r = await live.put(`/api/v1/me/projects/${projectId}/templates/${channel}/${type}`, body);
     expect(r.status, r.text).toBe(200);
   };
-  await put("email", "verification_request", { subject: "{{business_name}} code {{code}}", body: "<i>Hi</i> {{user_identifier}},\nyour {{business_name}} code is {{code}} ({{expires_in}})." });
+  await put("email", "verification_request", {
+    subject: "{{business_name}} code {{code}}",
+    body: "<i>Hi</i> {{user_identifier}},\nyour {{business_name}} code is {{code}} ({{expires_in}}).",
+  });
   await put("sms", "verification_request", { body: "{{business_name}}: {{code}} is your code" });
   await put("whatsapp", "verification_success", { body: "Acme says thanks, your {{channel}} number is confirmed." });
   await put("telegram", "verification_success", { body: "Acme: phone confirmed via {{channel}}." });
@@ -59,7 +68,12 @@ afterAll(async () => {
 
 describe("project templates reach the providers", () => {
   it("mails the tenant's text (escaped HTML, business name as sender) to the SMTP server; its code verifies", async () => {
-    const v = await live.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "jane.doe@example.com", project_id: projectId });
+    const v = await live.post("/api/v1/verifications", {
+      type: "email",
+      channel: "email",
+      identifier: "jane.doe@example.com",
+      project_id: projectId,
+    });
     expect(v.status, v.text).toBe(201);
     const mail = readable((await smtp.waitFor("jane.doe@example.com")).raw);
     expect(mail).toMatch(/^From: Acme Shop <codes@icv\.test>/m);
@@ -74,7 +88,10 @@ describe("project templates reach the providers", () => {
   });
 
   it("without a template of its own the built-in email carries the project's branding", async () => {
-    const p = await live.post("/api/v1/me/projects", { name: "Plain", branding: { business_name: "Plain Co", support_email: "support@plain.example" } });
+    const p = await live.post("/api/v1/me/projects", {
+      name: "Plain",
+      branding: { business_name: "Plain Co", support_email: "support@plain.example" },
+    });
     await live.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "builtin@example.com", project_id: p.body.id });
     const mail = readable((await smtp.waitFor("builtin@example.com")).raw);
     expect(mail).toMatch(/^From: Plain Co <codes@icv\.test>/m);
@@ -83,7 +100,13 @@ describe("project templates reach the providers", () => {
   });
 
   it("sends the tenant's SMS text (with the one-time-code line) to Twilio; the code in it verifies", async () => {
-    const v = await live.post("/api/v1/verifications", { type: "phone", channel: "sms", identifier: "+37069155501", delivery: "outbound", project_id: projectId });
+    const v = await live.post("/api/v1/verifications", {
+      type: "phone",
+      channel: "sms",
+      identifier: "+37069155501",
+      delivery: "outbound",
+      project_id: projectId,
+    });
     expect(v.status, v.text).toBe(201);
     const sms = await tw.waitForSent((m) => m.to === "+37069155501");
     const code = /^Acme Shop: ([A-Z0-9]{6}) is your code\n\n@[\w.-]+ #\1$/.exec(sms.body)?.[1];
@@ -92,7 +115,12 @@ describe("project templates reach the providers", () => {
   });
 
   it("the WhatsApp bot replies with the project's verification_success text (reverse OTP)", async () => {
-    const v = await live.post("/api/v1/verifications", { type: "phone", channel: "whatsapp", identifier: "+37069155502", project_id: projectId });
+    const v = await live.post("/api/v1/verifications", {
+      type: "phone",
+      channel: "whatsapp",
+      identifier: "+37069155502",
+      project_id: projectId,
+    });
     expect(v.status, v.text).toBe(201);
     await wa.userSends(hook("whatsapp"), { from: "37069155502", text: v.body.challenge.code });
     expect((await wa.waitForSent((m) => m.to === "37069155502")).text).toBe("Acme says thanks, your whatsapp number is confirmed.");
@@ -119,21 +147,38 @@ describe("project templates reach the providers", () => {
     const p = await live.post("/api/v1/me/projects", { name: "Plain bots", branding: { business_name: "Plain Bots Co" } });
     expect(p.status, p.text).toBe(201);
     // reverse OTP: a wrong sender first, then the number itself
-    const v = await live.post("/api/v1/verifications", { type: "phone", channel: "whatsapp", identifier: "+37069155506", project_id: p.body.id });
+    const v = await live.post("/api/v1/verifications", {
+      type: "phone",
+      channel: "whatsapp",
+      identifier: "+37069155506",
+      project_id: p.body.id,
+    });
     expect(v.status, v.text).toBe(201);
     await wa.userSends(hook("whatsapp"), { from: "37069155507", text: v.body.challenge.code });
     expect((await wa.waitForSent((m) => m.to === "37069155507")).text).toMatch(/^Plain Bots Co: This code was issued for a different phone number\./);
     await wa.userSends(hook("whatsapp"), { from: "37069155506", text: v.body.challenge.code });
-    expect((await wa.waitForSent((m) => m.to === "37069155506")).text).toBe("Plain Bots Co: Thank you, your phone number is verified. You can go back to the app now.");
+    expect((await wa.waitForSent((m) => m.to === "37069155506")).text).toBe(
+      "Plain Bots Co: Thank you, your phone number is verified. You can go back to the app now.",
+    );
     // a login auth session of the project
-    const s = await live.post("/api/v1/auth/sessions", { channel: "whatsapp", phone_number: "+37069155508", type: "login", project_id: p.body.id });
+    const s = await live.post("/api/v1/auth/sessions", {
+      channel: "whatsapp",
+      phone_number: "+37069155508",
+      type: "login",
+      project_id: p.body.id,
+    });
     expect(s.status, s.text).toBe(201);
     await wa.userSends(hook("whatsapp"), { from: "37069155508", text: new URL(s.body.deep_link).searchParams.get("text")! });
     expect((await wa.waitForSent((m) => m.to === "37069155508")).text).toBe("Plain Bots Co: Thank you, confirmed. You can go back to the app now.");
   });
 
   it("a WhatsApp login auth session replies with the project's login_success text", async () => {
-    const s = await live.post("/api/v1/auth/sessions", { channel: "whatsapp", phone_number: "+37069155505", type: "login", project_id: projectId });
+    const s = await live.post("/api/v1/auth/sessions", {
+      channel: "whatsapp",
+      phone_number: "+37069155505",
+      type: "login",
+      project_id: projectId,
+    });
     expect(s.status, s.text).toBe(201);
     await wa.userSends(hook("whatsapp"), { from: "37069155505", text: new URL(s.body.deep_link).searchParams.get("text")! });
     expect((await wa.waitForSent((m) => m.to === "37069155505")).text).toBe("Acme: login confirmed. Questions? help@acme.example");

@@ -41,14 +41,24 @@ describe("projects", () => {
     const p = await newProject(t.testKey, {
       name: "Acme shop",
       description: "Checkout",
-      branding: { business_name: "Acme", logo_url: "https://cdn.acme.example/logo.png", primary_color: "#0A7F5A", support_email: "help@acme.example" },
+      branding: {
+        business_name: "Acme",
+        logo_url: "https://cdn.acme.example/logo.png",
+        primary_color: "#0A7F5A",
+        support_email: "help@acme.example",
+      },
       callbacks: { success_url: "https://acme.example/ok", failure_url: "https://acme.example/failed" },
     });
     expect(p).toMatchObject({
       name: "Acme shop",
       description: "Checkout",
       is_default: false,
-      branding: { business_name: "Acme", logo_url: "https://cdn.acme.example/logo.png", primary_color: "#0a7f5a", support_email: "help@acme.example" },
+      branding: {
+        business_name: "Acme",
+        logo_url: "https://cdn.acme.example/logo.png",
+        primary_color: "#0a7f5a",
+        support_email: "help@acme.example",
+      },
       callbacks: { success_url: "https://acme.example/ok", failure_url: "https://acme.example/failed", cancel_url: null },
     });
     expect(new Date(p.created_at).toISOString()).toBe(p.created_at);
@@ -57,7 +67,11 @@ describe("projects", () => {
     clock.advance(1000);
     const patched = await as(t.testKey).patch(`${P}/${p.id}`, { description: null, branding: { primary_color: "#123" } });
     expect(patched.status, patched.text).toBe(200);
-    expect(patched.body).toMatchObject({ name: "Acme shop", description: null, branding: { business_name: "Acme", primary_color: "#123" } });
+    expect(patched.body).toMatchObject({
+      name: "Acme shop",
+      description: null,
+      branding: { business_name: "Acme", primary_color: "#123" },
+    });
     expect(patched.body.updated_at > p.updated_at).toBe(true);
 
     const del = await as(t.testKey).del(`${P}/${p.id}`);
@@ -96,7 +110,11 @@ describe("projects", () => {
       await expectError(as(key).put(`${P}/${p.id}/templates/sms/verification_request`, { body: "{{code}}" }), 404, "not_found");
       await expectError(as(key).get(`${P}/${p.id}/templates/sms/verification_request`), 404, "not_found");
       await expectError(as(key).post(`${P}/${p.id}/templates/preview`, { channel: "sms", type: "verification_request" }), 404, "not_found");
-      const v = await expectError(as(key).post("/api/v1/verifications", { type: "email", channel: "email", identifier: "a@example.com", project_id: p.id }), 400, "validation_error");
+      const v = await expectError(
+        as(key).post("/api/v1/verifications", { type: "email", channel: "email", identifier: "a@example.com", project_id: p.id }),
+        400,
+        "validation_error",
+      );
       expect(v.details[0].field).toBe("project_id");
       await expectError(as(key).post("/api/v1/sessions", { channel: "telegram", project_id: p.id }), 400, "validation_error");
       await expectError(as(key).post("/api/v1/verification-requests", { assets: [{ type: "email" }], project_id: p.id }), 400, "validation_error");
@@ -116,7 +134,12 @@ describe("the logo proxy (SSRF)", () => {
     await new Promise<void>((r) => inside.listen(0, "127.0.0.1", r));
     const port = (inside.address() as AddressInfo).port;
     try {
-      for (const logo of [`https://127.0.0.1:${port}/logo.png`, `https://localhost:${port}/logo.png`, `https://[::ffff:127.0.0.1]:${port}/logo.png`, "https://169.254.169.254/latest/meta-data"]) {
+      for (const logo of [
+        `https://127.0.0.1:${port}/logo.png`,
+        `https://localhost:${port}/logo.png`,
+        `https://[::ffff:127.0.0.1]:${port}/logo.png`,
+        "https://169.254.169.254/latest/meta-data",
+      ]) {
         const p = await newProject(t.testKey, { name: "Inside", branding: { logo_url: logo } });
         expect(p.branding.logo_url).toBeTruthy();
         const r = await fetch(`${stack.url}/hosted/logo/${p.id}`);
@@ -141,7 +164,12 @@ describe("message templates", () => {
 
     const put = await as(t.testKey).put(`${base}/sms/verification_request`, { body: "{{business_name}} code: {{code}} ({{expires_in}})" });
     expect(put.status, put.text).toBe(200);
-    expect(put.body).toMatchObject({ project_id: p.id, custom: true, is_active: true, body: "{{business_name}} code: {{code}} ({{expires_in}})" });
+    expect(put.body).toMatchObject({
+      project_id: p.id,
+      custom: true,
+      is_active: true,
+      body: "{{business_name}} code: {{code}} ({{expires_in}})",
+    });
     expect((await as(t.testKey).get(`${base}/sms/verification_request`)).body.custom).toBe(true);
     const list = await as(t.testKey).get(base);
     expect(list.body.data.map((x: { channel: string; type: string }) => `${x.channel}/${x.type}`)).toEqual(["sms/verification_request"]);
@@ -205,12 +233,20 @@ describe("message templates", () => {
   });
 
   it("the code message uses the project's template: test messages show the rendered text; a value holding {{code}} stays text", async () => {
-    const p = await newProject(t.testKey, { name: "Brand", branding: { business_name: "Brand {{code}}", support_email: "help@brand.example" } });
+    const p = await newProject(t.testKey, {
+      name: "Brand",
+      branding: { business_name: "Brand {{code}}", support_email: "help@brand.example" },
+    });
     await as(t.testKey).put(`${P}/${p.id}/templates/email/verification_request`, {
       body: "Hello {{user_identifier}}, your {{business_name}} code is {{code}}. Help: {{support_email}}",
       subject: "{{business_name}} code",
     });
-    const v = await as(t.testKey).post("/api/v1/verifications", { type: "email", channel: "email", identifier: "jane.doe@example.com", project_id: p.id });
+    const v = await as(t.testKey).post("/api/v1/verifications", {
+      type: "email",
+      channel: "email",
+      identifier: "jane.doe@example.com",
+      project_id: p.id,
+    });
     expect(v.status, v.text).toBe(201);
     const m = (await as(t.testKey).get(`/api/v1/test/messages?verification_id=${v.body.id}`)).body.data[0];
     expect(m.subject).toBe("Brand {{code}} code");
@@ -228,7 +264,12 @@ describe("message templates", () => {
 
     // an inactive template is kept but the built-in text goes out
     await as(t.testKey).put(`${P}/${p.id}/templates/email/verification_request`, { body: "Inactive {{code}}", is_active: false });
-    const i = await as(t.testKey).post("/api/v1/verifications", { type: "email", channel: "email", identifier: "inactive@example.com", project_id: p.id });
+    const i = await as(t.testKey).post("/api/v1/verifications", {
+      type: "email",
+      channel: "email",
+      identifier: "inactive@example.com",
+      project_id: p.id,
+    });
     const im = (await as(t.testKey).get(`/api/v1/test/messages?verification_id=${i.body.id}`)).body.data[0];
     expect(im.text).not.toContain("Inactive");
     expect(im.subject).toMatch(/^Brand \{\{code\}\}: Your verification code: /);

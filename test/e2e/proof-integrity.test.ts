@@ -37,7 +37,11 @@ let n = 0;
 /** A test proof: create + test-verify with the test key (nothing about the asset was shown). */
 async function testProof(key = t.testKey): Promise<{ id: string; token: string }> {
   const c = api(stack.url, key);
-  const v = await c.post("/api/v1/verifications", { type: "phone", channel: "telegram", identifier: `+3706910${String(n++).padStart(4, "0")}` });
+  const v = await c.post("/api/v1/verifications", {
+    type: "phone",
+    channel: "telegram",
+    identifier: `+3706910${String(n++).padStart(4, "0")}`,
+  });
   expect(v.status).toBe(201);
   const done = await c.post(`/api/v1/verifications/${v.body.id}/test-verify`);
   expect(done.status).toBe(200);
@@ -67,7 +71,10 @@ describe("the attacker's test proof", () => {
       expect(r.body).toEqual({ valid: false, reason: "test_proof", message: expect.any(String) });
     }
     // with the identifier too: still test_proof, never identifier facts
-    const withId = await api(stack.url, other.liveKey).post("/api/v1/proofs/validate", { proof_token: p.token, identifier: "+37069100000" });
+    const withId = await api(stack.url, other.liveKey).post("/api/v1/proofs/validate", {
+      proof_token: p.token,
+      identifier: "+37069100000",
+    });
     expect(withId.body).toMatchObject({ valid: false, reason: "test_proof" });
     for (const key of [t.testKey, other.testKey]) {
       const r = await api(stack.url, key).post("/api/v1/proofs/validate", { proof_token: p.token });
@@ -101,7 +108,9 @@ describe("the attacker's test proof", () => {
     const remoteTest = createRemoteJWKSet(new URL(`${stack.url}/.well-known/jwks-test.json`));
     const { payload } = await jwtVerify(p.token, remoteTest, { algorithms: ["RS256"] });
     expect(payload).toMatchObject({ sub: p.id, env: "test" });
-    await expect(jwtVerify(p.token, createLocalJWKSet((await pub().get("/.well-known/jwks-test.json")).body), { algorithms: ["RS256"] })).resolves.toBeDefined();
+    await expect(
+      jwtVerify(p.token, createLocalJWKSet((await pub().get("/.well-known/jwks-test.json")).body), { algorithms: ["RS256"] }),
+    ).resolves.toBeDefined();
   });
 
   it("cannot be turned live by editing its env claim (the signature breaks), nor by moving its kid to a live key", async () => {
@@ -110,11 +119,17 @@ describe("the attacker's test proof", () => {
     const claims = JSON.parse(Buffer.from(body, "base64url").toString());
     const asLive = [h, Buffer.from(JSON.stringify({ ...claims, env: "live" })).toString("base64url"), sig].join(".");
     const live = api(stack.url, other.liveKey);
-    expect((await live.post("/api/v1/proofs/validate", { proof_token: asLive })).body).toMatchObject({ valid: false, reason: "invalid_signature" });
+    expect((await live.post("/api/v1/proofs/validate", { proof_token: asLive })).body).toMatchObject({
+      valid: false,
+      reason: "invalid_signature",
+    });
     const liveKid = (await kidsOf("/.well-known/jwks.json"))[0];
     const header = JSON.parse(Buffer.from(h, "base64url").toString());
     const movedKid = [Buffer.from(JSON.stringify({ ...header, kid: liveKid })).toString("base64url"), body, sig].join(".");
-    expect((await live.post("/api/v1/proofs/validate", { proof_token: movedKid })).body).toMatchObject({ valid: false, reason: "invalid_signature" });
+    expect((await live.post("/api/v1/proofs/validate", { proof_token: movedKid })).body).toMatchObject({
+      valid: false,
+      reason: "invalid_signature",
+    });
   });
 });
 
@@ -124,13 +139,18 @@ describe("a live proof", () => {
     expect(await kidsOf("/.well-known/jwks.json")).toContain(decodeProtectedHeader(p.token).kid);
     expect(await kidsOf("/.well-known/jwks-test.json")).not.toContain(decodeProtectedHeader(p.token).kid);
     expect(decodeJwt(p.token)).toMatchObject({ env: "live", method: "otp" });
-    const { payload } = await jwtVerify(p.token, createRemoteJWKSet(new URL(`${stack.url}/.well-known/jwks.json`)), { algorithms: ["RS256"] });
+    const { payload } = await jwtVerify(p.token, createRemoteJWKSet(new URL(`${stack.url}/.well-known/jwks.json`)), {
+      algorithms: ["RS256"],
+    });
     expect(payload.sub).toBe(p.id);
     for (const key of [other.liveKey, other.testKey]) {
       const r = await api(stack.url, key).post("/api/v1/proofs/validate", { proof_token: p.token });
       expect(r.body).toMatchObject({ valid: true, verification: { id: p.id, test_mode: false, method: "otp" } });
     }
-    expect((await api(stack.url, t.liveKey).get(`/api/v1/verifications/${p.id}`)).body).toMatchObject({ status: "verified", method: "otp" });
+    expect((await api(stack.url, t.liveKey).get(`/api/v1/verifications/${p.id}`)).body).toMatchObject({
+      status: "verified",
+      method: "otp",
+    });
   });
 });
 
@@ -175,7 +195,9 @@ describe("key rotation per set", () => {
     expect(await kidsOf("/.well-known/jwks-test.json")).toEqual(expect.arrayContaining([r.kid, r.retiredKid]));
     expect(await kidsOf("/.well-known/jwks.json")).toEqual(liveBefore);
     // the test proof signed before the rotation still validates for a test key
-    expect((await api(stack.url, t.testKey).post("/api/v1/proofs/validate", { proof_token: before.token })).body).toMatchObject({ valid: true });
+    expect((await api(stack.url, t.testKey).post("/api/v1/proofs/validate", { proof_token: before.token })).body).toMatchObject({
+      valid: true,
+    });
 
     const l = await stack.admin.rotateSigningKey({}, { headers: stack.adminHeaders }); // unspecified: live
     expect(l.environment).toBe(Environment.LIVE);
@@ -191,7 +213,10 @@ async function sseUntil(path: string, key: string, until: RegExp, started: () =>
   const timer = setTimeout(() => ac.abort(), 10_000);
   let text = "";
   try {
-    const res = await fetch(stack.url + path, { headers: { authorization: `Bearer ${key}`, accept: "text/event-stream" }, signal: ac.signal });
+    const res = await fetch(stack.url + path, {
+      headers: { authorization: `Bearer ${key}`, accept: "text/event-stream" },
+      signal: ac.signal,
+    });
     const reader = res.body!.getReader();
     for (;;) {
       const { value, done } = await reader.read();
@@ -217,10 +242,14 @@ describe("a crash inside revoke", () => {
   });
   /** Polls a GET every 250 ms until `ok` holds for its body (10 s). */
   const until = (c: ReturnType<typeof api>, path: string, ok: (b: any) => boolean) =>
-    waitFor(async () => {
-      const g = await c.get(path);
-      return g.status === 200 && ok(g.body) ? g.body : undefined;
-    }, 10_000, 250);
+    waitFor(
+      async () => {
+        const g = await c.get(path);
+        return g.status === 200 && ok(g.body) ? g.body : undefined;
+      },
+      10_000,
+      250,
+    );
 
   it("converges: the proof service revoked the proof, the verification service died before marking it; back up, the verification, its request and its stream follow", async () => {
     const c = api(stack.url, k.testKey);
@@ -267,7 +296,10 @@ describe("a crash inside revoke", () => {
     // the revoke endpoint agrees (idempotent: the original revoked_at), validation says revoked
     const again = await c.post(`/api/v1/proofs/${id}/revoke`, { reason: "other" });
     expect(again.body).toMatchObject({ success: true, verification_id: id, status: "revoked", revoked_at: revokedAt });
-    expect((await c.post("/api/v1/proofs/validate", { proof_token: v.proof.token })).body).toMatchObject({ valid: false, reason: "revoked" });
+    expect((await c.post("/api/v1/proofs/validate", { proof_token: v.proof.token })).body).toMatchObject({
+      valid: false,
+      reason: "revoked",
+    });
   });
 
   it("converges while the verification service runs, too (the proof is revoked at its owner only)", async () => {

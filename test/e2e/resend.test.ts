@@ -67,7 +67,14 @@ describe("resend of an email code", () => {
     const r = await resend(t.liveKey, v.id);
     expect(r.status, r.text).toBe(200);
     const newExpiry = new Date(clock.now().getTime() + EMAIL_TTL_MS).toISOString();
-    expect(r.body).toMatchObject({ success: true, id: v.id, status: "pending", expires_at: newExpiry, resends_remaining: 4, test_mode: false });
+    expect(r.body).toMatchObject({
+      success: true,
+      id: v.id,
+      status: "pending",
+      expires_at: newExpiry,
+      resends_remaining: 4,
+      test_mode: false,
+    });
     expect(r.body.challenge.expires_at).toBe(newExpiry);
     expect(r.body.message).toMatch(/r\*\*\*e@example\.com/);
     expect(r.text).not.toMatch(/"code"/);

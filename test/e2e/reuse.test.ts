@@ -25,7 +25,13 @@ const user = () => `user-${n++}`;
 
 /** A verified email verification of `externalUserId` (test-verify), answered as the API shows it. */
 async function verifiedEmail(c: Client, identifier: string, externalUserId: string, extra: Record<string, unknown> = {}) {
-  const v = await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier, external_user_id: externalUserId, ...extra });
+  const v = await c.post("/api/v1/verifications", {
+    type: "email",
+    channel: "email",
+    identifier,
+    external_user_id: externalUserId,
+    ...extra,
+  });
   expect(v.status, v.text).toBe(201);
   const done = await c.post(`/api/v1/verifications/${v.body.id}/test-verify`);
   expect(done.status, done.text).toBe(200);
@@ -107,7 +113,10 @@ describe("smart reuse", () => {
     const x = user();
     const older = await verifiedEmail(c, email(), x);
     const newer = await verifiedEmail(c, email(), x);
-    const rq = await request(c, { assets: [{ type: "email" }, { type: "phone", identifier: "+37069200001", channel: "telegram", required: false }], external_user_id: x });
+    const rq = await request(c, {
+      assets: [{ type: "email" }, { type: "phone", identifier: "+37069200001", channel: "telegram", required: false }],
+      external_user_id: x,
+    });
     const list = await proofs(rq.id, rq.token);
     expect(list.body.proofs.map((p: any) => [p.asset_index, p.verification_id])).toEqual([
       [0, newer.id],
@@ -121,7 +130,13 @@ describe("smart reuse", () => {
     expect(done.body.verification.reused_from).toBe(older.id);
     const r = await c.get(`/api/v1/verification-requests/${rq.id}`);
     // the asset records the identifier it was completed with; the optional phone asset stays open
-    expect(r.body).toMatchObject({ status: "completed", assets: [{ index: 0, status: "verified", identifier: older.identifier, channel: "email" }, { index: 1, status: "in_progress" }] });
+    expect(r.body).toMatchObject({
+      status: "completed",
+      assets: [
+        { index: 0, status: "verified", identifier: older.identifier, channel: "email" },
+        { index: 1, status: "in_progress" },
+      ],
+    });
     // nothing more to offer for the verified asset, and it cannot be completed twice
     expect((await proofs(rq.id, rq.token)).body.proofs).toEqual([]);
   });
@@ -132,7 +147,10 @@ describe("smart reuse", () => {
     const addr = email();
     await verifiedEmail(c, addr, x);
     const rq = await request(c, {
-      assets: [{ type: "email", identifier: addr, channel: "email" }, { type: "email", identifier: email(), channel: "email" }],
+      assets: [
+        { type: "email", identifier: addr, channel: "email" },
+        { type: "email", identifier: email(), channel: "email" },
+      ],
       external_user_id: x,
     });
     expect((await autoVerify(rq.id, 0, rq.token)).status).toBe(200);
@@ -184,13 +202,21 @@ describe("smart reuse", () => {
     const addr = email();
     const source = await verifiedEmail(c, addr, x);
     clock.advance(2 * 3600_000);
-    const strict = await request(c, { assets: [{ type: "email", identifier: addr, channel: "email" }], external_user_id: x, max_proof_age: 3600 });
+    const strict = await request(c, {
+      assets: [{ type: "email", identifier: addr, channel: "email" }],
+      external_user_id: x,
+      max_proof_age: 3600,
+    });
     expect(strict.body.max_proof_age).toBe(3600);
     expect((await proofs(strict.id, strict.token)).body.proofs).toEqual([]);
     expectError(await autoVerify(strict.id, 0, strict.token), 422, "proof_too_old");
     expectError(await autoVerify(strict.id, 0, strict.token, { verification_id: source.id }), 422, "proof_too_old");
 
-    const lenient = await request(c, { assets: [{ type: "email", identifier: addr, channel: "email" }], external_user_id: x, max_proof_age: 3 * 3600 });
+    const lenient = await request(c, {
+      assets: [{ type: "email", identifier: addr, channel: "email" }],
+      external_user_id: x,
+      max_proof_age: 3 * 3600,
+    });
     expect((await proofs(lenient.id, lenient.token)).body.proofs.map((p: any) => p.verification_id)).toEqual([source.id]);
     expect((await autoVerify(lenient.id, 0, lenient.token)).status).toBe(200);
 

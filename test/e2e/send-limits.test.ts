@@ -81,7 +81,8 @@ describe("at most 5 codes per address in 10 minutes", () => {
 
   it("counts mail to a domain's admin address like any other (domain verification by email)", async () => {
     const la = api(stack.url, a.liveKey);
-    for (let i = 0; i < 4; i++) expect((await la.post("/api/v1/verifications", { type: "domain", channel: "email", identifier: "limits-shop.example" })).status).toBe(201);
+    for (let i = 0; i < 4; i++)
+      expect((await la.post("/api/v1/verifications", { type: "domain", channel: "email", identifier: "limits-shop.example" })).status).toBe(201);
     expect((await la.post("/api/v1/verifications", emailBody("admin@limits-shop.example"))).status).toBe(201);
     expectRateLimited(await la.post("/api/v1/verifications", { type: "domain", channel: "email", identifier: "https://www.Limits-Shop.example/" }), 1200);
     expect(await settledMails("admin@limits-shop.example", 5)).toBe(5);

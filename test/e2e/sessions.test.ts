@@ -24,7 +24,11 @@ beforeAll(async () => {
 afterAll(() => stack?.close());
 
 // jsqr is CommonJS with an ES-style default export: take the function whichever way it arrives
-const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as (data: Uint8ClampedArray, w: number, h: number) => { data: string } | null;
+const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as (
+  data: Uint8ClampedArray,
+  w: number,
+  h: number,
+) => { data: string } | null;
 
 /** Reads the QR code in a PNG back to its text. */
 function decodeQr(png: Buffer): string | undefined {
@@ -57,7 +61,13 @@ describe("phone-first sessions (test key)", () => {
     expectError(await api(stack.url).get(`/api/v1/sessions/${r.body.id}/qr.png`), 400, "validation_error");
 
     const got = await test.get(`/api/v1/sessions/${r.body.id}`);
-    expect(got.body).toMatchObject({ id: r.body.id, status: "pending", deep_link: r.body.deep_link, qr_code: r.body.qr_code, client_metadata: { cart: "c-1" } });
+    expect(got.body).toMatchObject({
+      id: r.body.id,
+      status: "pending",
+      deep_link: r.body.deep_link,
+      qr_code: r.body.qr_code,
+      client_metadata: { cart: "c-1" },
+    });
   });
 
   it("creates a WhatsApp session whose link pre-fills the message with the session token", async () => {
@@ -81,13 +91,22 @@ describe("phone-first sessions (test key)", () => {
 
     // the verification exists on its own, verified, with the same proof and the session's metadata
     const v = await test.get(`/api/v1/verifications/${r.body.verification_id}`);
-    expect(v.body).toMatchObject({ type: "phone", channel: "telegram", identifier: "+15555550100", status: "verified", client_metadata: { cart: "c-2" } });
+    expect(v.body).toMatchObject({
+      type: "phone",
+      channel: "telegram",
+      identifier: "+15555550100",
+      status: "verified",
+      client_metadata: { cart: "c-2" },
+    });
     expect(v.body.proof.token).toBe(r.body.proof.token);
     const valid = await test.post("/api/v1/proofs/validate", { proof_token: r.body.proof.token, identifier: "+1 555 555 0100" });
     expect(valid.body).toMatchObject({ valid: true });
 
     // polling shows the same; a repeated test-verify answers the same session (no second verification)
-    expect((await test.get(`/api/v1/sessions/${s.id}`)).body).toMatchObject({ status: "verified", verification_id: r.body.verification_id });
+    expect((await test.get(`/api/v1/sessions/${s.id}`)).body).toMatchObject({
+      status: "verified",
+      verification_id: r.body.verification_id,
+    });
     const again = await test.post(`/api/v1/sessions/${s.id}/test-verify`);
     expect(again.body.verification_id).toBe(r.body.verification_id);
     const list = await test.get("/api/v1/verifications?channel=telegram&type=phone&limit=100");
@@ -98,7 +117,9 @@ describe("phone-first sessions (test key)", () => {
     const s = (await test.post("/api/v1/sessions", { channel: "whatsapp" })).body;
     const r = await test.post(`/api/v1/sessions/${s.id}/test-verify`, { phone_number: "+37069100077" });
     expect(r.body.phone_number).toBe("+37069100077");
-    const res = await fetch(`${stack.url}/api/v1/verifications/${r.body.verification_id}/events`, { headers: { authorization: `Bearer ${t.testKey}`, "last-event-id": "evt_00000000000000000000000000" } });
+    const res = await fetch(`${stack.url}/api/v1/verifications/${r.body.verification_id}/events`, {
+      headers: { authorization: `Bearer ${t.testKey}`, "last-event-id": "evt_00000000000000000000000000" },
+    });
     const reader = res.body!.getReader();
     let text = "";
     while (!text.includes("event: status_changed")) text += new TextDecoder().decode((await reader.read()).value);

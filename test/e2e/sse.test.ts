@@ -45,7 +45,10 @@ interface Stream {
 /** Opens a stream with fetch and parses text/event-stream as it arrives; a non-200 answer comes back as an ApiResponse. */
 async function open(path: string, key: string, headers: Record<string, string> = {}): Promise<Stream | ApiResponse> {
   const ac = new AbortController();
-  const res = await fetch(stack.url + path, { headers: { authorization: `Bearer ${key}`, accept: "text/event-stream", ...headers }, signal: ac.signal });
+  const res = await fetch(stack.url + path, {
+    headers: { authorization: `Bearer ${key}`, accept: "text/event-stream", ...headers },
+    signal: ac.signal,
+  });
   if (res.status !== 200) {
     // error bodies are JSON; a 204 has none
     const text = await res.text();
@@ -157,7 +160,13 @@ describe("GET /verifications/{id}/events", () => {
     const last = await s.next();
     expect(last).toMatchObject({
       event: "status_changed",
-      data: { verification_id: v.id, status: "revoked", previous_status: "verified", revoked_at: revoked.body.revoked_at, revoked_reason: "fraud" },
+      data: {
+        verification_id: v.id,
+        status: "revoked",
+        previous_status: "verified",
+        revoked_at: revoked.body.revoked_at,
+        revoked_reason: "fraud",
+      },
     });
     expect(await ended(s)).toBe(true);
     expect(s.messages.map((m) => m.event)).toEqual(["connected", "status_changed", "status_changed"]);
@@ -204,7 +213,10 @@ describe("GET /verifications/{id}/events", () => {
     const hello = await back.next();
     expect(hello).toMatchObject({ event: "connected", data: { verification_id: v.id, status: "verified" } });
     const missed = await back.next();
-    expect(missed).toMatchObject({ event: "status_changed", data: { status: "verified", previous_status: "pending", proof: { token: verified.body.proof_token } } });
+    expect(missed).toMatchObject({
+      event: "status_changed",
+      data: { status: "verified", previous_status: "pending", proof: { token: verified.body.proof_token } },
+    });
     expect(missed.id! > connected.id!).toBe(true);
     await new Promise((r) => setTimeout(r, 200));
     expect(back.messages).toHaveLength(2);
@@ -223,7 +235,10 @@ describe("GET /verifications/{id}/events", () => {
     const tail = await stream(events(v.id), t.testKey, { "last-event-id": missed.id! });
     expect((await tail.next()).data.status).toBe("revoked");
     const end = await tail.next();
-    expect(end).toMatchObject({ event: "status_changed", data: { status: "revoked", previous_status: "verified", revoked_reason: "user_request" } });
+    expect(end).toMatchObject({
+      event: "status_changed",
+      data: { status: "revoked", previous_status: "verified", revoked_reason: "user_request" },
+    });
     expect(await ended(tail)).toBe(true);
     const done = await open(events(v.id), t.testKey, { "last-event-id": end.id! });
     expect(done.status).toBe(204);
@@ -247,7 +262,11 @@ describe("connection limit", () => {
     const t = await stack.tenant("SSE limit");
     const other = await stack.tenant("SSE limit other");
     const test = await createPhone(t.testKey, "+37069100006");
-    const live = await api(stack.url, t.liveKey).post("/api/v1/verifications", { type: "wallet", channel: "ethereum", identifier: privateKeyToAccount(generatePrivateKey()).address });
+    const live = await api(stack.url, t.liveKey).post("/api/v1/verifications", {
+      type: "wallet",
+      channel: "ethereum",
+      identifier: privateKeyToAccount(generatePrivateKey()).address,
+    });
     expect(live.status).toBe(201);
     const streams: Stream[] = [];
     for (let i = 0; i < 6; i++) streams.push(await stream(events(test.id), t.testKey));
@@ -268,10 +287,14 @@ describe("connection limit", () => {
     streams.pop()!.close();
     const closedAt = Date.now();
     let reopened: Stream | ApiResponse | undefined;
-    await waitFor(async () => {
-      reopened = await open(events(test.id), t.testKey);
-      return reopened.status === 200;
-    }, 1000, 20);
+    await waitFor(
+      async () => {
+        reopened = await open(events(test.id), t.testKey);
+        return reopened.status === 200;
+      },
+      1000,
+      20,
+    );
     expect(reopened!.status).toBe(200);
     expect(Date.now() - closedAt).toBeLessThan(500);
     streams.push(reopened as Stream);

@@ -28,7 +28,15 @@ async function createPhone(identifier: string, channel = "sms", delivery?: "outb
 describe("phone code", () => {
   it("shows the reverse-OTP code on creation in test mode, and submit refuses it (only the phone's own message completes it)", async () => {
     const v = await createPhone("+1 415 555 2671", "whatsapp");
-    expect(v).toMatchObject({ type: "phone", channel: "whatsapp", status: "pending", identifier: "+14155552671", attempts: 0, max_attempts: 5, delivery: "inbound" });
+    expect(v).toMatchObject({
+      type: "phone",
+      channel: "whatsapp",
+      status: "pending",
+      identifier: "+14155552671",
+      attempts: 0,
+      max_attempts: 5,
+      delivery: "inbound",
+    });
     expect(v.challenge.code).toMatch(/^[A-Z0-9]{6}$/);
     expect(v.challenge.instruction).toContain(v.challenge.code);
     expect(Date.parse(v.challenge.expires_at) - Date.parse(v.created_at)).toBe(10 * 60_000);
@@ -125,7 +133,10 @@ describe("ethereum wallet", () => {
     expect(ok.body).toMatchObject({ id: r.body.id, status: "verified" });
     expect(ok.body.proof.token).toBeTruthy();
     const valid = await c.post("/api/v1/proofs/validate", { proof_token: ok.body.proof.token, identifier: wallet.address.toLowerCase() });
-    expect(valid.body).toMatchObject({ valid: true, verification: { id: r.body.id, type: "wallet", channel: "ethereum", method: "signature" } });
+    expect(valid.body).toMatchObject({
+      valid: true,
+      verification: { id: r.body.id, type: "wallet", channel: "ethereum", method: "signature" },
+    });
   });
 
   it("answers invalid_signature with attempts_remaining for a signature by another key, or of another message", async () => {
@@ -134,7 +145,11 @@ describe("ethereum wallet", () => {
     const r = await c.post("/api/v1/verifications", { type: "wallet", channel: "ethereum", identifier: wallet.address });
     const message: string = r.body.challenge.message;
 
-    const e1 = expectError(await c.post(`/api/v1/verifications/${r.body.id}/submit`, { signature: await intruder.signMessage({ message }) }), 400, "invalid_signature");
+    const e1 = expectError(
+      await c.post(`/api/v1/verifications/${r.body.id}/submit`, { signature: await intruder.signMessage({ message }) }),
+      400,
+      "invalid_signature",
+    );
     expect(e1.attempts_remaining).toBe(4);
     const other = await wallet.signMessage({ message: message.replace(/^Nonce: .*$/m, "Nonce: 00000000000000") });
     const e2 = expectError(await c.post(`/api/v1/verifications/${r.body.id}/submit`, { signature: other }), 400, "invalid_signature");

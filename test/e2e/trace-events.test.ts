@@ -84,8 +84,14 @@ describe("traces through the event pipeline", () => {
     }
 
     // the other consumers of the verification events: the request state machine, the SSE hub and the caches (broadcast)
-    expect(spans.some((s) => s.name === "process verification-requests" && ofRequest(s)), names()).toBe(true);
-    expect(spans.some((s) => s.name === "process verification broadcast" && s.spanContext().traceId === traceId), names()).toBe(true);
+    expect(
+      spans.some((s) => s.name === "process verification-requests" && ofRequest(s)),
+      names(),
+    ).toBe(true);
+    expect(
+      spans.some((s) => s.name === "process verification broadcast" && s.spanContext().traceId === traceId),
+      names(),
+    ).toBe(true);
 
     // no span of the pipeline holds the tenant, the key, the identifier or the receiver's URL
     for (const s of [post!, ...publish, ...planned]) {

@@ -20,7 +20,13 @@ const receivers: Receiver[] = [];
 
 beforeAll(async () => {
   stack = await startStack(
-    { ALLOW_PRIVATE_TARGETS: "true", WEBHOOK_RETRY_DELAYS_MS: "200,200", SWEEP_INTERVAL_MS: "100", PUBLIC_BASE_URL: BASE, CHALLENGE_HMAC_KEY: HMAC_KEY },
+    {
+      ALLOW_PRIVATE_TARGETS: "true",
+      WEBHOOK_RETRY_DELAYS_MS: "200,200",
+      SWEEP_INTERVAL_MS: "100",
+      PUBLIC_BASE_URL: BASE,
+      CHALLENGE_HMAC_KEY: HMAC_KEY,
+    },
     clock,
   );
 });
@@ -59,7 +65,8 @@ async function create(t: Tenant, body: Record<string, unknown>) {
   return r.body;
 }
 
-const testVerify = async (t: Tenant, verificationId: string) => expect((await t.c.post(`/api/v1/verifications/${verificationId}/test-verify`)).status).toBe(200);
+const testVerify = async (t: Tenant, verificationId: string) =>
+  expect((await t.c.post(`/api/v1/verifications/${verificationId}/test-verify`)).status).toBe(200);
 
 /** The request once its status is `status` (fails after 10 s). */
 async function requestWhen(t: Tenant, id: string, status: string) {
@@ -102,8 +109,26 @@ describe("creation", () => {
       status: "pending",
       reference_id: "order-1",
       assets: [
-        { index: 0, type: "phone", identifier: tel, channel: "telegram", allowed_channels: null, required: true, status: "in_progress", verification_id: expect.stringMatching(/^ver_/) },
-        { index: 1, type: "email", identifier: null, channel: null, allowed_channels: ["email"], required: false, status: "pending", verification_id: null },
+        {
+          index: 0,
+          type: "phone",
+          identifier: tel,
+          channel: "telegram",
+          allowed_channels: null,
+          required: true,
+          status: "in_progress",
+          verification_id: expect.stringMatching(/^ver_/),
+        },
+        {
+          index: 1,
+          type: "email",
+          identifier: null,
+          channel: null,
+          allowed_channels: ["email"],
+          required: false,
+          status: "pending",
+          verification_id: null,
+        },
       ],
       verification_url: expect.any(String),
       created_at: new Date(before).toISOString(),
@@ -266,7 +291,10 @@ describe("state machine and webhooks", () => {
     });
     await testVerify(t, r.assets[0].verification_id);
     await waitFor(async () => (await t.c.get(`/api/v1/verification-requests/${r.id}`)).body.assets[0].status === "verified", 10_000);
-    expect((await t.c.get(`/api/v1/verification-requests/${r.id}`)).body).toMatchObject({ status: "pending", assets: [{ status: "verified" }, { status: "in_progress" }] });
+    expect((await t.c.get(`/api/v1/verification-requests/${r.id}`)).body).toMatchObject({
+      status: "pending",
+      assets: [{ status: "verified" }, { status: "in_progress" }],
+    });
     await testVerify(t, r.assets[1].verification_id);
     await requestWhen(t, r.id, "completed");
   });
@@ -278,7 +306,11 @@ describe("state machine and webhooks", () => {
     expect(c1.status).toBe(200);
     expect(c1.body).toEqual({ success: true, status: "cancelled" });
     const g = (await t.c.get(`/api/v1/verification-requests/${pending.id}`)).body;
-    expect(g).toMatchObject({ status: "cancelled", cancelled_at: expect.any(String), assets: [{ status: "expired" }, { status: "expired" }] });
+    expect(g).toMatchObject({
+      status: "cancelled",
+      cancelled_at: expect.any(String),
+      assets: [{ status: "expired" }, { status: "expired" }],
+    });
     expect((await t.c.get(`/api/v1/verifications/${pending.assets[0].verification_id}`)).body.status).toBe("expired");
     expectError(await t.c.del(`/api/v1/verification-requests/${pending.id}`), 409, "invalid_state");
 
@@ -345,7 +377,11 @@ describe("expiry", () => {
   it("expires_at passing first makes it expired (read path and sweeper), sends the event, and cancel is refused", async () => {
     const endpoint = await receiver();
     const t = await tenant(endpoint.url);
-    const read = await create(t, { assets: [{ type: "phone", identifier: phone(), channel: "telegram" }, { type: "email" }], expires_in: 60, partial_ok: true });
+    const read = await create(t, {
+      assets: [{ type: "phone", identifier: phone(), channel: "telegram" }, { type: "email" }],
+      expires_in: 60,
+      partial_ok: true,
+    });
     const swept = await create(t, { assets: [{ type: "email" }], expires_in: 60 });
     const later = await create(t, { assets: [{ type: "email" }], expires_in: 3600 });
     clock.advance(59_000);
@@ -361,7 +397,10 @@ describe("expiry", () => {
     expect((await t.c.get(`/api/v1/verification-requests/${later.id}`)).body.status).toBe("pending");
     const got = endpoint.requests.map((req) => signed(t, req)).filter((b) => b.request_id);
     expect(got.map((b) => [b.event, b.request_id]).sort()).toEqual(
-      [["verification_request.expired", read.id], ["verification_request.expired", swept.id]].sort(),
+      [
+        ["verification_request.expired", read.id],
+        ["verification_request.expired", swept.id],
+      ].sort(),
     );
     expect(got[0]).toMatchObject({ status: "expired", proofs: [], test: true });
     expectError(await t.c.del(`/api/v1/verification-requests/${read.id}`), 409, "invalid_state");

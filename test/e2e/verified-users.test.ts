@@ -40,19 +40,36 @@ beforeAll(async () => {
   v.aliceRevoked = await verified(aTest, { type: "phone", channel: "telegram", identifier: "+37069100003", external_user_id: "alice" });
   const revoked = await aTest.post(`/api/v1/proofs/${v.aliceRevoked.id}/revoke`, { reason: "user_request" });
   expect(revoked.status, revoked.text).toBe(200);
-  const pending = await aTest.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "alice.other@example.com", external_user_id: "alice" });
+  const pending = await aTest.post("/api/v1/verifications", {
+    type: "email",
+    channel: "email",
+    identifier: "alice.other@example.com",
+    external_user_id: "alice",
+  });
   expect(pending.status).toBe(201);
   v.noUser = await verified(aTest, { type: "phone", channel: "telegram", identifier: "+37069100004" });
   v.carol = await verified(aTest, { type: "phone", channel: "telegram", identifier: "+37069100005", external_user_id: "carol" });
   expect((await aTest.post(`/api/v1/proofs/${v.carol.id}/revoke`, { reason: "fraud" })).status).toBe(200);
   expect((await aTest.post("/api/v1/verifications", { type: "phone", channel: "sms", identifier: "+37069100006", external_user_id: "dave" })).status).toBe(201);
-  v.bob = await verified(aTest, { type: "wallet", channel: "ethereum", identifier: privateKeyToAccount(generatePrivateKey()).address, external_user_id: BOB });
+  v.bob = await verified(aTest, {
+    type: "wallet",
+    channel: "ethereum",
+    identifier: privateKeyToAccount(generatePrivateKey()).address,
+    external_user_id: BOB,
+  });
 
   // live: alice again, with a signed wallet (test-verify is for test keys)
   const wallet = privateKeyToAccount(generatePrivateKey());
-  const live = await aLive.post("/api/v1/verifications", { type: "wallet", channel: "ethereum", identifier: wallet.address, external_user_id: "alice" });
+  const live = await aLive.post("/api/v1/verifications", {
+    type: "wallet",
+    channel: "ethereum",
+    identifier: wallet.address,
+    external_user_id: "alice",
+  });
   expect(live.status).toBe(201);
-  const signed = await aLive.post(`/api/v1/verifications/${live.body.id}/submit`, { signature: await wallet.signMessage({ message: live.body.challenge.message }) });
+  const signed = await aLive.post(`/api/v1/verifications/${live.body.id}/submit`, {
+    signature: await wallet.signMessage({ message: live.body.challenge.message }),
+  });
   expect(signed.body.status).toBe("verified");
   v.aliceLive = signed.body;
 

@@ -21,7 +21,13 @@ const FACTORY = { address: "0xfac7000000000000000000000000000000000001" as Hex, 
 let node: EthereumNode;
 const env: Record<string, string> = {};
 beforeAll(async () => {
-  node = await startEthereumNode({ chainId: 1, wallets: [{ address: SAFE, owner: owner.address }, { address: COUNTERFACTUAL, owner: owner.address, factory: FACTORY }] });
+  node = await startEthereumNode({
+    chainId: 1,
+    wallets: [
+      { address: SAFE, owner: owner.address },
+      { address: COUNTERFACTUAL, owner: owner.address, factory: FACTORY },
+    ],
+  });
   env.ETHEREUM_RPC_URL = node.url;
   env.ETHEREUM_RPC_TIMEOUT_MS = "2000";
 });
@@ -56,7 +62,10 @@ describe("bitcoin BIP-322", () => {
       expect(ok.status, ok.text).toBe(200);
       expect(ok.body).toMatchObject({ id: r.body.id, status: "verified", method: "signature" });
       const valid = await c.post("/api/v1/proofs/validate", { proof_token: ok.body.proof.token, identifier: address });
-      expect(valid.body).toMatchObject({ valid: true, verification: { id: r.body.id, type: "wallet", channel: "bitcoin", method: "signature" } });
+      expect(valid.body).toMatchObject({
+        valid: true,
+        verification: { id: r.body.id, type: "wallet", channel: "bitcoin", method: "signature" },
+      });
     });
   }
 });
@@ -101,9 +110,22 @@ describe("ethereum smart-contract wallets (ETHEREUM_RPC_URL set)", () => {
     expect(ok.status, ok.text).toBe(200);
     expect(node.calls.length).toBe(calls); // a key's own signature needs no node
 
-    expectError(await c.post("/api/v1/verifications", { type: "wallet", channel: "solana", identifier: "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV", chain_id: 1 }), 400, "validation_error");
+    expectError(
+      await c.post("/api/v1/verifications", {
+        type: "wallet",
+        channel: "solana",
+        identifier: "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV",
+        chain_id: 1,
+      }),
+      400,
+      "validation_error",
+    );
     for (const bad of [0, -1, 1.5, "1"]) {
-      expectError(await c.post("/api/v1/verifications", { type: "wallet", channel: "ethereum", identifier: owner.address, chain_id: bad }), 400, "validation_error");
+      expectError(
+        await c.post("/api/v1/verifications", { type: "wallet", channel: "ethereum", identifier: owner.address, chain_id: bad }),
+        400,
+        "validation_error",
+      );
     }
   });
 
@@ -125,7 +147,11 @@ describe("a verification's callback_url and the SSRF guard", () => {
   it("refuses loopback, private and metadata addresses at create, and stores nothing", async () => {
     const before = (await c.get("/api/v1/verifications")).body.pagination.total;
     for (const url of ["http://127.0.0.1:9/hook", "http://[::1]/hook", "http://169.254.169.254/latest/meta-data", "http://10.0.0.7/x", "http://localhost/x"]) {
-      const e = expectError(await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "ssrf@example.com", callback_url: url }), 400, "validation_error");
+      const e = expectError(
+        await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "ssrf@example.com", callback_url: url }),
+        400,
+        "validation_error",
+      );
       expect(e.details).toEqual(expect.arrayContaining([expect.objectContaining({ field: "callback_url" })]));
     }
     expect((await c.get("/api/v1/verifications")).body.pagination.total).toBe(before);

@@ -11,7 +11,11 @@ import { api } from "../support/stack.ts";
 import { useStack } from "../support/use-stack.ts";
 
 const DISABLE_AFTER_MS = 1_500;
-const stack = useStack({ ALLOW_PRIVATE_TARGETS: "true", WEBHOOK_RETRY_DELAYS_MS: "200,200", WEBHOOK_DISABLE_AFTER_MS: String(DISABLE_AFTER_MS) });
+const stack = useStack({
+  ALLOW_PRIVATE_TARGETS: "true",
+  WEBHOOK_RETRY_DELAYS_MS: "200,200",
+  WEBHOOK_DISABLE_AFTER_MS: String(DISABLE_AFTER_MS),
+});
 
 /** A tenant whose test endpoint is a fresh receiver answering `answer`. */
 async function tenantWithReceiver(answer: Answering) {
@@ -40,7 +44,11 @@ async function tenantWithReceiver(answer: Answering) {
 
 describe("a receiver that answers webhook-delivery: abort-message", () => {
   it("gets one attempt; the delivery ends failed with the reason in its detail", async () => {
-    const { rx, verify, detail, settled } = await tenantWithReceiver({ status: 422, headers: { "webhook-delivery": "abort-message" }, body: "unknown customer" });
+    const { rx, verify, detail, settled } = await tenantWithReceiver({
+      status: 422,
+      headers: { "webhook-delivery": "abort-message" },
+      body: "unknown customer",
+    });
     try {
       await verify();
       const [d] = await settled(1);

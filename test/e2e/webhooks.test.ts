@@ -63,7 +63,12 @@ async function tenant(url: string | undefined, name = "Webhooks"): Promise<Tenan
 let phone = 10;
 /** create + test-verify: answers the verification id. */
 async function verify(t: Tenant, externalUserId = "user-1"): Promise<string> {
-  const v = await t.c.post("/api/v1/verifications", { type: "phone", channel: "telegram", identifier: `+370691${String(phone++).padStart(5, "0")}`, external_user_id: externalUserId });
+  const v = await t.c.post("/api/v1/verifications", {
+    type: "phone",
+    channel: "telegram",
+    identifier: `+370691${String(phone++).padStart(5, "0")}`,
+    external_user_id: externalUserId,
+  });
   expect(v.status).toBe(201);
   expect((await t.c.post(`/api/v1/verifications/${v.body.id}/test-verify`)).status).toBe(200);
   return v.body.id;
@@ -140,7 +145,11 @@ describe("a receiver answering 200", () => {
     const detail = await t.c.get(`/api/v1/webhook-deliveries/${d.id}`);
     expect(detail.status).toBe(200);
     expect(detail.body).toMatchObject({ ...d, request_payload: body, response_body: "ok", error_message: null, next_retry_at: null });
-    expect(detail.body.request_headers).toMatchObject({ "webhook-id": d.id, "x-service-signature": req.headers["x-service-signature"], "content-type": "application/json" });
+    expect(detail.body.request_headers).toMatchObject({
+      "webhook-id": d.id,
+      "x-service-signature": req.headers["x-service-signature"],
+      "content-type": "application/json",
+    });
     expect(detail.body.attempt_log).toEqual([{ attempt: 1, at: detail.body.last_attempt_at, status: 200, duration_ms: expect.any(Number) }]);
 
     // status_changed events are not webhooks: nothing else arrives
@@ -170,7 +179,13 @@ describe("a receiver answering 500", () => {
       [3, undefined, undefined],
     ]);
     // issue 19: the delivery log says why it ended
-    expect(failed.attempt_log[3]).toEqual({ event: "attempt.exhausted", attempt: 3, at: failed.last_attempt_at, reason: "all 3 attempts failed; the last: HTTP 500", duration_ms: 0 });
+    expect(failed.attempt_log[3]).toEqual({
+      event: "attempt.exhausted",
+      attempt: 3,
+      at: failed.last_attempt_at,
+      reason: "all 3 attempts failed; the last: HTTP 500",
+      duration_ms: 0,
+    });
 
     rx.answer(200);
     const retried = await t.c.post(`/api/v1/webhook-deliveries/${d.id}/retry`);
@@ -226,7 +241,13 @@ describe("the delivery endpoints", () => {
     expect(s.status).toBe(200);
     expect(s.body).toEqual({ total: 3, delivered: 2, failed: 1, pending: 0, success_rate: 66.67 });
     const empty = await tenant(undefined);
-    expect((await empty.c.get("/api/v1/webhook-deliveries/stats")).body).toEqual({ total: 0, delivered: 0, failed: 0, pending: 0, success_rate: 0 });
+    expect((await empty.c.get("/api/v1/webhook-deliveries/stats")).body).toEqual({
+      total: 0,
+      delivered: 0,
+      failed: 0,
+      pending: 0,
+      success_rate: 0,
+    });
   });
 
   it("answer 404 for another tenant's or environment's delivery", async () => {
@@ -251,7 +272,11 @@ describe("the admin CLI", () => {
     const set = await adminCli("webhook", "set", "--tenant", t.tenantId, "--env", "test", "--url", rx.url);
     expect(set).toMatchObject({ environment: "test", url: rx.url, secret: t.secret, previous_secret: null });
     const shown = await adminCli("webhook", "show", "--tenant", t.tenantId);
-    expect(shown).toMatchObject({ tenant_id: t.tenantId, live: { environment: "live", url: null }, test: { environment: "test", url: rx.url, secret: t.secret } });
+    expect(shown).toMatchObject({
+      tenant_id: t.tenantId,
+      live: { environment: "live", url: null },
+      test: { environment: "test", url: rx.url, secret: t.secret },
+    });
 
     const rotated = await adminCli("webhook-secret", "rotate", "--tenant", t.tenantId, "--env", "test");
     expect(rotated.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -282,7 +307,10 @@ describe("the admin CLI", () => {
     await expect(call("https://user:pw@example.com/hook")).rejects.toThrow(/credentials/);
     await expect(call(`https://example.com/${"a".repeat(2100)}`)).rejects.toThrow(/longer than 2048/);
     await expect(
-      stack.admin.setWebhookEndpoint({ tenantId: "ten_01J00000000000000000000000", environment: Environment.TEST, url: "https://example.com/" }, { headers: stack.adminHeaders }),
+      stack.admin.setWebhookEndpoint(
+        { tenantId: "ten_01J00000000000000000000000", environment: Environment.TEST, url: "https://example.com/" },
+        { headers: stack.adminHeaders },
+      ),
     ).rejects.toThrow(/tenant not found/);
   });
 });
@@ -323,7 +351,13 @@ describe("the SSRF guard", () => {
       expect(detail.error_message).toBe("refused: 127.0.0.1 is a loopback address");
       expect(detail.attempt_log).toEqual([
         { attempt: 1, at: expect.any(String), error: "refused: 127.0.0.1 is a loopback address", duration_ms: expect.any(Number) },
-        { event: "attempt.exhausted", attempt: 1, at: detail.last_attempt_at, reason: "no retry can succeed: refused: 127.0.0.1 is a loopback address", duration_ms: 0 },
+        {
+          event: "attempt.exhausted",
+          attempt: 1,
+          at: detail.last_attempt_at,
+          reason: "no retry can succeed: refused: 127.0.0.1 is a loopback address",
+          duration_ms: 0,
+        },
       ]);
       expect(rx.requests).toHaveLength(0);
     } finally {

@@ -5,7 +5,16 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  decodeEvent, EVENT_SCHEMAS, eventPayload, migrate, openDatabase, outboxMigrations, readMigrations, wireJson, type Database, type EventType,
+  decodeEvent,
+  EVENT_SCHEMAS,
+  eventPayload,
+  migrate,
+  openDatabase,
+  outboxMigrations,
+  readMigrations,
+  wireJson,
+  type Database,
+  type EventType,
 } from "@icv/platform";
 import { create } from "@bufbuild/protobuf";
 import { TenantScopeSchema } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
@@ -21,7 +30,9 @@ const AT = new Date("2026-03-01T12:00:00.000Z"); // on the second: the JSON mapp
 const LATER = new Date("2026-03-01T12:00:05.123Z");
 const EXPIRES = new Date("2026-03-31T12:00:05.123Z");
 // the tenant's own object: a timestamp-looking string stays as given, a "__proto__" key stays a key
-const META = JSON.parse(`{"plan":"pro","tags":["a",1,null,true],"nested":{"ok":true,"n":1.5},"when":"2026-03-01T12:00:00Z","__proto__":{"polluted":true}}`) as Record<string, unknown>;
+const META = JSON.parse(
+  `{"plan":"pro","tags":["a",1,null,true],"nested":{"ok":true,"n":1.5},"when":"2026-03-01T12:00:00Z","__proto__":{"polluted":true}}`,
+) as Record<string, unknown>;
 
 /** Today's payloads, byte for byte as JSON.stringify wrote them. */
 const FIXTURES = {
@@ -60,25 +71,90 @@ const BY_TYPE: Record<EventType, string[]> = {
 };
 
 const row = (over: Partial<VerificationRow>): VerificationRow => ({
-  id: "ver_01J00000000000000000000001", tenant_id: "ten_01J00000000000000000000001", environment: "test", type: "email", channel: "email",
-  identifier: "j@example.com", identifier_canonical: "j@example.com", status: "pending", code_hmac: "h", challenge_expires_at: AT, instruction: "",
-  deep_link: null, challenge_message: null, attempts: 0, max_attempts: 5, client_metadata: META, external_user_id: "user-42",
-  proof_expires_in: 2_592_000, proof_token: null, proof_expires_at: null, created_at: AT, updated_at: AT, verified_at: null, revoked_at: null,
-  revoked_reason: null, resend_count: 0, code_sent_at: null, method: null, reused_from: null, code_lookup: null, origin: null, delivery: null, callback_url: null,
+  id: "ver_01J00000000000000000000001",
+  tenant_id: "ten_01J00000000000000000000001",
+  environment: "test",
+  type: "email",
+  channel: "email",
+  identifier: "j@example.com",
+  identifier_canonical: "j@example.com",
+  status: "pending",
+  code_hmac: "h",
+  challenge_expires_at: AT,
+  instruction: "",
+  deep_link: null,
+  challenge_message: null,
+  attempts: 0,
+  max_attempts: 5,
+  client_metadata: META,
+  external_user_id: "user-42",
+  proof_expires_in: 2_592_000,
+  proof_token: null,
+  proof_expires_at: null,
+  created_at: AT,
+  updated_at: AT,
+  verified_at: null,
+  revoked_at: null,
+  revoked_reason: null,
+  resend_count: 0,
+  code_sent_at: null,
+  method: null,
+  reused_from: null,
+  code_lookup: null,
+  origin: null,
+  delivery: null,
+  callback_url: null,
   ...over,
 });
-const verified = (over: Partial<VerificationRow> = {}) => row({ status: "verified", verified_at: LATER, proof_token: "eyJ.a.b", proof_expires_at: EXPIRES, method: "otp", ...over });
+const verified = (over: Partial<VerificationRow> = {}) =>
+  row({ status: "verified", verified_at: LATER, proof_token: "eyJ.a.b", proof_expires_at: EXPIRES, method: "otp", ...over });
 
 const asset = (idx: number, over: Partial<RequestAssetView>): RequestAssetView => ({
-  request_id: "vreq_01J00000000000000000000001", idx, type: "email", identifier: null, channel: null, allowed_channels: null, required: true,
-  status: "pending", verification_id: null, starts: 0, v_status: null, v_verified_at: null, proof_token: null, proof_expires_at: null, ...over,
+  request_id: "vreq_01J00000000000000000000001",
+  idx,
+  type: "email",
+  identifier: null,
+  channel: null,
+  allowed_channels: null,
+  required: true,
+  status: "pending",
+  verification_id: null,
+  starts: 0,
+  v_status: null,
+  v_verified_at: null,
+  proof_token: null,
+  proof_expires_at: null,
+  ...over,
 });
 const request = (over: Partial<RequestView>): RequestView => ({
-  id: "vreq_01J00000000000000000000001", tenant_id: "ten_01J00000000000000000000001", environment: "live", status: "pending", reference_id: null,
-  action_type: "verify", action_title: null, action_description: null, redirect_url: null, callback_url: null, partial_ok: true, external_user_id: null,
-  client_metadata: null, created_at: AT, updated_at: AT, expires_at: EXPIRES, completed_at: null, cancelled_at: null, max_proof_age: null,
+  id: "vreq_01J00000000000000000000001",
+  tenant_id: "ten_01J00000000000000000000001",
+  environment: "live",
+  status: "pending",
+  reference_id: null,
+  action_type: "verify",
+  action_title: null,
+  action_description: null,
+  redirect_url: null,
+  callback_url: null,
+  partial_ok: true,
+  external_user_id: null,
+  client_metadata: null,
+  created_at: AT,
+  updated_at: AT,
+  expires_at: EXPIRES,
+  completed_at: null,
+  cancelled_at: null,
+  max_proof_age: null,
   assets: [
-    asset(0, { status: "verified", verification_id: "ver_01J00000000000000000000001", v_status: "verified", v_verified_at: LATER, proof_token: "eyJ.a.b", proof_expires_at: EXPIRES }),
+    asset(0, {
+      status: "verified",
+      verification_id: "ver_01J00000000000000000000001",
+      v_status: "verified",
+      v_verified_at: LATER,
+      proof_token: "eyJ.a.b",
+      proof_expires_at: EXPIRES,
+    }),
     asset(1, { status: "in_progress", verification_id: "ver_01J00000000000000000000002", v_status: "pending" }),
   ],
   ...over,
@@ -93,18 +169,32 @@ describe("the verification service's events", () => {
       ["verification.status_changed", FIXTURES.verified],
       ["verification.completed", FIXTURES.completed],
     ]);
-    expect(written(statusEvents(verified({ external_user_id: null, client_metadata: null }), "pending", LATER))[1]).toEqual(["verification.completed", FIXTURES.completedBare]);
-    expect(written(statusEvents(verified({ status: "revoked", revoked_at: AT, revoked_reason: "fraud" }), "verified", AT))).toEqual([["verification.status_changed", FIXTURES.revoked]]);
+    expect(written(statusEvents(verified({ external_user_id: null, client_metadata: null }), "pending", LATER))[1]).toEqual([
+      "verification.completed",
+      FIXTURES.completedBare,
+    ]);
+    expect(written(statusEvents(verified({ status: "revoked", revoked_at: AT, revoked_reason: "fraud" }), "verified", AT))).toEqual([
+      ["verification.status_changed", FIXTURES.revoked],
+    ]);
     expect(written(statusEvents(row({ status: "failed" }), "pending", AT))).toEqual([["verification.status_changed", FIXTURES.failed]]);
   });
 
   it("writes today's request payloads, byte for byte", () => {
     const done = request({
-      reference_id: "order-7", external_user_id: "user-42", callback_url: "https://shop.example/cb",
+      reference_id: "order-7",
+      external_user_id: "user-42",
+      callback_url: "https://shop.example/cb",
       assets: [
         ...request({}).assets.slice(0, 1),
         asset(1, { required: false, status: "failed", verification_id: "ver_01J00000000000000000000002", v_status: "failed" }),
-        asset(2, { type: "phone", status: "verified", verification_id: "ver_01J00000000000000000000003", v_status: "verified", proof_token: "eyJ.c.d", proof_expires_at: EXPIRES }),
+        asset(2, {
+          type: "phone",
+          status: "verified",
+          verification_id: "ver_01J00000000000000000000003",
+          v_status: "verified",
+          proof_token: "eyJ.c.d",
+          proof_expires_at: EXPIRES,
+        }),
       ],
     });
     expect(written([requestEvent(done, "completed", AT)])).toEqual([["verification_request.completed", FIXTURES.requestCompleted]]);
@@ -117,9 +207,9 @@ describe("the stores' events, as their outbox rows hold them", () => {
   let pg: FreshPostgres | undefined;
   let db: Database;
   const outbox = async (schema: string) =>
-    (await db.query<{ event_type: string; environment: string; payload: unknown }>(`SELECT event_type, environment, payload FROM ${schema}.outbox ORDER BY id`)).rows.map((r) => [
-      r.event_type, r.environment, r.payload,
-    ]);
+    (
+      await db.query<{ event_type: string; environment: string; payload: unknown }>(`SELECT event_type, environment, payload FROM ${schema}.outbox ORDER BY id`)
+    ).rows.map((r) => [r.event_type, r.environment, r.payload]);
   const json = (s: string) => JSON.parse(s) as unknown;
 
   beforeAll(async () => {
@@ -139,8 +229,17 @@ describe("the stores' events, as their outbox rows hold them", () => {
     const scope = { tenantId: "ten_01J00000000000000000000001", env: "live" as const };
     await db.query(`INSERT INTO proof.signing_keys (kid, environment, public_jwk, private_key_enc, status) VALUES ('kid-1', 'live', '{}', 'x', 'active')`);
     await store.insertProof({
-      id: "ver_01J00000000000000000000001", scope, kid: "kid-1", type: "email", channel: "email", identifierHash: "00", method: "otp",
-      token: "eyJ.a.b", verifiedAt: LATER, issuedAt: LATER, expiresAt: EXPIRES,
+      id: "ver_01J00000000000000000000001",
+      scope,
+      kid: "kid-1",
+      type: "email",
+      channel: "email",
+      identifierHash: "00",
+      method: "otp",
+      token: "eyJ.a.b",
+      verifiedAt: LATER,
+      issuedAt: LATER,
+      expiresAt: EXPIRES,
     });
     await store.revoke(scope, "ver_01J00000000000000000000001", "fraud", AT);
     expect(await outbox("proof")).toEqual([
@@ -152,7 +251,14 @@ describe("the stores' events, as their outbox rows hold them", () => {
   it("gateway: tenant and api key events", async () => {
     const store = new GatewayStore(db);
     await store.createTenant({ id: "ten_01J00000000000000000000001", name: 'Acme & Co "quoted"', at: AT }, []);
-    await store.createKey({ id: "key_01J00000000000000000000002", tenantId: "ten_01J00000000000000000000001", env: "test", hash: "h", prefix: "pk_test_abcd", at: AT });
+    await store.createKey({
+      id: "key_01J00000000000000000000002",
+      tenantId: "ten_01J00000000000000000000001",
+      env: "test",
+      hash: "h",
+      prefix: "pk_test_abcd",
+      at: AT,
+    });
     await store.revokeKey("key_01J00000000000000000000002", LATER);
     expect(await outbox("gateway")).toEqual([
       ["tenant.created", "live", json(FIXTURES.tenantCreated)],

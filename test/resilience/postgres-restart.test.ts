@@ -13,7 +13,13 @@ beforeAll(async () => {
   if (!havePostgresBinaries) return;
   pg = await privatePostgres();
   // a rate limit the load never reaches: the only refusals this test accepts are the outage's 503s
-  stack = await startStack({ DATABASE_URL: pg.url, EVENT_POLL_INTERVAL_MS: "100", RETRY_BACKOFF_MAX_MS: "300", API_KEY_CACHE_TTL_MS: "0", RATE_LIMIT_PER_MINUTE: "100000" });
+  stack = await startStack({
+    DATABASE_URL: pg.url,
+    EVENT_POLL_INTERVAL_MS: "100",
+    RETRY_BACKOFF_MAX_MS: "300",
+    API_KEY_CACHE_TTL_MS: "0",
+    RATE_LIMIT_PER_MINUTE: "100000",
+  });
 });
 afterAll(async () => {
   await stack?.close();

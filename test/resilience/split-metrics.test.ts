@@ -133,7 +133,11 @@ describe.skipIf(!havePostgresBinaries)("GET /metrics on each service of the spli
     expect(done.body.status).toBe("verified");
 
     await rx.waitFor(1, 30_000);
-    await until(async () => find(await scrape("webhook"), "icv_webhook_attempts_total", { outcome: "retried" })[0]?.value === 1, 30_000, () => "the failed attempt counted");
+    await until(
+      async () => find(await scrape("webhook"), "icv_webhook_attempts_total", { outcome: "retried" })[0]?.value === 1,
+      30_000,
+      () => "the failed attempt counted",
+    );
 
     const m = {} as Record<Name, Sample[]>;
     for (const n of NAMES) m[n] = await scrape(n);
@@ -147,7 +151,14 @@ describe.skipIf(!havePostgresBinaries)("GET /metrics on each service of the spli
       for (const other of NAMES.filter((o) => o !== n)) expect(find(m[n], "icv_db_pool_connections", { service: other }), `${other} in ${n}`).toHaveLength(0);
     }
     // the gateway: HTTP RED by route pattern, its SSE streams and its outbox
-    expect(find(m.gateway, "icv_http_requests_total", { service: "gateway", method: "POST", route: "/api/v1/verifications/:id/test-verify", code: "200" })[0]?.value).toBe(1);
+    expect(
+      find(m.gateway, "icv_http_requests_total", {
+        service: "gateway",
+        method: "POST",
+        route: "/api/v1/verifications/:id/test-verify",
+        code: "200",
+      })[0]?.value,
+    ).toBe(1);
     expect(find(m.gateway, "icv_http_requests_total", { method: "POST", route: "/api/v1/verifications", code: "201" })[0]?.value).toBe(1);
     expect(find(m.gateway, "icv_sse_streams", { kind: "api" })).toHaveLength(1);
     // verification: the RPCs it served, the SMS it would have sent, its outbox lag

@@ -107,7 +107,17 @@ describe.skipIf(!havePostgresBinaries)("readiness while starting (skipped: no po
     const { DATABASE_URL: _d, REDIS_URL: _r, ...inherited } = process.env;
     const child = spawn(process.execPath, ["--import", "tsx", "services/gateway/src/main.ts"], {
       cwd: ROOT,
-      env: { ...inherited, DATABASE_URL: server!.url, DATA_DIR: dir, PORT: String(port), ADMIN_PORT: String(await freePort()), METRICS_PORT: String(await freePort()), BOOTSTRAP_DEV_TENANT: "false", RETRY_BACKOFF_MAX_MS: "300", LOG_LEVEL: "info" },
+      env: {
+        ...inherited,
+        DATABASE_URL: server!.url,
+        DATA_DIR: dir,
+        PORT: String(port),
+        ADMIN_PORT: String(await freePort()),
+        METRICS_PORT: String(await freePort()),
+        BOOTSTRAP_DEV_TENANT: "false",
+        RETRY_BACKOFF_MAX_MS: "300",
+        LOG_LEVEL: "info",
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     children.push(child);

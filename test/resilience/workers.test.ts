@@ -63,7 +63,14 @@ function request(port: number, method: string, p: string, key?: string, body?: u
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
     const req = http.request(
-      { host: "127.0.0.1", port, method, path: p, agent: false, headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(data ? { "content-type": "application/json" } : {}) } },
+      {
+        host: "127.0.0.1",
+        port,
+        method,
+        path: p,
+        agent: false,
+        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(data ? { "content-type": "application/json" } : {}) },
+      },
       (res) => {
         let text = "";
         res.on("data", (b: Buffer) => (text += b.toString()));
@@ -101,13 +108,15 @@ function holderOf(serverPort: number, clientPort: number, pids: number[]): numbe
     }
   }
   if (!inode) return undefined;
-  return pids.find((pid) => readdirSync(`/proc/${pid}/fd`).some((fd) => {
-    try {
-      return readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`;
-    } catch {
-      return false;
-    }
-  }));
+  return pids.find((pid) =>
+    readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`;
+      } catch {
+        return false;
+      }
+    }),
+  );
 }
 
 /** The workers (children of the primary) and their slots, from /proc. */
@@ -148,7 +157,9 @@ describe("WORKERS in embedded mode", () => {
   it("WORKERS=2 without a Postgres is refused with one line naming the variable (PGlite is single-process)", async () => {
     const s = start({ WORKERS: "2", PORT: String(await freePort()), ADMIN_PORT: String(await freePort()) });
     expect(await s.exited).toBe(1);
-    expect(s.out.text.trim()).toBe("invalid configuration: WORKERS above 1 needs DATABASE_URL (or every <SERVICE>_DATABASE_URL): the embedded PGlite is single-process");
+    expect(s.out.text.trim()).toBe(
+      "invalid configuration: WORKERS above 1 needs DATABASE_URL (or every <SERVICE>_DATABASE_URL): the embedded PGlite is single-process",
+    );
   }, 60_000);
 });
 
@@ -170,7 +181,11 @@ describe.skipIf(!process.env.DATABASE_URL)("npm start with WORKERS=2 on Postgres
     });
     const log = () => s.out.text.slice(-4000);
     const up = () => s.out.text.split("\n").filter((l) => l.includes('"msg":"ICV is up"')).length;
-    await until(() => up() >= 2, 90_000, () => `both workers up:\n${log()}`);
+    await until(
+      () => up() >= 2,
+      90_000,
+      () => `both workers up:\n${log()}`,
+    );
     const primary = s.child.pid!;
     const first = workers(primary);
     expect([...first.keys()].sort()).toEqual([1, 2]);
@@ -180,22 +195,38 @@ describe.skipIf(!process.env.DATABASE_URL)("npm start with WORKERS=2 on Postgres
     const key = /test key (pk_test_\S+)/.exec(s.out.text)![1];
 
     // a verification, streams on it from both workers, test-verify through one of them
-    const created = await request(port, "POST", "/api/v1/verifications", key, { type: "phone", channel: "sms", identifier: "+37069100001" });
+    const created = await request(port, "POST", "/api/v1/verifications", key, {
+      type: "phone",
+      channel: "sms",
+      identifier: "+37069100001",
+    });
     expect(created.status).toBe(201);
     const id = created.body.id as string;
     const streams = [1, 2, 3, 4].map(() => stream(port, `/api/v1/verifications/${id}/events`, key));
-    await until(() => streams.every((x) => x.events.length >= 1), 10_000, () => `streams connected: ${JSON.stringify(streams.map((x) => x.events))}`);
+    await until(
+      () => streams.every((x) => x.events.length >= 1),
+      10_000,
+      () => `streams connected: ${JSON.stringify(streams.map((x) => x.events))}`,
+    );
     // which worker holds each stream, and which one answers the test-verify (its request log line)
     const slotOf = new Map([...first].map(([slot, pid]) => [pid, slot]));
     const holders = streams.map((x) => slotOf.get(holderOf(port, x.localPort, [...first.values()])!));
     expect(new Set(holders)).toEqual(new Set([1, 2]));
     const verified = await request(port, "POST", `/api/v1/verifications/${id}/test-verify`, key);
     expect(verified.status).toBe(200);
-    await until(() => servedBy(s.out.text, "/api/v1/verifications/:id/test-verify").size === 1, 5_000, () => "the test-verify's request line");
+    await until(
+      () => servedBy(s.out.text, "/api/v1/verifications/:id/test-verify").size === 1,
+      5_000,
+      () => "the test-verify's request line",
+    );
     const through = [...servedBy(s.out.text, "/api/v1/verifications/:id/test-verify")][0];
     // every stream sees the change, those on the other worker included
     expect(holders.filter((h) => h !== through).length).toBeGreaterThan(0);
-    await until(() => streams.every((x) => x.events.some((e) => e.includes('"status":"verified"'))), 10_000, () => `every stream saw verified: ${JSON.stringify(streams.map((x) => x.events))}`);
+    await until(
+      () => streams.every((x) => x.events.some((e) => e.includes('"status":"verified"'))),
+      10_000,
+      () => `every stream saw verified: ${JSON.stringify(streams.map((x) => x.events))}`,
+    );
     for (const x of streams) x.close();
 
     // the settled verification read on both workers (now in their caches), revoked through one
@@ -227,20 +258,40 @@ describe.skipIf(!process.env.DATABASE_URL)("npm start with WORKERS=2 on Postgres
     // the background worker killed: once the primary saw it end (a connection handed to it before
     // that is lost, as with any crash), the other answers everything while it starts it again
     process.kill(first.get(1)!, "SIGKILL");
-    await until(() => s.out.text.includes('"msg":"worker ended; restarting it"'), 10_000, () => `the primary saw the worker end:\n${log()}`);
+    await until(
+      () => s.out.text.includes('"msg":"worker ended; restarting it"'),
+      10_000,
+      () => `the primary saw the worker end:\n${log()}`,
+    );
     const during: number[] = [];
     for (let i = 0; i < 10; i++) during.push((await request(port, "GET", `/api/v1/verifications/${id}`, key)).status);
     expect(during.every((x) => x === 200)).toBe(true);
-    await until(() => up() >= 3 && workers(primary).size === 2, 60_000, () => `worker 1 restarted:\n${log()}`);
+    await until(
+      () => up() >= 3 && workers(primary).size === 2,
+      60_000,
+      () => `worker 1 restarted:\n${log()}`,
+    );
     const second = workers(primary);
     expect(second.get(1)).not.toBe(first.get(1));
     expect(second.get(2)).toBe(first.get(2));
     // its background work runs again: a new verification's change reaches a stream
-    const again = await request(port, "POST", "/api/v1/verifications", key, { type: "phone", channel: "sms", identifier: "+37069100002" });
+    const again = await request(port, "POST", "/api/v1/verifications", key, {
+      type: "phone",
+      channel: "sms",
+      identifier: "+37069100002",
+    });
     const seen = [1, 2].map(() => stream(port, `/api/v1/verifications/${again.body.id}/events`, key));
-    await until(() => seen.every((x) => x.events.length >= 1), 10_000, () => "streams connected after the restart");
+    await until(
+      () => seen.every((x) => x.events.length >= 1),
+      10_000,
+      () => "streams connected after the restart",
+    );
     expect((await request(port, "POST", `/api/v1/verifications/${again.body.id}/test-verify`, key)).status).toBe(200);
-    await until(() => seen.every((x) => x.events.some((e) => e.includes('"status":"verified"'))), 15_000, () => `events after the restart: ${JSON.stringify(seen.map((x) => x.events))}`);
+    await until(
+      () => seen.every((x) => x.events.some((e) => e.includes('"status":"verified"'))),
+      15_000,
+      () => `events after the restart: ${JSON.stringify(seen.map((x) => x.events))}`,
+    );
     for (const x of seen) x.close();
 
     // SIGTERM: every worker stops gracefully, the primary exits 0, nothing is left
@@ -257,10 +308,20 @@ describe.skipIf(!process.env.DATABASE_URL)("npm start with WORKERS=2 on Postgres
     try {
       const grpc: Record<string, string> = {};
       for (const s of ["VERIFICATION", "PROOF", "SESSION", "DOMAIN", "WEBHOOK"]) grpc[`${s}_GRPC_PORT`] = String(await freePort());
-      const s = start({ DATABASE_URL: await database(), WORKERS: "2", PORT: String(port), ADMIN_PORT: String(await freePort()), ...grpc, LOG_LEVEL: "info", BOOTSTRAP_DEV_TENANT: "false" });
+      const s = start({
+        DATABASE_URL: await database(),
+        WORKERS: "2",
+        PORT: String(port),
+        ADMIN_PORT: String(await freePort()),
+        ...grpc,
+        LOG_LEVEL: "info",
+        BOOTSTRAP_DEV_TENANT: "false",
+      });
       // the workers it had, seen while it ran
       const seen = new Set<number>();
-      const watch = setInterval(() => workers(s.child.pid!).forEach((pid) => seen.add(pid)), 20);
+      const watch = setInterval(() => {
+        for (const pid of workers(s.child.pid!).values()) seen.add(pid);
+      }, 20);
       const code = await s.exited;
       clearInterval(watch);
       expect(code).toBe(1);

@@ -57,8 +57,16 @@ interface Stored {
 }
 
 type Reply = { status: number; body?: string; type?: string };
-const json = (status: number, body?: unknown): Reply => ({ status, body: body === undefined ? undefined : JSON.stringify(body), type: "application/json" });
-const xml = (status: number, body: string): Reply => ({ status, body: `<?xml version="1.0" encoding="UTF-8"?>\n${body}`, type: "text/xml" });
+const json = (status: number, body?: unknown): Reply => ({
+  status,
+  body: body === undefined ? undefined : JSON.stringify(body),
+  type: "application/json",
+});
+const xml = (status: number, body: string): Reply => ({
+  status,
+  body: `<?xml version="1.0" encoding="UTF-8"?>\n${body}`,
+  type: "text/xml",
+});
 const safeEqual = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 const unquote = (v: string) => (v.length >= 2 && v.startsWith('"') && v.endsWith('"') ? v.slice(1, -1) : v);
 
@@ -66,7 +74,10 @@ const DEFAULT_CREDENTIALS: Record<DnsHost, () => Record<string, string>> = {
   cloudflare: () => ({ api_token: `cf-${randomBytes(20).toString("hex")}` }),
   digitalocean: () => ({ token: `dop_v1_${randomBytes(32).toString("hex")}` }),
   godaddy: () => ({ key: `gd-key-${randomBytes(12).toString("hex")}`, secret: `gd-secret-${randomBytes(12).toString("hex")}` }),
-  route53: () => ({ access_key_id: `AKIA${randomBytes(8).toString("hex").toUpperCase()}`, secret_access_key: randomBytes(30).toString("base64") }),
+  route53: () => ({
+    access_key_id: `AKIA${randomBytes(8).toString("hex").toUpperCase()}`,
+    secret_access_key: randomBytes(30).toString("base64"),
+  }),
 };
 
 export async function startDnsHostApi(provider: DnsHost, opts: DnsHostOptions): Promise<DnsHostApi> {
@@ -95,7 +106,8 @@ export async function startDnsHostApi(provider: DnsHost, opts: DnsHostOptions): 
 
   const routes: Record<DnsHost, (req: http.IncomingMessage, url: URL, body: string) => Reply> = {
     cloudflare(req, url, body) {
-      const cf = (status: number, result: unknown, errors: { code: number; message: string }[] = []) => json(status, { success: errors.length === 0, errors, messages: [], result });
+      const cf = (status: number, result: unknown, errors: { code: number; message: string }[] = []) =>
+        json(status, { success: errors.length === 0, errors, messages: [], result });
       if (!safeEqual(req.headers.authorization ?? "", `Bearer ${credentials.api_token}`)) {
         state.refused++;
         return cf(403, null, [{ code: 10000, message: "Authentication error" }]);
@@ -104,7 +116,13 @@ export async function startDnsHostApi(provider: DnsHost, opts: DnsHostOptions): 
       if (req.method === "GET" && url.pathname === "/client/v4/zones") {
         const name = url.searchParams.get("name") ?? "";
         const list = zones.filter((z) => !name || z === name).map((z) => ({ id: zoneId(z), name: z, status: "active" }));
-        return json(200, { success: true, errors: [], messages: [], result: list, result_info: { page: 1, per_page: 20, count: list.length, total_count: list.length } });
+        return json(200, {
+          success: true,
+          errors: [],
+          messages: [],
+          result: list,
+          result_info: { page: 1, per_page: 20, count: list.length, total_count: list.length },
+        });
       }
       if ((m = url.pathname.match(/^\/client\/v4\/zones\/([^/]+)\/dns_records$/)) && req.method === "POST") {
         const zone = zones.find((z) => zoneId(z) === m![1]);
@@ -140,7 +158,20 @@ export async function startDnsHostApi(provider: DnsHost, opts: DnsHostOptions): 
         if (r.type !== "TXT" || !r.name || !r.data) return json(422, { id: "unprocessable_entity", message: "Name can't be blank" });
         if (r.ttl !== undefined && r.ttl < 30) return json(422, { id: "unprocessable_entity", message: "TTL must be at least 30" });
         const s = write(zone, absolute(zone, r.name), r.data);
-        return json(201, { domain_record: { id: Number(s.id.split("-")[1]), type: "TXT", name: r.name, data: r.data, priority: null, port: null, ttl: r.ttl ?? 1800, weight: null, flags: null, tag: null } });
+        return json(201, {
+          domain_record: {
+            id: Number(s.id.split("-")[1]),
+            type: "TXT",
+            name: r.name,
+            data: r.data,
+            priority: null,
+            port: null,
+            ttl: r.ttl ?? 1800,
+            weight: null,
+            flags: null,
+            tag: null,
+          },
+        });
       }
       if (m[3] && req.method === "DELETE") {
         const s = stored.find((r) => r.zone === zone && r.id.split("-")[1] === m[3]);
@@ -171,7 +202,11 @@ export async function startDnsHostApi(provider: DnsHost, opts: DnsHostOptions): 
       if (m[3] === "TXT" && m[4]) {
         const name = absolute(zone, decodeURIComponent(m[4]));
         const here = stored.filter((r) => r.zone === zone && r.name === name);
-        if (req.method === "GET") return json(200, here.map((r) => ({ data: r.value, name: relative(zone, r.name), ttl: 600, type: "TXT" })));
+        if (req.method === "GET")
+          return json(
+            200,
+            here.map((r) => ({ data: r.value, name: relative(zone, r.name), ttl: 600, type: "TXT" })),
+          );
         if (req.method === "PUT") {
           const keep = (JSON.parse(body) as { data: string }[]).map((r) => r.data);
           for (const r of here) if (!keep.includes(r.value)) remove(r);
@@ -191,19 +226,33 @@ export async function startDnsHostApi(provider: DnsHost, opts: DnsHostOptions): 
       const refusal = sigV4Refusal(req, url, body, credentials);
       if (refusal) {
         state.refused++;
-        return xml(403, `<ErrorResponse xmlns="https://route53.amazonaws.com/doc/2013-04-01/"><Error><Type>Sender</Type><Code>${refusal.code}</Code><Message>${refusal.message}</Message></Error><RequestId>${randomBytes(8).toString("hex")}</RequestId></ErrorResponse>`);
+        return xml(
+          403,
+          `<ErrorResponse xmlns="https://route53.amazonaws.com/doc/2013-04-01/"><Error><Type>Sender</Type><Code>${refusal.code}</Code><Message>${refusal.message}</Message></Error><RequestId>${randomBytes(8).toString("hex")}</RequestId></ErrorResponse>`,
+        );
       }
       const err = (status: number, code: string, message: string) =>
-        xml(status, `<ErrorResponse xmlns="https://route53.amazonaws.com/doc/2013-04-01/"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>r</RequestId></ErrorResponse>`);
+        xml(
+          status,
+          `<ErrorResponse xmlns="https://route53.amazonaws.com/doc/2013-04-01/"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>r</RequestId></ErrorResponse>`,
+        );
       if (req.method === "GET" && url.pathname === "/2013-04-01/hostedzonesbyname") {
         const from = (url.searchParams.get("dnsname") ?? "").toLowerCase().replace(/\.$/, "");
         // hosted zones in the API's order (labels reversed), starting at dnsname
         const key = (z: string) => z.split(".").reverse().join(".");
         const list = [...zones].sort((a, b) => (key(a) < key(b) ? -1 : 1)).filter((z) => !from || key(z) >= key(from));
         const items = list.slice(0, Number(url.searchParams.get("maxitems") ?? 100));
-        return xml(200, `<ListHostedZonesByNameResponse xmlns="https://route53.amazonaws.com/doc/2013-04-01/"><HostedZones>${items
-          .map((z) => `<HostedZone><Id>/hostedzone/${zoneId(z)}</Id><Name>${z}.</Name><CallerReference>ref</CallerReference><Config><PrivateZone>false</PrivateZone></Config><ResourceRecordSetCount>2</ResourceRecordSetCount></HostedZone>`)
-          .join("")}</HostedZones><DNSName>${from}</DNSName><IsTruncated>${items.length < list.length}</IsTruncated><MaxItems>${items.length}</MaxItems></ListHostedZonesByNameResponse>`);
+        return xml(
+          200,
+          `<ListHostedZonesByNameResponse xmlns="https://route53.amazonaws.com/doc/2013-04-01/"><HostedZones>${items
+            .map(
+              (z) =>
+                `<HostedZone><Id>/hostedzone/${zoneId(z)}</Id><Name>${z}.</Name><CallerReference>ref</CallerReference><Config><PrivateZone>false</PrivateZone></Config><ResourceRecordSetCount>2</ResourceRecordSetCount></HostedZone>`,
+            )
+            .join(
+              "",
+            )}</HostedZones><DNSName>${from}</DNSName><IsTruncated>${items.length < list.length}</IsTruncated><MaxItems>${items.length}</MaxItems></ListHostedZonesByNameResponse>`,
+        );
       }
       const m = url.pathname.match(/^\/2013-04-01\/hostedzone\/([^/]+)\/rrset\/?$/);
       if (m && req.method === "GET") {
@@ -212,7 +261,9 @@ export async function startDnsHostApi(provider: DnsHost, opts: DnsHostOptions): 
         if (!zone) return err(404, "NoSuchHostedZone", `No hosted zone found with ID: ${m[1]}`);
         const from = (url.searchParams.get("name") ?? "").toLowerCase().replace(/\.$/, "");
         const key = (n: string) => n.split(".").reverse().join(".");
-        const names = [...new Set(stored.filter((r) => r.zone === zone).map((r) => r.name))].sort((a, b) => (key(a) < key(b) ? -1 : 1)).filter((n) => !from || key(n) >= key(from));
+        const names = [...new Set(stored.filter((r) => r.zone === zone).map((r) => r.name))]
+          .sort((a, b) => (key(a) < key(b) ? -1 : 1))
+          .filter((n) => !from || key(n) >= key(from));
         const max = Number(url.searchParams.get("maxitems") ?? 100);
         const sets = names.slice(0, max).map(
           (n) =>
@@ -221,7 +272,10 @@ export async function startDnsHostApi(provider: DnsHost, opts: DnsHostOptions): 
               .map((r) => `<ResourceRecord><Value>&quot;${r.value}&quot;</Value></ResourceRecord>`)
               .join("")}</ResourceRecords></ResourceRecordSet>`,
         );
-        return xml(200, `<ListResourceRecordSetsResponse xmlns="https://route53.amazonaws.com/doc/2013-04-01/"><ResourceRecordSets>${sets.join("")}</ResourceRecordSets><IsTruncated>${names.length > max}</IsTruncated><MaxItems>${max}</MaxItems></ListResourceRecordSetsResponse>`);
+        return xml(
+          200,
+          `<ListResourceRecordSetsResponse xmlns="https://route53.amazonaws.com/doc/2013-04-01/"><ResourceRecordSets>${sets.join("")}</ResourceRecordSets><IsTruncated>${names.length > max}</IsTruncated><MaxItems>${max}</MaxItems></ListResourceRecordSetsResponse>`,
+        );
       }
       if (m && req.method === "POST") {
         const zone = zones.find((z) => zoneId(z) === m[1]);
@@ -234,13 +288,23 @@ export async function startDnsHostApi(provider: DnsHost, opts: DnsHostOptions): 
         }));
         if (!changes.length) return err(400, "InvalidInput", "Invalid XML ; ChangeBatch has no changes");
         for (const c of changes) {
-          if (c.type !== "TXT" || (c.name !== zone && !c.name.endsWith(`.${zone}`))) return err(400, "InvalidChangeBatch", `RRSet with DNS name ${c.name}. is not permitted in zone ${zone}.`);
-          if (c.values.some((v) => !/^".*"$/.test(v))) return err(400, "InvalidChangeBatch", "Invalid Resource Record: 'FATAL problem: InvalidCharacterString (Value should be enclosed in quotation marks)'");
+          if (c.type !== "TXT" || (c.name !== zone && !c.name.endsWith(`.${zone}`)))
+            return err(400, "InvalidChangeBatch", `RRSet with DNS name ${c.name}. is not permitted in zone ${zone}.`);
+          if (c.values.some((v) => !/^".*"$/.test(v)))
+            return err(
+              400,
+              "InvalidChangeBatch",
+              "Invalid Resource Record: 'FATAL problem: InvalidCharacterString (Value should be enclosed in quotation marks)'",
+            );
           const here = stored.filter((r) => r.zone === zone && r.name === c.name);
           const values = c.values.map(unquote);
           if (c.action === "DELETE") {
             if (here.length !== values.length || here.some((r) => !values.includes(r.value))) {
-              return err(400, "InvalidChangeBatch", `[Tried to delete resource record set [name='${c.name}.', type='TXT'] but the values provided do not match the current values]`);
+              return err(
+                400,
+                "InvalidChangeBatch",
+                `[Tried to delete resource record set [name='${c.name}.', type='TXT'] but the values provided do not match the current values]`,
+              );
             }
             for (const r of here) remove(r);
           } else if (c.action === "UPSERT" || c.action === "CREATE") {
@@ -249,7 +313,10 @@ export async function startDnsHostApi(provider: DnsHost, opts: DnsHostOptions): 
             for (const v of values) if (!here.some((r) => r.value === v)) write(zone, c.name, v);
           } else return err(400, "InvalidInput", `Invalid action ${c.action}`);
         }
-        return xml(200, `<ChangeResourceRecordSetsResponse xmlns="https://route53.amazonaws.com/doc/2013-04-01/"><ChangeInfo><Id>/change/C${randomBytes(6).toString("hex").toUpperCase()}</Id><Status>PENDING</Status><SubmittedAt>${new Date().toISOString()}</SubmittedAt></ChangeInfo></ChangeResourceRecordSetsResponse>`);
+        return xml(
+          200,
+          `<ChangeResourceRecordSetsResponse xmlns="https://route53.amazonaws.com/doc/2013-04-01/"><ChangeInfo><Id>/change/C${randomBytes(6).toString("hex").toUpperCase()}</Id><Status>PENDING</Status><SubmittedAt>${new Date().toISOString()}</SubmittedAt></ChangeInfo></ChangeResourceRecordSetsResponse>`,
+        );
       }
       return err(404, "NotFound", "Not found");
     },
@@ -294,7 +361,12 @@ export async function startDnsHostApi(provider: DnsHost, opts: DnsHostOptions): 
 }
 
 /** The version path each API's base URL ends with (DNS_API_*_URL defaults carry it too). */
-export const API_PREFIX: Record<DnsHost, string> = { cloudflare: "/client/v4", digitalocean: "/v2", godaddy: "/v1", route53: "/2013-04-01" };
+export const API_PREFIX: Record<DnsHost, string> = {
+  cloudflare: "/client/v4",
+  digitalocean: "/v2",
+  godaddy: "/v1",
+  route53: "/2013-04-01",
+};
 
 const zoneId = (zone: string) => createHash("sha256").update(zone).digest("hex").slice(0, 14).toUpperCase();
 
@@ -312,21 +384,45 @@ function sigV4Refusal(req: http.IncomingMessage, url: URL, body: string, creds: 
   if (!m) return { code: "MissingAuthenticationToken", message: "Missing Authentication Token" };
   const [, keyId, date, region, service, signedHeaders, signature] = m;
   if (keyId !== creds.access_key_id) return { code: "InvalidClientTokenId", message: "The security token included in the request is invalid." };
-  if (service !== "route53" || region !== "us-east-1") return { code: "SignatureDoesNotMatch", message: `Credential should be scoped to a valid region and service route53, not ${region}/${service}` };
+  if (service !== "route53" || region !== "us-east-1")
+    return {
+      code: "SignatureDoesNotMatch",
+      message: `Credential should be scoped to a valid region and service route53, not ${region}/${service}`,
+    };
   const amzDate = String(req.headers["x-amz-date"] ?? "");
-  if (!amzDate.startsWith(date)) return { code: "SignatureDoesNotMatch", message: "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP" };
+  if (!amzDate.startsWith(date))
+    return {
+      code: "SignatureDoesNotMatch",
+      message: "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP",
+    };
   const names = signedHeaders.split(";");
   if (!names.includes("host") || !names.includes("x-amz-date")) return { code: "SignatureDoesNotMatch", message: "host and x-amz-date must be signed" };
-  const path = url.pathname.split("/").map((p) => rfc3986(p)).join("/");
-  const query = [...url.searchParams].map(([k, v]) => `${rfc3986(k)}=${rfc3986(v)}`).sort().join("&");
-  const headers = names.map((n) => `${n}:${String(req.headers[n] ?? "").trim().replace(/\s+/g, " ")}\n`).join("");
+  const path = url.pathname
+    .split("/")
+    .map((p) => rfc3986(p))
+    .join("/");
+  const query = [...url.searchParams]
+    .map(([k, v]) => `${rfc3986(k)}=${rfc3986(v)}`)
+    .sort()
+    .join("&");
+  const headers = names
+    .map(
+      (n) =>
+        `${n}:${String(req.headers[n] ?? "")
+          .trim()
+          .replace(/\s+/g, " ")}\n`,
+    )
+    .join("");
   const canonical = [req.method, path, query, headers, signedHeaders, sha256(body)].join("\n");
   const scope = `${date}/${region}/${service}/aws4_request`;
   const toSign = ["AWS4-HMAC-SHA256", amzDate, scope, sha256(canonical)].join("\n");
   const key = hmac(hmac(hmac(hmac(`AWS4${creds.secret_access_key}`, date), region), service), "aws4_request");
   const expected = createHmac("sha256", key).update(toSign).digest("hex");
   if (!safeEqual(expected, signature)) {
-    return { code: "SignatureDoesNotMatch", message: "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method." };
+    return {
+      code: "SignatureDoesNotMatch",
+      message: "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.",
+    };
   }
   return undefined;
 }

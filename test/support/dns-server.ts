@@ -73,7 +73,9 @@ const clone = (z: ZoneData): ZoneData => JSON.parse(JSON.stringify(z)) as ZoneDa
 
 export async function startDnsZones(opts: { addresses?: string[]; port?: number; records?: ZoneData } = {}): Promise<DnsZones> {
   const addresses = opts.addresses ?? ["127.0.0.1"];
-  const data = new Map<string, ZoneData>(addresses.map((a) => [a, clone(Object.fromEntries(Object.entries(opts.records ?? {}).map(([k, v]) => [norm(k), v])))]));
+  const data = new Map<string, ZoneData>(
+    addresses.map((a) => [a, clone(Object.fromEntries(Object.entries(opts.records ?? {}).map(([k, v]) => [norm(k), v])))]),
+  );
   const behaviour = new Map<string, Behaviour>(addresses.map((a) => [a, "answer"]));
   const queries: DnsQuery[] = [];
   const targets = (only?: string) => (only ? [data.get(only) ?? fail(`${only} is not one of this server's addresses`)] : [...data.values()]);
@@ -125,7 +127,11 @@ export async function startDnsZones(opts: { addresses?: string[]; port?: number;
       packet.encode({
         type: "response",
         id: q.id,
-        flags: packet.AUTHORITATIVE_ANSWER | (q.flag_rd ? packet.RECURSION_DESIRED | packet.RECURSION_AVAILABLE : 0) | (truncated ? packet.TRUNCATED_RESPONSE : 0) | rcode,
+        flags:
+          packet.AUTHORITATIVE_ANSWER |
+          (q.flag_rd ? packet.RECURSION_DESIRED | packet.RECURSION_AVAILABLE : 0) |
+          (truncated ? packet.TRUNCATED_RESPONSE : 0) |
+          rcode,
         questions: [question],
         answers: list,
       });
@@ -228,7 +234,9 @@ export async function startDnsZones(opts: { addresses?: string[]; port?: number;
     zone(name, nameServerAddresses, records = {}) {
       const ns = nameServerAddresses.map((_, i) => `ns${i + 1}.${norm(name)}`);
       api.set(name, { NS: ns, ...records });
-      nameServerAddresses.forEach((a, i) => api.set(ns[i], { A: [a] }));
+      nameServerAddresses.forEach((a, i) => {
+        api.set(ns[i], { A: [a] });
+      });
     },
     behave(server, how) {
       if (!behaviour.has(server)) fail(`${server} is not one of this server's addresses`);

@@ -48,7 +48,12 @@ export async function startDomainSite(opts: { address?: string; ports?: { http: 
   const plain = http.createServer(handler("http"));
   const secure = https.createServer({ cert: ca.cert, key: ca.key }, handler("https"));
   await Promise.all(
-    ([[plain, opts.ports?.http ?? 0], [secure, opts.ports?.https ?? 0]] as const).map(
+    (
+      [
+        [plain, opts.ports?.http ?? 0],
+        [secure, opts.ports?.https ?? 0],
+      ] as const
+    ).map(
       ([s, port]) =>
         new Promise<void>((resolve, reject) => {
           s.once("error", reject);

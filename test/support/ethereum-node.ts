@@ -14,8 +14,16 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
-  decodeAbiParameters, decodeFunctionData, encodeFunctionResult, erc6492SignatureValidatorByteCode, isAddressEqual, isErc6492Signature,
-  parseAbi, parseErc6492Signature, recoverAddress, type Hex,
+  decodeAbiParameters,
+  decodeFunctionData,
+  encodeFunctionResult,
+  erc6492SignatureValidatorByteCode,
+  isAddressEqual,
+  isErc6492Signature,
+  parseAbi,
+  parseErc6492Signature,
+  recoverAddress,
+  type Hex,
 } from "viem";
 
 const ERC1271 = parseAbi(["function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)"]);
@@ -113,9 +121,10 @@ export async function startEthereumNode(opts: { chainId: number; wallets: Contra
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   node.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  node.close = () => new Promise<void>((r) => {
-    server.closeAllConnections();
-    server.close(() => r());
-  });
+  node.close = () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
   return node;
 }

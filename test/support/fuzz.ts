@@ -61,9 +61,31 @@ export const nastyString: fc.Arbitrary<string> = fc.oneof(
     maxLength: 16,
   }),
   fc.constantFrom(
-    "0000-01-01T00:00:00Z", "1969-12-31T23:59:59Z", "9999-12-31T23:59:59Z", "+275760-09-13T00:00:00.000Z", "2024-02-30T25:61:00Z",
-    "-1", "1e400", "NaN", "null", "true", "[]", "{}", "__proto__", "constructor", "ver_%00", "http://127.0.0.1/", "https://[::127.0.0.1]/",
-    "+37069199199", "a@example.com", "example.com", "telegram", "sms", "email", "ethereum", "0x0000000000000000000000000000000000000000",
+    "0000-01-01T00:00:00Z",
+    "1969-12-31T23:59:59Z",
+    "9999-12-31T23:59:59Z",
+    "+275760-09-13T00:00:00.000Z",
+    "2024-02-30T25:61:00Z",
+    "-1",
+    "1e400",
+    "NaN",
+    "null",
+    "true",
+    "[]",
+    "{}",
+    "__proto__",
+    "constructor",
+    "ver_%00",
+    "http://127.0.0.1/",
+    "https://[::127.0.0.1]/",
+    "+37069199199",
+    "a@example.com",
+    "example.com",
+    "telegram",
+    "sms",
+    "email",
+    "ethereum",
+    "0x0000000000000000000000000000000000000000",
   ),
   fc.integer({ min: 256, max: 12_000 }).map((n) => "a".repeat(n)),
   fc.tuple(fc.constantFrom(...PREFIXES), ulid).map(([p, u]) => `${p}_${u}`),
@@ -76,7 +98,12 @@ const nastyNumber = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(1e308, -
 export const nastyValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: nastyString },
   // an ordinary string but for one NUL or lone surrogate: passes length checks, reaches storage
-  { weight: 4, arbitrary: fc.tuple(fc.string({ minLength: 1, maxLength: 8 }), fc.constantFrom("\u0000", "\ud800", "\udfff"), fc.string({ maxLength: 8 })).map(([a, b, c]) => a + b + c) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(fc.string({ minLength: 1, maxLength: 8 }), fc.constantFrom("\u0000", "\ud800", "\udfff"), fc.string({ maxLength: 8 }))
+      .map(([a, b, c]) => a + b + c),
+  },
   { weight: 2, arbitrary: nastyNumber },
   fc.boolean(),
   fc.constant(null),
@@ -99,7 +126,11 @@ function valueFor(doc: Json, schema: Json, pool: Pool, depth = 0): fc.Arbitrary<
   else if (s.type === "array") good = fc.array(valueFor(doc, s.items ?? {}, pool, depth + 1), { maxLength: 3 });
   else if (s.type === "object" && s.properties && depth < 3) good = objectFor(doc, s, pool, depth + 1);
   else if (s.type === "object") good = fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
-  else good = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom(...pool.ids, "+37069199199", "a@example.com", "telegram", "email", "phone", "ABC123", "2024-01-01T00:00:00Z", "u1", "r1"));
+  else
+    good = fc.oneof(
+      fc.string({ maxLength: 12 }),
+      fc.constantFrom(...pool.ids, "+37069199199", "a@example.com", "telegram", "email", "phone", "ABC123", "2024-01-01T00:00:00Z", "u1", "r1"),
+    );
   return fc.oneof({ weight: 6, arbitrary: good }, { weight: 1, arbitrary: nastyValue });
 }
 
@@ -108,11 +139,16 @@ function objectFor(doc: Json, schema: Json, pool: Pool, depth = 0): fc.Arbitrary
   const props = Object.entries<Json>(s.properties ?? {});
   const record = Object.fromEntries(props.map(([k, v]) => [k, valueFor(doc, v, pool, depth)]));
   const addExtra = fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) });
-  return fc.tuple(fc.record(record, { requiredKeys: [] }), fc.dictionary(nastyString, nastyValue, { maxKeys: 2 }), addExtra).map(([o, extra, addExtra]) => (addExtra ? { ...o, ...extra } : o));
+  return fc
+    .tuple(fc.record(record, { requiredKeys: [] }), fc.dictionary(nastyString, nastyValue, { maxKeys: 2 }), addExtra)
+    .map(([o, extra, addExtra]) => (addExtra ? { ...o, ...extra } : o));
 }
 
 /** Percent-encodes the UTF-8 bytes of s (lone surrogates become U+FFFD, as any client's would). */
-const pct = (s: string) => [...Buffer.from(s, "utf8")].map((b) => (/[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`)).join("");
+const pct = (s: string) =>
+  [...Buffer.from(s, "utf8")]
+    .map((b) => (/[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`))
+    .join("");
 const BAD_ENCODINGS = ["%zz", "%", "%4", "%C0%AF", "%ED%A0%80", "%00", "%FF%FE", "%E0%A4", "..", "%2e%2e", "a%2Fb", "%25"];
 const encoded = (pool: Pool) =>
   fc.oneof(
@@ -128,11 +164,27 @@ const encoded = (pool: Pool) =>
  * without an example is fuzzed from its shape alone.
  */
 const EXAMPLES: Record<string, (pool: Pool) => Json> = {
-  CreateVerification: () => ({ type: "phone", channel: "telegram", identifier: "+37069199199", external_user_id: "u1", client_metadata: { plan: "pro", n: [1, 2] }, proof_expires_in: 3600 }),
+  CreateVerification: () => ({
+    type: "phone",
+    channel: "telegram",
+    identifier: "+37069199199",
+    external_user_id: "u1",
+    client_metadata: { plan: "pro", n: [1, 2] },
+    proof_expires_in: 3600,
+  }),
   CreateVerificationRequest: () => ({
-    assets: [{ type: "email", identifier: "a@example.com", channel: "email" }, { type: "phone", allowed_channels: ["telegram"] }],
-    reference_id: "r1", action_type: "login", action_context: { title: "Sign in", description: "Confirm" }, redirect_url: "https://example.com/done",
-    expires_in: 3600, partial_ok: true, external_user_id: "u1", client_metadata: { a: 1 },
+    assets: [
+      { type: "email", identifier: "a@example.com", channel: "email" },
+      { type: "phone", allowed_channels: ["telegram"] },
+    ],
+    reference_id: "r1",
+    action_type: "login",
+    action_context: { title: "Sign in", description: "Confirm" },
+    redirect_url: "https://example.com/done",
+    expires_in: 3600,
+    partial_ok: true,
+    external_user_id: "u1",
+    client_metadata: { a: 1 },
   }),
   SubmitChallenge: () => ({ challenge_code: "ABC123" }),
   ValidateProof: () => ({ proof_token: "eyJhbGciOiJSUzI1NiJ9.e30.c2ln", identifier: "+37069199199" }),
@@ -170,7 +222,12 @@ function mutatedExample(example: Json): fc.Arbitrary<Json> {
 
 /** Raw bodies: JSON built from the schema, or text and bytes that are not quite JSON. */
 function bodyFor(doc: Json, op: Operation, pool: Pool): fc.Arbitrary<Buffer | undefined> {
-  const example = EXAMPLES[String(op.body?.$ref ?? "").split("/").pop() ?? ""]?.(pool);
+  const example =
+    EXAMPLES[
+      String(op.body?.$ref ?? "")
+        .split("/")
+        .pop() ?? ""
+    ]?.(pool);
   const shaped = op.body ? objectFor(doc, op.body, pool) : fc.dictionary(nastyString, nastyValue, { maxKeys: 3 });
   const json = example ? fc.oneof({ weight: 3, arbitrary: mutatedExample(example) }, { weight: 1, arbitrary: shaped }) : shaped;
   const text = json.map((o) => JSON.stringify(o));
@@ -178,9 +235,22 @@ function bodyFor(doc: Json, op: Operation, pool: Pool): fc.Arbitrary<Buffer | un
     { weight: 14, arbitrary: text.map((t) => Buffer.from(t)) },
     { weight: 1, arbitrary: fc.constant(undefined) },
     { weight: 1, arbitrary: text.map((t) => Buffer.from(t.replace(/^\{/, '{"a":1,"a":2,'))) },
-    { weight: 1, arbitrary: text.map((t) => Buffer.from(t.replace(/^\{/, '{"n":1e400,"m":123456789012345678901234567890,"s":"\\ud800\\u0000",'))) },
-    { weight: 1, arbitrary: fc.tuple(text, fc.uint8Array({ minLength: 1, maxLength: 4 })).map(([t, b]) => Buffer.concat([Buffer.from(t.slice(0, -1)), Buffer.from(',"x":"'), Buffer.from(b.map((x) => x | 0x80)), Buffer.from('"}')])) },
-    { weight: 1, arbitrary: fc.constantFrom("", "null", "[]", '"text"', "{", '{"a":', "\ufeff{}", "[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]", "{}".padEnd(11_000, " ")).map((t) => Buffer.from(t)) },
+    {
+      weight: 1,
+      arbitrary: text.map((t) => Buffer.from(t.replace(/^\{/, '{"n":1e400,"m":123456789012345678901234567890,"s":"\\ud800\\u0000",'))),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(text, fc.uint8Array({ minLength: 1, maxLength: 4 }))
+        .map(([t, b]) => Buffer.concat([Buffer.from(t.slice(0, -1)), Buffer.from(',"x":"'), Buffer.from(b.map((x) => x | 0x80)), Buffer.from('"}')])),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom("", "null", "[]", '"text"', "{", '{"a":', "\ufeff{}", "[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]", "{}".padEnd(11_000, " "))
+        .map((t) => Buffer.from(t)),
+    },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b)) },
   );
 }
@@ -189,8 +259,16 @@ function bodyFor(doc: Json, op: Operation, pool: Pool): fc.Arbitrary<Buffer | un
 const sometimes = <T>(a: fc.Arbitrary<T>) => fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: a });
 
 const CONTENT_TYPES = [
-  "application/json", "application/json; charset=utf-8", "application/json; charset=latin1", "application/json; charset=utf-16",
-  "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json;;", "application/*", "",
+  "application/json",
+  "application/json; charset=utf-8",
+  "application/json; charset=latin1",
+  "application/json; charset=utf-16",
+  "text/plain",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data; boundary=x",
+  "application/json;;",
+  "application/*",
+  "",
 ];
 
 /** One request against `op`: path params, query, headers and body all drawn together. */
@@ -198,7 +276,16 @@ export function requestFor(doc: Json, op: Operation, pool: Pool): fc.Arbitrary<F
   const headerText = fc.string({ unit: fc.constantFrom(..."aZ09-_.:/+= \u00e9\u00ff~!\"'"), maxLength: 40 });
   const params = fc.tuple(...op.pathParams.map(() => encoded(pool)));
   const query = fc.tuple(
-    fc.tuple(...op.query.map((q) => sometimes(fc.oneof(valueFor(doc, q.schema, pool).map((v) => pct(typeof v === "string" ? v : (JSON.stringify(v) ?? ""))), encoded(pool))))),
+    fc.tuple(
+      ...op.query.map((q) =>
+        sometimes(
+          fc.oneof(
+            valueFor(doc, q.schema, pool).map((v) => pct(typeof v === "string" ? v : (JSON.stringify(v) ?? ""))),
+            encoded(pool),
+          ),
+        ),
+      ),
+    ),
     sometimes(fc.tuple(fc.constantFrom("x", "page", "limit", "status", "__proto__", "a[b]"), encoded(pool))),
   );
   // each optional header is sent now and then, so most requests fail on one thing at a time
@@ -208,7 +295,10 @@ export function requestFor(doc: Json, op: Operation, pool: Pool): fc.Arbitrary<F
       authorization: fc.oneof(
         { weight: 16, arbitrary: fc.constantFrom(...pool.keys).map((k) => `Bearer ${k}`) },
         { weight: 1, arbitrary: headerText.map((t) => `Bearer ${t}`) },
-        { weight: 1, arbitrary: fc.constantFrom("Bearer pk_test_" + "A".repeat(43), "Basic dXNlcjpwYXNz", "Bearer " + "x".repeat(8000), "") },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom(`Bearer pk_test_${"A".repeat(43)}`, "Basic dXNlcjpwYXNz", `Bearer ${"x".repeat(8000)}`, ""),
+        },
       ),
       "idempotency-key": sometimes(fc.oneof(headerText, fc.constant("k".repeat(300)))),
       "x-request-id": sometimes(fc.oneof(headerText, fc.constant("r".repeat(200)))),
@@ -232,13 +322,19 @@ export function requestFor(doc: Json, op: Operation, pool: Pool): fc.Arbitrary<F
         headers["content-encoding"] = "gzip";
       }
       if (headers["content-type"] === "") delete headers["content-type"];
-      return { op: `${op.method} ${op.path}`, method: op.method, path: pairs.length ? `${path}?${pairs.join("&")}` : path, headers, body: data };
+      return {
+        op: `${op.method} ${op.path}`,
+        method: op.method,
+        path: pairs.length ? `${path}?${pairs.join("&")}` : path,
+        headers,
+        body: data,
+      };
     });
 }
 
 /** Raw HTTP the client libraries refuse to send: the server's parser must still answer with the error shape. */
 export const RAW_REQUESTS = [
-  "GET /api/v1/verifications HTTP/1.1\r\nHost: x\r\nX-Long: " + "a".repeat(20_000) + "\r\n\r\n",
+  `GET /api/v1/verifications HTTP/1.1\r\nHost: x\r\nX-Long: ${"a".repeat(20_000)}\r\n\r\n`,
   "GET /api/v1/verifications HTTP/1.1\r\nHost: x\r\nX-Nul: a\u0000b\r\n\r\n",
   "GET /api/v1/verifications HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n",
   "GET /api/v1/verifications/ver_\u00ff HTTP/1.1\r\nHost: x\r\n\r\n",

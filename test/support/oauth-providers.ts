@@ -36,7 +36,10 @@ const USER_SHAPES: Record<OAuthProviderName, (a: StandInAccount) => unknown> = {
 };
 
 /** The OIDC providers' issuers: the stand-in signs id_tokens as the real issuer. */
-const OIDC_ISSUERS: Partial<Record<OAuthProviderName, string>> = { google: "https://accounts.google.com", linkedin: "https://www.linkedin.com/oauth" };
+const OIDC_ISSUERS: Partial<Record<OAuthProviderName, string>> = {
+  google: "https://accounts.google.com",
+  linkedin: "https://www.linkedin.com/oauth",
+};
 
 export interface OAuthStandIn {
   name: OAuthProviderName;
@@ -99,9 +102,15 @@ export async function startOAuthProvider(name: OAuthProviderName): Promise<OAuth
       if (s.authorizeError) {
         back.searchParams.set("error", s.authorizeError);
       } else {
-        if (q.get("response_type") !== "code" || q.get("code_challenge_method") !== "S256" || !q.get("code_challenge")) return json(res, 400, { error: "invalid_request" });
+        if (q.get("response_type") !== "code" || q.get("code_challenge_method") !== "S256" || !q.get("code_challenge"))
+          return json(res, 400, { error: "invalid_request" });
         const code = b64url(randomBytes(24));
-        codes.set(code, { challenge: q.get("code_challenge")!, redirectUri, nonce: q.get("nonce") ?? undefined, account: { ...s.account } });
+        codes.set(code, {
+          challenge: q.get("code_challenge")!,
+          redirectUri,
+          nonce: q.get("nonce") ?? undefined,
+          account: { ...s.account },
+        });
         back.searchParams.set("code", code);
       }
       return res.writeHead(302, { location: back.href }).end();
@@ -122,17 +131,31 @@ export async function startOAuthProvider(name: OAuthProviderName): Promise<OAuth
       codes.delete(p.get("code") ?? "");
       if (p.get("grant_type") !== "authorization_code" || !grant) return (s.refused.push("code"), json(res, 400, { error: "invalid_grant" }));
       if (grant.redirectUri !== p.get("redirect_uri")) return (s.refused.push("redirect_uri"), json(res, 400, { error: "invalid_grant" }));
-      const computed = b64url(createHash("sha256").update(p.get("code_verifier") ?? "").digest());
-      if (!same(computed, grant.challenge)) return (s.refused.push("pkce"), json(res, 400, { error: "invalid_grant", error_description: "PKCE verification failed" }));
+      const computed = b64url(
+        createHash("sha256")
+          .update(p.get("code_verifier") ?? "")
+          .digest(),
+      );
+      if (!same(computed, grant.challenge))
+        return (s.refused.push("pkce"), json(res, 400, { error: "invalid_grant", error_description: "PKCE verification failed" }));
       const access = `at-${name}-${b64url(randomBytes(24))}`;
       tokens.set(access, grant.account);
       s.issued.push(access);
       // Instagram answers its own shape (a data[] item, no token_type); the others RFC 6749's
       if (name === "instagram") return json(res, 200, { data: [{ access_token: access, user_id: grant.account.id, permissions: "instagram_business_basic" }] });
-      const answer: Record<string, unknown> = { access_token: access, token_type: name === "tiktok" ? "Bearer" : "bearer", expires_in: 3600, scope: "read" };
+      const answer: Record<string, unknown> = {
+        access_token: access,
+        token_type: name === "tiktok" ? "Bearer" : "bearer",
+        expires_in: 3600,
+        scope: "read",
+      };
       if (issuer) {
         const now = Math.floor(Date.now() / 1000);
-        const idToken = await new SignJWT({ email: grant.account.handle, email_verified: true, ...(grant.nonce ? { nonce: grant.nonce } : {}) })
+        const idToken = await new SignJWT({
+          email: grant.account.handle,
+          email_verified: true,
+          ...(grant.nonce ? { nonce: grant.nonce } : {}),
+        })
           .setProtectedHeader({ alg: "RS256", kid: jwk.kid, typ: "JWT" })
           .setIssuer(issuer)
           .setSubject(grant.account.id)
@@ -148,7 +171,10 @@ export async function startOAuthProvider(name: OAuthProviderName): Promise<OAuth
     if (req.method === "GET" && url.pathname === "/user") {
       const m = /^Bearer (.+)$/i.exec(req.headers.authorization ?? "");
       const account = m ? tokens.get(m[1]) : undefined;
-      if (!account) return res.writeHead(401, { "www-authenticate": 'Bearer error="invalid_token"', "content-type": "application/json" }).end('{"message":"Bad credentials"}');
+      if (!account)
+        return res
+          .writeHead(401, { "www-authenticate": 'Bearer error="invalid_token"', "content-type": "application/json" })
+          .end('{"message":"Bad credentials"}');
       return json(res, 200, USER_SHAPES[name](account));
     }
     if (req.method === "GET" && url.pathname === "/jwks") return json(res, 200, { keys: [jwk] });
@@ -211,14 +237,32 @@ export async function startKrakenApi(): Promise<KrakenStandIn> {
     if (!k) return fail("EAPI:Invalid key");
     const nonce = new URLSearchParams(body).get("nonce") ?? "";
     if (!/^\d{1,20}$/.test(nonce)) return fail("EAPI:Invalid nonce");
-    const digest = createHash("sha256").update(nonce + body).digest();
-    const expected = createHmac("sha512", Buffer.from(k.secret, "base64")).update(Buffer.concat([Buffer.from(path), digest])).digest("base64");
+    const digest = createHash("sha256")
+      .update(nonce + body)
+      .digest();
+    const expected = createHmac("sha512", Buffer.from(k.secret, "base64"))
+      .update(Buffer.concat([Buffer.from(path), digest]))
+      .digest("base64");
     if (!same(String(req.headers["api-sign"] ?? ""), expected)) return fail("EAPI:Invalid signature");
     if (BigInt(nonce) <= k.lastNonce) return fail("EAPI:Invalid nonce");
     k.lastNonce = BigInt(nonce);
     json(res, 200, {
       error: [],
-      result: { apiKeyName: "icv-check", apiKey: k.key, nonce, nonceWindow: 0, permissions: k.permissions, iban: k.iiban, validUntil: "0", queryFrom: "0", queryTo: "0", createdTime: "1772542900", modifiedTime: "1772543095", ipAllowlist: [], lastUsed: "0" },
+      result: {
+        apiKeyName: "icv-check",
+        apiKey: k.key,
+        nonce,
+        nonceWindow: 0,
+        permissions: k.permissions,
+        iban: k.iiban,
+        validUntil: "0",
+        queryFrom: "0",
+        queryTo: "0",
+        createdTime: "1772542900",
+        modifiedTime: "1772543095",
+        ipAllowlist: [],
+        lastUsed: "0",
+      },
     });
   });
   return {

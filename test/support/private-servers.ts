@@ -100,7 +100,9 @@ export async function privateRedis(): Promise<PrivateRedis> {
   const port = await freePort();
   let proc: ChildProcess | undefined;
   const start = async () => {
-    const p = spawn(bin, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "ignore"] });
+    const p = spawn(bin, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+      stdio: ["ignore", "pipe", "ignore"],
+    });
     proc = p;
     await new Promise<void>((resolve, reject) => {
       p.once("exit", () => reject(new Error("redis-server exited")));

@@ -131,11 +131,21 @@ export interface TgFrom {
 let messageIds = 1_000;
 
 function tgMessageBase(from: TgFrom) {
-  const user = { id: from.userId, is_bot: false, first_name: from.firstName ?? "Test", ...(from.username ? { username: from.username } : {}) };
+  const user = {
+    id: from.userId,
+    is_bot: false,
+    first_name: from.firstName ?? "Test",
+    ...(from.username ? { username: from.username } : {}),
+  };
   return {
     message_id: ++messageIds,
     from: user,
-    chat: { id: from.chatId ?? from.userId, type: "private", first_name: user.first_name, ...(from.username ? { username: from.username } : {}) },
+    chat: {
+      id: from.chatId ?? from.userId,
+      type: "private",
+      first_name: user.first_name,
+      ...(from.username ? { username: from.username } : {}),
+    },
     date: nowS(),
   };
 }
@@ -144,7 +154,10 @@ function tgMessageBase(from: TgFrom) {
 export function telegramTextUpdate(updateId: number, from: TgFrom, text: string): TgUpdate {
   const base = tgMessageBase(from);
   const cmd = /^\/\w+/.exec(text);
-  return { update_id: updateId, message: { ...base, text, ...(cmd ? { entities: [{ offset: 0, length: cmd[0].length, type: "bot_command" }] } : {}) } };
+  return {
+    update_id: updateId,
+    message: { ...base, text, ...(cmd ? { entities: [{ offset: 0, length: cmd[0].length, type: "bot_command" }] } : {}) },
+  };
 }
 
 /**
@@ -245,7 +258,8 @@ export async function startTelegramApi(o: { token: string; botUsername: string }
 
   const fail = (res: http.ServerResponse, error_code: number, description: string, retry_after?: number) =>
     sendJson(res, error_code, { ok: false, error_code, description, ...(retry_after ? { parameters: { retry_after } } : {}) });
-  const ok = (res: http.ServerResponse, result: unknown, description?: string) => sendJson(res, 200, { ok: true, result, ...(description ? { description } : {}) });
+  const ok = (res: http.ServerResponse, result: unknown, description?: string) =>
+    sendJson(res, 200, { ok: true, result, ...(description ? { description } : {}) });
 
   const getUpdates = async (res: http.ServerResponse, p: Record<string, unknown>) => {
     if (api.webhook) return fail(res, 409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
@@ -319,7 +333,12 @@ export async function startTelegramApi(o: { token: string; botUsername: string }
         return ok(res, true, had ? "Webhook was deleted" : "Webhook is already deleted");
       }
       case "getWebhookInfo":
-        return ok(res, { url: api.webhook?.url ?? "", has_custom_certificate: false, pending_update_count: queue.length, ...(api.webhook?.allowedUpdates ? { allowed_updates: api.webhook.allowedUpdates } : {}) });
+        return ok(res, {
+          url: api.webhook?.url ?? "",
+          has_custom_certificate: false,
+          pending_update_count: queue.length,
+          ...(api.webhook?.allowedUpdates ? { allowed_updates: api.webhook.allowedUpdates } : {}),
+        });
       case "getUpdates":
         return getUpdates(res, p);
       default:
@@ -392,7 +411,11 @@ function waDelivery(biz: WaBusiness, value: Record<string, unknown>) {
         id: biz.wabaId ?? "102290129340398",
         changes: [
           {
-            value: { messaging_product: "whatsapp", metadata: { display_phone_number: biz.displayPhoneNumber, phone_number_id: biz.phoneNumberId }, ...value },
+            value: {
+              messaging_product: "whatsapp",
+              metadata: { display_phone_number: biz.displayPhoneNumber, phone_number_id: biz.phoneNumberId },
+              ...value,
+            },
             field: "messages",
           },
         ],
@@ -412,7 +435,16 @@ export function whatsappTextPayload(biz: WaBusiness, m: WaUserMessage) {
 /** The webhook payload Meta sends when a message we sent changes state (sent, delivered, read, failed). */
 export function whatsappStatusPayload(biz: WaBusiness, s: { id: string; recipient: string; status: "sent" | "delivered" | "read" | "failed" }) {
   return waDelivery(biz, {
-    statuses: [{ id: s.id, status: s.status, timestamp: String(nowS()), recipient_id: s.recipient, conversation: { id: randomBytes(16).toString("hex"), origin: { type: "service" } }, pricing: { billable: true, pricing_model: "CBP", category: "service" } }],
+    statuses: [
+      {
+        id: s.id,
+        status: s.status,
+        timestamp: String(nowS()),
+        recipient_id: s.recipient,
+        conversation: { id: randomBytes(16).toString("hex"), origin: { type: "service" } },
+        pricing: { billable: true, pricing_model: "CBP", category: "service" },
+      },
+    ],
   });
 }
 
@@ -431,7 +463,12 @@ export async function startWhatsAppApi(o: {
   const biz: WaBusiness = { phoneNumberId: o.phoneNumberId, displayPhoneNumber: o.displayPhoneNumber ?? "15550001234" };
   const sent = new Recorded<WaSent>();
   const graphError = (res: http.ServerResponse, status: number, code: number, message: string, type = "OAuthException", subcode?: number) =>
-    sendJson(res, status, { error: { message, type, code, ...(subcode ? { error_subcode: subcode } : {}), fbtrace_id: randomBytes(9).toString("base64url") } }, status === 401 ? { "www-authenticate": 'OAuth "Facebook Platform" "invalid_token" "Invalid OAuth access token"' } : {});
+    sendJson(
+      res,
+      status,
+      { error: { message, type, code, ...(subcode ? { error_subcode: subcode } : {}), fbtrace_id: randomBytes(9).toString("base64url") } },
+      status === 401 ? { "www-authenticate": 'OAuth "Facebook Platform" "invalid_token" "Invalid OAuth access token"' } : {},
+    );
 
   const server = await listen((req, body, res) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
@@ -440,7 +477,14 @@ export async function startWhatsAppApi(o: {
     const auth = req.headers.authorization;
     if (auth !== `Bearer ${o.accessToken}`) return graphError(res, 401, 190, "Invalid OAuth access token - Cannot parse access token");
     if (decodeURIComponent(m[1]) !== o.phoneNumberId) {
-      return graphError(res, 400, 100, `Unsupported post request. Object with ID '${m[1]}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`, "GraphMethodException", 33);
+      return graphError(
+        res,
+        400,
+        100,
+        `Unsupported post request. Object with ID '${m[1]}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+        "GraphMethodException",
+        33,
+      );
     }
     const p = paramsOf(req, body);
     if (!p) return graphError(res, 400, 100, "(#100) Invalid parameter");
@@ -455,14 +499,24 @@ export async function startWhatsAppApi(o: {
       const t = p.template as { name?: unknown; language?: { code?: unknown }; components?: unknown } | undefined;
       if (typeof t?.name !== "string" || t.name === "") return graphError(res, 400, 100, "(#100) The parameter template['name'] is required.");
       if (typeof t.language?.code !== "string") return graphError(res, 400, 100, "(#100) The parameter template['language']['code'] is required.");
-      if (!templates.has(`${t.name}/${t.language.code}`)) return graphError(res, 400, 132001, "(#132001) Template name does not exist in the translation", "OAuthException");
+      if (!templates.has(`${t.name}/${t.language.code}`))
+        return graphError(res, 400, 132001, "(#132001) Template name does not exist in the translation", "OAuthException");
       const components = Array.isArray(t.components) ? (t.components as { type?: unknown; parameters?: { type?: unknown; text?: unknown }[] }[]) : [];
-      const texts = (kind: string) => components.filter((c) => c.type === kind).flatMap((c) => (c.parameters ?? []).filter((x) => x.type === "text").map((x) => String(x.text)));
+      const texts = (kind: string) =>
+        components.filter((c) => c.type === kind).flatMap((c) => (c.parameters ?? []).filter((x) => x.type === "text").map((x) => String(x.text)));
       template = { name: t.name, language: t.language.code, body: texts("body"), buttons: texts("button") };
     }
     const id = wamid();
     const waId = p.to.replace(/\D/g, "");
-    sent.push({ to: p.to, type, text: typeof text === "string" ? text : undefined, ...(template ? { template } : {}), id, body: p, authorization: auth });
+    sent.push({
+      to: p.to,
+      type,
+      text: typeof text === "string" ? text : undefined,
+      ...(template ? { template } : {}),
+      id,
+      body: p,
+      authorization: auth,
+    });
     sendJson(res, 200, { messaging_product: "whatsapp", contacts: [{ input: p.to, wa_id: waId }], messages: [{ id }] });
   });
 
@@ -512,7 +566,11 @@ export interface TwilioApi {
    * Plays the user: POSTs Twilio's inbound-SMS form to our hook with X-Twilio-Signature computed
    * over `signedUrl ?? hookUrl` and the form fields, under the auth token, `signWith`, or unsigned (null).
    */
-  userSends(hookUrl: string, m: { from: string; to: string; body: string; sid?: string }, opts?: { signWith?: string | null; signedUrl?: string }): Promise<HookAnswer>;
+  userSends(
+    hookUrl: string,
+    m: { from: string; to: string; body: string; sid?: string },
+    opts?: { signWith?: string | null; signedUrl?: string },
+  ): Promise<HookAnswer>;
   /** The first sent SMS matching pred (waiting for it); throws after timeoutMs. */
   waitForSent(pred: (m: SmsSent) => boolean, timeoutMs?: number): Promise<SmsSent>;
   close(): Promise<void>;
@@ -526,7 +584,12 @@ export async function startTwilioApi(o: { accountSid: string; authToken: string 
   const sent = new Recorded<SmsSent>();
   const expectedAuth = `Basic ${Buffer.from(`${o.accountSid}:${o.authToken}`).toString("base64")}`;
   const twilioError = (res: http.ServerResponse, status: number, code: number, message: string) =>
-    sendJson(res, status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status }, status === 401 ? { "www-authenticate": 'Basic realm="Twilio API"' } : {});
+    sendJson(
+      res,
+      status,
+      { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status },
+      status === 401 ? { "www-authenticate": 'Basic realm="Twilio API"' } : {},
+    );
 
   const server = await listen((req, body, res) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;

@@ -43,9 +43,16 @@ export async function startReceiver(initial: Answering = 200): Promise<Receiver>
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      const r: ReceivedRequest = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now(), aborted: false };
+      const r: ReceivedRequest = {
+        method: req.method ?? "",
+        path: req.url ?? "",
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+        at: Date.now(),
+        aborted: false,
+      };
       requests.push(r);
-      waiters.splice(0).forEach((w) => w());
+      for (const w of waiters.splice(0)) w();
       const a = answer(r, requests.length);
       if (a === "hold") {
         held.add(res);

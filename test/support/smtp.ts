@@ -8,7 +8,12 @@ export interface ReceivedMail {
 }
 
 /** A real SMTP server on loopback that keeps what it receives (no TLS, no auth). */
-export async function startSmtp(): Promise<{ url: string; inbox: ReceivedMail[]; waitFor(to: string, ms?: number): Promise<ReceivedMail>; close(): Promise<void> }> {
+export async function startSmtp(): Promise<{
+  url: string;
+  inbox: ReceivedMail[];
+  waitFor(to: string, ms?: number): Promise<ReceivedMail>;
+  close(): Promise<void>;
+}> {
   const inbox: ReceivedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,

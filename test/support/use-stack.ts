@@ -10,7 +10,11 @@ function ready<T>(value: T | undefined, what: string): T {
 }
 
 /** startStack(env, clock) in beforeAll, close() in afterAll; the answer stands for the started stack. */
-export function useStack(env: Record<string, string> | (() => Record<string, string>) = {}, clock: Clock = systemClock, opts: Parameters<typeof startStack>[2] = {}): Stack {
+export function useStack(
+  env: Record<string, string> | (() => Record<string, string>) = {},
+  clock: Clock = systemClock,
+  opts: Parameters<typeof startStack>[2] = {},
+): Stack {
   let started: Stack | undefined;
   beforeAll(async () => {
     // a function: the env is read once the file's other beforeAll hooks ran (local servers' ports)
@@ -19,13 +23,27 @@ export function useStack(env: Record<string, string> | (() => Record<string, str
   afterAll(() => started?.close());
   const s = () => ready(started, "the stack");
   return {
-    get url() { return s().url; },
-    get env() { return s().env; },
-    get dataDir() { return s().dataDir; },
-    get gateway() { return s().gateway; },
-    get services() { return s().services; },
-    get admin() { return s().admin; },
-    get adminHeaders() { return s().adminHeaders; },
+    get url() {
+      return s().url;
+    },
+    get env() {
+      return s().env;
+    },
+    get dataDir() {
+      return s().dataDir;
+    },
+    get gateway() {
+      return s().gateway;
+    },
+    get services() {
+      return s().services;
+    },
+    get admin() {
+      return s().admin;
+    },
+    get adminHeaders() {
+      return s().adminHeaders;
+    },
     tenant: (name) => s().tenant(name),
     restart: (name, whileDown) => s().restart(name, whileDown),
     close: () => s().close(),
@@ -40,8 +58,14 @@ export function useTenant(stack: Stack, name: string): TenantKeys {
   });
   const k = () => ready(keys, `tenant ${name}`);
   return {
-    get tenantId() { return k().tenantId; },
-    get liveKey() { return k().liveKey; },
-    get testKey() { return k().testKey; },
+    get tenantId() {
+      return k().tenantId;
+    },
+    get liveKey() {
+      return k().liveKey;
+    },
+    get testKey() {
+      return k().testKey;
+    },
   };
 }

@@ -59,7 +59,10 @@ export function callerCheck(opts: CallerCheckOptions): Interceptor {
     if (!allowed) {
       opts.onDenied();
       rpcRefused.inc({ caller: names[0], service: serviceLabel(opts.service), method: `${req.service.name}/${req.method.name}` });
-      opts.logger.warn({ caller: names.join(","), rpc_service: opts.service, method: `${req.service.typeName}/${req.method.name}` }, "rpc refused: caller not on the allow-list");
+      opts.logger.warn(
+        { caller: names.join(","), rpc_service: opts.service, method: `${req.service.typeName}/${req.method.name}` },
+        "rpc refused: caller not on the allow-list",
+      );
       throw new ConnectError(`${names.join(",")} may not call ${req.method.name}`, Code.PermissionDenied);
     }
     return next(req);

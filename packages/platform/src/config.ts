@@ -14,9 +14,7 @@ export const SERVICES = {
 } as const;
 export type ServiceName = keyof typeof SERVICES;
 
-const bool = z
-  .enum(["true", "false", "1", "0"])
-  .transform((v) => v === "true" || v === "1");
+const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const port = z.coerce.number().int().min(0).max(65535);
 const httpsUrl = z
   .string()
@@ -32,7 +30,12 @@ const proxyEntry = (v: string) => PROXY_NAMES.includes(v) || isIP(v) > 0 || (v.i
  */
 const trustProxy = z
   .string()
-  .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
+  .transform((v) =>
+    v
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
   .refine((list) => (list.length === 1 && /^\d{1,2}$/.test(list[0])) || (list.length > 0 && list.every(proxyEntry)), {
     message: "must be a hop count, or a comma list of IPs, CIDRs, loopback, linklocal or uniquelocal",
   })
@@ -40,7 +43,7 @@ const trustProxy = z
 
 /** `host:port`, the host an IPv4 address, a name, or an IPv6 address in brackets. */
 const hostPort = (v: string) => {
-  const m = /^(\[([0-9a-fA-F:.]+)\]|[^\s:\[\]]+):(\d{1,5})$/.exec(v);
+  const m = /^(\[([0-9a-fA-F:.]+)\]|[^\s:[\]]+):(\d{1,5})$/.exec(v);
   return !!m && Number(m[3]) > 0 && Number(m[3]) <= 65535 && (m[2] === undefined || isIP(m[2]) === 6);
 };
 
@@ -49,8 +52,14 @@ const base = z.object({
   HOST: z.string().default("0.0.0.0"),
   PUBLIC_BASE_URL: z.string().url().optional(),
   DATA_DIR: z.string().min(1).default("./data"),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// URL").optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+    .optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must be a redis:// URL")
+    .optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   // `npm start`: processes serving the same ports (node:cluster); default: one per core with
@@ -83,7 +92,11 @@ const base = z.object({
     .string()
     .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64-encoded")
     .optional(),
-  PROOF_KEY_BITS: z.coerce.number().int().refine((n) => [2048, 3072, 4096].includes(n), "must be 2048, 3072 or 4096").default(2048),
+  PROOF_KEY_BITS: z.coerce
+    .number()
+    .int()
+    .refine((n) => [2048, 3072, 4096].includes(n), "must be 2048, 3072 or 4096")
+    .default(2048),
   CHALLENGE_HMAC_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   TRUST_PROXY: trustProxy.optional().transform((v): false | number | string[] => v ?? false),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(100),
@@ -107,7 +120,10 @@ const base = z.object({
     .transform((v) => v.split(","))
     .optional(),
   KAFKA_CLIENT_ID: z.string().min(1).default("icv"),
-  KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]*$/, "may hold only letters, digits, '.', '_' and '-'").default("icv."),
+  KAFKA_TOPIC_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]*$/, "may hold only letters, digits, '.', '_' and '-'")
+    .default("icv."),
   EVENT_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
   // wake-ups within this window after a run are coalesced into the next run (batches under load)
   EVENT_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1_000).default(10),
@@ -121,31 +137,65 @@ const base = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(50),
   // a tenant endpoint failing every attempt this long is disabled (default 5 days)
-  WEBHOOK_DISABLE_AFTER_MS: z.coerce.number().int().min(1).default(5 * 24 * 3_600_000),
+  WEBHOOK_DISABLE_AFTER_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(5 * 24 * 3_600_000),
   // server-sent events
   SSE_MAX_CONNECTIONS_PER_TENANT: z.coerce.number().int().min(1).default(10),
   SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(30_000),
   // providers (a channel whose provider is unset is unavailable for live keys)
   TELEGRAM_API_URL: z.string().url().default("https://api.telegram.org"),
-  TELEGRAM_BOT_USERNAME: z.string().regex(/^[A-Za-z0-9_]{5,32}$/, "must be a bot username without @").optional(),
-  TELEGRAM_BOT_TOKEN: z.string().regex(/^\d{5,16}:[A-Za-z0-9_-]{30,64}$/, "must be a bot token from @BotFather (digits:secret)").optional(),
+  TELEGRAM_BOT_USERNAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_]{5,32}$/, "must be a bot username without @")
+    .optional(),
+  TELEGRAM_BOT_TOKEN: z
+    .string()
+    .regex(/^\d{5,16}:[A-Za-z0-9_-]{30,64}$/, "must be a bot token from @BotFather (digits:secret)")
+    .optional(),
   // webhook: Telegram posts updates to {PUBLIC_BASE_URL}/hooks/telegram (setWebhook at start); polling: getUpdates (local development)
   TELEGRAM_MODE: z.enum(["webhook", "polling"]).default("webhook"),
-  TELEGRAM_WEBHOOK_SECRET: z.string().regex(/^[A-Za-z0-9_-]{16,256}$/, "must be 16 to 256 of A-Z, a-z, 0-9, _ and -").optional(),
-  WHATSAPP_PHONE_NUMBER: z.string().regex(/^\+?[1-9]\d{6,14}$/, "must be an E.164 number").optional(),
+  TELEGRAM_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{16,256}$/, "must be 16 to 256 of A-Z, a-z, 0-9, _ and -")
+    .optional(),
+  WHATSAPP_PHONE_NUMBER: z
+    .string()
+    .regex(/^\+?[1-9]\d{6,14}$/, "must be an E.164 number")
+    .optional(),
   WHATSAPP_API_URL: z.string().url().default("https://graph.facebook.com/v21.0"),
-  WHATSAPP_PHONE_NUMBER_ID: z.string().regex(/^\d{5,32}$/, "must be the numeric phone number id of the WhatsApp Business account").optional(),
+  WHATSAPP_PHONE_NUMBER_ID: z
+    .string()
+    .regex(/^\d{5,32}$/, "must be the numeric phone number id of the WhatsApp Business account")
+    .optional(),
   WHATSAPP_ACCESS_TOKEN: z.string().min(16).optional(),
   WHATSAPP_APP_SECRET: z.string().min(16).optional(),
   WHATSAPP_VERIFY_TOKEN: z.string().min(16).optional(),
   // outbound phone codes (delivery "outbound"): the approved authentication template and its language
-  WHATSAPP_OTP_TEMPLATE: z.string().regex(/^[a-z0-9_]{1,512}$/, "must be a WhatsApp template name (a-z, 0-9, _)").default("verification_code"),
-  WHATSAPP_OTP_TEMPLATE_LANG: z.string().regex(/^[a-z]{2,3}(_[A-Z]{2})?$/, "must be a WhatsApp template language code (en, en_US…)").default("en_US"),
-  SMS_PHONE_NUMBER: z.string().regex(/^\+?[1-9]\d{6,14}$/, "must be an E.164 number").optional(),
+  WHATSAPP_OTP_TEMPLATE: z
+    .string()
+    .regex(/^[a-z0-9_]{1,512}$/, "must be a WhatsApp template name (a-z, 0-9, _)")
+    .default("verification_code"),
+  WHATSAPP_OTP_TEMPLATE_LANG: z
+    .string()
+    .regex(/^[a-z]{2,3}(_[A-Z]{2})?$/, "must be a WhatsApp template language code (en, en_US…)")
+    .default("en_US"),
+  SMS_PHONE_NUMBER: z
+    .string()
+    .regex(/^\+?[1-9]\d{6,14}$/, "must be an E.164 number")
+    .optional(),
   TWILIO_API_URL: z.string().url().default("https://api.twilio.com"),
-  TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-fA-F]{32}$/, "must be a Twilio account SID (AC + 32 hex digits)").optional(),
+  TWILIO_ACCOUNT_SID: z
+    .string()
+    .regex(/^AC[0-9a-fA-F]{32}$/, "must be a Twilio account SID (AC + 32 hex digits)")
+    .optional(),
   TWILIO_AUTH_TOKEN: z.string().min(16).optional(),
-  SMTP_URL: z.string().regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL").optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL")
+    .optional(),
   SMTP_FROM: z.string().optional(),
   // Kraken's REST API (account verifications on kraken: a read-only API key, checked once)
   KRAKEN_API_URL: z.string().url().default("https://api.kraken.com"),
@@ -155,7 +205,12 @@ const base = z.object({
   // provider-written record is waited for
   DNS_RESOLVERS: z
     .string()
-    .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
     .refine((list) => list.length > 0 && list.every(hostPort), "must be a comma list of host:port (IPv6 as [addr]:port)")
     .optional(),
   DNS_AUTHORITATIVE_PORT: port.refine((n) => n > 0, "must be a port number").default(53),
@@ -170,7 +225,10 @@ const base = z.object({
   DNS_API_ROUTE53_URL: z.string().url().default("https://route53.amazonaws.com/2013-04-01"),
   // wallets: smart-contract wallet signatures (ERC-1271, ERC-6492) are checked by eth_call on this
   // Ethereum JSON-RPC node; unset, ethereum signatures are checked locally (EOA only)
-  ETHEREUM_RPC_URL: z.string().regex(/^https?:\/\/[^\s]+$/, "must be an http:// or https:// JSON-RPC URL").optional(),
+  ETHEREUM_RPC_URL: z
+    .string()
+    .regex(/^https?:\/\/[^\s]+$/, "must be an http:// or https:// JSON-RPC URL")
+    .optional(),
   ETHEREUM_RPC_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
 });
 
@@ -203,18 +261,27 @@ const perOAuthProvider = z.object(
  * <NAME>_HEALTH_PORT (a plain grpc.health.v1 listener for probes; unset: none).
  */
 const perService = z.object({
-  GATEWAY_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(),
-  ...Object.fromEntries(
+  GATEWAY_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+    .optional(),
+  ...(Object.fromEntries(
     Object.keys(SERVICES).flatMap((s) => {
       const up = s.toUpperCase();
       return [
         [`${up}_GRPC_PORT`, port.optional()],
         [`${up}_URL`, httpsUrl],
         [`${up}_HEALTH_PORT`, port.optional()],
-        [`${up}_DATABASE_URL`, z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional()],
+        [
+          `${up}_DATABASE_URL`,
+          z
+            .string()
+            .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+            .optional(),
+        ],
       ];
     }),
-  ) as Record<string, z.ZodOptional<z.ZodType>>,
+  ) as Record<string, z.ZodOptional<z.ZodType>>),
 });
 const schema = base.extend(perService.shape).extend(perOAuthProvider.shape);
 
@@ -248,12 +315,18 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   }
   const c = r.data as Base & Record<string, unknown>;
   const tlsFiles = [c.TLS_CA_FILE, c.TLS_CERT_FILE, c.TLS_KEY_FILE].filter(Boolean).length;
-  if (tlsFiles !== 0 && tlsFiles !== 3) throw new ConfigError("invalid configuration: TLS_CA_FILE must be set together with TLS_CERT_FILE and TLS_KEY_FILE (all three or none)");
-  if (!LOOPBACK.test(c.ADMIN_HOST) && !c.ADMIN_TOKEN) throw new ConfigError("invalid configuration: ADMIN_TOKEN is required when ADMIN_HOST is not a loopback address");
+  if (tlsFiles !== 0 && tlsFiles !== 3)
+    throw new ConfigError("invalid configuration: TLS_CA_FILE must be set together with TLS_CERT_FILE and TLS_KEY_FILE (all three or none)");
+  if (!LOOPBACK.test(c.ADMIN_HOST) && !c.ADMIN_TOKEN)
+    throw new ConfigError("invalid configuration: ADMIN_TOKEN is required when ADMIN_HOST is not a loopback address");
   // provider endpoints come from configuration only; a plain-http one is a stand-in (tests, local development)
-  for (const name of [...OAUTH_PROVIDERS.flatMap((p) => ["AUTHORIZATION", "TOKEN", "USERINFO"].map((k) => `OAUTH_${p.toUpperCase()}_${k}_URL`)), "KRAKEN_API_URL"]) {
+  for (const name of [
+    ...OAUTH_PROVIDERS.flatMap((p) => ["AUTHORIZATION", "TOKEN", "USERINFO"].map((k) => `OAUTH_${p.toUpperCase()}_${k}_URL`)),
+    "KRAKEN_API_URL",
+  ]) {
     const v = c[name] as string | undefined;
-    if (v && !v.startsWith("https://") && !c.ALLOW_PRIVATE_TARGETS) throw new ConfigError(`invalid configuration: ${name} must be an https:// URL (http:// only with ALLOW_PRIVATE_TARGETS=true, for a local stand-in)`);
+    if (v && !v.startsWith("https://") && !c.ALLOW_PRIVATE_TARGETS)
+      throw new ConfigError(`invalid configuration: ${name} must be an https:// URL (http:// only with ALLOW_PRIVATE_TARGETS=true, for a local stand-in)`);
   }
   const publicBaseUrl = (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, "");
   const servicePort = (name: ServiceName) => (c[`${name.toUpperCase()}_GRPC_PORT`] as number | undefined) ?? SERVICES[name];

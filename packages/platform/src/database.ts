@@ -149,7 +149,10 @@ class PgDatabase implements Database {
     } catch (e) {
       // a lost connection is dropped; a serialization race or lock timeout leaves it usable
       if (isTransientDbError(e) && !/^(40|55)/.test(e instanceof DatabaseUnavailableError ? e.reason : "")) broken ??= e as Error;
-      if (!broken) await (countStatement(this.label), client.query("ROLLBACK")).catch((err: Error) => void (broken = err));
+      if (!broken) {
+        countStatement(this.label);
+        await client.query("ROLLBACK").catch(onError);
+      }
       throw e;
     } finally {
       client.removeListener("error", onError);
@@ -270,7 +273,13 @@ export interface OpenDatabaseOptions {
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
   if (opts.url) {
     // a connect that hangs (a failover, a black-holed address) fails after 5 s instead of forever
-    const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolMax ?? 10, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000, keepAlive: true });
+    const pool = new pg.Pool({
+      connectionString: opts.url,
+      max: opts.poolMax ?? 10,
+      idleTimeoutMillis: 30_000,
+      connectionTimeoutMillis: 5_000,
+      keepAlive: true,
+    });
     pool.on("error", () => undefined); // an idle client's error: the pool drops it, the next query opens a new one
     const db = new PgDatabase(pool, opts.label ?? "other");
     const { wait } = opts;
@@ -278,7 +287,11 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
       await retryWithBackoff(() => db.query("SELECT 1"), {
         ...wait,
         retryable: (e) => !!wait && isTransientDbError(e),
-        onRetry: (e, attempt, delay) => wait?.logger.warn({ reason: (e as DatabaseUnavailableError).reason, attempt: attempt + 1, retry_in_ms: delay }, "database not reachable yet; waiting"),
+        onRetry: (e, attempt, delay) =>
+          wait?.logger.warn(
+            { reason: (e as DatabaseUnavailableError).reason, attempt: attempt + 1, retry_in_ms: delay },
+            "database not reachable yet; waiting",
+          ),
       });
     } catch (e) {
       await pool.end().catch(() => undefined);

@@ -130,7 +130,12 @@ export const trackOutboxLag = sampledGauge("icv_outbox_lag_seconds", "Age of the
 /** Webhook deliveries waiting to be sent (pending, first attempts and retries). */
 export const trackWebhookQueue = sampledGauge("icv_webhook_queue_depth", "Webhook deliveries pending (first attempts and retries)", [], "max");
 /** 1 while a service's Redis connection is ready, 0 while Redis is away (limits and counters kept in process); absent without REDIS_URL. */
-export const trackRedisUp = sampledGauge("icv_redis_up", "Redis connection ready (1) or away, with limits kept in process (0), per service", ["service"], "min");
+export const trackRedisUp = sampledGauge(
+  "icv_redis_up",
+  "Redis connection ready (1) or away, with limits kept in process (0), per service",
+  ["service"],
+  "min",
+);
 /** Open server-sent event streams, by kind (api, hosted). */
 export const trackSseStreams = sampledGauge("icv_sse_streams", "Open server-sent event streams, by kind (api, hosted)", ["kind"]);
 

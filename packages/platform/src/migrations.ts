@@ -62,9 +62,7 @@ export async function migrate(db: Database, schema: string, migrations: Migratio
          version text PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,
          applied_at timestamptz NOT NULL DEFAULT now())`,
     );
-    const { rows } = await q.query<{ version: string; name: string; checksum: string }>(
-      `SELECT version, name, checksum FROM ${schema}.schema_migrations`,
-    );
+    const { rows } = await q.query<{ version: string; name: string; checksum: string }>(`SELECT version, name, checksum FROM ${schema}.schema_migrations`);
     const applied = new Map(rows.map((r) => [r.version, r]));
     const done: string[] = [];
     for (const m of migrations) {
@@ -76,11 +74,7 @@ export async function migrate(db: Database, schema: string, migrations: Migratio
         continue;
       }
       await q.exec(m.sql);
-      await q.query(`INSERT INTO ${schema}.schema_migrations (version, name, checksum) VALUES ($1, $2, $3)`, [
-        m.version,
-        m.name,
-        m.checksum,
-      ]);
+      await q.query(`INSERT INTO ${schema}.schema_migrations (version, name, checksum) VALUES ($1, $2, $3)`, [m.version, m.name, m.checksum]);
       done.push(m.name);
     }
     return done;

@@ -29,7 +29,11 @@ export function trackDatabase<D extends Database>(service: string, db: D): D {
  * standalone service (`metricsServer`) the METRICS_PORT listener. The answer stops both.
  */
 export async function startObservability(config: Config, logger: Logger, serviceName: string, opts: { metricsServer: boolean }): Promise<() => Promise<void>> {
-  const tracing = await startTracing({ serviceName: config.OTEL_SERVICE_NAME ?? serviceName, endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, logger });
+  const tracing = await startTracing({
+    serviceName: config.OTEL_SERVICE_NAME ?? serviceName,
+    endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    logger,
+  });
   const metrics = opts.metricsServer ? await startMetricsServer({ host: config.METRICS_HOST, port: config.METRICS_PORT, logger }) : undefined;
   return async () => {
     await metrics?.close();

@@ -118,7 +118,8 @@ export function parseTargetUrl(input: string | URL, rules: UrlRules = {}): URL {
   } catch {
     throw new OutboundError("invalid_url", "not an absolute URL");
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new OutboundError("invalid_url", `only http and https URLs are allowed, not ${url.protocol.slice(0, -1)}`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new OutboundError("invalid_url", `only http and https URLs are allowed, not ${url.protocol.slice(0, -1)}`);
   if (url.username || url.password) throw new OutboundError("invalid_url", "URL must not contain credentials");
   if (!url.hostname) throw new OutboundError("invalid_url", "URL has no host");
   return url;
@@ -206,8 +207,16 @@ export function createOutboundClient(opts: OutboundOptions): OutboundClient {
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const keep = opts.maxBodyBytes ?? 4096;
   const drainLimit = opts.drainLimit ?? DRAIN_LIMIT;
-  const agentOptions = { keepAlive: opts.keepAlive ?? true, maxSockets: opts.maxSockets ?? 64, maxFreeSockets: opts.maxSockets ?? 64, scheduling: "lifo" as const };
-  const agents = { "http:": new http.Agent(agentOptions), "https:": new https.Agent({ ...agentOptions, rejectUnauthorized: opts.rejectUnauthorized ?? true }) };
+  const agentOptions = {
+    keepAlive: opts.keepAlive ?? true,
+    maxSockets: opts.maxSockets ?? 64,
+    maxFreeSockets: opts.maxSockets ?? 64,
+    scheduling: "lifo" as const,
+  };
+  const agents = {
+    "http:": new http.Agent(agentOptions),
+    "https:": new https.Agent({ ...agentOptions, rejectUnauthorized: opts.rejectUnauthorized ?? true }),
+  };
 
   /** The address to connect to, after checking every address the host resolves to. */
   async function target(url: URL, signal: AbortSignal): Promise<ResolvedAddress> {
@@ -265,7 +274,14 @@ export function createOutboundClient(opts: OutboundOptions): OutboundClient {
         });
         const done = () => {
           const bytes = Buffer.concat(chunks);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: bytes.toString("utf8"), bytes, address: to.address, truncated: seen > keep });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: bytes.toString("utf8"),
+            bytes,
+            address: to.address,
+            truncated: seen > keep,
+          });
         };
         res.on("end", done);
         // a body cut off after the status arrived still counts as that status

@@ -41,7 +41,9 @@ function eventColumns(events: OutboxEvent[], at: Date): unknown[][] {
   const cols: unknown[][] = [[], [], [], [], [], [], []];
   for (const ev of events) {
     const row = [newId("event", at.getTime()), ev.aggregateType, ev.aggregateId, ev.eventType, ev.tenantId, ev.environment, JSON.stringify(ev.payload)];
-    row.forEach((v, i) => cols[i].push(v));
+    row.forEach((v, i) => {
+      cols[i].push(v);
+    });
   }
   return cols;
 }
@@ -66,7 +68,15 @@ export async function appendEvents(q: Queryable, schema: string, events: OutboxE
  * `also`: one more data-modifying statement in the same round trip (its parameters numbered from
  * `also.sql(base)`'s base + 1; it gates itself, e.g. `INSERT … SELECT … WHERE EXISTS (SELECT 1 FROM main)`).
  */
-export function writeWithEvents<T>(q: Queryable, schema: string, sql: string, params: unknown[], events: OutboxEvent[], at: Date, also?: { sql: (base: number) => string; params: unknown[] }) {
+export function writeWithEvents<T>(
+  q: Queryable,
+  schema: string,
+  sql: string,
+  params: unknown[],
+  events: OutboxEvent[],
+  at: Date,
+  also?: { sql: (base: number) => string; params: unknown[] },
+) {
   const n = params.length;
   const tp = activeTraceparent();
   const base = tp ? n + 9 : n + 8;

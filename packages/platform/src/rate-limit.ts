@@ -38,9 +38,7 @@ function decide(allowed: boolean, cur: number, prev: number, limit: number, now:
     // enough, this window's count becomes the previous one and must slide out far enough itself
     const room = limit - 1 - cur;
     const waitMs =
-      room >= 0 && prev > 0
-        ? windowStart + windowMs * (1 - room / prev) - now
-        : windowStart + windowMs - now + windowMs * Math.max(0, 1 - (limit - 1) / cur);
+      room >= 0 && prev > 0 ? windowStart + windowMs * (1 - room / prev) - now : windowStart + windowMs - now + windowMs * Math.max(0, 1 - (limit - 1) / cur);
     retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
   }
   return { allowed, limit, remaining: Math.max(0, limit - used), resetAt: Math.ceil((windowStart + windowMs) / 1000), retryAfter };
@@ -110,7 +108,10 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly gathering = new Map<string, Waiter[]>();
   private scriptLoaded = false;
 
-  constructor(private readonly redis: RedisClientType, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly redis: RedisClientType,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   consume(key: string, limit: number, windowMs = MINUTE): Promise<RateDecision> {
     const id = `${windowMs} ${limit} ${key}`;
@@ -137,7 +138,9 @@ export class RedisRateLimiter implements RateLimiter {
     redisSpan("EVAL", "rate_limit", () => this.run(keys, args)).then(
       (r) => {
         const [allowed, cur, prev] = (r as [number, number, number]).map(Number);
-        batch.forEach((w, i) => w.resolve(decide(i < allowed, cur + Math.min(i + 1, allowed), prev, limit, now, windowMs)));
+        batch.forEach((w, i) => {
+          w.resolve(decide(i < allowed, cur + Math.min(i + 1, allowed), prev, limit, now, windowMs));
+        });
       },
       (err: unknown) => {
         for (const w of batch) w.reject(err);
@@ -160,7 +163,9 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async refund(key: string, windowMs = MINUTE): Promise<void> {
-    await redisSpan("EVAL", "rate_limit_refund", () => this.redis.eval(REFUND, { keys: [`icv:rl:{${key}}:${Math.floor(this.now() / windowMs)}`], arguments: [] }));
+    await redisSpan("EVAL", "rate_limit_refund", () =>
+      this.redis.eval(REFUND, { keys: [`icv:rl:{${key}}:${Math.floor(this.now() / windowMs)}`], arguments: [] }),
+    );
   }
 }
 
@@ -212,7 +217,11 @@ export function createRateLimiter(
   service?: string,
 ): { limiter: RateLimiter; close(): Promise<void> } {
   const redis = config.REDIS_URL
-    ? connectRedis(config.REDIS_URL, logger, { timeoutMs: config.REDIS_TIMEOUT_MS ?? 250, maxBackoffMs: config.RETRY_BACKOFF_MAX_MS ?? 5_000, service })
+    ? connectRedis(config.REDIS_URL, logger, {
+        timeoutMs: config.REDIS_TIMEOUT_MS ?? 250,
+        maxBackoffMs: config.RETRY_BACKOFF_MAX_MS ?? 5_000,
+        service,
+      })
     : undefined;
   return { limiter: rateLimiterOn(redis, logger, now), close: async () => redis?.close() };
 }

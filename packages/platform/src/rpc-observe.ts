@@ -20,7 +20,13 @@ export function serverObserver(rpcName: string): Interceptor {
     let code = "ok";
     try {
       if (!tracingEnabled()) return await next(req);
-      return await inSpan(`${service} ${method}`, SpanKind.SERVER, { "rpc.system": "connect_rpc", "rpc.service": req.service.typeName, "rpc.method": req.method.name }, () => next(req), extractContext(req.header));
+      return await inSpan(
+        `${service} ${method}`,
+        SpanKind.SERVER,
+        { "rpc.system": "connect_rpc", "rpc.service": req.service.typeName, "rpc.method": req.method.name },
+        () => next(req),
+        extractContext(req.header),
+      );
     } catch (e) {
       code = codeName(e);
       throw e;
@@ -35,8 +41,13 @@ export function serverObserver(rpcName: string): Interceptor {
 /** The calling side (tracing on): a client span, its context sent as `traceparent` (headers in memory, gRPC metadata on the network). */
 export const clientTracer: Interceptor = (next) => async (req) => {
   if (!tracingEnabled()) return next(req);
-  return inSpan(`call ${req.service.name}/${req.method.name}`, SpanKind.CLIENT, { "rpc.system": "connect_rpc", "rpc.service": req.service.typeName, "rpc.method": req.method.name }, () => {
-    injectContext(req.header);
-    return next(req);
-  });
+  return inSpan(
+    `call ${req.service.name}/${req.method.name}`,
+    SpanKind.CLIENT,
+    { "rpc.system": "connect_rpc", "rpc.service": req.service.typeName, "rpc.method": req.method.name },
+    () => {
+      injectContext(req.header);
+      return next(req);
+    },
+  );
 };

@@ -1,4 +1,17 @@
-import { Code, ConnectError, createClient, createContextValues, createRouterTransport, type Client, type ConnectRouter, type HandlerContext, type Interceptor, type Transport, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createClient,
+  createContextValues,
+  createRouterTransport,
+  type Client,
+  type ConnectRouter,
+  type HandlerContext,
+  type Interceptor,
+  type Transport,
+  type UnaryRequest,
+  type UnaryResponse,
+} from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { create, isMessage, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@icv/contracts/gen/grpc/health/v1/health_pb.ts";
@@ -64,7 +77,13 @@ export function registerLocalService(url: string, routes: (router: ConnectRouter
   };
 }
 
-type DirectCall = (signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeadersInit | undefined, input: unknown, contextValues: UnaryRequest["contextValues"] | undefined) => Promise<UnaryResponse>;
+type DirectCall = (
+  signal: AbortSignal | undefined,
+  timeoutMs: number | undefined,
+  header: HeadersInit | undefined,
+  input: unknown,
+  contextValues: UnaryRequest["contextValues"] | undefined,
+) => Promise<UnaryResponse>;
 
 /**
  * The unary RPCs of `routes` as direct calls: the typed request message goes to the handler as it
@@ -73,7 +92,11 @@ type DirectCall = (signal: AbortSignal | undefined, timeoutMs: number | undefine
  * what can cut a call costs anything: a deadline (timeoutMs: DEADLINE_EXCEEDED when it passes),
  * the caller's signal, and the service's shutdown (UNAVAILABLE).
  */
-function directUnary(url: string, routes: (router: ConnectRouter) => void, interceptors: Interceptor[]): Map<DescMethod, DirectCall> & { shutdown: AbortController } {
+function directUnary(
+  url: string,
+  routes: (router: ConnectRouter) => void,
+  interceptors: Interceptor[],
+): Map<DescMethod, DirectCall> & { shutdown: AbortController } {
   const shutdown = new AbortController();
   const calls = Object.assign(new Map<DescMethod, DirectCall>(), { shutdown });
   const collect = (service: DescService, impl: Record<string, unknown>) => {
@@ -104,7 +127,10 @@ function directUnary(url: string, routes: (router: ConnectRouter) => void, inter
       const message = isMessage(out, method.output) ? out : create(method.output, out as never);
       return { stream: false, service, method, header: responseHeader, trailer: responseTrailer, message } as UnaryResponse;
     };
-    const chain = interceptors.concat().reverse().reduce((next, i) => i(next as never) as typeof handle, handle);
+    const chain = interceptors
+      .concat()
+      .reverse()
+      .reduce((next, i) => i(next as never) as typeof handle, handle);
     const path = `${url}/${service.typeName}/${method.name}`;
     return async (signal, timeoutMs, header, input, contextValues) => {
       const message = isMessage(input as never, method.input) ? input : create(method.input, input as never);
@@ -182,7 +208,13 @@ function serverNameOf(service: DescService): string {
  * on disk are used by the next connection. Failures arrive as ConnectError carrying the
  * callee's spec code (`fromConnectError` reads it).
  */
-export function rpcClient<T extends DescService>(service: T, baseUrl: string, identity: TlsIdentity, timeoutMs = 10_000, serverName = serverNameOf(service)): Client<T> {
+export function rpcClient<T extends DescService>(
+  service: T,
+  baseUrl: string,
+  identity: TlsIdentity,
+  timeoutMs = 10_000,
+  serverName = serverNameOf(service),
+): Client<T> {
   // the Connect protocol with binary protobuf on HTTP/2: a unary call without gRPC's trailers
   // costs about 40 % less CPU on each side (scripts/bench/rpc-transport.ts, docs/performance.md);
   // the callee's server speaks gRPC and Connect alike (probes and grpcurl keep using gRPC)

@@ -15,7 +15,11 @@ export function requireScope(scope: TenantScope | undefined): Scope {
   if (!scope?.tenantId || scope.environment === Environment.UNSPECIFIED) {
     throw new AppError("unauthorized", "tenant scope missing");
   }
-  return { tenantId: scope.tenantId, env: scope.environment === Environment.LIVE ? "live" : "test", requestId: scope.requestId || undefined };
+  return {
+    tenantId: scope.tenantId,
+    env: scope.environment === Environment.LIVE ? "live" : "test",
+    requestId: scope.requestId || undefined,
+  };
 }
 
 export const toEnvironment = (env: EnvName): Environment => (env === "live" ? Environment.LIVE : Environment.TEST);

@@ -114,7 +114,8 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
   try {
     port = await listen(server, opts.port);
     // probes (kubelet) hold no client certificate: health only, nothing else on this port
-    if (!healthListener && opts.healthPort !== undefined) healthListener = await openHealthListener({ host: opts.host, port: opts.healthPort, state: health, interceptors: [errors] });
+    if (!healthListener && opts.healthPort !== undefined)
+      healthListener = await openHealthListener({ host: opts.host, port: opts.healthPort, state: health, interceptors: [errors] });
   } catch (e) {
     stopWatching();
     server.close();
@@ -146,9 +147,7 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
         stopWatching();
         const timeout = opts.shutdownTimeoutMs ?? 10_000;
         const drained = local.drain(timeout);
-        const closed = Promise.all(
-          [server].map((srv) => new Promise<void>((resolve) => srv.close(() => resolve()))),
-        ).then(() => healthListener?.close());
+        const closed = Promise.all([server].map((srv) => new Promise<void>((resolve) => srv.close(() => resolve())))).then(() => healthListener?.close());
         // GOAWAY: peers open no new streams; streams in flight run to completion.
         for (const s of sessions) s.close();
         let timer: NodeJS.Timeout | undefined;

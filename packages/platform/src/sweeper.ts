@@ -17,7 +17,11 @@ export function startSweeper(name: string, sweep: () => Promise<number>, interva
         if (n) logger.info({ sweeper: name, moved: n }, "sweep");
       })
       // a database outage is not a bug: warn (the next tick tries again)
-      .catch((err) => (isTransientDbError(err) ? logger.warn({ sweeper: name, reason: "database unavailable" }, "sweep skipped") : logger.error({ err, sweeper: name }, "sweep failed")))
+      .catch((err) =>
+        isTransientDbError(err)
+          ? logger.warn({ sweeper: name, reason: "database unavailable" }, "sweep skipped")
+          : logger.error({ err, sweeper: name }, "sweep failed"),
+      )
       .finally(() => {
         running = undefined;
       });

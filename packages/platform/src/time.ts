@@ -7,5 +7,4 @@ export const ts = (d: Date | null | undefined): Timestamp | undefined => (d ? ti
 export const toDate = (t: Timestamp | undefined): Date | undefined => (t ? timestampDate(t) : undefined);
 
 /** ISO 8601 UTC with milliseconds, or undefined. */
-export const iso = (t: Timestamp | Date | undefined | null): string | undefined =>
-  t ? (t instanceof Date ? t : timestampDate(t)).toISOString() : undefined;
+export const iso = (t: Timestamp | Date | undefined | null): string | undefined => (t ? (t instanceof Date ? t : timestampDate(t)).toISOString() : undefined);

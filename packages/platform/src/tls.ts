@@ -168,7 +168,10 @@ async function prepareLocked(dir: string, logger: Logger): Promise<void> {
     ca = await createCa();
     writeAtomic(caFiles.key, ca.key, 0o600);
     writeAtomic(caFiles.cert, ca.cert, 0o644);
-    logger.warn({ dir }, "generated an internal CA and service certificates into the data dir (production: mount your own and set TLS_CA_FILE, TLS_CERT_FILE, TLS_KEY_FILE)");
+    logger.warn(
+      { dir },
+      "generated an internal CA and service certificates into the data dir (production: mount your own and set TLS_CA_FILE, TLS_CERT_FILE, TLS_KEY_FILE)",
+    );
   }
   const renewBefore = Date.now() + RENEW_DAYS * DAY;
   for (const name of INTERNAL_NAMES) {

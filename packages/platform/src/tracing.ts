@@ -1,6 +1,18 @@
 import {
-  context, isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
-  type Attributes, type Context, type Link, type Span, type SpanContext, type TextMapGetter, type TextMapSetter,
+  context,
+  isSpanContextValid,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+  type SpanContext,
+  type TextMapGetter,
+  type TextMapSetter,
 } from "@opentelemetry/api";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 
@@ -30,7 +42,12 @@ export interface Tracing {
  * end (tests). W3C trace context (`traceparent`) is the propagation format. Unset endpoint and
  * no exporter: nothing is started.
  */
-export async function startTracing(opts: { serviceName: string; endpoint?: string; exporter?: SpanExporter; logger?: { info(o: object, msg: string): void } }): Promise<Tracing | undefined> {
+export async function startTracing(opts: {
+  serviceName: string;
+  endpoint?: string;
+  exporter?: SpanExporter;
+  logger?: { info(o: object, msg: string): void };
+}): Promise<Tracing | undefined> {
   if (!opts.exporter && !opts.endpoint) return undefined;
   const [{ NodeTracerProvider }, base, { resourceFromAttributes }] = await Promise.all([
     import("@opentelemetry/sdk-trace-node"),
@@ -64,7 +81,9 @@ export async function startTracing(opts: { serviceName: string; endpoint?: strin
 const headerGetter: TextMapGetter<Headers> = {
   keys: (h) => {
     const out: string[] = [];
-    h.forEach((_, k) => out.push(k));
+    h.forEach((_, k) => {
+      out.push(k);
+    });
     return out;
   },
   get: (h, k) => h.get(k) ?? undefined,
@@ -77,7 +96,13 @@ export const extractContext = (h: Headers): Context => propagation.extract(conte
 export const injectContext = (h: Headers): void => propagation.inject(context.active(), h, headerSetter);
 
 /** Runs fn inside a new span (child of `parent`, else of the active one); the span ends when fn settles, its status from the outcome. */
-export async function inSpan<T>(name: string, kind: SpanKind, attributes: Record<string, string | number>, fn: (span: Span) => Promise<T>, parent?: Context): Promise<T> {
+export async function inSpan<T>(
+  name: string,
+  kind: SpanKind,
+  attributes: Record<string, string | number>,
+  fn: (span: Span) => Promise<T>,
+  parent?: Context,
+): Promise<T> {
   const span = tracer().startSpan(name, { kind, attributes }, parent ?? context.active());
   try {
     return await context.with(trace.setSpan(parent ?? context.active(), span), () => fn(span));
@@ -190,7 +215,13 @@ const failed = (span: Span, e: unknown) => span.setStatus({ code: SpanStatusCode
  * test tracingEnabled() first, so that nothing (not even the list of traceparents) is made when
  * tracing is off.
  */
-export function inMessagesSpan<T>(name: string, kind: SpanKind, attributes: Attributes, traceparents: Iterable<string | null | undefined>, fn: (span?: Span) => T): T {
+export function inMessagesSpan<T>(
+  name: string,
+  kind: SpanKind,
+  attributes: Attributes,
+  traceparents: Iterable<string | null | undefined>,
+  fn: (span?: Span) => T,
+): T {
   const where = on ? messagesParent(traceparents) : undefined;
   if (!where) return fn();
   const span = tracer().startSpan(name, { kind, attributes, links: where.links }, where.parent);
@@ -223,7 +254,13 @@ export function inMessagesSpan<T>(name: string, kind: SpanKind, attributes: Attr
  * A span over messages recorded after the fact (the work is one statement whose answer names the
  * messages): started at `startTime`, ended now; nothing when no message carries a context.
  */
-export function recordMessagesSpan(name: string, kind: SpanKind, attributes: Attributes, traceparents: Iterable<string | null | undefined>, startTime: Date): void {
+export function recordMessagesSpan(
+  name: string,
+  kind: SpanKind,
+  attributes: Attributes,
+  traceparents: Iterable<string | null | undefined>,
+  startTime: Date,
+): void {
   const where = on ? messagesParent(traceparents) : undefined;
   if (!where) return;
   tracer().startSpan(name, { kind, attributes, links: where.links, startTime }, where.parent).end();

@@ -10,7 +10,8 @@ const TRANSIENT_SQLSTATE = /^(08...|57P0[123]|53300|40001|40P01|55P03)$/;
 export const RETRYABLE_SQLSTATE = /^(40001|40P01)$/;
 const TRANSIENT_NODE = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
 // pg's own errors of a lost or never-made connection carry no code
-const TRANSIENT_MESSAGE = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Connection terminated due to connection timeout)/;
+const TRANSIENT_MESSAGE =
+  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Connection terminated due to connection timeout)/;
 
 /** Whether a driver's error (pg, node's net, PGlite) is a passing outage of the database. */
 export function isTransientDbError(e: unknown): boolean {

@@ -39,7 +39,10 @@ const WITH_DATABASE = ["gateway", "proof", "verification", "session", "webhook"]
 export function workerPlan(config: Config): { workers: number; reason: string } {
   const embedded = WITH_DATABASE.some((s) => !config.databaseUrl(s));
   if (config.WORKERS !== undefined) {
-    if (config.WORKERS > 1 && embedded) throw new ConfigError("invalid configuration: WORKERS above 1 needs DATABASE_URL (or every <SERVICE>_DATABASE_URL): the embedded PGlite is single-process");
+    if (config.WORKERS > 1 && embedded)
+      throw new ConfigError(
+        "invalid configuration: WORKERS above 1 needs DATABASE_URL (or every <SERVICE>_DATABASE_URL): the embedded PGlite is single-process",
+      );
     return { workers: config.WORKERS, reason: "WORKERS" };
   }
   if (embedded) return { workers: 1, reason: "embedded PGlite is single-process" };

@@ -125,8 +125,12 @@ describe("parseConfig", () => {
   it("ETHEREUM_RPC_URL: an http(s) JSON-RPC URL, unset by default; its timeout 5 s, from 100 ms to 60 s", () => {
     expect(parseConfig({}).ETHEREUM_RPC_URL).toBeUndefined();
     expect(parseConfig({}).ETHEREUM_RPC_TIMEOUT_MS).toBe(5_000);
-    expect(parseConfig({ ETHEREUM_RPC_URL: "https://node.example/v3/k", ETHEREUM_RPC_TIMEOUT_MS: "800" })).toMatchObject({ ETHEREUM_RPC_URL: "https://node.example/v3/k", ETHEREUM_RPC_TIMEOUT_MS: 800 });
-    for (const bad of ["ws://node.example", "node.example", "file:///etc/passwd"]) expect(configError({ ETHEREUM_RPC_URL: bad }).message).toContain("ETHEREUM_RPC_URL");
+    expect(parseConfig({ ETHEREUM_RPC_URL: "https://node.example/v3/k", ETHEREUM_RPC_TIMEOUT_MS: "800" })).toMatchObject({
+      ETHEREUM_RPC_URL: "https://node.example/v3/k",
+      ETHEREUM_RPC_TIMEOUT_MS: 800,
+    });
+    for (const bad of ["ws://node.example", "node.example", "file:///etc/passwd"])
+      expect(configError({ ETHEREUM_RPC_URL: bad }).message).toContain("ETHEREUM_RPC_URL");
     for (const bad of ["50", "60001", "soon"]) expect(configError({ ETHEREUM_RPC_TIMEOUT_MS: bad }).message).toContain("ETHEREUM_RPC_TIMEOUT_MS");
   });
 });
@@ -173,7 +177,9 @@ describe("OAuth provider and Kraken endpoints (configuration only, never from ca
     expect(parseConfig({}).KRAKEN_API_URL).toBe("https://api.kraken.com");
     for (const name of ["OAUTH_GITHUB_TOKEN_URL", "OAUTH_GOOGLE_USERINFO_URL", "OAUTH_COINBASE_AUTHORIZATION_URL", "KRAKEN_API_URL"]) {
       expect(() => parseConfig({ [name]: "http://127.0.0.1:9999/x" }), name).toThrow(new RegExp(`${name} must be an https:// URL`));
-      expect((parseConfig({ [name]: "http://127.0.0.1:9999/x", ALLOW_PRIVATE_TARGETS: "true" }) as unknown as Record<string, string>)[name]).toBe("http://127.0.0.1:9999/x");
+      expect((parseConfig({ [name]: "http://127.0.0.1:9999/x", ALLOW_PRIVATE_TARGETS: "true" }) as unknown as Record<string, string>)[name]).toBe(
+        "http://127.0.0.1:9999/x",
+      );
       expect((parseConfig({ [name]: "https://stand-in.example/x" }) as unknown as Record<string, string>)[name]).toBe("https://stand-in.example/x");
     }
   });

@@ -31,7 +31,9 @@ beforeAll(async () => {
   [proofId, gatewayId] = await Promise.all([tls.identity("proof"), tls.identity("gateway")]);
   pgdb = await maybeFreshPostgres();
   db = await openDatabase({ url: pgdb?.url, dataDir: "memory://" });
-  await db.exec("CREATE TABLE challenges (phone text NOT NULL, code text NOT NULL, deep_link text, code_hmac text, CONSTRAINT challenges_code_hmac_key UNIQUE (code_hmac))");
+  await db.exec(
+    "CREATE TABLE challenges (phone text NOT NULL, code text NOT NULL, deep_link text, code_hmac text, CONSTRAINT challenges_code_hmac_key UNIQUE (code_hmac))",
+  );
 });
 afterAll(async () => {
   await db?.close();
@@ -48,7 +50,18 @@ async function failingRpc(fail: () => Promise<unknown>) {
     port: 0,
     logger: createLogger({ level: "info", destination: out }),
     identity: proofId,
-    callers: [allow(ProofService, { getJwks: ["gateway"], issueProof: [], validateProof: [], getProofStatus: [], getProofStatuses: [], revokeProof: [], getRevocationList: [], rotateSigningKey: [] })],
+    callers: [
+      allow(ProofService, {
+        getJwks: ["gateway"],
+        issueProof: [],
+        validateProof: [],
+        getProofStatus: [],
+        getProofStatuses: [],
+        revokeProof: [],
+        getRevocationList: [],
+        rotateSigningKey: [],
+      }),
+    ],
     routes: (router) =>
       router.service(ProofService, {
         async getJwks() {
@@ -58,10 +71,12 @@ async function failingRpc(fail: () => Promise<unknown>) {
       }),
   });
   try {
-    const err = await rpcClient(ProofService, host.url, gatewayId).getJwks({}).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await rpcClient(ProofService, host.url, gatewayId)
+      .getJwks({})
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     return { caller: fromConnectError(err), out };
   } finally {
     await host.close();
@@ -77,7 +92,12 @@ describe("database errors in the logs", () => {
     expect(caller.code).toBe("internal_error");
     const failed = out.records().filter((r) => r.msg === "rpc failed");
     expect(failed).toHaveLength(1);
-    expect(failed[0].err).toMatchObject({ type: "DatabaseError", sqlstate: "23505", constraint: "challenges_code_hmac_key", statement: expect.stringMatching(/^icv_[0-9a-f]{20}$/) });
+    expect(failed[0].err).toMatchObject({
+      type: "DatabaseError",
+      sqlstate: "23505",
+      constraint: "challenges_code_hmac_key",
+      statement: expect.stringMatching(/^icv_[0-9a-f]{20}$/),
+    });
     for (const s of SECRETS) expect(out.lines.join("\n"), s).not.toContain(s);
   });
 
@@ -89,7 +109,11 @@ describe("database errors in the logs", () => {
   });
 
   it("the error thrown to the code keeps the SQLSTATE as `code` (nothing that checks it breaks)", async () => {
-    const e = (await db.query(insert, [PHONE, CODE, LINK, HMAC]).catch((x: unknown) => x)) as { code: string; message: string; name: string };
+    const e = (await db.query(insert, [PHONE, CODE, LINK, HMAC]).catch((x: unknown) => x)) as {
+      code: string;
+      message: string;
+      name: string;
+    };
     expect([e.name, e.code]).toEqual(["DatabaseError", "23505"]);
     expect(e.message).not.toContain(PHONE);
     expect(JSON.stringify(e)).not.toContain(PHONE);

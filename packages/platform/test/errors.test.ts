@@ -39,7 +39,9 @@ const REUSE_HTTP: Record<string, number> = {
 
 const headerPairs = (h: Headers): [string, string][] => {
   const out: [string, string][] = [];
-  h.forEach((v, k) => out.push([k, v]));
+  h.forEach((v, k) => {
+    out.push([k, v]);
+  });
   return out;
 };
 
@@ -112,14 +114,20 @@ describe("toConnectError ⇄ fromConnectError", () => {
   });
 
   it("maps a Connect error without the spec header by its Connect code", () => {
-    expect(fromConnectError(new ConnectError("no such thing", Code.NotFound))).toMatchObject({ code: "not_found", message: "no such thing" });
+    expect(fromConnectError(new ConnectError("no such thing", Code.NotFound))).toMatchObject({
+      code: "not_found",
+      message: "no such thing",
+    });
     expect(fromConnectError(new ConnectError("bad", Code.InvalidArgument)).code).toBe("validation_error");
     expect(fromConnectError(new ConnectError("who", Code.Unauthenticated)).code).toBe("unauthorized");
     const down = fromConnectError(new ConnectError("connect ECONNREFUSED 127.0.0.1:50052", Code.Unavailable));
     expect(down.code).toBe("service_unavailable");
     expect(down.message).not.toContain("ECONNREFUSED");
     expect(fromConnectError(new ConnectError("deadline", Code.DeadlineExceeded)).code).toBe("service_unavailable");
-    expect(fromConnectError(new ConnectError("panic at 0x1", Code.Unknown))).toMatchObject({ code: "internal_error", message: "internal error" });
+    expect(fromConnectError(new ConnectError("panic at 0x1", Code.Unknown))).toMatchObject({
+      code: "internal_error",
+      message: "internal error",
+    });
   });
 
   it("ignores a spec header naming a code that does not exist", () => {

@@ -8,8 +8,20 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import {
-  appendEvents, createEventLog, createLogger, openServiceDatabase, parseConfig, sqlStatementCounts, startOutboxRelay,
-  type Config, type Database, type EventLog, type EventRecord, type OutboxEvent, type OutboxRelay, type Queryable,
+  appendEvents,
+  createEventLog,
+  createLogger,
+  openServiceDatabase,
+  parseConfig,
+  sqlStatementCounts,
+  startOutboxRelay,
+  type Config,
+  type Database,
+  type EventLog,
+  type EventRecord,
+  type OutboxEvent,
+  type OutboxRelay,
+  type Queryable,
 } from "../src/index.ts";
 import { maybeFreshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { waitFor } from "../../../test/support/expect-error.ts";
@@ -223,7 +235,14 @@ for (const t of TRANSPORTS) {
       await log.consume({ group: "requests-only", topics: ["verification_request"], db: r.sink, schema: "webhook", handle });
       await publish(r, 30); // verification events: not for this consumer
       await appendEvents(r.source, "verification", [
-        { aggregateType: "verification_request", aggregateId: "ver_agg0", eventType: "verification_request.completed", tenantId: "ten_test", environment: "test", payload: { k: 0 } },
+        {
+          aggregateType: "verification_request",
+          aggregateId: "ver_agg0",
+          eventType: "verification_request.completed",
+          tenantId: "ten_test",
+          environment: "test",
+          payload: { k: 0 },
+        },
       ]);
       await expectExactlyOnce(r, 1, 1);
       expect((await effects(r))[0].k).toBe(0);

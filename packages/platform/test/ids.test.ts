@@ -56,9 +56,9 @@ describe("ids", () => {
     const id = newId("verification");
     expect(isId("tenant", id)).toBe(false);
     expect(isId("verification", id.toLowerCase())).toBe(false);
-    expect(isId("verification", id + "0")).toBe(false);
+    expect(isId("verification", `${id}0`)).toBe(false);
     expect(isId("verification", id.slice(0, -1))).toBe(false);
-    expect(isId("verification", id.slice(0, -1) + "U")).toBe(false); // U is not Crockford base32
+    expect(isId("verification", `${id.slice(0, -1)}U`)).toBe(false); // U is not Crockford base32
     expect(isId("verification", `ver_${id}`)).toBe(false);
     expect(isId("verification", "")).toBe(false);
     expect(isId("verificationRequest", newId("verification"))).toBe(false);

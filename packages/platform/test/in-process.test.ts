@@ -21,7 +21,11 @@ const seen: Array<{ proofId: string; type: string; caller: string | null }> = []
 const requests: unknown[] = [];
 let release: (() => void) | undefined;
 
-const failure = async (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as ConnectError);
+const failure = async (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e as ConnectError,
+  );
 
 beforeAll(async () => {
   tls = await testTls();

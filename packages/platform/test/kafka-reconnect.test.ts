@@ -77,7 +77,11 @@ describe("keepConsuming", () => {
   });
 
   it("closes at once while waiting for the broker", async () => {
-    const kept = keepConsuming(() => new FakeConsumer({ up: false }), async () => undefined, { logger, maxBackoffMs: 60_000, name: "g" });
+    const kept = keepConsuming(
+      () => new FakeConsumer({ up: false }),
+      async () => undefined,
+      { logger, maxBackoffMs: 60_000, name: "g" },
+    );
     await new Promise((r) => setTimeout(r, 20));
     const at = Date.now();
     await kept.close();
@@ -86,7 +90,16 @@ describe("keepConsuming", () => {
 });
 
 describe("KafkaPublisher with the broker away", () => {
-  const event: EventRecord = { id: "evt_1", aggregateType: "verification", aggregateId: "ver_1", eventType: "verification.created", tenantId: "ten_1", environment: "test", payload: {}, createdAt: new Date() };
+  const event: EventRecord = {
+    id: "evt_1",
+    aggregateType: "verification",
+    aggregateId: "ver_1",
+    eventType: "verification.created",
+    tenantId: "ten_1",
+    environment: "test",
+    payload: {},
+    createdAt: new Date(),
+  };
 
   it("fails the batch (the relay keeps the rows pending) and reconnects on the next one", async () => {
     const broker = { up: false };

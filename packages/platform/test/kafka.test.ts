@@ -41,7 +41,11 @@ describe("kafka trace context header", () => {
   const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
   it("writes an event's traceparent as a `traceparent` header, and no header for an event without one", () => {
-    expect(messageHeaders({ ...event(1), traceparent: tp })).toEqual({ "event-id": event(1).id, "event-type": "verification.status_changed", traceparent: tp });
+    expect(messageHeaders({ ...event(1), traceparent: tp })).toEqual({
+      "event-id": event(1).id,
+      "event-type": "verification.status_changed",
+      traceparent: tp,
+    });
     expect(messageHeaders(event(1))).not.toHaveProperty("traceparent");
     expect(toKafkaMessage({ ...event(1), traceparent: tp }).headers.traceparent).toBe(tp);
     // the header only: the value is the same with or without it
@@ -101,7 +105,10 @@ function fakeDeps(overrides: Partial<BatchDeps> = {}) {
 const batchOf = (from: number, n: number, offset0 = 100) => ({
   topic: "icv.verification",
   partition: 3,
-  messages: Array.from({ length: n }, (_, i) => ({ offset: String(offset0 + i), value: Buffer.from(toKafkaMessage(event(from + i)).value) })),
+  messages: Array.from({ length: n }, (_, i) => ({
+    offset: String(offset0 + i),
+    value: Buffer.from(toKafkaMessage(event(from + i)).value),
+  })),
 });
 
 describe("kafka batch handling", () => {

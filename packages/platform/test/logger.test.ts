@@ -56,7 +56,10 @@ describe("logger redaction", () => {
   });
 
   it("redacts secret keys at any depth, in arrays too, and an error's driver members (params, detail) are never written", () => {
-    const dbErr = Object.assign(new Error("insert failed"), { params: ["+37069199199", "QX7K2M"], detail: "Key (phone)=(+37069199199) already exists." });
+    const dbErr = Object.assign(new Error("insert failed"), {
+      params: ["+37069199199", "QX7K2M"],
+      detail: "Key (phone)=(+37069199199) already exists.",
+    });
     const deep = { phone_number: "+37069199199", deep_link: "https://t.me/x?start=QX7K2M", keep: "visible" };
     const input = { a: { b: { c: deep } }, list: [{ x: { y: { z: { w: { code_hmac: "9d5ed678fe57" } } } } }], err: dbErr };
     const out = logged((log) => log.error(input, "deep"));

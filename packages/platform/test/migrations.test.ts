@@ -77,7 +77,7 @@ function migrationBehaviour(db: () => Database) {
     await migrate(db(), schema, readMigrations(dir));
     const edited = migrationsDir({
       ...fs,
-      "002_items_label.sql": fs["002_items_label.sql"] + "-- edited\n",
+      "002_items_label.sql": `${fs["002_items_label.sql"]}-- edited\n`,
       "003_more.sql": `CREATE TABLE ${schema}.more (n int);`,
     });
     await expect(migrate(db(), schema, readMigrations(edited))).rejects.toThrow(/002_items_label\.sql was changed after it was applied/);
@@ -87,10 +87,16 @@ function migrationBehaviour(db: () => Database) {
 
   it("rolls back the whole run when a file fails, and runs from the start once fixed", async () => {
     const schema = `mig${++n}`;
-    const bad = migrationsDir({ "001_ok.sql": `CREATE TABLE ${schema}.ok (n int);`, "002_bad.sql": `CREATE TABLE ${schema}.bad (n nosuchtype);` });
+    const bad = migrationsDir({
+      "001_ok.sql": `CREATE TABLE ${schema}.ok (n int);`,
+      "002_bad.sql": `CREATE TABLE ${schema}.bad (n nosuchtype);`,
+    });
     await expect(migrate(db(), schema, readMigrations(bad))).rejects.toThrow();
     expect(await exists(db(), `${schema}.ok`)).toBe(false);
-    const good = migrationsDir({ "001_ok.sql": `CREATE TABLE ${schema}.ok (n int);`, "002_bad.sql": `CREATE TABLE ${schema}.bad (n int);` });
+    const good = migrationsDir({
+      "001_ok.sql": `CREATE TABLE ${schema}.ok (n int);`,
+      "002_bad.sql": `CREATE TABLE ${schema}.bad (n int);`,
+    });
     expect(await migrate(db(), schema, readMigrations(good))).toEqual(["001_ok.sql", "002_bad.sql"]);
   });
 
@@ -157,5 +163,6 @@ describe.runIf(process.env.DATABASE_URL)("migrate on a fresh Postgres database (
 });
 
 describe.skipIf(process.env.DATABASE_URL)("concurrent migrate", () => {
-  it.skip("applies each migration exactly once across replicas (skipped because PGlite is one in-process connection with nothing to race; set DATABASE_URL)", () => undefined);
+  it.skip("applies each migration exactly once across replicas (skipped because PGlite is one in-process connection with nothing to race; set DATABASE_URL)", () =>
+    undefined);
 });

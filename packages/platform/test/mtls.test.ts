@@ -32,7 +32,10 @@ const log = lineCollector();
 const ran: Record<string, number> = {};
 const count = (name: string) => async () => ((ran[name] = (ran[name] ?? 0) + 1), {});
 
-const certOf = (name: string): CertKey => ({ cert: readFileSync(path.join(tls.dir, `${name}.crt`), "utf8"), key: readFileSync(path.join(tls.dir, `${name}.key`), "utf8") });
+const certOf = (name: string): CertKey => ({
+  cert: readFileSync(path.join(tls.dir, `${name}.crt`), "utf8"),
+  key: readFileSync(path.join(tls.dir, `${name}.key`), "utf8"),
+});
 
 beforeAll(async () => {
   tls = await testTls();
@@ -106,7 +109,10 @@ describe("mutual TLS: who gets a connection", () => {
   });
 
   it("an expired certificate from the right CA is refused", async () => {
-    const expired = await issueCertificate(tls.ca(), "verification", { notBefore: new Date(Date.now() - 3 * 86400_000), notAfter: new Date(Date.now() - 86400_000) });
+    const expired = await issueCertificate(tls.ca(), "verification", {
+      notBefore: new Date(Date.now() - 3 * 86400_000),
+      notAfter: new Date(Date.now() - 86400_000),
+    });
     const r = await call(proof.port, grpcCredentials(caCert(), expired), "proof", ProofService.method.issueProof);
     expect(r.code).toBe(grpc.status.UNAVAILABLE);
   });
@@ -126,7 +132,12 @@ describe("mutual TLS: the allow-lists", () => {
     expect(ran.IssueProof ?? 0).toBe(0);
     expect(proof.deniedCalls).toBe(before + 1);
     const refused = log.records().filter((l) => l.msg === "rpc refused: caller not on the allow-list");
-    expect(refused.at(-1)).toMatchObject({ level: "warn", caller: "session", rpc_service: "icv.proof.v1.ProofService", method: "icv.proof.v1.ProofService/IssueProof" });
+    expect(refused.at(-1)).toMatchObject({
+      level: "warn",
+      caller: "session",
+      rpc_service: "icv.proof.v1.ProofService",
+      method: "icv.proof.v1.ProofService/IssueProof",
+    });
   });
 
   it("the gateway may read the JWKS but may not issue a proof", async () => {
@@ -164,10 +175,12 @@ describe("mutual TLS: the allow-lists", () => {
     const session = await tls.identity("session");
     const verification = await tls.identity("verification");
     const before = proof.deniedCalls;
-    const refused = await rpcClient(ProofService, proof.url, session).issueProof({}).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const refused = await rpcClient(ProofService, proof.url, session)
+      .issueProof({})
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(refused).toBeInstanceOf(ConnectError);
     expect((refused as ConnectError).code).toBe(Code.PermissionDenied);
     expect(proof.deniedCalls).toBe(before + 1);
@@ -211,19 +224,23 @@ describe("mutual TLS: rpcClient over the network (as a service in another proces
     const issuedBefore = ran.IssueProof ?? 0;
     await rpcClient(ProofService, networkUrl(), await tls.identity("verification")).issueProof({});
     expect(ran.IssueProof).toBe(issuedBefore + 1);
-    const refused = await rpcClient(ProofService, networkUrl(), await tls.identity("session")).issueProof({}).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const refused = await rpcClient(ProofService, networkUrl(), await tls.identity("session"))
+      .issueProof({})
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect((refused as ConnectError).code).toBe(Code.PermissionDenied);
   });
 
   it("refuses a server whose certificate does not name the service it asked for", async () => {
     const before = ran.GetTenantWebhooks ?? 0;
-    const wrong = await rpcClient(WebhookService, `https://localhost:${proof.port}`, await tls.identity("gateway")).getTenantWebhooks({}).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const wrong = await rpcClient(WebhookService, `https://localhost:${proof.port}`, await tls.identity("gateway"))
+      .getTenantWebhooks({})
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(wrong).toBeInstanceOf(ConnectError);
     expect((wrong as ConnectError).message).toContain("not in the cert's altnames: DNS:proof");
     expect(ran.GetTenantWebhooks ?? 0).toBe(before);
@@ -333,7 +350,13 @@ describe("certificate files", () => {
   });
 
   it("TLS_*_FILE are used as they are; without them the data dir's generated files are", async () => {
-    const cfg = parseConfig({ DATA_DIR: tls.dir, TLS_DIR: tls.dir, TLS_CA_FILE: path.join(tls.dir, "ca.crt"), TLS_CERT_FILE: path.join(tls.dir, "gateway.crt"), TLS_KEY_FILE: path.join(tls.dir, "gateway.key") });
+    const cfg = parseConfig({
+      DATA_DIR: tls.dir,
+      TLS_DIR: tls.dir,
+      TLS_CA_FILE: path.join(tls.dir, "ca.crt"),
+      TLS_CERT_FILE: path.join(tls.dir, "gateway.crt"),
+      TLS_KEY_FILE: path.join(tls.dir, "gateway.key"),
+    });
     await expect(serviceIdentity(cfg, "proof", silent)).rejects.toThrow("names gateway, not proof");
     const id = await serviceIdentity(parseConfig({ TLS_DIR: tls.dir }), "proof", silent);
     expect(id.options.cert).toBe(readFileSync(path.join(tls.dir, "proof.crt"), "utf8"));
@@ -345,7 +368,9 @@ describe("certificate files", () => {
     try {
       await ensureTlsDir(dir, silent);
       const ca = readFileSync(path.join(dir, "ca.crt"), "utf8");
-      const soon = await issueCertificate({ cert: ca, key: readFileSync(path.join(dir, "ca.key"), "utf8") }, "proof", { notAfter: new Date(Date.now() + 86400_000) });
+      const soon = await issueCertificate({ cert: ca, key: readFileSync(path.join(dir, "ca.key"), "utf8") }, "proof", {
+        notAfter: new Date(Date.now() + 86400_000),
+      });
       writeFileSync(path.join(dir, "proof.crt"), soon.cert);
       writeFileSync(path.join(dir, "proof.key"), soon.key);
       // a later start
@@ -359,4 +384,3 @@ describe("certificate files", () => {
     }
   });
 });
-

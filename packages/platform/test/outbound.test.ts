@@ -157,7 +157,11 @@ describe("outbound client", () => {
     // the name exists only in the stub: the request can only succeed through the pinned address
     const { resolver, calls } = stubResolver({ "hooks.invalid": ["127.0.0.1"] });
     const client = createOutboundClient({ allowPrivate: true, resolver });
-    const r = await client.request(`http://hooks.invalid:${port}/hook?a=1`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"a":1}' });
+    const r = await client.request(`http://hooks.invalid:${port}/hook?a=1`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"a":1}',
+    });
     expect(r.status).toBe(200);
     expect(r.body).toBe("ok");
     expect(r.address).toBe("127.0.0.1");

@@ -22,32 +22,37 @@ afterAll(async () => {
 });
 
 describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "PGlite"})`, () => {
-  it.each(SERVICES)("applies cleanly over the outbox %s's own migrations made: outbox.sql changes nothing, outbox_002 adds the traceparent column", async (name) => {
-    const own = readMigrations(MIGRATIONS(name));
-    // a database as the services left it before: their migrations only
-    await migrate(db, name, own);
-    const before = await dumpSchema(db, name);
-    expect(before.some((l) => l.startsWith("trigger CREATE TRIGGER outbox_notify"))).toBe(true);
+  it.each(SERVICES)(
+    "applies cleanly over the outbox %s's own migrations made: outbox.sql changes nothing, outbox_002 adds the traceparent column",
+    async (name) => {
+      const own = readMigrations(MIGRATIONS(name));
+      // a database as the services left it before: their migrations only
+      await migrate(db, name, own);
+      const before = await dumpSchema(db, name);
+      expect(before.some((l) => l.startsWith("trigger CREATE TRIGGER outbox_notify"))).toBe(true);
 
-    const [ddl, ...later] = outboxMigrations(name);
-    expect(ddl.version).toBe("outbox");
-    expect(later.map((m) => [m.version, m.name])).toEqual([["outbox_002", "outbox_002_traceparent.sql"]]);
-    expect(await migrate(db, name, [...own, ddl])).toEqual(["outbox.sql"]);
-    expect(await dumpSchema(db, name)).toEqual(before);
-    // a schema that took outbox.sql a release ago gets the later files at its next start, and
-    // they add exactly the traceparent column (nullable, no default: old rows and writers untouched)
-    expect(await migrate(db, name, [...own, ...outboxMigrations(name)])).toEqual(["outbox_002_traceparent.sql"]);
-    const after = await dumpSchema(db, name);
-    expect(before.filter((l) => !after.includes(l))).toEqual([]);
-    expect(after.filter((l) => !before.includes(l))).toEqual([expect.stringMatching(/^column outbox\.traceparent #\d+ text null default $/)]);
-    // recorded like any migration: the next start applies nothing
-    expect(await migrate(db, name, [...own, ...outboxMigrations(name)])).toEqual([]);
-    const recorded = await db.query<{ version: string; name: string }>(`SELECT version, name FROM ${name}.schema_migrations WHERE version LIKE 'outbox%' ORDER BY version`);
-    expect(recorded.rows).toEqual([
-      { version: "outbox", name: "outbox.sql" },
-      { version: "outbox_002", name: "outbox_002_traceparent.sql" },
-    ]);
-  });
+      const [ddl, ...later] = outboxMigrations(name);
+      expect(ddl.version).toBe("outbox");
+      expect(later.map((m) => [m.version, m.name])).toEqual([["outbox_002", "outbox_002_traceparent.sql"]]);
+      expect(await migrate(db, name, [...own, ddl])).toEqual(["outbox.sql"]);
+      expect(await dumpSchema(db, name)).toEqual(before);
+      // a schema that took outbox.sql a release ago gets the later files at its next start, and
+      // they add exactly the traceparent column (nullable, no default: old rows and writers untouched)
+      expect(await migrate(db, name, [...own, ...outboxMigrations(name)])).toEqual(["outbox_002_traceparent.sql"]);
+      const after = await dumpSchema(db, name);
+      expect(before.filter((l) => !after.includes(l))).toEqual([]);
+      expect(after.filter((l) => !before.includes(l))).toEqual([expect.stringMatching(/^column outbox\.traceparent #\d+ text null default $/)]);
+      // recorded like any migration: the next start applies nothing
+      expect(await migrate(db, name, [...own, ...outboxMigrations(name)])).toEqual([]);
+      const recorded = await db.query<{ version: string; name: string }>(
+        `SELECT version, name FROM ${name}.schema_migrations WHERE version LIKE 'outbox%' ORDER BY version`,
+      );
+      expect(recorded.rows).toEqual([
+        { version: "outbox", name: "outbox.sql" },
+        { version: "outbox_002", name: "outbox_002_traceparent.sql" },
+      ]);
+    },
+  );
 
   it("gives a service without outbox migrations the same outbox, trigger and function the old migrations made", async () => {
     await migrate(db, "gateway", [...readMigrations(MIGRATIONS("gateway")), ...outboxMigrations("gateway")]);

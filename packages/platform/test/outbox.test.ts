@@ -47,8 +47,7 @@ const ev = (aggregateId: string, eventType = "thing.changed", payload: Record<st
   payload,
 });
 const thing = async (id: string) => (await db.query("SELECT state FROM box.things WHERE id = $1", [id])).rows[0];
-const eventsOf = async (id: string) =>
-  (await db.query<EventRow>("SELECT * FROM box.outbox WHERE aggregate_id = $1 ORDER BY id", [id])).rows;
+const eventsOf = async (id: string) => (await db.query<EventRow>("SELECT * FROM box.outbox WHERE aggregate_id = $1 ORDER BY id", [id])).rows;
 
 describe(`outbox (${process.env.DATABASE_URL ? "Postgres" : "PGlite"})`, () => {
   it("a transaction that throws after appending leaves neither the state change nor the event", async () => {

@@ -7,7 +7,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appendEvents, createLogger, openServiceDatabase, parseConfig, startOutboxRelay, type Database, type EventRecord, type OutboxRelay } from "../src/index.ts";
+import {
+  appendEvents,
+  createLogger,
+  openServiceDatabase,
+  parseConfig,
+  startOutboxRelay,
+  type Database,
+  type EventRecord,
+  type OutboxRelay,
+} from "../src/index.ts";
 import { maybeFreshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { waitFor } from "../../../test/support/expect-error.ts";
 

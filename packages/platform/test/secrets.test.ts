@@ -25,7 +25,10 @@ process.stdout.write(values.join(","));
 describe("dataDirSecret", () => {
   it("gives processes racing to create it one value", async () => {
     const at = Date.now() + 4_000;
-    const run = () => promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", SCRIPT, dir, String(at)], { cwd: path.resolve(import.meta.dirname, "../../..") });
+    const run = () =>
+      promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", SCRIPT, dir, String(at)], {
+        cwd: path.resolve(import.meta.dirname, "../../.."),
+      });
     const values = (await Promise.all(Array.from({ length: 4 }, run))).map((r) => r.stdout);
     expect(values[0].split(",")).toHaveLength(NAMES);
     expect(values[0].split(",")[0]).toMatch(/^[A-Za-z0-9+/]{43}=$/);

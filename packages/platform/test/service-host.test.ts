@@ -29,7 +29,9 @@ interface PlainHealthClient extends grpc.Client {
   Watch(req: { service: string }): grpc.ClientReadableStream<HealthReply>;
 }
 const healthPkg = grpc.loadPackageDefinition(protoLoader.loadSync(HEALTH_PROTO, { keepCase: true, enums: String, defaults: true })) as unknown as {
-  grpc: { health: { v1: { Health: new (address: string, creds: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => PlainHealthClient } } };
+  grpc: {
+    health: { v1: { Health: new (address: string, creds: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => PlainHealthClient } };
+  };
 };
 // the hosts below are "proof" (mTLS); the test's callers are "gateway"
 let tls: TestTls;
@@ -39,7 +41,10 @@ let gatewayCreds: grpc.ChannelCredentials;
 beforeAll(async () => {
   tls = await testTls();
   [proofId, gatewayId] = await Promise.all([tls.identity("proof"), tls.identity("gateway")]);
-  gatewayCreds = grpcCredentials(tls.ca().cert, { cert: readFileSync(path.join(tls.dir, "gateway.crt"), "utf8"), key: readFileSync(path.join(tls.dir, "gateway.key"), "utf8") });
+  gatewayCreds = grpcCredentials(tls.ca().cert, {
+    cert: readFileSync(path.join(tls.dir, "gateway.crt"), "utf8"),
+    key: readFileSync(path.join(tls.dir, "gateway.key"), "utf8"),
+  });
 });
 const plainClients: PlainHealthClient[] = [];
 function plainClient(port: number): PlainHealthClient {
@@ -67,7 +72,18 @@ async function host(opts: Partial<ServiceHostOptions> = {}): Promise<ServiceHost
     logger: silent,
     routes: () => undefined,
     identity: proofId,
-    callers: [allow(ProofService, { getJwks: ["gateway"], issueProof: [], validateProof: [], getProofStatus: [], getProofStatuses: [], revokeProof: [], getRevocationList: [], rotateSigningKey: [] })],
+    callers: [
+      allow(ProofService, {
+        getJwks: ["gateway"],
+        issueProof: [],
+        validateProof: [],
+        getProofStatus: [],
+        getProofStatuses: [],
+        revokeProof: [],
+        getRevocationList: [],
+        rotateSigningKey: [],
+      }),
+    ],
     ...opts,
   });
   hosts.push(h);
@@ -150,10 +166,12 @@ describe("service host: errors over the wire", () => {
           },
         }),
     });
-    const err = await rpcClient(ProofService, h.url, gatewayId).getJwks({}).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await rpcClient(ProofService, h.url, gatewayId)
+      .getJwks({})
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     const app = fromConnectError(err);
     expect([app.code, app.message, app.extra]).toEqual(["invalid_code", "the code is not correct", { attempts_remaining: 2 }]);
   });
@@ -169,10 +187,12 @@ describe("service host: errors over the wire", () => {
           },
         }),
     });
-    const err = await rpcClient(ProofService, h.url, gatewayId).getJwks({}).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await rpcClient(ProofService, h.url, gatewayId)
+      .getJwks({})
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     const app = fromConnectError(err);
     expect([app.code, app.message]).toEqual(["internal_error", "internal error"]);
     expect(JSON.stringify(err)).not.toContain("hunter2");
@@ -186,14 +206,18 @@ describe("service host: errors over the wire", () => {
       routes: (router) =>
         router.service(ProofService, {
           async getJwks() {
-            throw new AppError("validation_error", "invalid body", { details: [{ field: "name", message: "must be ≤ 255 characters", code: "too_big" }] });
+            throw new AppError("validation_error", "invalid body", {
+              details: [{ field: "name", message: "must be ≤ 255 characters", code: "too_big" }],
+            });
           },
         }),
     });
-    const err = await rpcClient(ProofService, h.url, gatewayId).getJwks({}).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await rpcClient(ProofService, h.url, gatewayId)
+      .getJwks({})
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(fromConnectError(err).code).toBe("validation_error");
   });
 });
@@ -251,7 +275,9 @@ describe("service host: graceful shutdown", () => {
           },
         }),
     });
-    const hung = rpcClient(ProofService, h.url, gatewayId, 10_000).getJwks({}).catch((e: unknown) => e);
+    const hung = rpcClient(ProofService, h.url, gatewayId, 10_000)
+      .getJwks({})
+      .catch((e: unknown) => e);
     await sleep(100);
     const started = Date.now();
     const [a, b] = [h.close(), h.close()];

@@ -26,7 +26,10 @@ console.log("done");
 `;
 
 function start(dir: string, go: string) {
-  const p = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", child, dir, go], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  const p = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", child, dir, go], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   p.stdout!.on("data", (b: Buffer) => (out += b.toString()));
   p.stderr!.on("data", (b: Buffer) => (out += b.toString()));

@@ -18,7 +18,10 @@ describe("workerPlan", () => {
   });
 
   it("one per core with Postgres and Redis; one without Redis (limits would count per process); WORKERS decides when set", () => {
-    expect(plan({ DATABASE_URL: PG, REDIS_URL: "redis://127.0.0.1:6379" })).toEqual({ workers: availableParallelism(), reason: "one per core" });
+    expect(plan({ DATABASE_URL: PG, REDIS_URL: "redis://127.0.0.1:6379" })).toEqual({
+      workers: availableParallelism(),
+      reason: "one per core",
+    });
     expect(plan({ DATABASE_URL: PG }).workers).toBe(1);
     expect(plan({ DATABASE_URL: PG, WORKERS: "3" })).toEqual({ workers: 3, reason: "WORKERS" });
     expect(plan({ DATABASE_URL: PG, REDIS_URL: "redis://127.0.0.1:6379", WORKERS: "1" }).workers).toBe(1);

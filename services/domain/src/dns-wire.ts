@@ -196,7 +196,10 @@ export async function authoritativeServers(name: string, opts: ResolverOptions &
  * The NS host names of the closest zone enclosing `name` (the name, then each parent down to two
  * labels), sorted, with the glue records the resolver sent along.
  */
-export async function zoneNameServers(name: string, opts: ResolverOptions): Promise<{ zone: string; nameServers: string[]; glue: packet.Answer[] } | { error: string }> {
+export async function zoneNameServers(
+  name: string,
+  opts: ResolverOptions,
+): Promise<{ zone: string; nameServers: string[]; glue: packet.Answer[] } | { error: string }> {
   const labels = norm(name).split(".");
   let lastError = "";
   for (let i = 0; i <= labels.length - 2; i++) {

@@ -64,16 +64,23 @@ async function checkName(
   const answered = seen.filter((s) => s.answered);
   const silent = seen.filter((s) => !s.answered);
   if (!answered.length) {
-    return fail(`None of the ${seen.length} authoritative servers of ${zone.zone} answered for ${name}: ${seen.map((s) => `${s.obs.source} ${s.obs.error}`).join("; ")}.`);
+    return fail(
+      `None of the ${seen.length} authoritative servers of ${zone.zone} answered for ${name}: ${seen.map((s) => `${s.obs.source} ${s.obs.error}`).join("; ")}.`,
+    );
   }
   const missing = answered.filter((s) => !s.obs.matched && !s.cname);
   const cnames = [...new Set(answered.filter((s) => s.cname).map((s) => s.cname!))];
   if (missing.length) {
-    const what = missing.map((s) => `${s.obs.source} ${s.obs.error.startsWith("NXDOMAIN") ? "answered NXDOMAIN" : s.obs.found.length ? `has ${quoteList(s.obs.found)}` : "has no TXT record there"}`);
+    const what = missing.map(
+      (s) =>
+        `${s.obs.source} ${s.obs.error.startsWith("NXDOMAIN") ? "answered NXDOMAIN" : s.obs.found.length ? `has ${quoteList(s.obs.found)}` : "has no TXT record there"}`,
+    );
     return fail(`TXT ${JSON.stringify(expected)} is not on every authoritative server of ${zone.zone} at ${name}${through}: ${what.join("; ")}.`);
   }
   if (cnames.length > 1 || (cnames.length === 1 && answered.some((s) => !s.cname))) {
-    return fail(`The authoritative servers of ${zone.zone} disagree about ${name}: ${answered.map((s) => `${s.obs.source} has ${quoteList(s.obs.found)}`).join("; ")}.`);
+    return fail(
+      `The authoritative servers of ${zone.zone} disagree about ${name}: ${answered.map((s) => `${s.obs.source} has ${quoteList(s.obs.found)}`).join("; ")}.`,
+    );
   }
   if (cnames.length === 1) {
     const target = cnames[0];
@@ -85,7 +92,10 @@ async function checkName(
     return verdict;
   }
   const note = silent.length ? ` (${silent.length} did not answer: ${silent.map((s) => `${s.obs.source} ${s.obs.error}`).join("; ")})` : "";
-  return { passed: true, summary: `Found TXT ${JSON.stringify(expected)} at ${name}${through} on ${answered.length} of ${seen.length} authoritative servers of ${zone.zone}${note}.` };
+  return {
+    passed: true,
+    summary: `Found TXT ${JSON.stringify(expected)} at ${name}${through} on ${answered.length} of ${seen.length} authoritative servers of ${zone.zone}${note}.`,
+  };
 }
 
 /** Asks one authoritative server for TXT at `name` and judges its answer. */

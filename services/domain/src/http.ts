@@ -44,7 +44,8 @@ export function httpChecker(opts: HttpCheckOptions): HttpChecker {
     rejectUnauthorized: false,
     // a fresh connection per fetch: a pooled one could still go to the address an earlier check resolved
     keepAlive: false,
-    resolver: async (host): Promise<ResolvedAddress[]> => (await addressesOf(host, opts)).map((address) => ({ address, family: address.includes(":") ? 6 : 4 })),
+    resolver: async (host): Promise<ResolvedAddress[]> =>
+      (await addressesOf(host, opts)).map((address) => ({ address, family: address.includes(":") ? 6 : 4 })),
   });
   const now = opts.now ?? (() => new Date());
 
@@ -75,7 +76,10 @@ export function httpChecker(opts: HttpCheckOptions): HttpChecker {
       const source = url.toString();
       let res;
       try {
-        res = await client.request(url, { headers: { accept: "text/plain", "user-agent": "icv-domain-check/1" }, timeoutMs: Math.max(1, deadline - Date.now()) });
+        res = await client.request(url, {
+          headers: { accept: "text/plain", "user-agent": "icv-domain-check/1" },
+          timeoutMs: Math.max(1, deadline - Date.now()),
+        });
       } catch (e) {
         if (!(e instanceof OutboundError)) throw e;
         observations.push({ source, found: [], error: e.message, matched: false });
@@ -90,14 +94,23 @@ export function httpChecker(opts: HttpCheckOptions): HttpChecker {
         } catch {
           next = undefined;
         }
-        const why = !next ? `redirect to an invalid URL refused` : hop >= MAX_REDIRECTS ? `more than ${MAX_REDIRECTS} redirects` : redirectRefusal(next, domain);
+        const why = !next
+          ? `redirect to an invalid URL refused`
+          : hop >= MAX_REDIRECTS
+            ? `more than ${MAX_REDIRECTS} redirects`
+            : redirectRefusal(next, domain);
         observations.push({ source, found: [`${status} redirect to ${preview(location)}`], error: why ?? "", matched: false });
         if (why || !next) return false;
         url = next;
         continue;
       }
       if (res.truncated) {
-        observations.push({ source, found: [status, preview(res.body.slice(0, 100))], error: `the file is larger than ${MAX_FILE_BYTES} bytes`, matched: false });
+        observations.push({
+          source,
+          found: [status, preview(res.body.slice(0, 100))],
+          error: `the file is larger than ${MAX_FILE_BYTES} bytes`,
+          matched: false,
+        });
         return false;
       }
       const body = res.body.trim();
@@ -118,7 +131,12 @@ export function httpChecker(opts: HttpCheckOptions): HttpChecker {
         }
       }
       const why = observations.map((o) => `${o.source}: ${o.error || o.found.join(" ")}`);
-      return { passed: false, summary: `${JSON.stringify(expected)} was not found at ${HTTP_FILE_PATH} of ${domain}: ${why.join("; ")}.`, observations, checkedAt: now() };
+      return {
+        passed: false,
+        summary: `${JSON.stringify(expected)} was not found at ${HTTP_FILE_PATH} of ${domain}: ${why.join("; ")}.`,
+        observations,
+        checkedAt: now(),
+      };
     },
     close: () => client.close(),
   };

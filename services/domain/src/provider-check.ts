@@ -55,7 +55,15 @@ export async function checkWithProvider(req: ProviderCheckRequest, deps: Provide
   } catch (e) {
     if (!(e instanceof ProviderError)) throw e;
     const obs: Observation = { source, found: [], error: scrub(e.message), matched: false };
-    return { outcome: { passed: false, summary: `Could not write TXT ${name} through ${def.name}: ${scrub(e.message)}.`, observations: [obs], checkedAt: now() }, recordRemoved: false };
+    return {
+      outcome: {
+        passed: false,
+        summary: `Could not write TXT ${name} through ${def.name}: ${scrub(e.message)}.`,
+        observations: [obs],
+        checkedAt: now(),
+      },
+      recordRemoved: false,
+    };
   }
 
   const wrote: Observation = { source, found: [`wrote TXT ${name} ${JSON.stringify(req.expected)}`], error: "", matched: true };
@@ -75,13 +83,21 @@ export async function checkWithProvider(req: ProviderCheckRequest, deps: Provide
       removed = true;
       removal = { source, found: [`removed TXT ${name}`], error: "", matched: true };
     } catch (e) {
+      // biome-ignore lint/correctness/noUnsafeFinally: a fault that is not the provider's answer must not be hidden behind the check's outcome
       if (!(e instanceof ProviderError)) throw e;
       removal = { source, found: [], error: `could not remove the record: ${scrub(e.message)}`, matched: false };
     }
   }
-  const after = removed ? `The record was written through ${def.name} and removed again.` : `The record could not be removed (${removal.error}); remove TXT ${name} by hand.`;
+  const after = removed
+    ? `The record was written through ${def.name} and removed again.`
+    : `The record could not be removed (${removal.error}); remove TXT ${name} by hand.`;
   return {
-    outcome: { passed: outcome.passed, summary: `${outcome.summary} ${after}`, observations: [wrote, ...outcome.observations, removal], checkedAt: now() },
+    outcome: {
+      passed: outcome.passed,
+      summary: `${outcome.summary} ${after}`,
+      observations: [wrote, ...outcome.observations, removal],
+      checkedAt: now(),
+    },
     recordRemoved: removed,
   };
 }

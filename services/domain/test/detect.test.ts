@@ -40,7 +40,11 @@ describe("detectProvider", () => {
   const opts = () => ({ resolvers: [{ host: "127.0.0.1", port: dns.port }], timeoutMs: 500 });
 
   it("reads the NS set of the domain's zone (a subdomain: its parent's) through the resolvers", async () => {
-    expect(await detectProvider("www.example.test", opts())).toEqual({ detected: "godaddy", name: "GoDaddy", nameServers: ["ns07.domaincontrol.com", "ns08.domaincontrol.com"] });
+    expect(await detectProvider("www.example.test", opts())).toEqual({
+      detected: "godaddy",
+      name: "GoDaddy",
+      nameServers: ["ns07.domaincontrol.com", "ns08.domaincontrol.com"],
+    });
   });
 
   it("answers unknown, with no name servers, for a domain without NS records", async () => {

@@ -11,7 +11,13 @@ const TOKEN = "icv-verify=Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG8";
 beforeAll(async () => {
   dns = await startDnsZones({ addresses: ["127.0.0.1", "127.0.0.2", "127.0.0.3"] });
   // the servers are on loopback: exactly those addresses are let through, every other private one stays refused
-  opts = { resolvers: [{ host: "127.0.0.1", port: dns.port }], authoritativePort: dns.port, timeoutMs: 400, allowPrivate: false, allowAddresses: ["127.0.0.0/29"] };
+  opts = {
+    resolvers: [{ host: "127.0.0.1", port: dns.port }],
+    authoritativePort: dns.port,
+    timeoutMs: 400,
+    allowPrivate: false,
+    allowAddresses: ["127.0.0.0/29"],
+  };
 });
 afterAll(() => dns?.close());
 beforeEach(() => {
@@ -31,7 +37,12 @@ describe("checkDns", () => {
     expect(r.observations.every((o) => o.matched && o.found.includes(TOKEN))).toBe(true);
     // asked directly, without recursion, on each server's own address
     const direct = dns.queries.filter((q) => q.name === "_icv-challenge.example.test" && q.type === "TXT");
-    expect(direct.map((q) => [q.server, q.recursionDesired])).toEqual(expect.arrayContaining([["127.0.0.1", false], ["127.0.0.2", false]]));
+    expect(direct.map((q) => [q.server, q.recursionDesired])).toEqual(
+      expect.arrayContaining([
+        ["127.0.0.1", false],
+        ["127.0.0.2", false],
+      ]),
+    );
   });
 
   it("fails when one of two servers lacks the record, and names that server", async () => {
@@ -73,7 +84,11 @@ describe("checkDns", () => {
     dns.behave("127.0.0.2", "silent");
     const r = await checkDns("example.test", TOKEN, opts);
     expect(r.passed, r.summary).toBe(true);
-    expect(r.observations[1]).toMatchObject({ source: `ns2.example.test (127.0.0.2:${dns.port})`, error: "timeout after 400 ms", matched: false });
+    expect(r.observations[1]).toMatchObject({
+      source: `ns2.example.test (127.0.0.2:${dns.port})`,
+      error: "timeout after 400 ms",
+      matched: false,
+    });
     expect(r.summary).toContain("1 did not answer");
   });
 
@@ -156,7 +171,11 @@ describe("checkDns", () => {
     try {
       const started = Date.now();
       const r = await checkDns("example.test", TOKEN, opts);
-      expect(r.observations.map((o) => o.error)).toEqual(["", "refused: 10.0.0.5 is a private address", "refused: 169.254.169.254 is a cloud metadata address"]);
+      expect(r.observations.map((o) => o.error)).toEqual([
+        "",
+        "refused: 10.0.0.5 is a private address",
+        "refused: 169.254.169.254 is a cloud metadata address",
+      ]);
       expect(r.observations.slice(1).every((o) => !o.matched)).toBe(true);
       // refused before sending: no timeout was waited for
       expect(Date.now() - started).toBeLessThan(300);

@@ -142,7 +142,15 @@ describe("checkHttp", () => {
     const silent = net.createServer((c) => void held.add(c));
     await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
     const port = (silent.address() as AddressInfo).port;
-    const slow = httpChecker({ resolvers: [{ host: "127.0.0.1", port: dns.port }], timeoutMs: 1_000, fetchTimeoutMs: 300, httpPort: port, httpsPort: port, allowPrivate: false, allowAddresses: ["127.0.0.1"] });
+    const slow = httpChecker({
+      resolvers: [{ host: "127.0.0.1", port: dns.port }],
+      timeoutMs: 1_000,
+      fetchTimeoutMs: 300,
+      httpPort: port,
+      httpsPort: port,
+      allowPrivate: false,
+      allowAddresses: ["127.0.0.1"],
+    });
     try {
       const started = Date.now();
       const r = await slow.check("example.test", TOKEN);
@@ -158,7 +166,14 @@ describe("checkHttp", () => {
 
   it("connects anew for each check: after the domain moves to another address, the next check sees the new site", async () => {
     const moved = await startDomainSite({ address: "127.0.0.3", ports: { http: site.httpPort, https: site.httpsPort } });
-    const two = httpChecker({ resolvers: [{ host: "127.0.0.1", port: dns.port }], timeoutMs: 1_000, httpPort: site.httpPort, httpsPort: site.httpsPort, allowPrivate: false, allowAddresses: ["127.0.0.1", "127.0.0.3"] });
+    const two = httpChecker({
+      resolvers: [{ host: "127.0.0.1", port: dns.port }],
+      timeoutMs: 1_000,
+      httpPort: site.httpPort,
+      httpsPort: site.httpsPort,
+      allowPrivate: false,
+      allowAddresses: ["127.0.0.1", "127.0.0.3"],
+    });
     try {
       site.serve("example.test", HTTP_FILE_PATH, { body: "icv-verify=the-old-server" });
       moved.serve("example.test", HTTP_FILE_PATH, { body: TOKEN });

@@ -23,7 +23,13 @@ afterAll(() => dns?.close());
 beforeEach(() => dns.remove(NAME));
 
 const deps = (api: DnsHostApi, propagationMs = 2_000): ProviderCheckDeps => ({
-  checkDns: (domain, expected) => checkDns(domain, expected, { resolvers: [{ host: "127.0.0.1", port: dns.port }], authoritativePort: dns.port, timeoutMs: 500, allowPrivate: true }),
+  checkDns: (domain, expected) =>
+    checkDns(domain, expected, {
+      resolvers: [{ host: "127.0.0.1", port: dns.port }],
+      authoritativePort: dns.port,
+      timeoutMs: 500,
+      allowPrivate: true,
+    }),
   baseUrls: { [api.provider]: api.url },
   propagationMs,
   pollMs: 100,
@@ -41,7 +47,10 @@ async function withApi<T>(host: DnsHost, opts: { publish?: string }, fn: (api: D
 describe.each(HOSTS)("channel auto through %s", (host) => {
   it("writes the TXT record through the API, finds it on every authoritative server, then removes it", async () => {
     await withApi(host, {}, async (api) => {
-      const { outcome, recordRemoved } = await checkWithProvider({ domain: "shop.example.test", expected: TOKEN, provider: host, credentials: api.credentials }, deps(api));
+      const { outcome, recordRemoved } = await checkWithProvider(
+        { domain: "shop.example.test", expected: TOKEN, provider: host, credentials: api.credentials },
+        deps(api),
+      );
       expect(outcome.passed, outcome.summary).toBe(true);
       expect(recordRemoved).toBe(true);
       expect(api.writes).toEqual([{ name: NAME, value: TOKEN }]);
@@ -50,7 +59,12 @@ describe.each(HOSTS)("channel auto through %s", (host) => {
       expect(dns.txt(NAME, "127.0.0.1")).toEqual([]);
       expect(outcome.summary).toContain("on 2 of 2 authoritative servers of example.test");
       expect(outcome.summary).toContain("removed again");
-      expect(outcome.observations[0]).toEqual({ source: `${host} API`, found: [`wrote TXT ${NAME} ${JSON.stringify(TOKEN)}`], error: "", matched: true });
+      expect(outcome.observations[0]).toEqual({
+        source: `${host} API`,
+        found: [`wrote TXT ${NAME} ${JSON.stringify(TOKEN)}`],
+        error: "",
+        matched: true,
+      });
       expect(outcome.observations.at(-1)).toEqual({ source: `${host} API`, found: [`removed TXT ${NAME}`], error: "", matched: true });
     });
   });
@@ -58,7 +72,10 @@ describe.each(HOSTS)("channel auto through %s", (host) => {
   it("removes the record also when the check fails (one server never sees it)", async () => {
     await withApi(host, { publish: "127.0.0.1" }, async (api) => {
       const started = Date.now();
-      const { outcome, recordRemoved } = await checkWithProvider({ domain: "shop.example.test", expected: TOKEN, provider: host, credentials: api.credentials }, deps(api, 400));
+      const { outcome, recordRemoved } = await checkWithProvider(
+        { domain: "shop.example.test", expected: TOKEN, provider: host, credentials: api.credentials },
+        deps(api, 400),
+      );
       expect(outcome.passed).toBe(false);
       expect(outcome.summary).toContain(`ns2.example.test (127.0.0.2:${dns.port})`);
       expect(recordRemoved).toBe(true);
@@ -74,7 +91,10 @@ describe.each(HOSTS)("channel auto through %s", (host) => {
   it("reports credentials the API refuses, writes nothing and says nothing was removed", async () => {
     await withApi(host, {}, async (api) => {
       const wrong = Object.fromEntries(Object.entries(api.credentials).map(([k, v]) => [k, k === "access_key_id" ? v : `${v.slice(0, -3)}xyz`]));
-      const { outcome, recordRemoved } = await checkWithProvider({ domain: "shop.example.test", expected: TOKEN, provider: host, credentials: wrong }, deps(api));
+      const { outcome, recordRemoved } = await checkWithProvider(
+        { domain: "shop.example.test", expected: TOKEN, provider: host, credentials: wrong },
+        deps(api),
+      );
       expect(outcome.passed).toBe(false);
       expect(recordRemoved).toBe(false);
       expect(outcome.summary).toMatch(/refused the (API token|token|API key|access key): HTTP 40[13]/);
@@ -100,7 +120,12 @@ describe("channel auto: Route 53 signatures", () => {
   it("a request signed with another secret is refused by the signature check (SignatureDoesNotMatch)", async () => {
     await withApi("route53", {}, async (api) => {
       const { outcome } = await checkWithProvider(
-        { domain: "shop.example.test", expected: TOKEN, provider: "route53", credentials: { ...api.credentials, secret_access_key: "x".repeat(40) } },
+        {
+          domain: "shop.example.test",
+          expected: TOKEN,
+          provider: "route53",
+          credentials: { ...api.credentials, secret_access_key: "x".repeat(40) },
+        },
         deps(api),
       );
       expect(outcome.summary).toContain("SignatureDoesNotMatch");
@@ -113,7 +138,10 @@ describe.each(HOSTS)("channel auto through %s keeps the other TXT values at the 
     await withApi(host, {}, async (api) => {
       const other = "icv-verify=another-tenant-verifying-the-same-domain";
       api.seed(NAME, other);
-      const { outcome, recordRemoved } = await checkWithProvider({ domain: "shop.example.test", expected: TOKEN, provider: host, credentials: api.credentials }, deps(api));
+      const { outcome, recordRemoved } = await checkWithProvider(
+        { domain: "shop.example.test", expected: TOKEN, provider: host, credentials: api.credentials },
+        deps(api),
+      );
       expect(outcome.passed, outcome.summary).toBe(true);
       expect(recordRemoved).toBe(true);
       expect(api.records()).toEqual([{ name: NAME, value: other }]);

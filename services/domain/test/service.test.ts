@@ -79,14 +79,28 @@ describe("DomainService RPCs", () => {
 
   it("DetectProvider names the DNS host from the NS names", async () => {
     const r = await svc.client.detectProvider({ scope, domain: "example.test" });
-    expect(r).toMatchObject({ detected: "cloudflare", name: "Cloudflare", nameServers: ["kim.ns.cloudflare.com", "lara.ns.cloudflare.com"] });
-    expect(await svc.client.detectProvider({ scope, domain: "nowhere.test" })).toMatchObject({ detected: "unknown", name: "Unknown", nameServers: [] });
+    expect(r).toMatchObject({
+      detected: "cloudflare",
+      name: "Cloudflare",
+      nameServers: ["kim.ns.cloudflare.com", "lara.ns.cloudflare.com"],
+    });
+    expect(await svc.client.detectProvider({ scope, domain: "nowhere.test" })).toMatchObject({
+      detected: "unknown",
+      name: "Unknown",
+      nameServers: [],
+    });
   });
 
   it.each(HOSTS)("CheckWithProvider through %s writes, checks and removes the record", async (host) => {
     const api = apis[host];
     const before = api.writes.length;
-    const r = await svc.client.checkWithProvider({ scope, domain: "example.test", expectedValue: TOKEN, provider: host, credentials: api.credentials });
+    const r = await svc.client.checkWithProvider({
+      scope,
+      domain: "example.test",
+      expectedValue: TOKEN,
+      provider: host,
+      credentials: api.credentials,
+    });
     expect(r.result?.passed, r.result?.summary).toBe(true);
     expect(r.recordRemoved).toBe(true);
     expect(api.writes.slice(before)).toEqual([{ name: "_icv-challenge.example.test", value: TOKEN }]);
@@ -95,8 +109,18 @@ describe("DomainService RPCs", () => {
 
   it("refuses bad input: unknown provider, missing credential, a domain that is not normalized, an IP, no scope", async () => {
     const code = async (p: Promise<unknown>) => fromConnectError(await errorOf(p)).code;
-    expect(await code(svc.client.checkWithProvider({ scope, domain: "example.test", expectedValue: TOKEN, provider: "bind", credentials: {} }))).toBe("validation_error");
-    const e = await errorOf(svc.client.checkWithProvider({ scope, domain: "example.test", expectedValue: TOKEN, provider: "godaddy", credentials: { key: "k-123456789" } }));
+    expect(await code(svc.client.checkWithProvider({ scope, domain: "example.test", expectedValue: TOKEN, provider: "bind", credentials: {} }))).toBe(
+      "validation_error",
+    );
+    const e = await errorOf(
+      svc.client.checkWithProvider({
+        scope,
+        domain: "example.test",
+        expectedValue: TOKEN,
+        provider: "godaddy",
+        credentials: { key: "k-123456789" },
+      }),
+    );
     expect(e.message).toContain("secret is missing");
     expect(await code(svc.client.checkDns({ scope, domain: "Example.TEST.", expectedValue: TOKEN }))).toBe("validation_error");
     expect(await code(svc.client.checkHttp({ scope, domain: "127.0.0.1", expectedValue: TOKEN }))).toBe("validation_error");
@@ -111,7 +135,13 @@ describe("DomainService RPCs", () => {
       const calls = [
         other.checkDns({ scope, domain: "example.test", expectedValue: TOKEN }),
         other.checkHttp({ scope, domain: "example.test", expectedValue: TOKEN }),
-        other.checkWithProvider({ scope, domain: "example.test", expectedValue: TOKEN, provider: "cloudflare", credentials: apis.cloudflare.credentials }),
+        other.checkWithProvider({
+          scope,
+          domain: "example.test",
+          expectedValue: TOKEN,
+          provider: "cloudflare",
+          credentials: apis.cloudflare.credentials,
+        }),
         other.detectProvider({ scope, domain: "example.test" }),
       ];
       for (const c of calls) expect((await errorOf(c)).code).toBe(Code.PermissionDenied);
@@ -128,7 +158,15 @@ describe("DomainService RPCs", () => {
       await svc.client.checkWithProvider({ scope, domain: "other.test", expectedValue: TOKEN, provider: host, credentials: creds });
     }
     const denied = await svc.as("gateway");
-    await errorOf(denied.checkWithProvider({ scope, domain: "example.test", expectedValue: TOKEN, provider: "route53", credentials: apis.route53.credentials }));
+    await errorOf(
+      denied.checkWithProvider({
+        scope,
+        domain: "example.test",
+        expectedValue: TOKEN,
+        provider: "route53",
+        credentials: apis.route53.credentials,
+      }),
+    );
     expect(svc.logs.length).toBeGreaterThan(0);
     const secrets = HOSTS.flatMap((h) => Object.values(apis[h].credentials));
     for (const line of svc.logs) for (const s of secrets) expect(line).not.toContain(s);

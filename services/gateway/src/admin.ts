@@ -27,7 +27,15 @@ function adminToken(token: string): Interceptor {
  * The operator API behind `npm run admin`: a Connect server (HTTP/1.1 JSON or gRPC-Web) on the
  * admin port, bound to loopback by default.
  */
-export async function startAdminServer(opts: { host: string; port: number; token: string; tenants: Tenants; clients: Clients; onKeyRevoked: () => void; logger: Logger }) {
+export async function startAdminServer(opts: {
+  host: string;
+  port: number;
+  token: string;
+  tenants: Tenants;
+  clients: Clients;
+  onKeyRevoked: () => void;
+  logger: Logger;
+}) {
   /** Webhook verbs act on tenants the gateway knows; their secrets are made if missing (e.g. the bootstrap tenant). */
   const knownTenant = async (tenantId: string) => {
     if (!(await opts.tenants.list()).some((t) => t.id === tenantId)) throw new AppError("not_found", "tenant not found");

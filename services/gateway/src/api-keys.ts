@@ -38,7 +38,10 @@ export function parseApiKey(key: string): EnvName | undefined {
 /** A small TTL cache of key lookups (hash → tenant), negative answers included. */
 export class KeyCache<V> {
   private readonly map = new Map<string, { v: V; until: number }>();
-  constructor(private readonly ttlMs: number, private readonly max = 10_000) {}
+  constructor(
+    private readonly ttlMs: number,
+    private readonly max = 10_000,
+  ) {}
 
   get(k: string, now = Date.now()): V | undefined {
     const e = this.map.get(k);

@@ -72,7 +72,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
     ...metaRoutes(
       health,
       () => (openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl })),
-      () => (docsHtml ??= renderDocs(openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl }))),
+      () => (docsHtml ??= renderDocs((openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl })))),
     ),
     ...verifiedUserRoutes(clients),
     ...verificationRoutes(clients),
@@ -101,7 +101,17 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
     const start = process.hrtime.bigint();
     res.on("finish", () => {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      logger.debug({ request_id: req.requestId, tenant_id: req.scope?.tenantId, method: req.method, path: req.route?.path ?? req.path, status: res.statusCode, ms }, "request");
+      logger.debug(
+        {
+          request_id: req.requestId,
+          tenant_id: req.scope?.tenantId,
+          method: req.method,
+          path: req.route?.path ?? req.path,
+          status: res.statusCode,
+          ms,
+        },
+        "request",
+      );
     });
     next();
   });

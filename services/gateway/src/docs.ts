@@ -1,3 +1,4 @@
+// biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is read member by member without a schema
 type Json = Record<string, any>;
 
 const esc = (s: unknown) => String(s ?? "").replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -28,10 +28,16 @@ import { expressPath, parse, type RouteDef } from "./registry.ts";
  * The two handlers get a plain ServerResponse: they must not use Express's response API (the
  * test that compares both paths runs them).
  */
-export function fastPath(o: { routes: RouteDef[]; auth: KeyAuth; limiter: RateLimiter; perMinute: number; logger: Logger }): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function fastPath(o: {
+  routes: RouteDef[];
+  auth: KeyAuth;
+  limiter: RateLimiter;
+  perMinute: number;
+  logger: Logger;
+}): (req: IncomingMessage, res: ServerResponse) => boolean {
   const find = (method: string, path: string) => {
     const def = o.routes.find((r) => r.method === method && r.path === path && r.handler);
-    if (!def || def.auth !== "key") throw new Error(`fast path: no keyed route ${method} ${path}`);
+    if (def?.auth !== "key") throw new Error(`fast path: no keyed route ${method} ${path}`);
     return { def, route: expressPath(def.path) };
   };
   const get = find("get", "/api/v1/verifications/{id}");
@@ -49,7 +55,8 @@ export function fastPath(o: { routes: RouteDef[]; auth: KeyAuth; limiter: RateLi
       const id = get.def.params!.safeParse({ id: url.slice(GET_PREFIX.length) });
       if (!id.success) return false;
       params = id.data;
-      if (h["content-length"] !== undefined || h["transfer-encoding"] !== undefined || h["if-none-match"] !== undefined || h["if-modified-since"] !== undefined) return false;
+      if (h["content-length"] !== undefined || h["transfer-encoding"] !== undefined || h["if-none-match"] !== undefined || h["if-modified-since"] !== undefined)
+        return false;
       hot = get;
     } else if (req.method === "POST" && url === "/api/v1/proofs/validate") {
       if (!plainJsonBody(h) || h["idempotency-key"] !== undefined) return false;
@@ -65,7 +72,14 @@ export function fastPath(o: { routes: RouteDef[]; auth: KeyAuth; limiter: RateLi
   };
 
   /** `params`: the path parameters as the route's schema parsed them. */
-  async function serve(req: Request, res: ServerResponse, def: RouteDef, route: string, params: unknown, key: NonNullable<ReturnType<KeyAuth["peek"]>>): Promise<void> {
+  async function serve(
+    req: Request,
+    res: ServerResponse,
+    def: RouteDef,
+    route: string,
+    params: unknown,
+    key: NonNullable<ReturnType<KeyAuth["peek"]>>,
+  ): Promise<void> {
     req.requestId = requestIdOf(req);
     req.scope = { tenantId: key.tenantId, env: key.env };
     req.keyId = key.keyId;

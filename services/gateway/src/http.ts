@@ -31,7 +31,7 @@ export function requestId(req: Request, res: Response, next: NextFunction): void
 /** zod issues → the details array of the error body. */
 export function zodDetails(err: z.ZodError): ErrorDetail[] {
   return err.issues.map((i) => ({
-    field: i.path.join(".") || (i.code === "unrecognized_keys" ? (i as { keys?: string[] }).keys?.join(",") ?? "" : ""),
+    field: i.path.join(".") || (i.code === "unrecognized_keys" ? ((i as { keys?: string[] }).keys?.join(",") ?? "") : ""),
     message: i.message,
     code: i.code,
   }));
@@ -46,7 +46,15 @@ export function errorReply(err: AppError, requestId: string): { status: number; 
   return {
     status: err.httpStatus,
     headers,
-    body: { error: { code: err.code, message: err.message, ...(err.details?.length ? { details: err.details } : {}), ...err.extra, request_id: requestId } },
+    body: {
+      error: {
+        code: err.code,
+        message: err.message,
+        ...(err.details?.length ? { details: err.details } : {}),
+        ...err.extra,
+        request_id: requestId,
+      },
+    },
   };
 }
 
@@ -63,7 +71,8 @@ export function toAppError(err: unknown): AppError {
   if (isAppError(err)) return err;
   if (err instanceof ConnectError) return fromConnectError(err);
   if (err instanceof z.ZodError) return new AppError("validation_error", "invalid request", { details: zodDetails(err) });
-  if (e?.type === "entity.too.large") return new AppError("payload_too_large", `request body is larger than ${Math.round(((err as { limit?: number }).limit ?? 10_240) / 1024)} KB`);
+  if (e?.type === "entity.too.large")
+    return new AppError("payload_too_large", `request body is larger than ${Math.round(((err as { limit?: number }).limit ?? 10_240) / 1024)} KB`);
   if (e?.type === "entity.parse.failed") return new AppError("validation_error", "request body is not valid JSON");
   if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported") return new AppError("unsupported_media_type", "unsupported body encoding");
   if (err instanceof URIError || e?.status === 400) return new AppError("validation_error", "malformed request (bad URL or body encoding)");

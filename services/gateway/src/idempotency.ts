@@ -18,7 +18,9 @@ export function idempotency(store: GatewayStore) {
     try {
       if (!KEY_RE.test(key)) throw new AppError("validation_error", "Idempotency-Key must be 1 to 255 visible ASCII characters");
       const scope = req.scope;
-      const bodyHash = createHash("sha256").update(JSON.stringify(req.body ?? null)).digest("hex");
+      const bodyHash = createHash("sha256")
+        .update(JSON.stringify(req.body ?? null))
+        .digest("hex");
       const prev = await store.claimIdempotencyKey(scope, key, { method: req.method, path: req.path, bodyHash });
       if (prev) {
         if (prev.body_hash !== bodyHash || prev.path !== req.path) {
@@ -55,7 +57,10 @@ function release(store: GatewayStore, scope: Parameters<GatewayStore["releaseIde
   first.catch((e) => {
     if (!isTransientDbError(e)) return;
     let tries = 0;
-    void retryWithBackoff(() => store.releaseIdempotencyKey(scope, key), { maxMs: 2_000, retryable: (err) => isTransientDbError(err) && ++tries < 40 }).catch(() => undefined);
+    void retryWithBackoff(() => store.releaseIdempotencyKey(scope, key), {
+      maxMs: 2_000,
+      retryable: (err) => isTransientDbError(err) && ++tries < 40,
+    }).catch(() => undefined);
   });
   return first;
 }

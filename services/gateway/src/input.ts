@@ -68,7 +68,10 @@ export function inputProblem(value: unknown, path: (string | number)[] = [], dep
 /** Throws validation_error for the first problem in `value`, its field prefixed with `where`. */
 export function assertInput(value: unknown, where: "body" | "query" | "path"): void {
   const p = inputProblem(value);
-  if (p) throw new AppError("validation_error", `invalid ${where}`, { details: [{ field: [where, ...p.path].join("."), message: p.message, code: p.code }] });
+  if (p)
+    throw new AppError("validation_error", `invalid ${where}`, {
+      details: [{ field: [where, ...p.path].join("."), message: p.message, code: p.code }],
+    });
 }
 
 /**
@@ -152,7 +155,9 @@ export function parseJson(buf: Buffer): unknown {
   }
   const dup = duplicateKey(text);
   if (dup) {
-    throw new AppError("validation_error", "invalid body", { details: [{ field: ["body", ...dup].join("."), message: "duplicate key", code: "duplicate_key" }] });
+    throw new AppError("validation_error", "invalid body", {
+      details: [{ field: ["body", ...dup].join("."), message: "duplicate key", code: "duplicate_key" }],
+    });
   }
   assertInput(value, "body");
   return value;
@@ -171,7 +176,11 @@ export function queryEncoding(req: Request, _res: Response, next: NextFunction):
       decode(rest.join("="));
     } catch {
       const shown = /^[\w.-]{1,64}$/.test(field) ? field : "";
-      next(new AppError("validation_error", "invalid query", { details: [{ field: `query${shown ? `.${shown}` : ""}`, message: "malformed percent-encoding (must be UTF-8)", code: "invalid_encoding" }] }));
+      next(
+        new AppError("validation_error", "invalid query", {
+          details: [{ field: `query${shown ? `.${shown}` : ""}`, message: "malformed percent-encoding (must be UTF-8)", code: "invalid_encoding" }],
+        }),
+      );
       return;
     }
   }
@@ -207,7 +216,11 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
   const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
   const id = randomUUID();
   const body = JSON.stringify({
-    error: { code: "validation_error", message: tooLarge ? "request headers are larger than 16 KB" : "malformed HTTP request", request_id: id },
+    error: {
+      code: "validation_error",
+      message: tooLarge ? "request headers are larger than 16 KB" : "malformed HTTP request",
+      request_id: id,
+    },
   });
   socket.end(
     `HTTP/1.1 ${tooLarge ? "431 Request Header Fields Too Large" : "400 Bad Request"}\r\nContent-Type: application/json; charset=utf-8\r\n` +

@@ -70,10 +70,14 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
     info: {
       title: "ICV — identity-control verification API",
       version: info.version,
-      description: "Prove that a user controls a phone, email, domain, social account, wallet, exchange account or Telegram bot, and get an RS256 proof anyone can check offline.",
+      description:
+        "Prove that a user controls a phone, email, domain, social account, wallet, exchange account or Telegram bot, and get an RS256 proof anyone can check offline.",
     },
     servers: [{ url: info.serverUrl }],
-    components: { schemas: components, securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "pk_live_… or pk_test_… API key" } } },
+    components: {
+      schemas: components,
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "pk_live_… or pk_test_… API key" } },
+    },
     security: [{ bearer: [] }],
     paths,
   };

@@ -1,7 +1,10 @@
 /** Shows the development tenant's keys once, on the terminal (never through the logger). */
-export function printDevTenant(t: { tenantId: string; liveKey: string; testKey: string; liveWebhookSecret: string; testWebhookSecret: string }, url: string): void {
+export function printDevTenant(
+  t: { tenantId: string; liveKey: string; testKey: string; liveWebhookSecret: string; testWebhookSecret: string },
+  url: string,
+): void {
   process.stdout.write(
-    [
+    `${[
       "",
       "  A development tenant was created. Its keys are shown only now:",
       `    tenant   ${t.tenantId}`,
@@ -12,6 +15,6 @@ export function printDevTenant(t: { tenantId: string; liveKey: string; testKey: 
       `  Try: curl -s ${url}/api/v1/verifications -H "Authorization: Bearer ${t.testKey}" \\`,
       `         -H 'Content-Type: application/json' -d '{"type":"email","channel":"email","identifier":"you@example.com"}'`,
       "",
-    ].join("\n") + "\n",
+    ].join("\n")}\n`,
   );
 }

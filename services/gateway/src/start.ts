@@ -3,8 +3,23 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  connectRedis, createEventLog, dataDirSecret, fromConnectError, rateLimiterOn, retryWithBackoff, openServiceDatabase, serviceIdentity, startOutboxRelay, startSweeper, systemClock, trackSseStreams, workerSlot,
-  type Clock, type Config, type Logger, type RunningService,
+  connectRedis,
+  createEventLog,
+  dataDirSecret,
+  fromConnectError,
+  rateLimiterOn,
+  retryWithBackoff,
+  openServiceDatabase,
+  serviceIdentity,
+  startOutboxRelay,
+  startSweeper,
+  systemClock,
+  trackSseStreams,
+  workerSlot,
+  type Clock,
+  type Config,
+  type Logger,
+  type RunningService,
 } from "@icv/platform";
 import { startAdminServer } from "./admin.ts";
 import { buildApp } from "./app.ts";
@@ -53,11 +68,23 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
   }
 }
 
-async function startApp(config: Config, log: Logger, clock: Clock, server: http.Server, serve: (app: http.RequestListener) => Promise<void>): Promise<RunningGateway> {
+async function startApp(
+  config: Config,
+  log: Logger,
+  clock: Clock,
+  server: http.Server,
+  serve: (app: http.RequestListener) => Promise<void>,
+): Promise<RunningGateway> {
   const db = await openServiceDatabase(config, "gateway", MIGRATIONS, log, { outbox: true });
   const store = new GatewayStore(db);
   // never awaited: a Redis that is down (at start or later) means in-process limits meanwhile
-  const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, log, { timeoutMs: config.REDIS_TIMEOUT_MS, maxBackoffMs: config.RETRY_BACKOFF_MAX_MS, service: "gateway" }) : undefined;
+  const redis = config.REDIS_URL
+    ? connectRedis(config.REDIS_URL, log, {
+        timeoutMs: config.REDIS_TIMEOUT_MS,
+        maxBackoffMs: config.RETRY_BACKOFF_MAX_MS,
+        service: "gateway",
+      })
+    : undefined;
   const limiter = rateLimiterOn(redis, log);
   const identity = await serviceIdentity(config, "gateway", log);
   const clients = makeClients(config, identity);
@@ -67,7 +94,9 @@ async function startApp(config: Config, log: Logger, clock: Clock, server: http.
   const events = await createEventLog(config, log);
   const relay = await startOutboxRelay({ config, db, schema: "gateway", logger: log });
   const sse = new SseHub({
-    limiter: redis ? new FallbackConnectionLimiter(redis, new RedisConnectionLimiter(redis.client, Math.max(3 * config.SSE_HEARTBEAT_MS, 10_000))) : new MemoryConnectionLimiter(),
+    limiter: redis
+      ? new FallbackConnectionLimiter(redis, new RedisConnectionLimiter(redis.client, Math.max(3 * config.SSE_HEARTBEAT_MS, 10_000)))
+      : new MemoryConnectionLimiter(),
     maxPerTenant: config.SSE_MAX_CONNECTIONS_PER_TENANT,
     heartbeatMs: config.SSE_HEARTBEAT_MS,
     logger: log,
@@ -95,7 +124,15 @@ async function startApp(config: Config, log: Logger, clock: Clock, server: http.
 
   const adminToken = config.ADMIN_TOKEN ?? dataDirSecret(config.DATA_DIR, "admin-token", "ADMIN_TOKEN", log);
   // loopback by default; anywhere else only with an ADMIN_TOKEN set (config checks it)
-  const admin = await startAdminServer({ host: config.ADMIN_HOST, port: config.ADMIN_PORT, token: adminToken, tenants, clients, onKeyRevoked: () => auth.forget(), logger: log });
+  const admin = await startAdminServer({
+    host: config.ADMIN_HOST,
+    port: config.ADMIN_PORT,
+    token: adminToken,
+    tenants,
+    clients,
+    onKeyRevoked: () => auth.forget(),
+    logger: log,
+  });
 
   let devTenant: RunningGateway["devTenant"];
   if (config.BOOTSTRAP_DEV_TENANT && (await store.tenantCount()) === 0) {
@@ -106,7 +143,13 @@ async function startApp(config: Config, log: Logger, clock: Clock, server: http.
       retryable: (e) => fromConnectError(e).code === "service_unavailable",
       onRetry: (_e, attempt) => attempt === 0 && log.warn("webhook service not reachable yet; waiting to make the development tenant's secrets"),
     });
-    devTenant = { tenantId: t.tenant.id, liveKey: t.liveKey, testKey: t.testKey, liveWebhookSecret: secrets.liveSecret, testWebhookSecret: secrets.testSecret };
+    devTenant = {
+      tenantId: t.tenant.id,
+      liveKey: t.liveKey,
+      testKey: t.testKey,
+      liveWebhookSecret: secrets.liveSecret,
+      testWebhookSecret: secrets.testSecret,
+    };
   }
   const purge = startSweeper("idempotency-purge", () => store.purgeIdempotencyKeys(new Date(clock.now().getTime() - IDEMPOTENCY_TTL_MS)), 60 * 60_000, log);
 

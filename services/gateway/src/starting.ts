@@ -14,7 +14,12 @@ export function startingHandler(): http.RequestListener {
     const path = (req.url ?? "/").split("?")[0];
     const send = (status: number, body: unknown) => {
       const text = JSON.stringify(body);
-      res.writeHead(status, { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(text), "Cache-Control": "no-store", "X-Request-Id": requestId });
+      res.writeHead(status, {
+        "Content-Type": "application/json; charset=utf-8",
+        "Content-Length": Buffer.byteLength(text),
+        "Cache-Control": "no-store",
+        "X-Request-Id": requestId,
+      });
       res.end(text);
     };
     if (req.method === "GET" && path === "/api/v1") return send(200, API_INFO);

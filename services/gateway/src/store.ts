@@ -36,15 +36,17 @@ export class GatewayStore {
   }
 
   /** A tenant with its first live and test keys, in one transaction. */
-  async createTenant(
-    t: { id: string; name: string; at: Date },
-    keys: { id: string; env: EnvName; hash: string; prefix: string }[],
-  ): Promise<void> {
+  async createTenant(t: { id: string; name: string; at: Date }, keys: { id: string; env: EnvName; hash: string; prefix: string }[]): Promise<void> {
     await this.db.tx(async (q) => {
       await q.query(`INSERT INTO ${S}.tenants (id, name, created_at) VALUES ($1, $2, $3)`, [t.id, t.name, t.at]);
       for (const k of keys) {
         await q.query(`INSERT INTO ${S}.api_keys (id, tenant_id, environment, key_hash, key_prefix, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
-          k.id, t.id, k.env, k.hash, k.prefix, t.at,
+          k.id,
+          t.id,
+          k.env,
+          k.hash,
+          k.prefix,
+          t.at,
         ]);
       }
       for (const env of ["live", "test"] as const) {
@@ -57,7 +59,12 @@ export class GatewayStore {
   async createKey(k: { id: string; tenantId: string; env: EnvName; hash: string; prefix: string; at: Date }): Promise<void> {
     await this.db.tx(async (q) => {
       await q.query(`INSERT INTO ${S}.api_keys (id, tenant_id, environment, key_hash, key_prefix, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
-        k.id, k.tenantId, k.env, k.hash, k.prefix, k.at,
+        k.id,
+        k.tenantId,
+        k.env,
+        k.hash,
+        k.prefix,
+        k.at,
       ]);
       const head = { aggregateType: "api_key", aggregateId: k.id, tenantId: k.tenantId, environment: k.env };
       await appendEvent(q, S, outboxEvent("api_key.created", head, create(ApiKeyCreatedSchema, { keyId: k.id, prefix: k.prefix })), k.at);
@@ -67,7 +74,10 @@ export class GatewayStore {
   /** Revokes a key once; answers the key as it stands (undefined when unknown). */
   async revokeKey(id: string, at: Date): Promise<KeyRecord | undefined> {
     return this.db.tx(async (q) => {
-      const r = await q.query<KeyRecord>(`UPDATE ${S}.api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING id, tenant_id, environment, revoked_at`, [id, at]);
+      const r = await q.query<KeyRecord>(
+        `UPDATE ${S}.api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING id, tenant_id, environment, revoked_at`,
+        [id, at],
+      );
       if (r.rows[0]) {
         const k = r.rows[0];
         const head = { aggregateType: "api_key", aggregateId: id, tenantId: k.tenant_id, environment: k.environment };
@@ -87,7 +97,12 @@ export class GatewayStore {
    * Claims an idempotency key; answers the existing record when the key was already used. A claim
    * left unfinished for over a minute (its process died mid-request) is taken over.
    */
-  async claimIdempotencyKey(scope: Scope, key: string, rec: { method: string; path: string; bodyHash: string }, now: Date = new Date()): Promise<IdempotencyRecord | undefined> {
+  async claimIdempotencyKey(
+    scope: Scope,
+    key: string,
+    rec: { method: string; path: string; bodyHash: string },
+    now: Date = new Date(),
+  ): Promise<IdempotencyRecord | undefined> {
     const ins = await this.db.query(
       `INSERT INTO ${S}.idempotency_keys AS k (tenant_id, environment, key, method, path, body_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (tenant_id, environment, key) DO UPDATE SET method = EXCLUDED.method, path = EXCLUDED.path, body_hash = EXCLUDED.body_hash, created_at = EXCLUDED.created_at
@@ -105,14 +120,20 @@ export class GatewayStore {
 
   async completeIdempotencyKey(scope: Scope, key: string, status: number, body: unknown): Promise<void> {
     await this.db.query(`UPDATE ${S}.idempotency_keys SET status_code = $4, response_body = $5 WHERE tenant_id = $1 AND environment = $2 AND key = $3`, [
-      scope.tenantId, scope.env, key, status, JSON.stringify(body),
+      scope.tenantId,
+      scope.env,
+      key,
+      status,
+      JSON.stringify(body),
     ]);
   }
 
   /** Frees a key whose request failed before an answer worth replaying (5xx), so the client can retry. */
   async releaseIdempotencyKey(scope: Scope, key: string): Promise<void> {
     await this.db.query(`DELETE FROM ${S}.idempotency_keys WHERE tenant_id = $1 AND environment = $2 AND key = $3 AND status_code IS NULL`, [
-      scope.tenantId, scope.env, key,
+      scope.tenantId,
+      scope.env,
+      key,
     ]);
   }
 

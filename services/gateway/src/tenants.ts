@@ -4,7 +4,10 @@ import type { GatewayStore } from "./store.ts";
 
 /** Tenants and their keys (admin CLI and first start). Keys are returned once and stored only as hashes. */
 export class Tenants {
-  constructor(private readonly store: GatewayStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: GatewayStore,
+    private readonly clock: Clock,
+  ) {}
 
   async create(name: string): Promise<{ tenant: { id: string; name: string; createdAt: Date }; liveKey: string; testKey: string }> {
     const trimmed = name.trim();

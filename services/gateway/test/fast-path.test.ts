@@ -58,7 +58,16 @@ function fakeClients(config: ReturnType<typeof parseConfig>, calls: string[]): C
         calls.push(`validate ${req.proofToken}`);
         if (req.proofToken === "down") throw new ConnectError("unavailable", Code.Unavailable);
         if (req.proofToken === "bad") return { valid: false, reason: "malformed", message: "the token is not a well-formed proof" };
-        return { valid: true, verificationId: KNOWN, type: "phone", channel: "telegram", verifiedAt: timestampFromDate(at), expiresAt: timestampFromDate(at), testMode: true, method: "test" };
+        return {
+          valid: true,
+          verificationId: KNOWN,
+          type: "phone",
+          channel: "telegram",
+          verifiedAt: timestampFromDate(at),
+          expiresAt: timestampFromDate(at),
+          testMode: true,
+          method: "test",
+        };
       },
     } as unknown as Clients["verification"],
   };
@@ -81,7 +90,13 @@ async function serve(withFastPath: boolean, limit = LIMIT): Promise<Served> {
       return undefined;
     },
   } as unknown as GatewayStore;
-  const { app, listener } = buildApp({ config, logger: createLogger({ level: "silent" }), store, clients: fakeClients(config, calls), limiter: new MemoryRateLimiter() });
+  const { app, listener } = buildApp({
+    config,
+    logger: createLogger({ level: "silent" }),
+    store,
+    clients: fakeClients(config, calls),
+    limiter: new MemoryRateLimiter(),
+  });
   const server = http.createServer(withFastPath ? listener : app);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
@@ -109,10 +124,18 @@ interface Answer {
 }
 
 /** The same request to both servers (one after the other, so each keeps its own count). */
-async function both(path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}, servers = [fast, plain]): Promise<[Answer, Answer]> {
+async function both(
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  servers = [fast, plain],
+): Promise<[Answer, Answer]> {
   const requestId = `fast-path-${++n}`;
   const ask = async (base: string): Promise<Answer> => {
-    const res = await fetch(base + path, { method: init.method ?? "GET", headers: { authorization: `Bearer ${key.key}`, "x-request-id": requestId, ...init.headers }, body: init.body });
+    const res = await fetch(base + path, {
+      method: init.method ?? "GET",
+      headers: { authorization: `Bearer ${key.key}`, "x-request-id": requestId, ...init.headers },
+      body: init.body,
+    });
     const headers: Record<string, string> = {};
     res.headers.forEach((v, k) => {
       if (k !== "date") headers[k] = v;
@@ -130,7 +153,11 @@ async function same(path: string, init?: Parameters<typeof both>[1], servers?: S
 }
 
 const validate = (body: unknown, headers: Record<string, string> = {}) =>
-  same("/api/v1/proofs/validate", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  same("/api/v1/proofs/validate", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
 
 /** Fresh servers per case that counts requests against the limit. */
 describe("the fast path answers what Express answers", () => {
@@ -159,7 +186,17 @@ describe("the fast path answers what Express answers", () => {
   it("validate: valid, invalid, and every body problem the JSON rules answer", async () => {
     expect(JSON.parse((await validate({ proof_token: "eyJ.a.b", identifier: "+37069199199" })).body)).toMatchObject({ valid: true });
     expect(JSON.parse((await validate({ proof_token: "bad" })).body)).toMatchObject({ valid: false, reason: "malformed" });
-    for (const body of ["{", '{"proof_token":"a","proof_token":"b"}', "{}", '{"proof_token":"a","extra":1}', '{"proof_token":"a\\u0000"}', "[1]", '"text"', "   ", '{"proof_token":5}']) {
+    for (const body of [
+      "{",
+      '{"proof_token":"a","proof_token":"b"}',
+      "{}",
+      '{"proof_token":"a","extra":1}',
+      '{"proof_token":"a\\u0000"}',
+      "[1]",
+      '"text"',
+      "   ",
+      '{"proof_token":5}',
+    ]) {
       const a = await validate(body);
       expect(a.status, body).toBeGreaterThanOrEqual(400);
     }
@@ -170,7 +207,7 @@ describe("the fast path answers what Express answers", () => {
   it("validate with other content types, charsets, codings and an Idempotency-Key: Express answers both", async () => {
     const body = { proof_token: "eyJ.a.b" };
     expect((await validate(body, { "content-type": "application/json; charset=utf-8" })).status).toBe(200);
-    expect((await validate(body, { "content-type": "Application/JSON; charset=\"UTF-8\"" })).status).toBe(200);
+    expect((await validate(body, { "content-type": 'Application/JSON; charset="UTF-8"' })).status).toBe(200);
     expect((await validate(body, { "content-type": "application/json; charset=latin1" })).status).toBe(415);
     expect((await validate(body, { "content-type": "text/plain" })).status).toBe(415);
     expect((await validate("x".repeat(11_000))).status).toBe(413);
@@ -211,8 +248,7 @@ describe("the fast path answers what Express answers", () => {
   });
 
   it("records the same metrics under the route pattern", async () => {
-    const count = async () =>
-      ((await httpRequests.get()).values.filter((v) => v.labels.route === "/api/v1/verifications/:id").reduce((s, v) => s + v.value, 0));
+    const count = async () => (await httpRequests.get()).values.filter((v) => v.labels.route === "/api/v1/verifications/:id").reduce((s, v) => s + v.value, 0);
     const before = await count();
     await same(`/api/v1/verifications/${KNOWN}`);
     // one request to each server, both under the pattern (the close event may come a moment after the answer)
@@ -225,7 +261,9 @@ describe("what the fast path takes", () => {
   it("a cached live key's plain GET and validate; everything else, and any first request of a key, goes to Express", async () => {
     const config = parseConfig({ PUBLIC_BASE_URL: "https://api.icv.test" });
     const calls: string[] = [];
-    const store = { keyByHash: async (h: string) => (h === hashApiKey(key.key) ? { id: "key_1", tenant_id: "ten_1", environment: "test", revoked_at: null } : undefined) } as unknown as GatewayStore;
+    const store = {
+      keyByHash: async (h: string) => (h === hashApiKey(key.key) ? { id: "key_1", tenant_id: "ten_1", environment: "test", revoked_at: null } : undefined),
+    } as unknown as GatewayStore;
     const logger = createLogger({ level: "silent" });
     const limiter = new MemoryRateLimiter();
     const { app, auth, routes } = buildApp({ config, logger, store, clients: fakeClients(config, calls), limiter });
@@ -238,7 +276,11 @@ describe("what the fast path takes", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const ask = async (path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) => {
-      const res = await fetch(base + path, { method: init.method ?? "GET", headers: { authorization: `Bearer ${key.key}`, ...init.headers }, body: init.body });
+      const res = await fetch(base + path, {
+        method: init.method ?? "GET",
+        headers: { authorization: `Bearer ${key.key}`, ...init.headers },
+        body: init.body,
+      });
       await res.arrayBuffer();
       return taken;
     };
@@ -248,7 +290,13 @@ describe("what the fast path takes", () => {
       expect(await ask(`/api/v1/verifications/${KNOWN}`), "the key's first request").toBe(false);
       expect(await ask(`/api/v1/verifications/${KNOWN}`)).toBe(true);
       expect(await ask("/api/v1/proofs/validate", { method: "POST", headers: json, body: token })).toBe(true);
-      expect(await ask("/api/v1/proofs/validate", { method: "POST", headers: { "content-type": "application/json; charset=utf-8" }, body: token })).toBe(true);
+      expect(
+        await ask("/api/v1/proofs/validate", {
+          method: "POST",
+          headers: { "content-type": "application/json; charset=utf-8" },
+          body: token,
+        }),
+      ).toBe(true);
       const express: Record<string, [string, Parameters<typeof ask>[1]?]> = {
         "a bad id": [`/api/v1/verifications/ver_nope`],
         "a literal route": ["/api/v1/verifications/users"],
@@ -272,10 +320,14 @@ describe("what the fast path takes", () => {
       }
       // a GET that says it has a body (fetch sends none with a GET)
       await new Promise<void>((resolve, reject) => {
-        const req = http.request(`${base}/api/v1/verifications/${KNOWN}`, { method: "GET", headers: { authorization: `Bearer ${key.key}`, "content-length": "2", "content-type": "application/json" } }, (res) => {
-          res.resume();
-          res.on("end", resolve);
-        });
+        const req = http.request(
+          `${base}/api/v1/verifications/${KNOWN}`,
+          { method: "GET", headers: { authorization: `Bearer ${key.key}`, "content-length": "2", "content-type": "application/json" } },
+          (res) => {
+            res.resume();
+            res.on("end", resolve);
+          },
+        );
         req.on("error", reject);
         req.end("{}");
       });

@@ -17,7 +17,9 @@ describe("WhatsApp X-Hub-Signature-256", () => {
 
   it("is sha256= and the hex HMAC-SHA256 (RFC 4231 test case 2)", () => {
     expect(whatsappSignature("Jefe", "what do ya want for nothing?")).toBe("sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
-    expect(whatsappSignatureValid("Jefe", Buffer.from("what do ya want for nothing?"), "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")).toBe(true);
+    expect(
+      whatsappSignatureValid("Jefe", Buffer.from("what do ya want for nothing?"), "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
+    ).toBe(true);
   });
 
   it("accepts the signature of exactly this body under this secret", () => {
@@ -34,7 +36,19 @@ describe("WhatsApp X-Hub-Signature-256", () => {
     expect(whatsappSignatureValid("another-secret-0123456789", body, header)).toBe(false);
     expect(whatsappSignatureValid("", body, whatsappSignature("", body))).toBe(false);
     const hex = header.slice(7);
-    for (const bad of [undefined, "", "sha256=", hex, `sha1=${hex}`, `sha256=${hex.slice(2)}`, `sha256=${hex}00`, `sha256=${"z".repeat(64)}`, `sha256=${hex.slice(0, -1)}g`, "garbage", "sha256=\u00e9".repeat(9)]) {
+    for (const bad of [
+      undefined,
+      "",
+      "sha256=",
+      hex,
+      `sha1=${hex}`,
+      `sha256=${hex.slice(2)}`,
+      `sha256=${hex}00`,
+      `sha256=${"z".repeat(64)}`,
+      `sha256=${hex.slice(0, -1)}g`,
+      "garbage",
+      "sha256=\u00e9".repeat(9),
+    ]) {
       expect(whatsappSignatureValid(secret, body, bad)).toBe(false);
     }
   });
@@ -43,7 +57,13 @@ describe("WhatsApp X-Hub-Signature-256", () => {
 describe("Twilio X-Twilio-Signature", () => {
   // The worked example of Twilio's request-validation documentation (auth token 12345).
   const url = "https://mycompany.com/myapp.php?foo=1&bar=2";
-  const docParams = (caller: string) => ({ CallSid: "CA1234567890ABCDE", Caller: caller, Digits: "1234", From: caller, To: "+18005551212" });
+  const docParams = (caller: string) => ({
+    CallSid: "CA1234567890ABCDE",
+    Caller: caller,
+    Digits: "1234",
+    From: caller,
+    To: "+18005551212",
+  });
 
   it("matches Twilio's documented examples", () => {
     expect(twilioSignature("12345", url, docParams("+14158675309"))).toBe("RSOYDt4T1cUTdK1PDd93/VVr8B8=");
@@ -53,12 +73,22 @@ describe("Twilio X-Twilio-Signature", () => {
   });
 
   it("agrees with an independent implementation, whatever the parameter order and case", () => {
-    const params = { Body: "ICV-1234 héllo & bye", From: "+15551234567", To: "+15550009999", body: "lower", AccountSid: "AC1", MessageSid: "SM1", NumMedia: "0" };
+    const params = {
+      Body: "ICV-1234 héllo & bye",
+      From: "+15551234567",
+      To: "+15550009999",
+      body: "lower",
+      AccountSid: "AC1",
+      MessageSid: "SM1",
+      NumMedia: "0",
+    };
     const reversed = Object.fromEntries(Object.entries(params).reverse());
     const sig = twilioSignature("tok", "https://icv.example/hooks/sms", params);
     expect(sig).toBe(referenceTwilio("tok", "https://icv.example/hooks/sms", params));
     expect(twilioSignature("tok", "https://icv.example/hooks/sms", reversed)).toBe(sig);
-    expect(twilioSignature("tok", "https://icv.example/hooks/sms", {})).toBe(createHmac("sha1", "tok").update("https://icv.example/hooks/sms").digest("base64"));
+    expect(twilioSignature("tok", "https://icv.example/hooks/sms", {})).toBe(
+      createHmac("sha1", "tok").update("https://icv.example/hooks/sms").digest("base64"),
+    );
   });
 
   it("refuses a changed parameter, an added parameter, another URL, another token, and missing or garbled headers", () => {

@@ -20,7 +20,16 @@ class FakeEventLog implements EventLog {
   }
   async close() {}
   emit(aggregateType: string, aggregateId: string) {
-    const e: EventRecord = { id: `evt_${Math.random()}`, aggregateType, aggregateId, eventType: "x", tenantId: "t", environment: "test", payload: {}, createdAt: new Date() };
+    const e: EventRecord = {
+      id: `evt_${Math.random()}`,
+      aggregateType,
+      aggregateId,
+      eventType: "x",
+      tenantId: "t",
+      environment: "test",
+      payload: {},
+      createdAt: new Date(),
+    };
     this.listener!.onEvent(e);
   }
 }
@@ -43,7 +52,7 @@ async function setup(read: () => Promise<HostedState>) {
   const hub = new HostedHub({ heartbeatMs: 60_000, logger: createLogger({ level: "silent" }) });
   const log = new FakeEventLog();
   await hub.listen(log);
-  const server = http.createServer((req, res) => {
+  const server = http.createServer((_req, res) => {
     hub.open(res, "vreq_1", read).catch((e) => res.writeHead(isAppError(e) ? e.httpStatus : 500).end(String(e.code)));
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));

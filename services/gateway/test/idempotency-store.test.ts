@@ -27,7 +27,10 @@ describe("idempotency keys in the gateway store", () => {
     expect(await store.claimIdempotencyKey(scope, "k1", rec, t0)).toBeUndefined();
     expect(await store.claimIdempotencyKey(scope, "k1", rec, t0)).toMatchObject({ body_hash: rec.bodyHash, status_code: null });
     await store.completeIdempotencyKey(scope, "k1", 201, { id: "ver_1" });
-    expect(await store.claimIdempotencyKey(scope, "k1", rec, new Date(t0.getTime() + 3_600_000))).toMatchObject({ status_code: 201, response_body: { id: "ver_1" } });
+    expect(await store.claimIdempotencyKey(scope, "k1", rec, new Date(t0.getTime() + 3_600_000))).toMatchObject({
+      status_code: 201,
+      response_body: { id: "ver_1" },
+    });
   });
 
   it("lets a new request take over a claim left unfinished for over a minute (its process died), not a fresh one", async () => {

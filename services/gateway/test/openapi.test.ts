@@ -35,7 +35,11 @@ afterAll(() => new Promise<void>((resolve) => server?.close(() => resolve())));
 
 /** Every (path, method, operation) of the document. */
 const operations = () =>
-  Object.entries<Json>(doc.paths).flatMap(([p, ops]) => Object.entries<Json>(ops).filter(([m]) => METHODS.includes(m)).map(([m, op]) => ({ path: p, method: m, op })));
+  Object.entries<Json>(doc.paths).flatMap(([p, ops]) =>
+    Object.entries<Json>(ops)
+      .filter(([m]) => METHODS.includes(m))
+      .map(([m, op]) => ({ path: p, method: m, op })),
+  );
 
 /** Every object inside v with its JSON pointer. */
 function* walk(v: unknown, at = "#"): Generator<[string, Json]> {
@@ -104,7 +108,9 @@ describe("GET /api/openapi.json", () => {
       if (Array.isArray(op.security) && op.security.length === 0) continue;
       expect(op.responses["401"], `${method} ${path}`).toBeDefined();
     }
-    const publicOps = operations().filter((o) => Array.isArray(o.op.security) && o.op.security.length === 0).map((o) => `${o.method.toUpperCase()} ${o.path}`);
+    const publicOps = operations()
+      .filter((o) => Array.isArray(o.op.security) && o.op.security.length === 0)
+      .map((o) => `${o.method.toUpperCase()} ${o.path}`);
     expect(publicOps).toEqual(expect.arrayContaining(["GET /health", "GET /.well-known/jwks.json", "GET /api/v1/proofs/revoked"]));
     expect(publicOps).not.toContain("POST /api/v1/verifications");
   });

@@ -94,7 +94,12 @@ function limiterBehaviour(make: (clock: TestClock) => RateLimiter, key: () => st
     const ds = await Promise.all(Array.from({ length: 130 }, () => l.consume(k, 100)));
     expect(ds.filter((d) => d.allowed)).toHaveLength(100);
     // every allowed call has its own remaining count, and the refused ones come after them
-    expect(ds.filter((d) => d.allowed).map((d) => d.remaining).sort((a, b) => b - a)).toEqual(Array.from({ length: 100 }, (_, i) => 99 - i));
+    expect(
+      ds
+        .filter((d) => d.allowed)
+        .map((d) => d.remaining)
+        .sort((a, b) => b - a),
+    ).toEqual(Array.from({ length: 100 }, (_, i) => 99 - i));
     expect(ds.slice(100).every((d) => !d.allowed && d.remaining === 0 && d.retryAfter > 0)).toBe(true);
     expect((await l.consume(k, 100)).allowed).toBe(false);
   });
@@ -114,7 +119,10 @@ function limiterBehaviour(make: (clock: TestClock) => RateLimiter, key: () => st
 
 describe("MemoryRateLimiter (injected clock)", () => {
   let n = 0;
-  limiterBehaviour((clock) => new MemoryRateLimiter(clock.now), () => `key:mem-${++n}`);
+  limiterBehaviour(
+    (clock) => new MemoryRateLimiter(clock.now),
+    () => `key:mem-${++n}`,
+  );
 });
 
 describe.runIf(process.env.REDIS_URL)("RedisRateLimiter against real Redis (REDIS_URL)", () => {
@@ -173,7 +181,8 @@ describe.runIf(process.env.REDIS_URL)("RedisRateLimiter against real Redis (REDI
       get(target, p, receiver) {
         const v = Reflect.get(target, p, receiver);
         if (p !== "eval" && p !== "evalSha") return typeof v === "function" ? v.bind(target) : v;
-        return (...args: unknown[]) => (fail ? new Promise((_, reject) => setTimeout(() => reject(new Error("timeout")), 50)) : (v as (...a: unknown[]) => unknown).apply(target, args));
+        return (...args: unknown[]) =>
+          fail ? new Promise((_, reject) => setTimeout(() => reject(new Error("timeout")), 50)) : (v as (...a: unknown[]) => unknown).apply(target, args);
       },
     });
     const l = new RedisRateLimiter(flaky, clock.now);

@@ -43,7 +43,10 @@ function limiterBehaviour(make: () => ConnectionLimiter, tenant: () => string) {
 
 describe("MemoryConnectionLimiter", () => {
   let n = 0;
-  limiterBehaviour(() => new MemoryConnectionLimiter(), () => `ten_mem${++n}`);
+  limiterBehaviour(
+    () => new MemoryConnectionLimiter(),
+    () => `ten_mem${++n}`,
+  );
 });
 
 describe.runIf(process.env.REDIS_URL)("RedisConnectionLimiter against real Redis (REDIS_URL)", () => {

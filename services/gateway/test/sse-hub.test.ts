@@ -40,7 +40,14 @@ function statusEvent(verificationId: string, status: string, previous: string | 
     eventType: "verification.status_changed",
     tenantId,
     environment: "test",
-    payload: { verification_id: verificationId, type: "phone", channel: "sms", status, previous_status: previous, changed_at: "2026-01-01T00:00:00.000Z" },
+    payload: {
+      verification_id: verificationId,
+      type: "phone",
+      channel: "sms",
+      status,
+      previous_status: previous,
+      changed_at: "2026-01-01T00:00:00.000Z",
+    },
     createdAt: new Date(),
   };
 }
@@ -62,7 +69,12 @@ afterEach(async () => {
 
 async function setup(opts: { heartbeatMs?: number; max?: number; limiter?: ConnectionLimiter } = {}): Promise<Setup> {
   const limiter = new MemoryConnectionLimiter();
-  const hub = new SseHub({ limiter: opts.limiter ?? limiter, maxPerTenant: opts.max ?? 10, heartbeatMs: opts.heartbeatMs ?? 60_000, logger: createLogger({ level: "silent" }) });
+  const hub = new SseHub({
+    limiter: opts.limiter ?? limiter,
+    maxPerTenant: opts.max ?? 10,
+    heartbeatMs: opts.heartbeatMs ?? 60_000,
+    logger: createLogger({ level: "silent" }),
+  });
   const log = new FakeEventLog();
   await hub.listen(log);
   const states: Setup["states"] = new Map();
@@ -83,7 +95,9 @@ async function setup(opts: { heartbeatMs?: number; max?: number; limiter?: Conne
         },
       })
       .catch((e) => {
-        res.writeHead(isAppError(e) ? e.httpStatus : 500, { "content-type": "application/json" }).end(JSON.stringify({ code: isAppError(e) ? e.code : "internal_error" }));
+        res
+          .writeHead(isAppError(e) ? e.httpStatus : 500, { "content-type": "application/json" })
+          .end(JSON.stringify({ code: isAppError(e) ? e.code : "internal_error" }));
       });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -130,8 +144,11 @@ async function live(s: Setup, id: string, status = "pending"): Promise<Client> {
   await until(() => c.text.includes("event: connected"));
   return c;
 }
-const state = (status: string, lastEventId: string, events: StreamState["events"] = []) => async () => ({ status, lastEventId, events });
-const connected = (id: string, status: string, lastEventId: string) => `id: ${lastEventId}\nevent: connected\ndata: {"verification_id":"${id}","status":"${status}"}\n\n`;
+const state =
+  (status: string, lastEventId: string, events: StreamState["events"] = []) =>
+  async () => ({ status, lastEventId, events });
+const connected = (id: string, status: string, lastEventId: string) =>
+  `id: ${lastEventId}\nevent: connected\ndata: {"verification_id":"${id}","status":"${status}"}\n\n`;
 const changed = (e: EventRecord) =>
   `id: ${e.id}\nevent: status_changed\ndata: ${JSON.stringify({ verification_id: e.aggregateId, status: e.payload.status, previous_status: e.payload.previous_status, changed_at: e.payload.changed_at })}\n\n`;
 
@@ -169,15 +186,24 @@ describe("SseHub", () => {
     const c = await live(s, "ver_1");
     expect(s.limiter.held(T)).toBe(1);
     const verified = statusEvent("ver_1", "verified", "pending");
-    verified.payload = { ...verified.payload, verified_at: "2026-01-01T00:00:00.000Z", proof: { token: "x", expires_at: "2026-02-01T00:00:00.000Z" }, revoked_reason: "not shown" };
+    verified.payload = {
+      ...verified.payload,
+      verified_at: "2026-01-01T00:00:00.000Z",
+      proof: { token: "x", expires_at: "2026-02-01T00:00:00.000Z" },
+      revoked_reason: "not shown",
+    };
     s.log.emit(verified);
     await until(() => c.text.includes(verified.id));
-    expect(c.text).toContain(`id: ${verified.id}\nevent: status_changed\ndata: {"verification_id":"ver_1","status":"verified","previous_status":"pending","changed_at":"2026-01-01T00:00:00.000Z","verified_at":"2026-01-01T00:00:00.000Z","proof":{"token":"x","expires_at":"2026-02-01T00:00:00.000Z"}}\n\n`);
+    expect(c.text).toContain(
+      `id: ${verified.id}\nevent: status_changed\ndata: {"verification_id":"ver_1","status":"verified","previous_status":"pending","changed_at":"2026-01-01T00:00:00.000Z","verified_at":"2026-01-01T00:00:00.000Z","proof":{"token":"x","expires_at":"2026-02-01T00:00:00.000Z"}}\n\n`,
+    );
     const revoked = statusEvent("ver_1", "revoked", "verified");
     revoked.payload = { ...revoked.payload, revoked_at: "2026-01-02T00:00:00.000Z", revoked_reason: "fraud", proof: { token: "x" } };
     s.log.emit(revoked);
     await until(() => c.ended);
-    expect(c.text).toContain(`id: ${revoked.id}\nevent: status_changed\ndata: {"verification_id":"ver_1","status":"revoked","previous_status":"verified","changed_at":"2026-01-01T00:00:00.000Z","revoked_at":"2026-01-02T00:00:00.000Z","revoked_reason":"fraud"}\n\n`);
+    expect(c.text).toContain(
+      `id: ${revoked.id}\nevent: status_changed\ndata: {"verification_id":"ver_1","status":"revoked","previous_status":"verified","changed_at":"2026-01-01T00:00:00.000Z","revoked_at":"2026-01-02T00:00:00.000Z","revoked_reason":"fraud"}\n\n`,
+    );
     expect(s.hub.size).toBe(0);
     expect(s.limiter.held(T)).toBe(0);
   });
@@ -212,7 +238,11 @@ describe("SseHub", () => {
     const s = await setup();
     const before = evtId();
     const failed = statusEvent("ver_1", "failed", "pending");
-    s.states.set("ver_1", async (after) => ({ status: "failed", lastEventId: failed.id, events: after && after >= failed.id ? [] : [{ id: failed.id, eventType: failed.eventType, payload: failed.payload }] }));
+    s.states.set("ver_1", async (after) => ({
+      status: "failed",
+      lastEventId: failed.id,
+      events: after && after >= failed.id ? [] : [{ id: failed.id, eventType: failed.eventType, payload: failed.payload }],
+    }));
     const c = await connect(`${s.url}/ver_1`);
     await until(() => c.ended);
     expect(c.text).toBe(`retry: 3000\n\n${connected("ver_1", "failed", failed.id)}`);

@@ -68,7 +68,8 @@ export function proofRoutes(deps: ProofServiceDeps) {
         }
         const method = req.method;
         if (!(PROOF_METHODS as readonly string[]).includes(method)) throw new AppError("validation_error", `method must be one of ${PROOF_METHODS.join(", ")}`);
-        if (req.subjectHash !== undefined && !/^[0-9a-f]{64}$/.test(req.subjectHash)) throw new AppError("validation_error", "subject_hash must be a hex SHA-256");
+        if (req.subjectHash !== undefined && !/^[0-9a-f]{64}$/.test(req.subjectHash))
+          throw new AppError("validation_error", "subject_hash must be a hex SHA-256");
         const ttl = req.expiresInSeconds || 2_592_000;
         if (ttl < MIN_TTL_S || ttl > MAX_TTL_S) throw new AppError("validation_error", `expires_in must be between ${MIN_TTL_S} and ${MAX_TTL_S} seconds`);
         const now = clock.now();
@@ -169,7 +170,7 @@ export function proofRoutes(deps: ProofServiceDeps) {
           throw new AppError("validation_error", `reason must be one of ${REVOKE_REASONS.join(", ")}`);
         }
         const p = await store.revoke(scope, req.proofId, req.reason, clock.now());
-        if (!p || !p.revoked_at) throw new AppError("not_found", "proof not found");
+        if (!p?.revoked_at) throw new AppError("not_found", "proof not found");
         revocationCache = new Map();
         return { proofId: p.id, revokedAt: ts(p.revoked_at), reason: p.revoked_reason ?? req.reason };
       },

@@ -1,6 +1,16 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createEventLog, dataDirSecret, hostService, openServiceDatabase, systemClock, type Clock, type Config, type Logger, type RunningService } from "@icv/platform";
+import {
+  createEventLog,
+  dataDirSecret,
+  hostService,
+  openServiceDatabase,
+  systemClock,
+  type Clock,
+  type Config,
+  type Logger,
+  type RunningService,
+} from "@icv/platform";
 import { KeyRing } from "./keyring.ts";
 import { proofCallers } from "./callers.ts";
 import { proofRoutes } from "./service.ts";
@@ -12,10 +22,7 @@ const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..",
 export async function startProofService(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningService> {
   const log = logger.child({ service: "proof" });
   const db = await openServiceDatabase(config, "proof", MIGRATIONS, log, { outbox: true });
-  const kek = Buffer.from(
-    config.PROOF_KEY_ENCRYPTION_KEY ?? dataDirSecret(config.DATA_DIR, "proof-kek", "PROOF_KEY_ENCRYPTION_KEY", log),
-    "base64",
-  );
+  const kek = Buffer.from(config.PROOF_KEY_ENCRYPTION_KEY ?? dataDirSecret(config.DATA_DIR, "proof-kek", "PROOF_KEY_ENCRYPTION_KEY", log), "base64");
   const store = new ProofStore(db);
   const keys = new KeyRing(store, kek, config.PROOF_KEY_BITS, log);
   await keys.ensureAll();

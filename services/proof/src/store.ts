@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ProofIssuedSchema, ProofRevokedSchema } from "@icv/contracts/gen/icv/events/v1/proof_events_pb.ts";
-import { appendEvent, EventCache, outboxEvent, writeWithEvents, type Database, type Queryable, type Scope } from "@icv/platform";
+import { appendEvent, EventCache, outboxEvent, writeWithEvents, type Database, type Scope } from "@icv/platform";
 import type { KeyEnv, NewKeyRecord, PublicJwk } from "./keys.ts";
 
 const S = "proof";
@@ -81,10 +81,13 @@ export class ProofStore {
         `UPDATE ${S}.signing_keys SET status = 'retired', retired_at = $1 WHERE status = 'active' AND environment = $2 RETURNING kid`,
         [at, rec.env],
       );
-      await q.query(
-        `INSERT INTO ${S}.signing_keys (kid, environment, public_jwk, private_key_enc, status, created_at) VALUES ($1, $2, $3, $4, 'active', $5)`,
-        [rec.kid, rec.env, JSON.stringify(rec.publicJwk), rec.privateKeyEnc, at],
-      );
+      await q.query(`INSERT INTO ${S}.signing_keys (kid, environment, public_jwk, private_key_enc, status, created_at) VALUES ($1, $2, $3, $4, 'active', $5)`, [
+        rec.kid,
+        rec.env,
+        JSON.stringify(rec.publicJwk),
+        rec.privateKeyEnc,
+        at,
+      ]);
       return old.rows[0]?.kid;
     });
   }
@@ -113,18 +116,18 @@ export class ProofStore {
   }
 
   async scopedProof(scope: Scope, id: string): Promise<ProofRow | undefined> {
-    const r = await this.db.query<ProofRow>(`SELECT * FROM ${S}.proofs WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [
-      id,
-      scope.tenantId,
-      scope.env,
-    ]);
+    const r = await this.db.query<ProofRow>(`SELECT * FROM ${S}.proofs WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [id, scope.tenantId, scope.env]);
     return r.rows[0];
   }
 
   /** The proofs of one scope among `ids` (one query; unknown ids and other scopes' are left out). */
   async scopedProofs(scope: Scope, ids: string[]): Promise<ProofRow[]> {
     if (!ids.length) return [];
-    const r = await this.db.query<ProofRow>(`SELECT * FROM ${S}.proofs WHERE id = ANY($1::text[]) AND tenant_id = $2 AND environment = $3`, [ids, scope.tenantId, scope.env]);
+    const r = await this.db.query<ProofRow>(`SELECT * FROM ${S}.proofs WHERE id = ANY($1::text[]) AND tenant_id = $2 AND environment = $3`, [
+      ids,
+      scope.tenantId,
+      scope.env,
+    ]);
     return r.rows;
   }
 
@@ -150,12 +153,33 @@ export class ProofStore {
       S,
       `INSERT INTO ${S}.proofs (id, tenant_id, environment, kid, type, channel, identifier_hash, external_user_id, token, verified_at, issued_at, expires_at, method)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING RETURNING id`,
-      [p.id, p.scope.tenantId, p.scope.env, p.kid, p.type, p.channel, p.identifierHash, p.externalUserId ?? null, p.token, p.verifiedAt, p.issuedAt, p.expiresAt, p.method],
+      [
+        p.id,
+        p.scope.tenantId,
+        p.scope.env,
+        p.kid,
+        p.type,
+        p.channel,
+        p.identifierHash,
+        p.externalUserId ?? null,
+        p.token,
+        p.verifiedAt,
+        p.issuedAt,
+        p.expiresAt,
+        p.method,
+      ],
       [
         outboxEvent(
           "proof.issued",
           { aggregateType: "proof", aggregateId: p.id, tenantId: p.scope.tenantId, environment: p.scope.env },
-          create(ProofIssuedSchema, { proofId: p.id, kid: p.kid, type: p.type, channel: p.channel, method: p.method, expiresAt: timestampFromDate(p.expiresAt) }),
+          create(ProofIssuedSchema, {
+            proofId: p.id,
+            kid: p.kid,
+            type: p.type,
+            channel: p.channel,
+            method: p.method,
+            expiresAt: timestampFromDate(p.expiresAt),
+          }),
         ),
       ],
       p.issuedAt,

@@ -142,7 +142,5 @@ async function verifyToken(token: string, issuer: string, keyFor: (kid: string) 
 
 /** A compact JWS over a JSON payload (the signed revocation list). */
 export function signDocument(key: SigningKey, payload: unknown): Promise<string> {
-  return new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
-    .setProtectedHeader({ alg: "RS256", kid: key.kid })
-    .sign(key.privateKey);
+  return new CompactSign(new TextEncoder().encode(JSON.stringify(payload))).setProtectedHeader({ alg: "RS256", kid: key.kid }).sign(key.privateKey);
 }

@@ -23,7 +23,11 @@ const old: Record<"test" | "live", { id: string; token: string }> = {} as never;
 beforeAll(async () => {
   svc = await startTestProofService(undefined, { PROOF_KEY_ENCRYPTION_KEY: kek.toString("base64") }, async (db) => {
     // the release before the split: its migrations, its one key, a test and a live proof it signed
-    await migrate(db, "proof", readMigrations(MIGRATIONS).filter((m) => m.version < "003"));
+    await migrate(
+      db,
+      "proof",
+      readMigrations(MIGRATIONS).filter((m) => m.version < "003"),
+    );
     const { key, record } = await newSigningKey(2048, kek, "live");
     sharedKid = key.kid;
     await db.query(`INSERT INTO proof.signing_keys (kid, public_jwk, private_key_enc, status) VALUES ($1, $2, $3, 'active')`, [
@@ -34,8 +38,18 @@ beforeAll(async () => {
     for (const env of ["test", "live"] as const) {
       const id = newId("verification");
       const token = await signProof(key, {
-        iss: TEST_ISSUER, sub: id, jti: id, iat: now, exp: now + 3600, proof_schema_version: PROOF_SCHEMA_VERSION,
-        tenant_id: "ten_old", env, type: "phone", channel: "telegram", identifier_hash: hash, verified_at: new Date().toISOString(),
+        iss: TEST_ISSUER,
+        sub: id,
+        jti: id,
+        iat: now,
+        exp: now + 3600,
+        proof_schema_version: PROOF_SCHEMA_VERSION,
+        tenant_id: "ten_old",
+        env,
+        type: "phone",
+        channel: "telegram",
+        identifier_hash: hash,
+        verified_at: new Date().toISOString(),
       });
       await db.query(
         `INSERT INTO proof.proofs (id, tenant_id, environment, kid, type, channel, identifier_hash, token, verified_at, issued_at, expires_at)
@@ -57,17 +71,33 @@ describe("a proof service upgraded from one shared key", () => {
     const testKids = (await svc.client.getJwks({ environment: Environment.TEST })).keys.map((k) => k.kid);
     expect(testKids).toHaveLength(1);
     expect(testKids).not.toContain(sharedKid);
-    const fresh = await svc.client.issueProof({ scope: test, proofId: newId("verification"), type: "email", channel: "email", identifierHash: hash, method: "test" });
+    const fresh = await svc.client.issueProof({
+      scope: test,
+      proofId: newId("verification"),
+      type: "email",
+      channel: "email",
+      identifierHash: hash,
+      method: "test",
+    });
     expect(decodeProtectedHeader(fresh.token).kid).toBe(testKids[0]);
   });
 
   it("keeps its old live proofs valid, and answers test_proof for its old test proofs validated live", async () => {
-    expect(await svc.client.validateProof({ proofToken: old.live.token, scope: live })).toMatchObject({ valid: true, testMode: false, method: "" });
-    expect(await svc.client.validateProof({ proofToken: old.test.token, scope: live })).toMatchObject({ valid: false, reason: "test_proof" });
+    expect(await svc.client.validateProof({ proofToken: old.live.token, scope: live })).toMatchObject({
+      valid: true,
+      testMode: false,
+      method: "",
+    });
+    expect(await svc.client.validateProof({ proofToken: old.test.token, scope: live })).toMatchObject({
+      valid: false,
+      reason: "test_proof",
+    });
     expect(await svc.client.validateProof({ proofToken: old.test.token, scope: test })).toMatchObject({ valid: true, testMode: true });
     // offline, an old test proof still verifies against the live set (its key signed live proofs
     // too) until it expires: an offline verifier must check env == "live" (docs/proofs.md)
-    const set = createLocalJWKSet({ keys: (await svc.client.getJwks({ environment: Environment.LIVE })).keys.map((k) => ({ kty: k.kty, n: k.n, e: k.e, kid: k.kid })) });
+    const set = createLocalJWKSet({
+      keys: (await svc.client.getJwks({ environment: Environment.LIVE })).keys.map((k) => ({ kty: k.kty, n: k.n, e: k.e, kid: k.kid })),
+    });
     const { payload } = await jwtVerify(old.test.token, set, { issuer: TEST_ISSUER });
     expect(payload.env).toBe("test");
   });

@@ -8,8 +8,17 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  createEventLog, createLogger, EventCache, newId, openServiceDatabase, parseConfig, startOutboxRelay,
-  type Database, type EventLog, type OutboxRelay, type Subscription,
+  createEventLog,
+  createLogger,
+  EventCache,
+  newId,
+  openServiceDatabase,
+  parseConfig,
+  startOutboxRelay,
+  type Database,
+  type EventLog,
+  type OutboxRelay,
+  type Subscription,
 } from "@icv/platform";
 import { maybeFreshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { ProofStore } from "../src/store.ts";
@@ -34,7 +43,9 @@ beforeAll(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), "icv-revocation-cache-"));
   const config = parseConfig({ DATA_DIR: dataDir, DATABASE_URL: pg?.url, EVENT_POLL_INTERVAL_MS: "200" });
   db = await openServiceDatabase(config, "proof", MIGRATIONS, logger, { outbox: true });
-  await db.query(`INSERT INTO proof.signing_keys (kid, environment, public_jwk, private_key_enc, status, created_at) VALUES ('k1', 'live', '{}', 'x', 'active', now())`);
+  await db.query(
+    `INSERT INTO proof.signing_keys (kid, environment, public_jwk, private_key_enc, status, created_at) VALUES ('k1', 'live', '{}', 'x', 'active', now())`,
+  );
   relay = await startOutboxRelay({ config, db, schema: "proof", logger });
   [a, b] = [new ProofStore(db), new ProofStore(db)];
   // when b's own subscription delivered a revocation (b drops only on events): an extra listener
@@ -62,7 +73,19 @@ afterAll(async () => {
 async function issue(): Promise<string> {
   const id = newId("verification");
   const now = new Date();
-  await a.insertProof({ id, scope, kid: "k1", type: "phone", channel: "sms", identifierHash: "ab", method: "test", token: "t", verifiedAt: now, issuedAt: now, expiresAt: new Date(now.getTime() + 3600_000) });
+  await a.insertProof({
+    id,
+    scope,
+    kid: "k1",
+    type: "phone",
+    channel: "sms",
+    identifierHash: "ab",
+    method: "test",
+    token: "t",
+    verifiedAt: now,
+    issuedAt: now,
+    expiresAt: new Date(now.getTime() + 3600_000),
+  });
   return id;
 }
 
@@ -80,7 +103,19 @@ describe("the revocation state cache", () => {
   it("never remembers an unknown id (its proof may be stored a moment later)", async () => {
     const id = newId("verification");
     expect(await b.revocationState(id)).toBeUndefined();
-    await a.insertProof({ id, scope, kid: "k1", type: "phone", channel: "sms", identifierHash: "ab", method: "test", token: "t", verifiedAt: new Date(), issuedAt: new Date(), expiresAt: new Date(Date.now() + 3600_000) });
+    await a.insertProof({
+      id,
+      scope,
+      kid: "k1",
+      type: "phone",
+      channel: "sms",
+      identifierHash: "ab",
+      method: "test",
+      token: "t",
+      verifiedAt: new Date(),
+      issuedAt: new Date(),
+      expiresAt: new Date(Date.now() + 3600_000),
+    });
     expect(await b.revocationState(id)).toMatchObject({ revoked_at: null, environment: "live" });
   });
 

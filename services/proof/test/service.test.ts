@@ -48,7 +48,15 @@ describe("IssueProof", () => {
   it("signs the DECISIONS.md claims exactly, with {alg: RS256, typ: JWT, kid}", async () => {
     const proofId = newId("verification", clock.now().getTime());
     const verifiedAt = new Date(T0.getTime() - 5_000);
-    const r = await issue({ proofId, verifiedAt: timestampFromDate(verifiedAt), expiresInSeconds: 600, externalUserId: "user-42", type: "phone", channel: "telegram", identifierHash: hash("+37069199199") });
+    const r = await issue({
+      proofId,
+      verifiedAt: timestampFromDate(verifiedAt),
+      expiresInSeconds: 600,
+      externalUserId: "user-42",
+      type: "phone",
+      channel: "telegram",
+      identifierHash: hash("+37069199199"),
+    });
     const iat = Math.floor(clock.now().getTime() / 1000);
     expect(decodeProtectedHeader(r.token)).toEqual({ alg: "RS256", typ: "JWT", kid: r.kid });
     expect(decodeJwt(r.token)).toEqual({
@@ -119,7 +127,13 @@ describe("IssueProof", () => {
 
   it("carries subject_hash (an OAuth sign-in's account) as a claim, and only when given", async () => {
     const subject = hash("github:583231");
-    const oauth = await issue({ type: "social", channel: "github", identifierHash: hash("octocat"), method: "oauth", subjectHash: subject });
+    const oauth = await issue({
+      type: "social",
+      channel: "github",
+      identifierHash: hash("octocat"),
+      method: "oauth",
+      subjectHash: subject,
+    });
     expect(decodeJwt(oauth.token)).toMatchObject({ method: "oauth", subject_hash: subject });
     expect(decodeJwt((await issue()).token)).not.toHaveProperty("subject_hash");
   });
@@ -193,7 +207,15 @@ describe("ValidateProof", () => {
   it("is open to any tenant holding the token and answers the proof's facts, with its method", async () => {
     const { token, expiresAt } = await issue({ type: "phone", channel: "sms", identifierHash: hash("+15555550100") });
     const v = await svc.client.validateProof({ proofToken: token, scope: scopeA });
-    expect(v).toMatchObject({ valid: true, proofId: decodeJwt(token).sub, type: "phone", channel: "sms", identifierHash: hash("+15555550100"), method: "otp", testMode: true });
+    expect(v).toMatchObject({
+      valid: true,
+      proofId: decodeJwt(token).sub,
+      type: "phone",
+      channel: "sms",
+      identifierHash: hash("+15555550100"),
+      method: "otp",
+      testMode: true,
+    });
     expect(await svc.client.validateProof({ proofToken: token, scope: scopeB })).toMatchObject({ valid: true, testMode: true });
     expect(timestampDate(v.expiresAt!)).toEqual(timestampDate(expiresAt!));
   });
@@ -203,7 +225,10 @@ describe("ValidateProof", () => {
     const [h, p, s] = (await issue()).token.split(".");
     const payload = JSON.parse(Buffer.from(p, "base64url").toString());
     const forged = `${h}.${Buffer.from(JSON.stringify({ ...payload, tenant_id: "ten_B" })).toString("base64url")}.${s}`;
-    expect(await svc.client.validateProof({ proofToken: forged, scope: scopeA })).toMatchObject({ valid: false, reason: "invalid_signature" });
+    expect(await svc.client.validateProof({ proofToken: forged, scope: scopeA })).toMatchObject({
+      valid: false,
+      reason: "invalid_signature",
+    });
   });
 });
 
@@ -346,13 +371,24 @@ describe("test and live key sets (test proofs never pass for live ones)", () => 
   it("answers test_proof for a test proof validated for a live caller, valid with test_mode for a test caller; a live proof is valid for both", async () => {
     const test = await issue({ method: "test" });
     const live = await issue({ scope: scopeALive, method: "signature" });
-    expect(await svc.client.validateProof({ proofToken: test.token, scope: scopeALive })).toMatchObject({ valid: false, reason: "test_proof" });
+    expect(await svc.client.validateProof({ proofToken: test.token, scope: scopeALive })).toMatchObject({
+      valid: false,
+      reason: "test_proof",
+    });
     expect(await svc.client.validateProof({ proofToken: test.token, scope: { tenantId: "ten_B", environment: Environment.LIVE } })).toMatchObject({
       valid: false,
       reason: "test_proof",
     });
-    expect(await svc.client.validateProof({ proofToken: test.token, scope: scopeA })).toMatchObject({ valid: true, testMode: true, method: "test" });
-    expect(await svc.client.validateProof({ proofToken: live.token, scope: scopeALive })).toMatchObject({ valid: true, testMode: false, method: "signature" });
+    expect(await svc.client.validateProof({ proofToken: test.token, scope: scopeA })).toMatchObject({
+      valid: true,
+      testMode: true,
+      method: "test",
+    });
+    expect(await svc.client.validateProof({ proofToken: live.token, scope: scopeALive })).toMatchObject({
+      valid: true,
+      testMode: false,
+      method: "signature",
+    });
     expect(await svc.client.validateProof({ proofToken: live.token, scope: scopeB })).toMatchObject({ valid: true, testMode: false });
     // validation needs the caller's scope (its environment decides)
     expect(await errorCode(svc.client.validateProof({ proofToken: live.token }))).toBe("unauthorized");

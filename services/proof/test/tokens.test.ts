@@ -116,7 +116,13 @@ describe("verifyProof", () => {
   it("refuses a correctly signed token of another issuer or without the proof claims", async () => {
     const otherIssuer = await signProof(key, claims({ iss: "https://evil.example" }));
     expect(await verifyProof(otherIssuer, ISSUER, keyFor, NOW)).toMatchObject({ valid: false });
-    const bare = await new SignJWT({}).setProtectedHeader({ alg: "RS256", typ: "JWT", kid: key.kid }).setIssuer(ISSUER).setSubject("x").setIssuedAt(iat).setExpirationTime(iat + 60).sign(key.privateKey);
+    const bare = await new SignJWT({})
+      .setProtectedHeader({ alg: "RS256", typ: "JWT", kid: key.kid })
+      .setIssuer(ISSUER)
+      .setSubject("x")
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + 60)
+      .sign(key.privateKey);
     expect(await verifyProof(bare, ISSUER, keyFor, NOW)).toMatchObject({ valid: false, reason: "malformed" });
   });
 
@@ -153,7 +159,10 @@ describe("verifyProof with VerifiedTokens (a token checked before is not verifie
       const at = new Date(NOW.getTime() + ms);
       expect(await verifyProof(token, ISSUER, keyFor, at, verified)).toEqual(await verifyProof(token, ISSUER, keyFor, at));
     }
-    expect(await verifyProof(token, ISSUER, keyFor, new Date(NOW.getTime() + 60_000), verified)).toMatchObject({ valid: false, reason: "expired" });
+    expect(await verifyProof(token, ISSUER, keyFor, new Date(NOW.getTime() + 60_000), verified)).toMatchObject({
+      valid: false,
+      reason: "expired",
+    });
   });
 
   it("never remembers a refused token: a forged one is refused every time, and a forgery of a remembered one too", async () => {

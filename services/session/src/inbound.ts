@@ -5,7 +5,7 @@ import { AppError, providerPhone, type Clock, type Logger } from "@icv/platform"
 import { parseTelegramUpdate, type TelegramClient, type TelegramMessage } from "./providers/telegram.ts";
 import { parseTwilioForm, type TwilioClient } from "./providers/twilio.ts";
 import { parseWhatsAppWebhook, type WhatsAppClient } from "./providers/whatsapp.ts";
-import { type AnswerOutcome, type Sessions } from "./sessions.ts";
+import type { AnswerOutcome, Sessions } from "./sessions.ts";
 import type { SessionStore } from "./store.ts";
 import { REPLY, branded } from "./texts.ts";
 import { SESSION_TOKEN_RE } from "./tokens.ts";
@@ -51,7 +51,11 @@ export const CHAT_TTL_MS = 10 * 60_000;
 export function readText(text: string | undefined): { kind: "code" | "session"; value: string } | undefined {
   if (!text) return undefined;
   // "/start <payload>" from a t.me deep link, a code typed alone, or the pre-filled "…: <token>"
-  const words = text.trim().replace(/^\/start(@\w+)?\s*/i, "").split(/\s+/).filter(Boolean);
+  const words = text
+    .trim()
+    .replace(/^\/start(@\w+)?\s*/i, "")
+    .split(/\s+/)
+    .filter(Boolean);
   // a message of one word may be a code in any case; in a sentence only an upper-case code counts
   const code = words.length === 1 ? /^[A-Za-z0-9]{6}$/ : /^[A-Z0-9]{6}$/;
   for (const w of words.reverse()) {
@@ -129,7 +133,12 @@ export class Inbound {
    * Runs a message's handler once per provider message id; the handler gets the message's key
    * ("provider:id") and its sender's strikes in the window, counted by the claim's statement.
    */
-  private async once(provider: Provider, messageId: string, sender: string | undefined, run: (key: string, strikes: number) => Promise<string>): Promise<string> {
+  private async once(
+    provider: Provider,
+    messageId: string,
+    sender: string | undefined,
+    run: (key: string, strikes: number) => Promise<string>,
+  ): Promise<string> {
     const now = this.d.clock.now();
     const counted = sender ? { id: this.senderId(sender), since: new Date(now.getTime() - SENDER_WINDOW_MS) } : undefined;
     const { claim, strikes } = await this.d.store.claimInbound(provider, messageId, now, STALE_CLAIM_MS, counted);
@@ -233,7 +242,13 @@ export class Inbound {
       say(REPLY.unknown);
       return "unknown";
     }
-    await store.startChat({ chat_id: String(chatId), user_id: String(msg.from.id), target_kind: asked.kind, target: asked.value, started_at: clock.now() });
+    await store.startChat({
+      chat_id: String(chatId),
+      user_id: String(msg.from.id),
+      target_kind: asked.kind,
+      target: asked.value,
+      started_at: clock.now(),
+    });
     say(REPLY.askContact, { requestContact: REPLY.shareButton });
     return "contact_requested";
   }

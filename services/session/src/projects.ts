@@ -11,7 +11,10 @@ const rpcScope = (s: Scope) => ({ tenantId: s.tenantId, environment: toEnvironme
 
 /** Another scope's or an unknown project is validation_error (the same answer: no oracle). */
 export async function checkProject(d: { projects?: Client<typeof ProjectService> }, scope: Scope, id: string): Promise<void> {
-  const bad = () => new AppError("validation_error", "project_id: no such project", { details: [{ field: "project_id", message: "no such project", code: "not_found" }] });
+  const bad = () =>
+    new AppError("validation_error", "project_id: no such project", {
+      details: [{ field: "project_id", message: "no such project", code: "not_found" }],
+    });
   if (!d.projects || !isId("project", id)) throw bad();
   try {
     await d.projects.getProject({ scope: rpcScope(scope), id });

@@ -4,8 +4,17 @@ import QRCode from "qrcode";
 import type { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import type { ProjectService } from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
 import {
-  AppError, messagingAddress, missingMessagingProvider, newId, providerPhone, toDate, toEnvironment,
-  type Clock, type Config, type Logger, type Scope,
+  AppError,
+  messagingAddress,
+  missingMessagingProvider,
+  newId,
+  providerPhone,
+  toDate,
+  toEnvironment,
+  type Clock,
+  type Config,
+  type Logger,
+  type Scope,
 } from "@icv/platform";
 import { parsePhoneNumberFromString } from "libphonenumber-js";
 import type { SessionKind, SessionRow, SessionStore } from "./store.ts";
@@ -82,17 +91,24 @@ export class Sessions {
   ): Promise<SessionView> {
     const { config, clock, store } = this.d;
     if (input.channel !== "telegram" && input.channel !== "whatsapp") {
-      throw new AppError("validation_error", "channel must be telegram or whatsapp", { details: [{ field: "channel", message: "must be telegram or whatsapp", code: "invalid_enum_value" }] });
+      throw new AppError("validation_error", "channel must be telegram or whatsapp", {
+        details: [{ field: "channel", message: "must be telegram or whatsapp", code: "invalid_enum_value" }],
+      });
     }
     let phone: string | null = null;
     let authType: string | null = null;
     if (kind === "auth") {
-      if (!input.phoneNumber) throw new AppError("validation_error", "phone_number is required", { details: [{ field: "phone_number", message: "required", code: "required" }] });
+      if (!input.phoneNumber)
+        throw new AppError("validation_error", "phone_number is required", {
+          details: [{ field: "phone_number", message: "required", code: "required" }],
+        });
       phone = validPhone(input.phoneNumber) ?? null;
       if (!phone) throw new AppError("invalid_identifier", "phone_number is not a valid phone number (E.164, e.g. +37069199199)");
       authType = input.type ?? "2fa";
       if (!AUTH_TYPES.includes(authType)) {
-        throw new AppError("validation_error", `type must be one of ${AUTH_TYPES.join(", ")}`, { details: [{ field: "type", message: "unknown type", code: "invalid_enum_value" }] });
+        throw new AppError("validation_error", `type must be one of ${AUTH_TYPES.join(", ")}`, {
+          details: [{ field: "type", message: "unknown type", code: "invalid_enum_value" }],
+        });
       }
     }
     if (input.clientMetadata && Buffer.byteLength(JSON.stringify(input.clientMetadata)) > MAX_METADATA_BYTES) {
@@ -101,7 +117,8 @@ export class Sessions {
     if (input.projectId !== undefined) await checkProject(this.d, scope, input.projectId);
     if (scope.env === "live") {
       const missing = missingMessagingProvider(input.channel, config);
-      if (missing.length) throw new AppError("channel_unavailable", `channel ${input.channel} is not configured on this service (missing ${missing.join(", ")})`);
+      if (missing.length)
+        throw new AppError("channel_unavailable", `channel ${input.channel} is not configured on this service (missing ${missing.join(", ")})`);
     }
     const now = clock.now();
     const id = newId(kind === "phone" ? "session" : "authSession", now.getTime());
@@ -131,7 +148,10 @@ export class Sessions {
         text: this.expectedMessage(row),
       });
     }
-    this.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, session_id: id, kind, channel: row.channel, env: scope.env }, "session created");
+    this.d.logger.info(
+      { request_id: scope.requestId, tenant_id: scope.tenantId, session_id: id, kind, channel: row.channel, env: scope.env },
+      "session created",
+    );
     return this.view(row);
   }
 

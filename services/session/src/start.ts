@@ -4,8 +4,19 @@ import { fileURLToPath } from "node:url";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import { ProjectService } from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
 import {
-  dataDirSecret, hostService, messagingSenders, openServiceDatabase, rpcClient, runsBackgroundWork, serviceIdentity, startSweeper, systemClock,
-  type Clock, type Config, type Logger, type RunningService,
+  dataDirSecret,
+  hostService,
+  messagingSenders,
+  openServiceDatabase,
+  rpcClient,
+  runsBackgroundWork,
+  serviceIdentity,
+  startSweeper,
+  systemClock,
+  type Clock,
+  type Config,
+  type Logger,
+  type RunningService,
 } from "@icv/platform";
 import { CHAT_TTL_MS, Inbound, type Repliers } from "./inbound.ts";
 import { TelegramClient, startTelegramPolling } from "./providers/telegram.ts";

@@ -52,8 +52,18 @@ export class SessionStore {
          created_at, expires_at, updated_at, project_id)
        VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9, $10, $11, $10, $12) RETURNING *`,
       [
-        s.id, s.kind, s.tenant_id, s.environment, s.channel, s.auth_type, s.phone_number, s.token_lookup,
-        s.client_metadata === null ? null : JSON.stringify(s.client_metadata), s.created_at, s.expires_at, s.project_id ?? null,
+        s.id,
+        s.kind,
+        s.tenant_id,
+        s.environment,
+        s.channel,
+        s.auth_type,
+        s.phone_number,
+        s.token_lookup,
+        s.client_metadata === null ? null : JSON.stringify(s.client_metadata),
+        s.created_at,
+        s.expires_at,
+        s.project_id ?? null,
       ],
     );
     return r.rows[0];
@@ -131,10 +141,10 @@ export class SessionStore {
 
   /** The chat's open conversation, if it started within maxAgeMs. */
   async chat(chatId: string, now: Date, maxAgeMs: number): Promise<ChatRow | undefined> {
-    const r = await this.db.query<ChatRow>(`SELECT chat_id::text, user_id::text, target_kind, target, started_at FROM ${S}.telegram_chats WHERE chat_id = $1 AND started_at > $2`, [
-      chatId,
-      new Date(now.getTime() - maxAgeMs),
-    ]);
+    const r = await this.db.query<ChatRow>(
+      `SELECT chat_id::text, user_id::text, target_kind, target, started_at FROM ${S}.telegram_chats WHERE chat_id = $1 AND started_at > $2`,
+      [chatId, new Date(now.getTime() - maxAgeMs)],
+    );
     return r.rows[0];
   }
 
@@ -172,7 +182,10 @@ export class SessionStore {
       [provider, messageId, now, new Date(now.getTime() - staleMs)],
     );
     if (taken.rowCount === 1) return { claim: "new", strikes };
-    const r = await this.db.query<{ outcome: string | null }>(`SELECT outcome FROM ${S}.inbound_messages WHERE provider = $1 AND message_id = $2`, [provider, messageId]);
+    const r = await this.db.query<{ outcome: string | null }>(`SELECT outcome FROM ${S}.inbound_messages WHERE provider = $1 AND message_id = $2`, [
+      provider,
+      messageId,
+    ]);
     return { claim: r.rows[0]?.outcome ? "done" : "busy", strikes };
   }
 

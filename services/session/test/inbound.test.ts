@@ -5,13 +5,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Client } from "@connectrpc/connect";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import type { ProjectService } from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
-import { AppError, ManualClock, type Scope } from "@icv/platform";
+import type { AppError, ManualClock, Scope } from "@icv/platform";
 import { CHAT_TTL_MS, Inbound, SENDER_STRIKES, SENDER_WINDOW_MS, type Repliers } from "../src/inbound.ts";
 import { Sessions } from "../src/sessions.ts";
 import type { SessionStore } from "../src/store.ts";
 import { REPLY } from "../src/texts.ts";
 import { sessionToken } from "../src/tokens.ts";
-import { KEY, fakeRepliers, fakeVerification, openStore, providersConfig, recordingLogger, sessionRig } from "./support.ts";
+import { KEY, fakeRepliers, type fakeVerification, openStore, providersConfig, type recordingLogger, sessionRig } from "./support.ts";
 
 const LIVE: Scope = { tenantId: "ten_inbound", env: "live" };
 const ME = "+37069199199";
@@ -39,7 +39,8 @@ beforeEach(() => {
   rep = fakeRepliers();
   inbound = inboundWith(rep.repliers);
 });
-const inboundWith = (repliers: Repliers) => new Inbound({ store, sessions, verification: v.client, repliers, clock, logger: log.logger, hmacKey: "inbound-hmac-key" });
+const inboundWith = (repliers: Repliers) =>
+  new Inbound({ store, sessions, verification: v.client, repliers, clock, logger: log.logger, hmacKey: "inbound-hmac-key" });
 
 // provider bodies, each message with its own id
 let seq = 0;
@@ -51,11 +52,17 @@ const tgMessage = (user: number, extra: object, chat = { id: user, type: "privat
 const tgText = (user: number, text: string) => json(tgMessage(user, { text }));
 const tgContact = (user: number, phone: string, contactUser = user) => json(tgMessage(user, { contact: { phone_number: phone, user_id: contactUser } }));
 const waBody = (value: object) =>
-  json({ object: "whatsapp_business_account", entry: [{ id: "1", changes: [{ field: "messages", value: { metadata: { phone_number_id: "1234567890" }, ...value } }] }] });
+  json({
+    object: "whatsapp_business_account",
+    entry: [{ id: "1", changes: [{ field: "messages", value: { metadata: { phone_number_id: "1234567890" }, ...value } }] }],
+  });
 const waMessage = (from: string, text: string | undefined, id = `wamid.${++seq}`) =>
-  text === undefined ? { from, id, timestamp: "1790000000", type: "image", image: { id: "media1" } } : { from, id, timestamp: "1790000000", type: "text", text: { body: text } };
+  text === undefined
+    ? { from, id, timestamp: "1790000000", type: "image", image: { id: "media1" } }
+    : { from, id, timestamp: "1790000000", type: "text", text: { body: text } };
 const waText = (from: string, text: string | undefined, id?: string) => waBody({ messages: [waMessage(from, text, id)] });
-const sms = (from: string, body: string, sid = `SM${++seq}`) => Buffer.from(new URLSearchParams({ MessageSid: sid, From: from, To: "+15550002000", Body: body }).toString());
+const sms = (from: string, body: string, sid = `SM${++seq}`) =>
+  Buffer.from(new URLSearchParams({ MessageSid: sid, From: from, To: "+15550002000", Body: body }).toString());
 
 /** Waits for the replies the handled messages sent (a Telegram reply may be queued by another). */
 async function settle(): Promise<void> {
@@ -203,7 +210,8 @@ describe("unknown codes and the per-sender throttle", () => {
   });
 
   it("a Telegram user sending unknown session tokens is throttled by user id", async () => {
-    for (let i = 0; i < SENDER_STRIKES; i++) expect(await inbound.handle("telegram", tgText(505, `/start ${sessionToken(KEY, `sess_x${i}`)}`))).toEqual(["unknown"]);
+    for (let i = 0; i < SENDER_STRIKES; i++)
+      expect(await inbound.handle("telegram", tgText(505, `/start ${sessionToken(KEY, `sess_x${i}`)}`))).toEqual(["unknown"]);
     expect(await inbound.handle("telegram", tgText(505, "/start TG56EF"))).toEqual(["throttled"]);
     expect(await inbound.handle("telegram", tgText(506, "/start TG56EF"))).toEqual(["contact_requested"]);
     await settle();
@@ -259,7 +267,13 @@ describe("replies", () => {
     expect(await inbound.handle("whatsapp", waText("37069199199", `Verify my phone number: ${sessionToken(KEY, s.row.id)}`))).toEqual(["verified"]);
     await settle();
     // a client that throws at once is no different
-    inbound = inboundWith({ sms: { sendSms: () => { throw new Error("twilio down"); } } as unknown as Repliers["sms"] });
+    inbound = inboundWith({
+      sms: {
+        sendSms: () => {
+          throw new Error("twilio down");
+        },
+      } as unknown as Repliers["sms"],
+    });
     expect(await inbound.handle("sms", sms(ME, "NOPE12"))).toEqual(["unknown_code"]);
     await settle();
     expect(seen).toEqual(["verified"]);
@@ -281,7 +295,8 @@ describe("project templates", () => {
     } as unknown as Client<typeof ProjectService>;
     sessions = new Sessions({ store, verification: v.client, config, clock, key: KEY, logger: log.logger, projects });
     inbound = inboundWith(rep.repliers);
-    const answer = async (s: { row: { id: string } }) => inbound.handle("whatsapp", waText("37069199199", `Verify my phone number: ${sessionToken(KEY, s.row.id)}`));
+    const answer = async (s: { row: { id: string } }) =>
+      inbound.handle("whatsapp", waText("37069199199", `Verify my phone number: ${sessionToken(KEY, s.row.id)}`));
     expect(await answer(await sessions.create(LIVE, "phone", { channel: "whatsapp" }))).toEqual(["verified"]);
     // an auth session answered from another number has no template type: the built-in text, under
     // the project's business name when it has one (so the project is asked all the same)
@@ -292,7 +307,12 @@ describe("project templates", () => {
     await settle();
     expect(texts()).toEqual(["Acme: your number is confirmed", REPLY.authFailed, REPLY.sessionVerified]);
     expect(asked).toHaveLength(3);
-    expect(asked[0]).toMatchObject({ scope: { tenantId: LIVE.tenantId, environment: Environment.LIVE }, projectId: undefined, channel: "whatsapp", type: "verification_success" });
+    expect(asked[0]).toMatchObject({
+      scope: { tenantId: LIVE.tenantId, environment: Environment.LIVE },
+      projectId: undefined,
+      channel: "whatsapp",
+      type: "verification_success",
+    });
     expect(log.lines.filter((l) => l.msg === "project reply failed; built-in text used").map((l) => l.err)).toEqual(["verification service down"]);
   });
 });

@@ -1,5 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startTelegramApi, startTwilioApi, startWhatsAppApi, whatsappStatusPayload, whatsappTextPayload, type TelegramApi, type TwilioApi, type WhatsAppApi } from "../../../test/support/providers.ts";
+import {
+  startTelegramApi,
+  startTwilioApi,
+  startWhatsAppApi,
+  whatsappStatusPayload,
+  whatsappTextPayload,
+  type TelegramApi,
+  type TwilioApi,
+  type WhatsAppApi,
+} from "../../../test/support/providers.ts";
 import { startReceiver, type Receiver } from "../../../test/support/receiver.ts";
 import { TelegramApiError, TelegramClient, parseTelegramUpdate, startTelegramPolling, type TelegramUpdate } from "../src/providers/telegram.ts";
 import { TwilioApiError, TwilioClient, parseTwilioForm } from "../src/providers/twilio.ts";
@@ -67,7 +76,11 @@ describe("Telegram", () => {
         body: {
           chat_id: 42,
           text: "share your number",
-          reply_markup: { keyboard: [[{ text: "Share my phone number", request_contact: true }]], one_time_keyboard: true, resize_keyboard: true },
+          reply_markup: {
+            keyboard: [[{ text: "Share my phone number", request_contact: true }]],
+            one_time_keyboard: true,
+            resize_keyboard: true,
+          },
         },
       },
       { method: "sendMessage", body: { chat_id: 42, text: "thanks", reply_markup: { remove_keyboard: true } } },
@@ -76,7 +89,10 @@ describe("Telegram", () => {
 
   it("setWebhook sends url, secret_token and allowed_updates; deleteWebhook clears it", async () => {
     await client.setWebhook("https://icv.example/hooks/telegram", "s3cret_token-ABCDEFGH");
-    expect(tg.sent[0]).toEqual({ method: "setWebhook", body: { url: "https://icv.example/hooks/telegram", secret_token: "s3cret_token-ABCDEFGH", allowed_updates: ["message"] } });
+    expect(tg.sent[0]).toEqual({
+      method: "setWebhook",
+      body: { url: "https://icv.example/hooks/telegram", secret_token: "s3cret_token-ABCDEFGH", allowed_updates: ["message"] },
+    });
     expect(tg.webhook).toMatchObject({ url: "https://icv.example/hooks/telegram", secret: "s3cret_token-ABCDEFGH" });
     await client.deleteWebhook();
     expect(tg.webhook).toBeUndefined();
@@ -136,7 +152,11 @@ describe("Telegram", () => {
     expect((await client.getUpdates(b.update_id, 0)).map((u) => u.update_id)).toEqual([b.update_id]);
     expect(await client.getUpdates(b.update_id + 1, 0)).toEqual([]);
     expect(tg.pending()).toEqual([]);
-    expect(tg.polls).toEqual([{ offset: undefined, timeout: 0 }, { offset: b.update_id, timeout: 0 }, { offset: b.update_id + 1, timeout: 0 }]);
+    expect(tg.polls).toEqual([
+      { offset: undefined, timeout: 0 },
+      { offset: b.update_id, timeout: 0 },
+      { offset: b.update_id + 1, timeout: 0 },
+    ]);
   });
 
   it("getUpdates long-polls until an update arrives, and its signal cancels the wait", async () => {
@@ -167,7 +187,8 @@ describe("Telegram", () => {
       },
     });
     expect(parseTelegramUpdate(new TextEncoder().encode(JSON.stringify(tg.textUpdate({ userId: 5 }, "héllo"))))?.message?.text).toBe("héllo");
-    for (const bad of ["", "not json", "null", "[]", '{"update_id":"1"}', '{"update_id":1.5}', '{"message":{}}']) expect(parseTelegramUpdate(bad)).toBeUndefined();
+    for (const bad of ["", "not json", "null", "[]", '{"update_id":"1"}', '{"update_id":1.5}', '{"message":{}}'])
+      expect(parseTelegramUpdate(bad)).toBeUndefined();
     // a message of an unexpected shape is dropped, the update (and its id) kept
     expect(parseTelegramUpdate('{"update_id":9,"message":{"chat":"x"}}')).toEqual({ update_id: 9 });
     expect(parseTelegramUpdate('{"update_id":9,"edited_message":{"text":"x"}}')).toEqual({ update_id: 9 });
@@ -178,7 +199,7 @@ describe("Telegram", () => {
       await client.setWebhook("https://icv.example/hooks/telegram", "abcdefghijklmnop");
       tg.sent.length = 0;
       const [a, b, c] = [tg.textUpdate({ userId: 1 }, "one"), tg.textUpdate({ userId: 2 }, "two"), tg.textUpdate({ userId: 3 }, "three")];
-      [a, b, c].forEach((u) => tg.queueUpdate(u));
+      for (const u of [a, b, c]) tg.queueUpdate(u);
       const seen: number[] = [];
       const log = recordingLog();
       const poller = startTelegramPolling(
@@ -261,7 +282,13 @@ describe("WhatsApp", () => {
       type: "text",
       text: "Your code is 123456",
       authorization: `Bearer ${WA_TOKEN}`,
-      body: { messaging_product: "whatsapp", recipient_type: "individual", to: "15551234567", type: "text", text: { preview_url: false, body: "Your code is 123456" } },
+      body: {
+        messaging_product: "whatsapp",
+        recipient_type: "individual",
+        to: "15551234567",
+        type: "text",
+        text: { preview_url: false, body: "Your code is 123456" },
+      },
     });
     expect(wa.sent[0].id).toMatch(/^wamid\./);
   });
@@ -269,7 +296,11 @@ describe("WhatsApp", () => {
   it("sendCodeTemplate posts an authentication template: the code as body and copy-code button parameter", async () => {
     await client.sendCodeTemplate("15551234568", { name: "verification_code", language: "en_US" }, "K7Q2ZD");
     const m = await wa.waitForSent((x) => x.to === "15551234568");
-    expect(m).toMatchObject({ type: "template", authorization: `Bearer ${WA_TOKEN}`, template: { name: "verification_code", language: "en_US", body: ["K7Q2ZD"], buttons: ["K7Q2ZD"] } });
+    expect(m).toMatchObject({
+      type: "template",
+      authorization: `Bearer ${WA_TOKEN}`,
+      template: { name: "verification_code", language: "en_US", body: ["K7Q2ZD"], buttons: ["K7Q2ZD"] },
+    });
     expect(m.body.template).toEqual({
       name: "verification_code",
       language: { code: "en_US" },
@@ -306,7 +337,9 @@ describe("WhatsApp", () => {
 
   it("parseWhatsAppWebhook reads text, button and interactive replies and ignores statuses and garbage", () => {
     const p = whatsappTextPayload(biz, { from: "15551234567", text: "ICV-1234", id: "wamid.ABC", timestamp: 1_700_000_000 });
-    expect(parseWhatsAppWebhook(JSON.stringify(p))).toEqual([{ id: "wamid.ABC", from: "15551234567", text: "ICV-1234", timestamp: 1_700_000_000, phoneNumberId: biz.phoneNumberId }]);
+    expect(parseWhatsAppWebhook(JSON.stringify(p))).toEqual([
+      { id: "wamid.ABC", from: "15551234567", text: "ICV-1234", timestamp: 1_700_000_000, phoneNumberId: biz.phoneNumberId },
+    ]);
     expect(parseWhatsAppWebhook(new TextEncoder().encode(JSON.stringify(p)))).toHaveLength(1);
     expect(parseWhatsAppWebhook(JSON.stringify(whatsappStatusPayload(biz, { id: "wamid.X", recipient: "15551234567", status: "delivered" })))).toEqual([]);
 
@@ -323,8 +356,20 @@ describe("WhatsApp", () => {
                 ...value,
                 messages: [
                   { from: "15550000001", id: "wamid.B", timestamp: "1700000001", type: "button", button: { text: "Yes", payload: "yes" } },
-                  { from: "15550000002", id: "wamid.I", timestamp: "1700000002", type: "interactive", interactive: { type: "button_reply", button_reply: { id: "ok", title: "Confirm" } } },
-                  { from: "15550000003", id: "wamid.P", timestamp: "1700000003", type: "image", image: { id: "m1", mime_type: "image/jpeg" } },
+                  {
+                    from: "15550000002",
+                    id: "wamid.I",
+                    timestamp: "1700000002",
+                    type: "interactive",
+                    interactive: { type: "button_reply", button_reply: { id: "ok", title: "Confirm" } },
+                  },
+                  {
+                    from: "15550000003",
+                    id: "wamid.P",
+                    timestamp: "1700000003",
+                    type: "image",
+                    image: { id: "m1", mime_type: "image/jpeg" },
+                  },
                   { from: "+1 555", id: "wamid.bad", timestamp: "1700000004", type: "text", text: { body: "bad sender" } },
                   "not an object",
                 ],
@@ -341,7 +386,14 @@ describe("WhatsApp", () => {
       { id: "wamid.I", from: "15550000002", text: "Confirm", timestamp: 1_700_000_002, phoneNumberId: biz.phoneNumberId },
       { id: "wamid.P", from: "15550000003", text: undefined, timestamp: 1_700_000_003, phoneNumberId: biz.phoneNumberId },
     ]);
-    for (const bad of ["", "nope", "null", "[]", JSON.stringify({ ...p, object: "page" }), JSON.stringify({ object: "whatsapp_business_account", entry: {} })]) {
+    for (const bad of [
+      "",
+      "nope",
+      "null",
+      "[]",
+      JSON.stringify({ ...p, object: "page" }),
+      JSON.stringify({ object: "whatsapp_business_account", entry: {} }),
+    ]) {
       expect(parseWhatsAppWebhook(bad)).toEqual([]);
     }
   });
@@ -363,11 +415,18 @@ describe("Twilio", () => {
       return { status: 201, headers: { "content-type": "application/json" }, body: '{"sid":"SM1","status":"queued"}' };
     });
     try {
-      await new TwilioClient({ apiUrl: new URL(spy.url).origin, accountSid: TW_SID, authToken: TW_TOKEN, from: "+15550009999" }).sendSms("+15551234567", "Code: 12 34&56");
+      await new TwilioClient({ apiUrl: new URL(spy.url).origin, accountSid: TW_SID, authToken: TW_TOKEN, from: "+15550009999" }).sendSms(
+        "+15551234567",
+        "Code: 12 34&56",
+      );
       expect(spy.requests[0].path).toBe(`/2010-04-01/Accounts/${TW_SID}/Messages.json`);
       expect(seen[0].auth).toBe(`Basic ${Buffer.from(`${TW_SID}:${TW_TOKEN}`).toString("base64")}`);
       expect(seen[0].type).toBe("application/x-www-form-urlencoded");
-      expect(Object.fromEntries(new URLSearchParams(seen[0].body))).toEqual({ To: "+15551234567", From: "+15550009999", Body: "Code: 12 34&56" });
+      expect(Object.fromEntries(new URLSearchParams(seen[0].body))).toEqual({
+        To: "+15551234567",
+        From: "+15550009999",
+        Body: "Code: 12 34&56",
+      });
     } finally {
       await spy.close();
     }
@@ -376,7 +435,12 @@ describe("Twilio", () => {
   });
 
   it("a refused auth token gives Twilio's 20003, never the token", async () => {
-    const wrong = new TwilioClient({ apiUrl: tw.url, accountSid: TW_SID, authToken: "wrongtoken0123456789abcdefabcdef", from: "+15550009999" });
+    const wrong = new TwilioClient({
+      apiUrl: tw.url,
+      accountSid: TW_SID,
+      authToken: "wrongtoken0123456789abcdefabcdef",
+      from: "+15550009999",
+    });
     const e = await errorOf(() => wrong.sendSms("+15551234567", "x"));
     expect(e).toBeInstanceOf(TwilioApiError);
     expect(e).toMatchObject({ status: 401, code: 20003, message: "Twilio send failed: HTTP 401 code 20003: Authenticate" });
@@ -387,7 +451,13 @@ describe("Twilio", () => {
     expect(await errorOf(() => client.sendSms("12345", "x"))).toMatchObject({ status: 400, code: 21211 });
     const held = await startReceiver("hold");
     try {
-      const slow = new TwilioClient({ apiUrl: new URL(held.url).origin, accountSid: TW_SID, authToken: TW_TOKEN, from: "+15550009999", timeoutMs: 200 });
+      const slow = new TwilioClient({
+        apiUrl: new URL(held.url).origin,
+        accountSid: TW_SID,
+        authToken: TW_TOKEN,
+        from: "+15550009999",
+        timeoutMs: 200,
+      });
       const e = await errorOf(() => slow.sendSms("+15551234567", "x"));
       expect(e.message).toBe("Twilio send failed: timed out");
       expect(e.stack).not.toContain(TW_TOKEN);
@@ -397,10 +467,17 @@ describe("Twilio", () => {
   });
 
   it("parseTwilioForm reads MessageSid (or SmsSid), From, To and Body", () => {
-    const form = "ToCountry=US&SmsMessageSid=SMabc&NumMedia=0&SmsSid=SMabc&Body=ICV-1234+hi%26bye&To=%2B15550009999&MessageSid=SMabc&AccountSid=AC1&From=%2B15551234567&ApiVersion=2010-04-01";
+    const form =
+      "ToCountry=US&SmsMessageSid=SMabc&NumMedia=0&SmsSid=SMabc&Body=ICV-1234+hi%26bye&To=%2B15550009999&MessageSid=SMabc&AccountSid=AC1&From=%2B15551234567&ApiVersion=2010-04-01";
     expect(parseTwilioForm(form)).toEqual({ sid: "SMabc", from: "+15551234567", to: "+15550009999", body: "ICV-1234 hi&bye" });
-    expect(parseTwilioForm(new TextEncoder().encode("SmsSid=SMold&From=%2B1555&To=%2B1666"))).toEqual({ sid: "SMold", from: "+1555", to: "+1666", body: "" });
-    for (const bad of ["", "From=%2B1&To=%2B2&Body=x", "MessageSid=SM1&To=%2B2", "MessageSid=SM1&From=%2B1", "garbage"]) expect(parseTwilioForm(bad)).toBeUndefined();
+    expect(parseTwilioForm(new TextEncoder().encode("SmsSid=SMold&From=%2B1555&To=%2B1666"))).toEqual({
+      sid: "SMold",
+      from: "+1555",
+      to: "+1666",
+      body: "",
+    });
+    for (const bad of ["", "From=%2B1&To=%2B2&Body=x", "MessageSid=SM1&To=%2B2", "MessageSid=SM1&From=%2B1", "garbage"])
+      expect(parseTwilioForm(bad)).toBeUndefined();
   });
 });
 

@@ -3,11 +3,11 @@
 // test-verify and a message from the phone do to it, and the expiry sweep.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
-import { AppError, ManualClock, parseConfig, type Scope } from "@icv/platform";
+import { AppError, type ManualClock, parseConfig, type Scope } from "@icv/platform";
 import { AUTH_PROOF_TTL_S, PHONE_PROOF_TTL_S, Sessions, TEST_PHONE } from "../src/sessions.ts";
 import type { SessionStore } from "../src/store.ts";
 import { qrSignature, sessionToken } from "../src/tokens.ts";
-import { BOT, KEY, T0, WA_NUMBER, fakeVerification, openStore, recordingLogger, sessionRig } from "./support.ts";
+import { BOT, KEY, T0, WA_NUMBER, type fakeVerification, openStore, type recordingLogger, sessionRig } from "./support.ts";
 
 const LIVE: Scope = { tenantId: "ten_sessions_a", env: "live" };
 const TEST: Scope = { tenantId: "ten_sessions_a", env: "test" };
@@ -47,7 +47,14 @@ describe("create", () => {
     const s = await sessions.create(LIVE, "phone", { channel: "telegram" });
     const id = s.row.id;
     expect(id).toMatch(/^sess_/);
-    expect(s.row).toMatchObject({ kind: "phone", status: "pending", channel: "telegram", tenant_id: LIVE.tenantId, environment: "live", phone_number: null });
+    expect(s.row).toMatchObject({
+      kind: "phone",
+      status: "pending",
+      channel: "telegram",
+      tenant_id: LIVE.tenantId,
+      environment: "live",
+      phone_number: null,
+    });
     expect(s.row.created_at).toEqual(T0);
     expect(s.row.expires_at.getTime() - T0.getTime()).toBe(10 * MIN);
     expect(s.deepLink).toBe(`https://t.me/${BOT}?start=${sessionToken(KEY, id)}`);
@@ -63,10 +70,20 @@ describe("create", () => {
   });
 
   it("an auth WhatsApp session: 5 minutes, the number in E.164, type 2fa by default, a wa.me link pre-filling the token, a QR data URI", async () => {
-    const s = await sessions.create(LIVE, "auth", { channel: "whatsapp", phoneNumber: " 37069199199 ", clientMetadata: { ip: "203.0.113.9" } });
+    const s = await sessions.create(LIVE, "auth", {
+      channel: "whatsapp",
+      phoneNumber: " 37069199199 ",
+      clientMetadata: { ip: "203.0.113.9" },
+    });
     const id = s.row.id;
     expect(id).toMatch(/^auth_/);
-    expect(s.row).toMatchObject({ kind: "auth", status: "pending", phone_number: ME, auth_type: "2fa", client_metadata: { ip: "203.0.113.9" } });
+    expect(s.row).toMatchObject({
+      kind: "auth",
+      status: "pending",
+      phone_number: ME,
+      auth_type: "2fa",
+      client_metadata: { ip: "203.0.113.9" },
+    });
     expect(s.row.expires_at.getTime() - T0.getTime()).toBe(5 * MIN);
     expect(s.deepLink).toBe(`https://wa.me/${WA_NUMBER.slice(1)}?text=${encodeURIComponent(`Confirm sign-in: ${sessionToken(KEY, id)}`)}`);
     expect(s.qrCode).toMatch(/^data:image\/png;base64,[A-Za-z0-9+/=]{100,}$/);
@@ -124,7 +141,11 @@ describe("read back", () => {
   it("a session is found only in its own tenant, mode and kind", async () => {
     const { row } = await sessions.create(LIVE, "phone", { channel: "telegram" });
     expect((await sessions.get(LIVE, "phone", row.id)).row.id).toBe(row.id);
-    for (const [scope, kind] of [[OTHER, "phone"], [TEST, "phone"], [LIVE, "auth"]] as const) {
+    for (const [scope, kind] of [
+      [OTHER, "phone"],
+      [TEST, "phone"],
+      [LIVE, "auth"],
+    ] as const) {
       expect((await refusal(sessions.get(scope, kind, row.id))).code).toBe("not_found");
     }
   });

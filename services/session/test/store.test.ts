@@ -81,7 +81,8 @@ describe("sender strikes (the per-sender throttle)", () => {
     expect(await store.recordStrike("sms:SM-ignored", "sender-a", "ignored", at(6_000))).toBe(true);
     expect(await store.recordStrike("sms:SM-other", "sender-b", "strike", at(6_000))).toBe(true);
     // a message's claim counts its sender's strikes (ignored messages are not strikes)
-    const strikes = async (sender: string, since: Date) => (await store.claimInbound("sms", `SM-${sender}-${+since}`, at(7_000), 60_000, { id: sender, since })).strikes;
+    const strikes = async (sender: string, since: Date) =>
+      (await store.claimInbound("sms", `SM-${sender}-${+since}`, at(7_000), 60_000, { id: sender, since })).strikes;
     expect(await strikes("sender-a", at(-1))).toBe(3);
     // the window slides: strikes older than `since` no longer count
     expect(await strikes("sender-a", at(1_500))).toBe(1);
@@ -89,7 +90,10 @@ describe("sender strikes (the per-sender throttle)", () => {
     expect(await strikes("nobody", at(-1))).toBe(0);
     // a repeat of a handled message still answers the count
     await store.finishInbound("sms", `SM-sender-a-${+at(-1)}`, "verified");
-    expect(await store.claimInbound("sms", `SM-sender-a-${+at(-1)}`, at(8_000), 60_000, { id: "sender-a", since: at(-1) })).toEqual({ claim: "done", strikes: 3 });
+    expect(await store.claimInbound("sms", `SM-sender-a-${+at(-1)}`, at(8_000), 60_000, { id: "sender-a", since: at(-1) })).toEqual({
+      claim: "done",
+      strikes: 3,
+    });
   });
 });
 

@@ -61,7 +61,10 @@ export function sessionRig(store: SessionStore) {
 /** A logger whose lines (parsed JSON) the test can read. */
 export function recordingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
-  const logger = createLogger({ level: "info", destination: { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) } });
+  const logger = createLogger({
+    level: "info",
+    destination: { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) },
+  });
   return { logger, lines };
 }
 
@@ -137,7 +140,9 @@ export function fakeRepliers() {
     sent.push(s);
   };
   const repliers: Repliers = {
-    telegram: { sendMessage: (chatId: number, text: string, keyboard?: unknown) => send({ provider: "telegram", to: String(chatId), text, keyboard }) } as unknown as TelegramClient,
+    telegram: {
+      sendMessage: (chatId: number, text: string, keyboard?: unknown) => send({ provider: "telegram", to: String(chatId), text, keyboard }),
+    } as unknown as TelegramClient,
     whatsapp: { sendText: (to: string, text: string) => send({ provider: "whatsapp", to, text }) } as unknown as WhatsAppClient,
     sms: { sendSms: (to: string, text: string) => send({ provider: "sms", to, text }) } as unknown as TwilioClient,
   };

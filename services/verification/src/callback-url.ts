@@ -5,7 +5,10 @@ export async function checkCallbackUrl(input: string, allowPrivate: boolean, res
   try {
     return (await checkTargetUrl(input, { allowPrivate, resolver })).toString();
   } catch (e) {
-    if (e instanceof OutboundError) throw new AppError("validation_error", `invalid callback_url: ${e.message}`, { details: [{ field: "callback_url", message: `invalid callback_url: ${e.message}`, code: "invalid" }] });
+    if (e instanceof OutboundError)
+      throw new AppError("validation_error", `invalid callback_url: ${e.message}`, {
+        details: [{ field: "callback_url", message: `invalid callback_url: ${e.message}`, code: "invalid" }],
+      });
     throw e;
   }
 }

@@ -1,6 +1,16 @@
 import {
-  AppError, TwilioApiError, WhatsAppApiError, codeSendFailures, codeSends, messagingAddress, newId,
-  type Config, type Logger, type Scope, type TwilioClient, type WhatsAppClient,
+  AppError,
+  TwilioApiError,
+  WhatsAppApiError,
+  codeSendFailures,
+  codeSends,
+  messagingAddress,
+  newId,
+  type Config,
+  type Logger,
+  type Scope,
+  type TwilioClient,
+  type WhatsAppClient,
 } from "@icv/platform";
 import { channelOf, type AssetType, type ChallengeSpec, type CodeChannel } from "./channels/index.ts";
 import { codeMail, type Mail, type Mailer } from "./mailer.ts";
@@ -101,10 +111,12 @@ export async function deliverCode(d: DeliveryDeps, scope: Scope, m: CodeMessage,
   }
   try {
     if (m.channel === "sms") {
-      if (!d.sms) throw new AppError("channel_unavailable", "sms is not configured on this service (missing TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN or SMS_PHONE_NUMBER)");
+      if (!d.sms)
+        throw new AppError("channel_unavailable", "sms is not configured on this service (missing TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN or SMS_PHONE_NUMBER)");
       await d.sms.sendSms(m.to, smsText(m, host));
     } else {
-      if (!d.whatsapp) throw new AppError("channel_unavailable", "whatsapp is not configured on this service (missing WHATSAPP_PHONE_NUMBER_ID or WHATSAPP_ACCESS_TOKEN)");
+      if (!d.whatsapp)
+        throw new AppError("channel_unavailable", "whatsapp is not configured on this service (missing WHATSAPP_PHONE_NUMBER_ID or WHATSAPP_ACCESS_TOKEN)");
       const template = { name: d.config.WHATSAPP_OTP_TEMPLATE, language: d.config.WHATSAPP_OTP_TEMPLATE_LANG };
       await d.whatsapp.sendCodeTemplate(m.to.replace(/^\+/, ""), template, m.code);
     }

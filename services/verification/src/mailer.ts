@@ -35,7 +35,11 @@ export function smtpMailer(config: Config): Mailer | undefined {
         throw new AppError("service_unavailable", "the email could not be sent; try again");
       }
     },
-    close: () => void transport?.then((t) => t.close(), () => undefined),
+    close: () =>
+      void transport?.then(
+        (t) => t.close(),
+        () => undefined,
+      ),
   };
 }
 

@@ -33,7 +33,14 @@ export async function codeWords(
     user_identifier: maskIdentifier((v.type === "phone" ? "phone" : "email") as AssetType, m.to),
     channel: m.channel,
   };
-  return { project: p, rendered: renderTemplate(m.channel, found.template, vars, { businessName: p.business_name, primaryColor: p.primary_color, supportEmail: p.support_email }) };
+  return {
+    project: p,
+    rendered: renderTemplate(m.channel, found.template, vars, {
+      businessName: p.business_name,
+      primaryColor: p.primary_color,
+      supportEmail: p.support_email,
+    }),
+  };
 }
 
 /** A built-in code mail with the project's branding: its business name as the sender's name and heading, its support address at the end. */

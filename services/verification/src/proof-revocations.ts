@@ -12,17 +12,11 @@ export const PROOF_REVOCATIONS_GROUP = "verification-proof-revocations";
  * does. Anything else (already revoked by the revoke call, never verified, a withdrawn proof of a
  * verification that was not stored, another scope) is left alone.
  */
-export async function applyProofRevoked(
-  store: VerificationStore,
-  logger: Logger,
-  q: Queryable,
-  scope: Scope,
-  payload: Record<string, unknown>,
-): Promise<void> {
+export async function applyProofRevoked(store: VerificationStore, logger: Logger, q: Queryable, scope: Scope, payload: Record<string, unknown>): Promise<void> {
   const revoked = decodeEvent("proof.revoked", payload);
   if (!revoked.proofId || !revoked.revokedAt) return;
   const v = await store.byProof(q, scope, revoked.proofId);
-  if (!v || v.status !== "verified") return;
+  if (v?.status !== "verified") return;
   const done = await store.markRevoked(v, timestampDate(revoked.revokedAt), revoked.reason || "other", q);
   if (done) logger.info({ tenant_id: scope.tenantId, verification_id: v.id }, "verification revoked (followed its proof)");
 }

@@ -65,7 +65,11 @@ export class SendLimits {
     const who = createHmac("sha256", this.d.keySecret).update(mailboxOf(send.identifier)).digest("base64url");
     const destKey = scope.env === "live" ? `send:to:${who}` : `send:to:test:${scope.tenantId}:${who}`;
     const dest = await limiter.consume(destKey, SENDS_PER_IDENTIFIER, IDENTIFIER_WINDOW_MS);
-    const refused = (limit: string) => this.d.logger?.warn({ request_id: scope.requestId, tenant_id: scope.tenantId, env: scope.env, channel: send.channel, limit }, "send refused by a send limit");
+    const refused = (limit: string) =>
+      this.d.logger?.warn(
+        { request_id: scope.requestId, tenant_id: scope.tenantId, env: scope.env, channel: send.channel, limit },
+        "send refused by a send limit",
+      );
     if (!dest.allowed) {
       refused("destination");
       const what = send.channel === "email" ? "email address" : "phone number";
@@ -98,7 +102,9 @@ export class SendLimits {
  */
 export function assertSmsDestination(e164: string, config: Pick<Config, "SMS_ALLOWED_COUNTRIES">): void {
   const refuse = (why: string) =>
-    new AppError("invalid_identifier", `codes cannot be sent by SMS to this number: ${why}`, { details: [{ field: "identifier", message: why, code: "sms_destination_refused" }] });
+    new AppError("invalid_identifier", `codes cannot be sent by SMS to this number: ${why}`, {
+      details: [{ field: "identifier", message: why, code: "sms_destination_refused" }],
+    });
   const p = parsePhoneNumberFromString(e164);
   if (!p) throw refuse("it is not a phone number");
   const country = p.country;

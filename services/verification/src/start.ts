@@ -4,8 +4,20 @@ import { fileURLToPath } from "node:url";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { DomainService } from "@icv/contracts/gen/icv/domain/v1/domain_service_pb.ts";
 import {
-  createEventLog, createRateLimiter, dataDirSecret, hostService, messagingSenders, openServiceDatabase, rpcClient, serviceIdentity, startSweeper, systemClock,
-  type Clock, type Config, type Logger, type RunningService,
+  createEventLog,
+  createRateLimiter,
+  dataDirSecret,
+  hostService,
+  messagingSenders,
+  openServiceDatabase,
+  rpcClient,
+  serviceIdentity,
+  startSweeper,
+  systemClock,
+  type Clock,
+  type Config,
+  type Logger,
+  type RunningService,
 } from "@icv/platform";
 import { verificationCallers } from "./callers.ts";
 import { verificationRoutes } from "./rpc/verifications.ts";

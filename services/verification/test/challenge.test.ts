@@ -36,7 +36,11 @@ describe("generateCode", () => {
   });
 
   it("draws again until it has 6 accepted symbols", () => {
-    const batches = [Buffer.alloc(12, 255), Buffer.from([0, 1, 252, 2, 255, 255, 255, 255, 255, 255, 255, 255]), Buffer.from([3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])];
+    const batches = [
+      Buffer.alloc(12, 255),
+      Buffer.from([0, 1, 252, 2, 255, 255, 255, 255, 255, 255, 255, 255]),
+      Buffer.from([3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]),
+    ];
     let calls = 0;
     const code = generateCode(() => batches[calls++]);
     expect(code).toBe("ABCDEF");

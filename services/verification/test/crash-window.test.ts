@@ -91,14 +91,22 @@ const outbox = async (id: string) =>
 
 describe(`completing a verification across a crash (${process.env.DATABASE_URL ? "Postgres" : "PGlite"})`, () => {
   it("a retry after a crash between the proof and the state change is verified with the same proof, and one completed event", async () => {
-    const { row } = await verifications.create(scope, { type: "phone", channel: "telegram", identifier: "+370 691 99199", externalUserId: "user-7" });
+    const { row } = await verifications.create(scope, {
+      type: "phone",
+      channel: "telegram",
+      identifier: "+370 691 99199",
+      externalUserId: "user-7",
+    });
     issued.length = 0;
 
     store.crashes = 1;
     await expect(verifications.testVerify(scope, row.id)).rejects.toThrow("crash after the proof was issued");
     expect(issued).toHaveLength(1);
     // the proof exists at the proof service, the verification is still pending here
-    const status = await proof.client.getProofStatus({ scope: { tenantId: scope.tenantId, environment: Environment.TEST }, proofId: row.id });
+    const status = await proof.client.getProofStatus({
+      scope: { tenantId: scope.tenantId, environment: Environment.TEST },
+      proofId: row.id,
+    });
     expect(status.status).toMatchObject({ proofId: row.id, status: "active" });
     expect((await verifications.get(scope, row.id)).status).toBe("pending");
     expect((await outbox(row.id)).map((e) => e.event_type)).toEqual(["verification.status_changed"]);
@@ -121,7 +129,12 @@ describe(`completing a verification across a crash (${process.env.DATABASE_URL ?
     expect(await outbox(row.id)).toHaveLength(events.length);
     expect(again.method).toBe("test");
     const testScope = { tenantId: scope.tenantId, environment: Environment.TEST };
-    expect(await proof.client.validateProof({ proofToken: issued[0], scope: testScope })).toMatchObject({ valid: true, proofId: row.id, method: "test", testMode: true });
+    expect(await proof.client.validateProof({ proofToken: issued[0], scope: testScope })).toMatchObject({
+      valid: true,
+      proofId: row.id,
+      method: "test",
+      testMode: true,
+    });
   });
 
   it("two retries racing after the crash still end with one proof and one completed event", async () => {
@@ -150,7 +163,11 @@ describe(`revoking a verification across a crash (${process.env.DATABASE_URL ? "
     expect((await verifications.get(scope, row.id)).status).toBe("verified");
 
     // the event as the proof service wrote it ({proof_id, reason, revoked_at}), delivered twice
-    const payload = { proof_id: row.id, reason: st.revokedReason, revoked_at: new Date(Number(st.revokedAt!.seconds) * 1000 + st.revokedAt!.nanos / 1e6).toISOString() };
+    const payload = {
+      proof_id: row.id,
+      reason: st.revokedReason,
+      revoked_at: new Date(Number(st.revokedAt!.seconds) * 1000 + st.revokedAt!.nanos / 1e6).toISOString(),
+    };
     await db.tx((q) => applyProofRevoked(store, silent, q, scope, payload));
     await db.tx((q) => applyProofRevoked(store, silent, q, scope, payload));
     const after = await verifications.get(scope, row.id);
@@ -168,7 +185,10 @@ describe(`revoking a verification across a crash (${process.env.DATABASE_URL ? "
     // nor does an event of another tenant's (or environment's) scope naming this tenant's verification
     const { row: other } = await verifications.create(scope, { type: "phone", channel: "telegram", identifier: "+370 691 99196" });
     await verifications.testVerify(scope, other.id);
-    for (const s of [{ tenantId: "ten_other", env: "test" as const }, { tenantId: scope.tenantId, env: "live" as const }]) {
+    for (const s of [
+      { tenantId: "ten_other", env: "test" as const },
+      { tenantId: scope.tenantId, env: "live" as const },
+    ]) {
       await db.tx((q) => applyProofRevoked(store, silent, q, s, { proof_id: other.id, reason: "other", revoked_at: new Date().toISOString() }));
     }
     expect((await verifications.get(scope, other.id)).status).toBe("verified");

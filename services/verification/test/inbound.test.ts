@@ -53,7 +53,11 @@ afterAll(async () => {
 describe("completeInbound (reverse OTP)", () => {
   it("verifies the live verification holding the code when it comes from its number, in any tenant, once", async () => {
     const a = await v.create(liveB, { type: "phone", channel: "whatsapp", identifier: "+37069100101" });
-    expect(await v.completeInbound("whatsapp", a.code!.toLowerCase(), "37069100101")).toEqual({ outcome: "verified", verificationId: a.row.id, attemptsRemaining: undefined });
+    expect(await v.completeInbound("whatsapp", a.code!.toLowerCase(), "37069100101")).toEqual({
+      outcome: "verified",
+      verificationId: a.row.id,
+      attemptsRemaining: undefined,
+    });
     const got = await v.get(liveB, a.row.id);
     expect(got.status).toBe("verified");
     expect(got.proof_token).toBeTruthy();
@@ -83,11 +87,20 @@ describe("completeInbound (reverse OTP)", () => {
 
   it("counts a wrong-sender message once by its key, even when it is handled again after a crash", async () => {
     const a = await v.create(liveA, { type: "phone", channel: "whatsapp", identifier: "+37069100107" });
-    expect(await v.completeInbound("whatsapp", a.code!, "+37069100108", "whatsapp:wamid.same")).toMatchObject({ outcome: "wrong_sender", attemptsRemaining: 4 });
-    expect(await v.completeInbound("whatsapp", a.code!, "+37069100108", "whatsapp:wamid.same")).toMatchObject({ outcome: "wrong_sender", attemptsRemaining: 4 });
+    expect(await v.completeInbound("whatsapp", a.code!, "+37069100108", "whatsapp:wamid.same")).toMatchObject({
+      outcome: "wrong_sender",
+      attemptsRemaining: 4,
+    });
+    expect(await v.completeInbound("whatsapp", a.code!, "+37069100108", "whatsapp:wamid.same")).toMatchObject({
+      outcome: "wrong_sender",
+      attemptsRemaining: 4,
+    });
     expect((await v.get(liveA, a.row.id)).attempts).toBe(1);
     // another message counts
-    expect(await v.completeInbound("whatsapp", a.code!, "+37069100108", "whatsapp:wamid.other")).toMatchObject({ outcome: "wrong_sender", attemptsRemaining: 3 });
+    expect(await v.completeInbound("whatsapp", a.code!, "+37069100108", "whatsapp:wamid.other")).toMatchObject({
+      outcome: "wrong_sender",
+      attemptsRemaining: 3,
+    });
   });
 
   it("never matches a test verification's code (test keys are completed by test-verify)", async () => {

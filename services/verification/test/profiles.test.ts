@@ -40,7 +40,12 @@ describe("a listed proof's public status", () => {
 });
 
 describe("the identifier a mask level shows", () => {
-  const item = (mask_level: ProfileProofItem["mask_level"]): ProfileProofItem => ({ verification_id: "ver_x", label: "", mask_level, display_order: 0 });
+  const item = (mask_level: ProfileProofItem["mask_level"]): ProfileProofItem => ({
+    verification_id: "ver_x",
+    label: "",
+    mask_level,
+    display_order: 0,
+  });
   it("full, partial (DECISIONS masking) or nothing", () => {
     expect(shownIdentifier(row(), item("full"))).toBe("john.doe@example.com");
     expect(shownIdentifier(row(), item("partial"))).toBe("j***e@example.com");
@@ -50,7 +55,13 @@ describe("the identifier a mask level shows", () => {
 });
 
 describe("profile fields", () => {
-  const change = (over: Partial<ProfileChange> = {}): ProfileChange => ({ setProofs: false, proofs: [], clearBio: false, clearAvatarUrl: false, ...over });
+  const change = (over: Partial<ProfileChange> = {}): ProfileChange => ({
+    setProofs: false,
+    proofs: [],
+    clearBio: false,
+    clearAvatarUrl: false,
+    ...over,
+  });
   const field = (f: () => unknown) => {
     try {
       f();
@@ -64,14 +75,32 @@ describe("profile fields", () => {
 
   it("needs a display name on create and keeps unchanged members on update", () => {
     expect(field(() => applyChange(undefined, change()))).toBe("display_name");
-    const made = applyChange(undefined, change({ displayName: " Acme ", bio: "b", avatarUrl: "https://x.example/a.png", setProofs: true, proofs: [{ verificationId: v, label: "L", maskLevel: "full", displayOrder: 0 }] }));
-    expect(made).toEqual({ display_name: "Acme", bio: "b", avatar_url: "https://x.example/a.png", is_public: false, proofs: [{ verification_id: v, label: "L", mask_level: "full", display_order: 0 }] });
+    const made = applyChange(
+      undefined,
+      change({
+        displayName: " Acme ",
+        bio: "b",
+        avatarUrl: "https://x.example/a.png",
+        setProofs: true,
+        proofs: [{ verificationId: v, label: "L", maskLevel: "full", displayOrder: 0 }],
+      }),
+    );
+    expect(made).toEqual({
+      display_name: "Acme",
+      bio: "b",
+      avatar_url: "https://x.example/a.png",
+      is_public: false,
+      proofs: [{ verification_id: v, label: "L", mask_level: "full", display_order: 0 }],
+    });
     expect(applyChange(made, change({ isPublic: true, clearBio: true }))).toEqual({ ...made, bio: null, is_public: true });
   });
 
   it("refuses a non-https avatar, over 50 proofs, a repeated or malformed id and an unknown mask level", () => {
     for (const url of ["http://x.example/a.png", "javascript:alert(1)", "data:image/png;base64,AAAA", "https://user:pw@x.example/a.png", "not a url"]) {
-      expect(field(() => applyChange(undefined, change({ displayName: "A", avatarUrl: url }))), url).toBe("avatar_url");
+      expect(
+        field(() => applyChange(undefined, change({ displayName: "A", avatarUrl: url }))),
+        url,
+      ).toBe("avatar_url");
     }
     const item = (verificationId: string, maskLevel = "partial") => ({ verificationId, label: "", maskLevel, displayOrder: 0 });
     const many = Array.from({ length: 51 }, () => item(newId("verification")));

@@ -89,14 +89,18 @@ describe("project templates in the verification service", () => {
     const other = await projects.create({ tenantId: "ten_other", env: "live" }, { name: "Other" });
     const sent = mails.length;
     for (const projectId of [other.id, "prj_01HZZZZZZZZZZZZZZZZZZZZZZZ", "nope"]) {
-      await expect(v.create(live, { type: "email", channel: "email", identifier: "x@example.com", projectId })).rejects.toMatchObject({ code: "validation_error" });
+      await expect(v.create(live, { type: "email", channel: "email", identifier: "x@example.com", projectId })).rejects.toMatchObject({
+        code: "validation_error",
+      });
     }
     expect(mails.length).toBe(sent);
   });
 
   it("an inbound code's answer carries the project's reply; the default project without a template gives none", async () => {
     const p = await projects.create(live, { name: "Replies", business_name: "Bot Co" });
-    await projects.putTemplate(live, p.id, "whatsapp", "verification_success", { body: "{{business_name}}: {{user_identifier}} verified on {{channel}}" });
+    await projects.putTemplate(live, p.id, "whatsapp", "verification_success", {
+      body: "{{business_name}}: {{user_identifier}} verified on {{channel}}",
+    });
     const a = await v.create(live, { type: "phone", channel: "whatsapp", identifier: "+37069100555", projectId: p.id });
     const r = await v.completeInbound("whatsapp", a.code!, "+37069100555");
     expect(r).toMatchObject({ outcome: "verified", reply: "Bot Co: +3706***0555 verified on whatsapp" });

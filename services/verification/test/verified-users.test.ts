@@ -25,8 +25,16 @@ describe("toVerifiedUsers", () => {
       { external_user_id: "u1", verification_count: 1, types_verified: ["phone"], first_verified_at: at(1), last_verified_at: at(1) },
     ];
     const row = (id: string, user: string, type: string, identifier: string, status: string, s: number) => ({
-      id, external_user_id: user, type, channel: type === "phone" ? "telegram" : "email", identifier, status,
-      verified_at: at(s), created_at: at(s - 1), proof_expires_at: at(s + 60), has_proof: status === "verified",
+      id,
+      external_user_id: user,
+      type,
+      channel: type === "phone" ? "telegram" : "email",
+      identifier,
+      status,
+      verified_at: at(s),
+      created_at: at(s - 1),
+      proof_expires_at: at(s + 60),
+      has_proof: status === "verified",
     });
     const users = toVerifiedUsers(summaries, [
       row("v3", "u2", "email", "john.doe@example.com", "verified", 5),
@@ -141,7 +149,11 @@ describe("verified users on 100 000 verifications", () => {
     expect(u.verifications.map((v) => v.id)).toEqual([80013, 60013, 40013, 20013, 13].map((g) => `vrf_perf${String(g).padStart(8, "0")}`));
     // proofs expire an hour after g seconds past T0, and the clock says T0
     expect(u.verifications.every((v) => v.hasProof)).toBe(true);
-    const code = (id: string) => client.getVerifiedUser({ scope, externalUserId: id }).then(() => "found", (e: unknown) => fromConnectError(e).code);
+    const code = (id: string) =>
+      client.getVerifiedUser({ scope, externalUserId: id }).then(
+        () => "found",
+        (e: unknown) => fromConnectError(e).code,
+      );
     // user-11: only revoked ones; user-12: only pending ones; and one nobody used
     expect(await code("user-11")).toBe("not_found");
     expect(await code("user-12")).toBe("not_found");

@@ -1,6 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { setMaxListeners } from "node:events";
-import { inMessagesSpan, OutboundError, SpanKind, SpanStatusCode, tracingEnabled, webhookAttempts, type Clock, type Logger, type OutboundClient } from "@icv/platform";
+import {
+  inMessagesSpan,
+  OutboundError,
+  SpanKind,
+  SpanStatusCode,
+  tracingEnabled,
+  webhookAttempts,
+  type Clock,
+  type Logger,
+  type OutboundClient,
+} from "@icv/platform";
 import { parseRetryAfter, retryDelay } from "./schedule.ts";
 import { signatureHeaders } from "./signing.ts";
 import type { AttemptResult, DeliveryJob, DeliveryQueue } from "./store.ts";
@@ -8,7 +18,11 @@ import type { AttemptResult, DeliveryJob, DeliveryQueue } from "./store.ts";
 export const USER_AGENT = "ICV-Webhooks/1.0 (+https://www.standardwebhooks.com)";
 
 /** The headers every attempt carries besides the signatures (also stored when the row is made). */
-export const baseHeaders = (id: string): Record<string, string> => ({ "content-type": "application/json", "user-agent": USER_AGENT, "webhook-id": id });
+export const baseHeaders = (id: string): Record<string, string> => ({
+  "content-type": "application/json",
+  "user-agent": USER_AGENT,
+  "webhook-id": id,
+});
 
 export interface SendResult {
   status: number;
@@ -215,11 +229,27 @@ export class Deliverer {
       }
     }
     const n = job.attempts + 1;
-    const entry = { attempt: n, at: at.toISOString(), ...(status !== null ? { status } : {}), ...(error ? { error } : {}), duration_ms: Math.round(performance.now() - started) };
+    const entry = {
+      attempt: n,
+      at: at.toISOString(),
+      ...(status !== null ? { status } : {}),
+      ...(error ? { error } : {}),
+      duration_ms: Math.round(performance.now() - started),
+    };
     const last = permanent || n >= job.max_attempts;
     const outcome = !error ? "delivered" : last ? "failed" : "pending";
     const notices =
-      outcome === "failed" ? [{ event: "attempt.exhausted" as const, attempt: n, at: entry.at, reason: exhaustedReason(error!, aborted, permanent, job.max_attempts), duration_ms: 0 }] : [];
+      outcome === "failed"
+        ? [
+            {
+              event: "attempt.exhausted" as const,
+              attempt: n,
+              at: entry.at,
+              reason: exhaustedReason(error!, aborted, permanent, job.max_attempts),
+              duration_ms: 0,
+            },
+          ]
+        : [];
     return {
       id: job.id,
       leaseToken: job.lease_token,
@@ -253,7 +283,11 @@ export class Deliverer {
         try {
           const disabled = await this.o.queue.recordResults(batch);
           // the URL is left out: a tenant's URL may carry a token in its query
-          for (const e of disabled ?? []) this.o.logger.warn({ tenant_id: e.tenant_id, environment: e.environment, failing_since: e.failing_since }, "webhook endpoint disabled: every attempt failed");
+          for (const e of disabled ?? [])
+            this.o.logger.warn(
+              { tenant_id: e.tenant_id, environment: e.environment, failing_since: e.failing_since },
+              "webhook endpoint disabled: every attempt failed",
+            );
         } catch (err) {
           // the leases expire and those attempts are made again: at-least-once, never lost
           this.o.logger.error({ err, deliveries: batch.length }, "recording webhook attempts failed");

@@ -17,7 +17,8 @@ export const isWebhookEvent = (eventType: string): eventType is WebhookEventType
 /** A webhook event read as its icv.events.v1 message. */
 type Webhook = { [T in WebhookEventType]: { type: T; message: EventMessage<T> } }[WebhookEventType];
 
-const decode = (event: EventRecord & { eventType: WebhookEventType }) => ({ type: event.eventType, message: decodeEvent(event.eventType, event.payload) }) as Webhook;
+const decode = (event: EventRecord & { eventType: WebhookEventType }) =>
+  ({ type: event.eventType, message: decodeEvent(event.eventType, event.payload) }) as Webhook;
 
 /** The request's or verification's own webhook URL, a routing detail rather than news for the receiver. */
 const callbackUrl = (w: Webhook) => w.message.callbackUrl;
@@ -29,7 +30,13 @@ const callbackUrl = (w: Webhook) => w.message.callbackUrl;
  */
 function body(event: EventRecord, w: Webhook): string {
   const payload = eventPayload<WebhookEventType>(w.type, { ...w.message, callbackUrl: undefined });
-  return JSON.stringify({ id: event.id, event: event.eventType, test: event.environment === "test", created_at: event.createdAt.toISOString(), ...payload });
+  return JSON.stringify({
+    id: event.id,
+    event: event.eventType,
+    test: event.environment === "test",
+    created_at: event.createdAt.toISOString(),
+    ...payload,
+  });
 }
 
 /** The webhook body of a webhook event. */
@@ -65,5 +72,14 @@ export function plannedDeliveries(event: EventRecord, endpointUrl: string | unde
     w.type === "verification.completed"
       ? { verificationRequestId: null, verificationId: w.message.verificationId || null }
       : { verificationRequestId: w.message.requestId || null, verificationId: null };
-  return urls.map((url) => ({ tenantId: event.tenantId, environment: event.environment, eventId: event.id, eventType: event.eventType, url, ...ids, payload, traceparent: event.traceparent }));
+  return urls.map((url) => ({
+    tenantId: event.tenantId,
+    environment: event.environment,
+    eventId: event.id,
+    eventType: event.eventType,
+    url,
+    ...ids,
+    payload,
+    traceparent: event.traceparent,
+  }));
 }

@@ -1,9 +1,20 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
-import { DeliverySchema, EnvironmentWebhooksSchema, WebhookService } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
+import { type DeliverySchema, type EnvironmentWebhooksSchema, WebhookService } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
 import {
-  AppError, checkTargetUrl, isId, OutboundError, pageInfo, pageRequest, requireScope, toEnvironment, ts, type Clock, type EnvName, type Resolver,
+  AppError,
+  checkTargetUrl,
+  isId,
+  OutboundError,
+  pageInfo,
+  pageRequest,
+  requireScope,
+  toEnvironment,
+  ts,
+  type Clock,
+  type EnvName,
+  type Resolver,
 } from "@icv/platform";
 import { newWebhookSecret } from "./signing.ts";
 import type { DeliveryRow, EndpointRow, SecretRow, WebhookStore } from "./store.ts";
@@ -37,7 +48,12 @@ export async function validateEndpointUrl(url: string, rules: TargetRules): Prom
   }
 }
 
-function environmentWebhooks(env: EnvName, secret: SecretRow | undefined, endpoint: EndpointRow | undefined, now: Date): MessageInitShape<typeof EnvironmentWebhooksSchema> {
+function environmentWebhooks(
+  env: EnvName,
+  secret: SecretRow | undefined,
+  endpoint: EndpointRow | undefined,
+  now: Date,
+): MessageInitShape<typeof EnvironmentWebhooksSchema> {
   const overlap = secret?.previous_secret && secret.previous_expires_at && secret.previous_expires_at > now;
   return {
     environment: toEnvironment(env),
@@ -93,7 +109,12 @@ export function toMessage(row: DeliveryRow, detail: boolean): MessageInitShape<t
 export function webhookRoutes(store: WebhookStore, clock: Clock, onRequeued: () => void, targets: TargetRules = { allowPrivate: false }) {
   const settings = async (tenant: string, env: EnvName) => {
     const [secrets, endpoints] = await Promise.all([store.secrets(tenant), store.endpoints(tenant)]);
-    return environmentWebhooks(env, secrets.find((s) => s.environment === env), endpoints.find((e) => e.environment === env), clock.now());
+    return environmentWebhooks(
+      env,
+      secrets.find((s) => s.environment === env),
+      endpoints.find((e) => e.environment === env),
+      clock.now(),
+    );
   };
   return (router: ConnectRouter) =>
     router.service(WebhookService, {

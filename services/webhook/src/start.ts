@@ -1,8 +1,17 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  createEventLog, createOutboundClient, hostService, openServiceDatabase, systemClock, trackWebhookQueue,
-  type Clock, type Config, type Logger, type Resolver, type RunningService,
+  createEventLog,
+  createOutboundClient,
+  hostService,
+  openServiceDatabase,
+  systemClock,
+  trackWebhookQueue,
+  type Clock,
+  type Config,
+  type Logger,
+  type Resolver,
+  type RunningService,
 } from "@icv/platform";
 import { deliveryConsumer } from "./consumer.ts";
 import { Deliverer, outboundSend } from "./deliverer.ts";
@@ -30,7 +39,12 @@ export interface WebhookServiceOptions {
  * webhook events into delivery rows, the deliverer that sends them, and the RPC server (with
  * the relay of its outbox).
  */
-export async function startWebhookService(config: Config, logger: Logger, clock: Clock = systemClock, opts: WebhookServiceOptions = {}): Promise<RunningService> {
+export async function startWebhookService(
+  config: Config,
+  logger: Logger,
+  clock: Clock = systemClock,
+  opts: WebhookServiceOptions = {},
+): Promise<RunningService> {
   const log = logger.child({ service: "webhook" });
   const db = await openServiceDatabase(config, "webhook", MIGRATIONS, log, { outbox: true });
   const store = new WebhookStore(db, { disableAfterMs: config.WEBHOOK_DISABLE_AFTER_MS });

@@ -121,7 +121,12 @@ export interface DeliveryQueue {
 const LIST_COLUMNS = `id, tenant_id, environment, event_id, event_type, url, verification_request_id, verification_id, status,
   attempts, max_attempts, response_status, created_at, updated_at`;
 
-const secretHead = (tenantId: string, env: EnvName) => ({ aggregateType: "webhook_secret", aggregateId: `${tenantId}:${env}`, tenantId, environment: env });
+const secretHead = (tenantId: string, env: EnvName) => ({
+  aggregateType: "webhook_secret",
+  aggregateId: `${tenantId}:${env}`,
+  tenantId,
+  environment: env,
+});
 
 export class WebhookStore implements DeliveryQueue {
   /** disableAfterMs: how long an endpoint may fail every attempt before it is disabled (WEBHOOK_DISABLE_AFTER_MS). */
@@ -141,7 +146,12 @@ export class WebhookStore implements DeliveryQueue {
 
   /** Makes one environment's secret inside a transaction unless it exists (a tenant made without them). */
   static async ensureSecret(q: Queryable, tenantId: string, env: EnvName, fresh: string, at: Date): Promise<void> {
-    const r = await q.query(`INSERT INTO ${S}.secrets (tenant_id, environment, secret, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [tenantId, env, fresh, at]);
+    const r = await q.query(`INSERT INTO ${S}.secrets (tenant_id, environment, secret, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [
+      tenantId,
+      env,
+      fresh,
+      at,
+    ]);
     if (r.rowCount === 1) {
       await appendEvent(q, S, outboxEvent("webhook_secret.created", secretHead(tenantId, env), create(WebhookSecretCreatedSchema, { tenantId })), at);
     }
@@ -164,7 +174,10 @@ export class WebhookStore implements DeliveryQueue {
   }
 
   async secrets(tenantId: string): Promise<SecretRow[]> {
-    const r = await this.db.query<SecretRow>(`SELECT environment, secret, created_at, previous_secret, previous_expires_at FROM ${S}.secrets WHERE tenant_id = $1`, [tenantId]);
+    const r = await this.db.query<SecretRow>(
+      `SELECT environment, secret, created_at, previous_secret, previous_expires_at FROM ${S}.secrets WHERE tenant_id = $1`,
+      [tenantId],
+    );
     return r.rows;
   }
 
@@ -213,13 +226,23 @@ export class WebhookStore implements DeliveryQueue {
    * Inserts the deliveries of one event, due now; one (event, url) pair is inserted once. Tracing
    * on, with the event's traceparent (a thirteenth parameter); off, the statement without it.
    */
-  static async insertDeliveries(q: Queryable, planned: PlannedDelivery[], maxAttempts: number, headers: (id: string) => Record<string, string>, at: Date): Promise<void> {
+  static async insertDeliveries(
+    q: Queryable,
+    planned: PlannedDelivery[],
+    maxAttempts: number,
+    headers: (id: string) => Record<string, string>,
+    at: Date,
+  ): Promise<void> {
     if (!planned.length) return;
     // one statement for the whole batch: ten parallel arrays, one row each
     const cols: unknown[][] = Array.from({ length: 10 }, () => []);
     for (const d of planned) {
       const id = newId("webhookDelivery", at.getTime());
-      [id, d.tenantId, d.environment, d.eventId, d.eventType, d.url, d.verificationRequestId, d.verificationId, d.payload, JSON.stringify(headers(id))].forEach((v, i) => cols[i].push(v));
+      [id, d.tenantId, d.environment, d.eventId, d.eventType, d.url, d.verificationRequestId, d.verificationId, d.payload, JSON.stringify(headers(id))].forEach(
+        (v, i) => {
+          cols[i].push(v);
+        },
+      );
     }
     const traced = tracingEnabled();
     await q.query(
@@ -278,18 +301,18 @@ export class WebhookStore implements DeliveryQueue {
        WHERE d.id = r.id AND d.lease_token = r.token
        RETURNING d.id, d.tenant_id, d.environment, d.url, d.status, r.at`,
         [
-        col((r) => r.id),
-        col((r) => r.leaseToken),
-        col((r) => r.status),
-        col((r) => r.responseStatus),
-        col((r) => r.responseBody),
-        col((r) => r.errorMessage),
-        col((r) => JSON.stringify(r.entry)),
-        col((r) => r.nextRetryAt),
-        col((r) => r.at),
-        col((r) => JSON.stringify(r.headers)),
-        col((r) => JSON.stringify(r.notices ?? [])),
-      ],
+          col((r) => r.id),
+          col((r) => r.leaseToken),
+          col((r) => r.status),
+          col((r) => r.responseStatus),
+          col((r) => r.responseBody),
+          col((r) => r.errorMessage),
+          col((r) => JSON.stringify(r.entry)),
+          col((r) => r.nextRetryAt),
+          col((r) => r.at),
+          col((r) => JSON.stringify(r.headers)),
+          col((r) => JSON.stringify(r.notices ?? [])),
+        ],
       );
       const changes = streakChanges(written.rows.map((w) => ({ ...w, delivered: w.status === "delivered" })));
       return changes.length ? this.updateHealth(q, changes, written.rows) : [];
@@ -297,7 +320,11 @@ export class WebhookStore implements DeliveryQueue {
   }
 
   /** Moves the failure streaks of the batch's tenant endpoints; disables those failing too long. */
-  private async updateHealth(q: Queryable, changes: StreakChange[], written: { id: string; tenant_id: string; environment: string; url: string }[]): Promise<DisabledEndpoint[]> {
+  private async updateHealth(
+    q: Queryable,
+    changes: StreakChange[],
+    written: { id: string; tenant_id: string; environment: string; url: string }[],
+  ): Promise<DisabledEndpoint[]> {
     const col = <T>(f: (c: StreakChange) => T) => changes.map(f);
     const streaks = await q.query<{ tenant_id: string; environment: EnvName; url: string; failing_since: Date | null }>(
       `UPDATE ${S}.endpoints e SET failing_since = CASE WHEN h.first_failure IS NULL THEN NULL WHEN h.reset THEN h.first_failure
@@ -323,7 +350,13 @@ export class WebhookStore implements DeliveryQueue {
    * that went to it (`ids`) get an endpoint.disabled entry in their log.
    */
   private async disableEndpoint(q: Queryable, tenantId: string, env: EnvName, url: string, reason: string, at: Date, ids: string[]): Promise<void> {
-    await q.query(`UPDATE ${S}.endpoints SET disabled_at = $4, disabled_reason = $5 WHERE tenant_id = $1 AND environment = $2 AND url = $3`, [tenantId, env, url, at, reason]);
+    await q.query(`UPDATE ${S}.endpoints SET disabled_at = $4, disabled_reason = $5 WHERE tenant_id = $1 AND environment = $2 AND url = $3`, [
+      tenantId,
+      env,
+      url,
+      at,
+      reason,
+    ]);
     await q.query(
       `UPDATE ${S}.deliveries SET
          status = 'failed', next_retry_at = NULL, lease_until = NULL, lease_token = NULL, updated_at = $4,
@@ -346,14 +379,21 @@ export class WebhookStore implements DeliveryQueue {
     if (f.verificationRequestId) add("verification_request_id", f.verificationRequestId);
     const w = where.join(" AND ");
     const [rows, count] = await Promise.all([
-      this.db.query<DeliveryRow>(`SELECT ${LIST_COLUMNS} FROM ${S}.deliveries WHERE ${w} ORDER BY created_at DESC, id DESC LIMIT ${f.limit} OFFSET ${f.offset}`, params),
+      this.db.query<DeliveryRow>(
+        `SELECT ${LIST_COLUMNS} FROM ${S}.deliveries WHERE ${w} ORDER BY created_at DESC, id DESC LIMIT ${f.limit} OFFSET ${f.offset}`,
+        params,
+      ),
       this.db.query<{ total: number }>(`SELECT count(*)::int AS total FROM ${S}.deliveries WHERE ${w}`, params),
     ]);
     return { rows: rows.rows, total: count.rows[0].total };
   }
 
   async get(scope: Scope, id: string): Promise<DeliveryRow | undefined> {
-    const r = await this.db.query<DeliveryRow>(`SELECT * FROM ${S}.deliveries WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [id, scope.tenantId, scope.env]);
+    const r = await this.db.query<DeliveryRow>(`SELECT * FROM ${S}.deliveries WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [
+      id,
+      scope.tenantId,
+      scope.env,
+    ]);
     return r.rows[0];
   }
 

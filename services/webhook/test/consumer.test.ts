@@ -45,8 +45,7 @@ async function consume(events: EventRecord[]): Promise<number> {
   return woken;
 }
 
-const rowsOf = async (tenantId: string) =>
-  (await db.query<DeliveryRow>(`SELECT * FROM webhook.deliveries WHERE tenant_id = $1 ORDER BY url`, [tenantId])).rows;
+const rowsOf = async (tenantId: string) => (await db.query<DeliveryRow>(`SELECT * FROM webhook.deliveries WHERE tenant_id = $1 ORDER BY url`, [tenantId])).rows;
 
 describe("the delivery consumer", () => {
   it("makes one due delivery per target URL, once per event, and wakes the deliverer", async () => {
@@ -59,7 +58,15 @@ describe("the delivery consumer", () => {
     const rows = await rowsOf(tenant);
     expect(rows.map((r) => r.url)).toEqual(["https://shop.example/cb", "https://tenant.example/hook"]);
     for (const r of rows) {
-      expect(r).toMatchObject({ status: "pending", attempts: 0, max_attempts: 3, event_id: e.id, event_type: "verification_request.completed", verification_request_id: "vreq_01J00000000000000000000001", next_retry_at: clock.now() });
+      expect(r).toMatchObject({
+        status: "pending",
+        attempts: 0,
+        max_attempts: 3,
+        event_id: e.id,
+        event_type: "verification_request.completed",
+        verification_request_id: "vreq_01J00000000000000000000001",
+        next_retry_at: clock.now(),
+      });
       expect(r.id).toMatch(/^whd_/);
       expect(r.request_headers).toMatchObject({ "content-type": "application/json", "webhook-id": r.id });
       expect(JSON.parse(r.payload)).not.toHaveProperty("callback_url");

@@ -4,7 +4,16 @@ import { fileURLToPath } from "node:url";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
-  createLogger, createOutboundClient, ManualClock, migrate, newId, openDatabase, readMigrations, systemClock, type Database, type EventRecord,
+  createLogger,
+  createOutboundClient,
+  ManualClock,
+  migrate,
+  newId,
+  openDatabase,
+  readMigrations,
+  systemClock,
+  type Database,
+  type EventRecord,
 } from "@icv/platform";
 import { maybeFreshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startReceiver, type Receiver } from "../../../test/support/receiver.ts";
@@ -31,7 +40,13 @@ beforeAll(async () => {
   db = await openDatabase({ url: pg?.url, dataDir: "memory://" });
   await migrate(db, "webhook", readMigrations(MIGRATIONS));
   store = new WebhookStore(db);
-  secret = (await store.ensureSecrets(TENANT, { live: "whsec_bGl2ZWxpdmVsaXZlbGl2ZWxpdmVsaXZlbGl2ZWxpdmU=", test: "whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3R0ZXN0dGVzdHRlc3Q=" }, new Date())).test;
+  secret = (
+    await store.ensureSecrets(
+      TENANT,
+      { live: "whsec_bGl2ZWxpdmVsaXZlbGl2ZWxpdmVsaXZlbGl2ZWxpdmU=", test: "whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3R0ZXN0dGVzdHRlc3Q=" },
+      new Date(),
+    )
+  ).test;
   receiver = await startReceiver();
 });
 afterEach(async () => {
@@ -108,8 +123,18 @@ describe("deliverer", () => {
     expect(req.headers).toMatchObject({ "content-type": "application/json", "user-agent": USER_AGENT, "webhook-id": id });
     const want = createHmac("sha256", secret).update(req.body).digest("hex");
     expect(timingSafeEqual(Buffer.from(String(req.headers["x-service-signature"])), Buffer.from(want))).toBe(true);
-    expect(new Webhook(secret).verify(req.body, req.headers as Record<string, string>)).toMatchObject({ event: "verification.completed", test: true });
-    expect(r).toMatchObject({ attempts: 1, max_attempts: 3, response_status: 200, response_body: "ok", error_message: null, next_retry_at: null });
+    expect(new Webhook(secret).verify(req.body, req.headers as Record<string, string>)).toMatchObject({
+      event: "verification.completed",
+      test: true,
+    });
+    expect(r).toMatchObject({
+      attempts: 1,
+      max_attempts: 3,
+      response_status: 200,
+      response_body: "ok",
+      error_message: null,
+      next_retry_at: null,
+    });
     expect(r.attempt_log).toEqual([{ attempt: 1, at: r.last_attempt_at!.toISOString(), status: 200, duration_ms: expect.any(Number) }]);
     expect(r.request_headers["x-service-signature"]).toBe(req.headers["x-service-signature"]);
   });
@@ -249,7 +274,13 @@ describe("a receiver's abort and the endpoint's health (issue 19)", () => {
     const r = await until(id, (x) => x.status === "failed");
     await new Promise((res) => setTimeout(res, 300)); // a retry would have come by now
     expect(receiver.requests).toHaveLength(1);
-    expect(r).toMatchObject({ attempts: 1, max_attempts: 3, response_status: 410, error_message: `HTTP 410; ${ABORT_REASON}`, next_retry_at: null });
+    expect(r).toMatchObject({
+      attempts: 1,
+      max_attempts: 3,
+      response_status: 410,
+      error_message: `HTTP 410; ${ABORT_REASON}`,
+      next_retry_at: null,
+    });
     expect(r.attempt_log).toEqual([
       { attempt: 1, at: expect.any(String), status: 410, error: `HTTP 410; ${ABORT_REASON}`, duration_ms: expect.any(Number) },
       { event: "attempt.exhausted", attempt: 1, at: r.attempt_log[0].at, reason: ABORT_REASON, duration_ms: 0 },

@@ -41,7 +41,9 @@ const requestEvent = (eventType: string, callback?: string): EventRecord =>
 describe("webhook body", () => {
   it("is {id, event, test, created_at, ...payload}, serialized in that order", () => {
     const body = webhookBody(completed());
-    expect(body.startsWith('{"id":"evt_01J00000000000000000000001","event":"verification.completed","test":true,"created_at":"2026-03-01T12:00:00.123Z",')).toBe(true);
+    expect(
+      body.startsWith('{"id":"evt_01J00000000000000000000001","event":"verification.completed","test":true,"created_at":"2026-03-01T12:00:00.123Z",'),
+    ).toBe(true);
     expect(JSON.parse(body)).toEqual({
       id: "evt_01J00000000000000000000001",
       event: "verification.completed",
@@ -55,18 +57,33 @@ describe("webhook body", () => {
     const body = JSON.parse(webhookBody(requestEvent("verification_request.completed", "https://shop.example/cb")));
     expect(body.test).toBe(false);
     expect(body).not.toHaveProperty("callback_url");
-    expect(body).toMatchObject({ event: "verification_request.completed", request_id: "vreq_01J00000000000000000000001", status: "completed", proofs: [{ asset_index: 0 }] });
+    expect(body).toMatchObject({
+      event: "verification_request.completed",
+      request_id: "vreq_01J00000000000000000000001",
+      status: "completed",
+      proofs: [{ asset_index: 0 }],
+    });
   });
 
   it("keeps the envelope when the payload has members of the same names", () => {
     const body = JSON.parse(webhookBody(completed({ payload: { id: "x", event: "y", test: "z", verification_id: "ver_1" } })));
-    expect(body).toMatchObject({ id: "evt_01J00000000000000000000001", event: "verification.completed", test: true, verification_id: "ver_1" });
+    expect(body).toMatchObject({
+      id: "evt_01J00000000000000000000001",
+      event: "verification.completed",
+      test: true,
+      verification_id: "ver_1",
+    });
   });
 });
 
 describe("delivery targets", () => {
   it("sends the four webhook event types only", () => {
-    expect(WEBHOOK_EVENT_TYPES).toEqual(["verification.completed", "verification_request.completed", "verification_request.partial", "verification_request.expired"]);
+    expect(WEBHOOK_EVENT_TYPES).toEqual([
+      "verification.completed",
+      "verification_request.completed",
+      "verification_request.partial",
+      "verification_request.expired",
+    ]);
     expect(plannedDeliveries(completed({ eventType: "verification.status_changed" }), "https://a.example/")).toEqual([]);
     for (const t of WEBHOOK_EVENT_TYPES.slice(1)) expect(plannedDeliveries(requestEvent(t), "https://a.example/")).toHaveLength(1);
   });
@@ -75,7 +92,13 @@ describe("delivery targets", () => {
     const ev = requestEvent("verification_request.partial", "https://shop.example/cb");
     const both = plannedDeliveries(ev, "https://tenant.example/hook");
     expect(both.map((d) => d.url)).toEqual(["https://tenant.example/hook", "https://shop.example/cb"]);
-    expect(both[0]).toMatchObject({ eventId: ev.id, eventType: "verification_request.partial", environment: "live", verificationRequestId: "vreq_01J00000000000000000000001", verificationId: null });
+    expect(both[0]).toMatchObject({
+      eventId: ev.id,
+      eventType: "verification_request.partial",
+      environment: "live",
+      verificationRequestId: "vreq_01J00000000000000000000001",
+      verificationId: null,
+    });
     expect(both[0].payload).toBe(both[1].payload);
     expect(plannedDeliveries(ev, "https://shop.example/cb")).toHaveLength(1);
     expect(plannedDeliveries(ev, undefined).map((d) => d.url)).toEqual(["https://shop.example/cb"]);
@@ -83,6 +106,9 @@ describe("delivery targets", () => {
   });
 
   it("records the verification id of verification events", () => {
-    expect(plannedDeliveries(completed(), "https://a.example/")[0]).toMatchObject({ verificationId: "ver_01J00000000000000000000001", verificationRequestId: null });
+    expect(plannedDeliveries(completed(), "https://a.example/")[0]).toMatchObject({
+      verificationId: "ver_01J00000000000000000000001",
+      verificationRequestId: null,
+    });
   });
 });

@@ -13,7 +13,11 @@ import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { json_null } from "@icv/contracts/gen/icv/events/v1/options_pb.ts";
 import { ProofIssuedSchema, ProofRevokedSchema } from "@icv/contracts/gen/icv/events/v1/proof_events_pb.ts";
 import {
-  ApiKeyCreatedSchema, ApiKeyRevokedSchema, TenantCreatedSchema, WebhookSecretCreatedSchema, WebhookSecretRotatedSchema,
+  ApiKeyCreatedSchema,
+  ApiKeyRevokedSchema,
+  TenantCreatedSchema,
+  WebhookSecretCreatedSchema,
+  WebhookSecretRotatedSchema,
 } from "@icv/contracts/gen/icv/events/v1/tenant_events_pb.ts";
 import { VerificationCompletedSchema, VerificationStatusChangedSchema } from "@icv/contracts/gen/icv/events/v1/verification_events_pb.ts";
 import { VerificationRequestChangedSchema } from "@icv/contracts/gen/icv/events/v1/verification_request_events_pb.ts";
@@ -53,7 +57,15 @@ interface WireField {
 }
 
 // scalars whose protobuf JSON is the JavaScript value itself (string, bool, 32-bit integers)
-const AS_IS_SCALARS: ReadonlySet<ScalarType> = new Set([ScalarType.STRING, ScalarType.BOOL, ScalarType.INT32, ScalarType.UINT32, ScalarType.SINT32, ScalarType.FIXED32, ScalarType.SFIXED32]);
+const AS_IS_SCALARS: ReadonlySet<ScalarType> = new Set([
+  ScalarType.STRING,
+  ScalarType.BOOL,
+  ScalarType.INT32,
+  ScalarType.UINT32,
+  ScalarType.SINT32,
+  ScalarType.FIXED32,
+  ScalarType.SFIXED32,
+]);
 
 const plans = new WeakMap<DescMessage, WireField[]>();
 
@@ -68,7 +80,9 @@ function planOf(desc: DescMessage): WireField[] {
     if (!f.oneof && m?.typeName === "google.protobuf.Timestamp") return { ...base, kind: "timestamp" };
     if (!f.oneof && m && !m.typeName.startsWith("google.protobuf.")) return { ...base, kind: "message", message: m };
     if (!f.oneof && scalar !== undefined && AS_IS_SCALARS.has(scalar)) return { ...base, kind: "as-is" };
-    throw new Error(`${desc.typeName}.${f.name}: the event catalogue writes strings, bools, 32-bit integers, Timestamps, Structs, messages and lists of them; add this kind to catalogue.ts`);
+    throw new Error(
+      `${desc.typeName}.${f.name}: the event catalogue writes strings, bools, 32-bit integers, Timestamps, Structs, messages and lists of them; add this kind to catalogue.ts`,
+    );
   });
   plans.set(desc, plan);
   return plan;
@@ -128,7 +142,7 @@ export interface EventHead {
 
 /** A typed event for the outbox (appendEvent, appendEvents, writeWithEvents). */
 export function outboxEvent<T extends EventType>(eventType: T, head: EventHead, message: EventMessage<T>): OutboxEvent {
-  if (message.$typeName !== EVENT_SCHEMAS[eventType].typeName) throw new Error(`${eventType} carries ${EVENT_SCHEMAS[eventType].typeName}, not ${message.$typeName}`);
+  if (message.$typeName !== EVENT_SCHEMAS[eventType].typeName)
+    throw new Error(`${eventType} carries ${EVENT_SCHEMAS[eventType].typeName}, not ${message.$typeName}`);
   return { ...head, eventType, payload: eventPayload(eventType, message) };
 }
-

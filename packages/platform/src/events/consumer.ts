@@ -11,7 +11,12 @@ import { processSpan, type MessagingSystem } from "./spans.ts";
  * An event delivered again (relay or consumer crashed before acknowledging) finds its id and is
  * skipped. Answers the events handled now.
  */
-export async function applyEvents(q: Queryable, opts: Handlers & Pick<ConsumerOptions, "schema">, events: EventRecord[], system?: MessagingSystem): Promise<EventRecord[]> {
+export async function applyEvents(
+  q: Queryable,
+  opts: Handlers & Pick<ConsumerOptions, "schema">,
+  events: EventRecord[],
+  system?: MessagingSystem,
+): Promise<EventRecord[]> {
   const unique = uniqueEvents(events);
   if (!unique.length) return [];
   const r = await q.query<{ event_id: string }>(
@@ -33,8 +38,10 @@ export const uniqueEvents = (events: EventRecord[]): EventRecord[] => [...new Ma
 export async function handleFresh(q: Queryable, opts: Handlers, unique: EventRecord[], fresh: Set<string>, system?: MessagingSystem): Promise<EventRecord[]> {
   const handled = unique.filter((e) => fresh.has(e.id));
   if (!handled.length) return handled;
-  if (opts.handleBatch) await (tracingEnabled() ? processSpan({ group: opts.group }, system, handled, () => opts.handleBatch!(q, handled)) : opts.handleBatch(q, handled));
-  else if (opts.handle) for (const e of handled) await (tracingEnabled() ? processSpan({ group: opts.group }, system, [e], () => opts.handle!(q, e)) : opts.handle(q, e));
+  if (opts.handleBatch)
+    await (tracingEnabled() ? processSpan({ group: opts.group }, system, handled, () => opts.handleBatch!(q, handled)) : opts.handleBatch(q, handled));
+  else if (opts.handle)
+    for (const e of handled) await (tracingEnabled() ? processSpan({ group: opts.group }, system, [e], () => opts.handle!(q, e)) : opts.handle(q, e));
   else throw new Error("a consumer needs handle or handleBatch");
   return handled;
 }
@@ -47,8 +54,12 @@ export function startConsumedPruning(opts: Pick<ConsumerOptions, "db" | "schema"
   return startSweeper(
     `event-consumed:${opts.group}`,
     async () =>
-      (await opts.db.query(`DELETE FROM ${opts.schema}.event_consumed WHERE consumer = $1 AND consumed_at < $2`, [opts.group, new Date(Date.now() - REMEMBER_MS)]))
-        .rowCount,
+      (
+        await opts.db.query(`DELETE FROM ${opts.schema}.event_consumed WHERE consumer = $1 AND consumed_at < $2`, [
+          opts.group,
+          new Date(Date.now() - REMEMBER_MS),
+        ])
+      ).rowCount,
     3600_000,
     logger,
   );

@@ -23,7 +23,11 @@ export interface KeptConsumer {
  * up: restart false), drops it and starts a new one after a backoff. Never throws to its caller:
  * a broker that is away at start or later only delays consumption. Logged once per outage.
  */
-export function keepConsuming<C extends ConsumerLike>(make: () => C, run: (c: C) => Promise<void>, opts: { logger: Logger; maxBackoffMs: number; name: string }): KeptConsumer {
+export function keepConsuming<C extends ConsumerLike>(
+  make: () => C,
+  run: (c: C) => Promise<void>,
+  opts: { logger: Logger; maxBackoffMs: number; name: string },
+): KeptConsumer {
   let closed = false;
   let current: C | undefined;
   let up = false;

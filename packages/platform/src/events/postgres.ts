@@ -133,7 +133,12 @@ export class PostgresEventLog implements EventLog {
       const once = async (): Promise<boolean> => {
         // read the source first: the source may be the same embedded database, which cannot
         // answer a second query while this consumer's transaction holds it
-        position ??= (await opts.db.query<{ position: number }>(`SELECT position::float8 AS position FROM ${cursors} WHERE consumer = $1 AND source = $2`, [opts.group, name])).rows[0].position;
+        position ??= (
+          await opts.db.query<{ position: number }>(`SELECT position::float8 AS position FROM ${cursors} WHERE consumer = $1 AND source = $2`, [
+            opts.group,
+            name,
+          ])
+        ).rows[0].position;
         const from = position;
         const { rows, events } = await this.read(src, from, opts.topics);
         if (!rows.length) return false;
@@ -176,7 +181,11 @@ export class PostgresEventLog implements EventLog {
     for (const name of sourcesOf(opts.topics)) {
       const src = await this.source(name);
       // from now on: the current end of the source (an outbox not yet made starts at 0)
-      const end = () => src.db.query<{ max: number }>(`SELECT coalesce(max(seq), 0)::float8 AS max FROM ${name}.outbox`).then((r) => r.rows[0].max, (e) => (missingTable(e) ? 0 : Promise.reject(e)));
+      const end = () =>
+        src.db.query<{ max: number }>(`SELECT coalesce(max(seq), 0)::float8 AS max FROM ${name}.outbox`).then(
+          (r) => r.rows[0].max,
+          (e) => (missingTable(e) ? 0 : Promise.reject(e)),
+        );
       let position: number | undefined = await end().catch(() => undefined);
       const once = async (): Promise<boolean> => {
         position ??= await end();

@@ -49,8 +49,7 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
   if (!runsBackgroundWork()) return { wake() {}, stop: async () => {} };
   const { config, db, schema } = opts;
   const logger = opts.logger.child({ component: "outbox-relay", schema });
-  const publisher =
-    opts.publisher ?? (config.KAFKA_BROKERS ? await connectKafkaPublisher(config, logger) : undefined);
+  const publisher = opts.publisher ?? (config.KAFKA_BROKERS ? await connectKafkaPublisher(config, logger) : undefined);
   let lastPrune = 0;
   const spanName = `publish ${schema}.outbox`;
   const spanAttributes = (n: number) => ({
@@ -80,13 +79,17 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
   };
 
   const send = async (q: Queryable): Promise<{ n: number }> => {
-    const rows = await q.query<OutboxRow>(
-      `SELECT ${outboxColumns()} FROM ${schema}.outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT ${BATCH}`,
-    );
+    const rows = await q.query<OutboxRow>(`SELECT ${outboxColumns()} FROM ${schema}.outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT ${BATCH}`);
     if (!rows.rows.length) return { n: 0 };
     const events = rows.rows.map(toRecord);
     if (tracingEnabled()) {
-      await inMessagesSpan(spanName, SpanKind.PRODUCER, spanAttributes(events.length), events.map((e) => e.traceparent), () => publisher!.publish(events));
+      await inMessagesSpan(
+        spanName,
+        SpanKind.PRODUCER,
+        spanAttributes(events.length),
+        events.map((e) => e.traceparent),
+        () => publisher!.publish(events),
+      );
     } else {
       await publisher!.publish(events);
     }
@@ -113,10 +116,9 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
     if (Date.now() - lastPrune > 3600_000) {
       lastPrune = Date.now();
       // the row holding the highest seq stays: the next stamp counts on from it
-      await db.query(
-        `DELETE FROM ${schema}.outbox WHERE published_at < $1 AND seq IS DISTINCT FROM (SELECT max(seq) FROM ${schema}.outbox)`,
-        [new Date(Date.now() - RETENTION_MS)],
-      );
+      await db.query(`DELETE FROM ${schema}.outbox WHERE published_at < $1 AND seq IS DISTINCT FROM (SELECT max(seq) FROM ${schema}.outbox)`, [
+        new Date(Date.now() - RETENTION_MS),
+      ]);
     }
     return n === BATCH;
   };

@@ -28,5 +28,11 @@ export function processSpan<T>(handler: Handler, system: MessagingSystem | undef
   if (events.length === 1) attributes["messaging.message.id"] = events[0].id;
   else attributes["messaging.batch.message_count"] = events.length;
   const name = `process ${group ?? subscriber ?? `${oneFamily ? family : "events"} broadcast`}`;
-  return inMessagesSpan(name, SpanKind.CONSUMER, attributes, events.map((e) => e.traceparent), fn);
+  return inMessagesSpan(
+    name,
+    SpanKind.CONSUMER,
+    attributes,
+    events.map((e) => e.traceparent),
+    fn,
+  );
 }

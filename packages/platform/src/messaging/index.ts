@@ -15,11 +15,20 @@ export function messagingSenders(config: Config): { whatsapp?: WhatsAppClient; s
   return {
     whatsapp:
       config.WHATSAPP_PHONE_NUMBER_ID && config.WHATSAPP_ACCESS_TOKEN
-        ? new WhatsAppClient({ apiUrl: config.WHATSAPP_API_URL, phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID, accessToken: config.WHATSAPP_ACCESS_TOKEN })
+        ? new WhatsAppClient({
+            apiUrl: config.WHATSAPP_API_URL,
+            phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID,
+            accessToken: config.WHATSAPP_ACCESS_TOKEN,
+          })
         : undefined,
     sms:
       config.TWILIO_ACCOUNT_SID && config.TWILIO_AUTH_TOKEN && config.SMS_PHONE_NUMBER
-        ? new TwilioClient({ apiUrl: config.TWILIO_API_URL, accountSid: config.TWILIO_ACCOUNT_SID, authToken: config.TWILIO_AUTH_TOKEN, from: config.SMS_PHONE_NUMBER })
+        ? new TwilioClient({
+            apiUrl: config.TWILIO_API_URL,
+            accountSid: config.TWILIO_ACCOUNT_SID,
+            authToken: config.TWILIO_AUTH_TOKEN,
+            from: config.SMS_PHONE_NUMBER,
+          })
         : undefined,
   };
 }

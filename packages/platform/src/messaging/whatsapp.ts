@@ -39,7 +39,13 @@ export class WhatsAppClient {
 
   /** Sends a plain text message (no link preview) to a WhatsApp id (inside the 24-hour window the user opened). */
   async sendText(toWaId: string, text: string): Promise<void> {
-    await this.post({ messaging_product: "whatsapp", recipient_type: "individual", to: toWaId, type: "text", text: { preview_url: false, body: text } });
+    await this.post({
+      messaging_product: "whatsapp",
+      recipient_type: "individual",
+      to: toWaId,
+      type: "text",
+      text: { preview_url: false, body: text },
+    });
   }
 
   /**

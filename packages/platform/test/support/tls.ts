@@ -39,9 +39,7 @@ export async function testTls(): Promise<TestTls> {
 
 /** grpc-js credentials: trust `ca`, present `client` (or nothing). */
 export function grpcCredentials(ca: string, client?: CertKey): grpc.ChannelCredentials {
-  return client
-    ? grpc.credentials.createSsl(Buffer.from(ca), Buffer.from(client.key), Buffer.from(client.cert))
-    : grpc.credentials.createSsl(Buffer.from(ca));
+  return client ? grpc.credentials.createSsl(Buffer.from(ca), Buffer.from(client.key), Buffer.from(client.cert)) : grpc.credentials.createSsl(Buffer.from(ca));
 }
 
 /**

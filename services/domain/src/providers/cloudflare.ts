@@ -18,7 +18,11 @@ export const cloudflare: DnsHostDefinition = {
     const headers = { authorization: `Bearer ${credentials.api_token}`, "content-type": "application/json", accept: "application/json" };
 
     async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-      const res = await callApi("Cloudflare", `${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await callApi("Cloudflare", `${baseUrl}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const env = jsonOf<Envelope<T>>(res.text);
       const why = env?.errors?.map((e) => `${e.message} (${e.code})`).join("; ") || excerpt(res.text);
       if (res.status === 401 || res.status === 403) throw new ProviderError("credentials", `Cloudflare refused the API token: HTTP ${res.status} ${why}`);
@@ -32,7 +36,12 @@ export const cloudflare: DnsHostDefinition = {
           const zones = await call<{ id: string; name: string }[]>("GET", `/zones?name=${encodeURIComponent(zone)}`);
           const found = zones.find((z) => z.name.toLowerCase() === zone);
           if (!found) continue;
-          const rec = await call<{ id: string }>("POST", `/zones/${encodeURIComponent(found.id)}/dns_records`, { type: "TXT", name, content: value, ttl: 60 });
+          const rec = await call<{ id: string }>("POST", `/zones/${encodeURIComponent(found.id)}/dns_records`, {
+            type: "TXT",
+            name,
+            content: value,
+            ttl: 60,
+          });
           return { zone: found.id, name, value, id: rec.id };
         }
         throw new ProviderError("zone", `the Cloudflare account holds no zone for ${domain}`);

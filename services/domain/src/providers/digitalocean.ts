@@ -12,7 +12,11 @@ export const digitalocean: DnsHostDefinition = {
     const headers = { authorization: `Bearer ${credentials.token}`, "content-type": "application/json", accept: "application/json" };
 
     async function call<T>(method: string, path: string, body?: unknown, allow404 = false): Promise<T | undefined> {
-      const res = await callApi("DigitalOcean", `${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await callApi("DigitalOcean", `${baseUrl}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const why = jsonOf<{ id?: string; message?: string }>(res.text)?.message ?? excerpt(res.text);
       if (res.status === 401 || res.status === 403) throw new ProviderError("credentials", `DigitalOcean refused the token: HTTP ${res.status} ${why}`);
       if (res.status === 404 && allow404) return undefined;
@@ -24,7 +28,12 @@ export const digitalocean: DnsHostDefinition = {
       async write(domain, name, value) {
         for (const zone of zoneCandidates(domain)) {
           if (!(await call("GET", `/domains/${encodeURIComponent(zone)}`, undefined, true))) continue;
-          const r = await call<{ domain_record: { id: number } }>("POST", `/domains/${encodeURIComponent(zone)}/records`, { type: "TXT", name: relativeName(name, zone), data: value, ttl: 30 });
+          const r = await call<{ domain_record: { id: number } }>("POST", `/domains/${encodeURIComponent(zone)}/records`, {
+            type: "TXT",
+            name: relativeName(name, zone),
+            data: value,
+            ttl: 30,
+          });
           if (!r?.domain_record?.id) throw new ProviderError("api", "DigitalOcean did not return the record's id");
           return { zone, name, value, id: String(r.domain_record.id) };
         }

@@ -13,10 +13,18 @@ export const godaddy: DnsHostDefinition = {
   name: "GoDaddy",
   credentials: ["key", "secret"],
   client(baseUrl, credentials) {
-    const headers = { authorization: `sso-key ${credentials.key}:${credentials.secret}`, "content-type": "application/json", accept: "application/json" };
+    const headers = {
+      authorization: `sso-key ${credentials.key}:${credentials.secret}`,
+      "content-type": "application/json",
+      accept: "application/json",
+    };
 
     async function call<T>(method: string, path: string, body?: unknown, allow404 = false): Promise<T | undefined> {
-      const res = await callApi("GoDaddy", `${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await callApi("GoDaddy", `${baseUrl}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const err = jsonOf<{ code?: string; message?: string }>(res.text);
       const why = err?.message ? `${err.message}${err.code ? ` (${err.code})` : ""}` : excerpt(res.text);
       if (res.status === 401 || res.status === 403) throw new ProviderError("credentials", `GoDaddy refused the API key: HTTP ${res.status} ${why}`);
@@ -40,7 +48,12 @@ export const godaddy: DnsHostDefinition = {
         const current = (await call<{ data: string; ttl?: number }[]>("GET", path, undefined, true)) ?? [];
         const others = current.filter((r) => r.data !== record.value);
         if (others.length === current.length) return; // already gone
-        if (others.length) await call("PUT", path, others.map((r) => ({ data: r.data, ttl: r.ttl ?? TTL })));
+        if (others.length)
+          await call(
+            "PUT",
+            path,
+            others.map((r) => ({ data: r.data, ttl: r.ttl ?? TTL })),
+          );
         else await call("DELETE", path);
       },
     };

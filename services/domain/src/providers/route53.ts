@@ -11,14 +11,28 @@ import { callApi, ProviderError, zoneCandidates, type DnsHostDefinition } from "
 
 const TTL = 60;
 const XMLNS = "https://route53.amazonaws.com/doc/2013-04-01/";
-const CREDENTIAL_ERRORS = new Set(["InvalidClientTokenId", "SignatureDoesNotMatch", "AccessDenied", "IncompleteSignature", "MissingAuthenticationToken", "UnrecognizedClientException", "ExpiredToken"]);
+const CREDENTIAL_ERRORS = new Set([
+  "InvalidClientTokenId",
+  "SignatureDoesNotMatch",
+  "AccessDenied",
+  "IncompleteSignature",
+  "MissingAuthenticationToken",
+  "UnrecognizedClientException",
+  "ExpiredToken",
+]);
 
 const tag = (xml: string, name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)?.[1];
 const escapeXml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 /** A value as Route 53 holds it: a quoted character-string. */
 const quote = (value: string) => `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
-const unescapeXml = (s: string) => s.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const unescapeXml = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 
 /** A ChangeBatch of one change of the TXT set at `name` to exactly `values` (quoted strings). */
 function changeBatch(action: "UPSERT" | "DELETE", name: string, values: string[], ttl: number): string {
@@ -37,15 +51,29 @@ export const route53: DnsHostDefinition = {
 
     async function call(method: string, path: string, body?: string): Promise<string> {
       const signed = aws4.sign(
-        { host: base.host, path: `${base.pathname.replace(/\/$/, "")}${path}`, method, body, service: "route53", region: "us-east-1", headers: body ? { "content-type": "text/xml" } : {}, extraHeadersToIgnore: { "content-length": true } } as aws4.Request,
+        {
+          host: base.host,
+          path: `${base.pathname.replace(/\/$/, "")}${path}`,
+          method,
+          body,
+          service: "route53",
+          region: "us-east-1",
+          headers: body ? { "content-type": "text/xml" } : {},
+          extraHeadersToIgnore: { "content-length": true },
+        } as aws4.Request,
         keys,
       );
-      const headers = Object.fromEntries(Object.entries(signed.headers ?? {}).filter(([k]) => !/^(host|content-length)$/i.test(k)).map(([k, v]) => [k, String(v)]));
+      const headers = Object.fromEntries(
+        Object.entries(signed.headers ?? {})
+          .filter(([k]) => !/^(host|content-length)$/i.test(k))
+          .map(([k, v]) => [k, String(v)]),
+      );
       const res = await callApi("Route 53", `${base.protocol}//${base.host}${signed.path}`, { method, headers, body });
       if (res.status < 300) return res.text;
       const code = tag(res.text, "Code") ?? "";
       const why = `${tag(res.text, "Message") ?? `HTTP ${res.status}`}${code ? ` (${code})` : ""}`;
-      if (res.status === 403 || CREDENTIAL_ERRORS.has(code)) throw new ProviderError("credentials", `Route 53 refused the access key: HTTP ${res.status} ${why}`);
+      if (res.status === 403 || CREDENTIAL_ERRORS.has(code))
+        throw new ProviderError("credentials", `Route 53 refused the access key: HTTP ${res.status} ${why}`);
       throw new ProviderError("api", `Route 53 answered HTTP ${res.status}: ${why}`);
     }
 
@@ -67,7 +95,8 @@ export const route53: DnsHostDefinition = {
           if (!first || (tag(first, "Name") ?? "").toLowerCase().replace(/\.$/, "") !== zone) continue;
           const id = (tag(first, "Id") ?? "").replace(/^\/hostedzone\//, "");
           const current = await currentSet(id, name);
-          if (!current.values.includes(quote(value))) await call("POST", rrset(id), changeBatch("UPSERT", name, [...current.values, quote(value)], current.ttl));
+          if (!current.values.includes(quote(value)))
+            await call("POST", rrset(id), changeBatch("UPSERT", name, [...current.values, quote(value)], current.ttl));
           return { zone: id, name, value };
         }
         throw new ProviderError("zone", `the AWS account holds no Route 53 hosted zone for ${domain}`);

@@ -36,7 +36,12 @@ export function domainRoutes(checks: DomainChecks) {
       },
       async checkWithProvider(req) {
         requireScope(req.scope);
-        const r = await checks.withProvider({ domain: requireDomain(req.domain), expected: requireExpected(req.expectedValue), provider: req.provider, credentials: req.credentials });
+        const r = await checks.withProvider({
+          domain: requireDomain(req.domain),
+          expected: requireExpected(req.expectedValue),
+          provider: req.provider,
+          credentials: req.credentials,
+        });
         return { result: toResult(r.outcome), recordRemoved: r.recordRemoved };
       },
       async detectProvider(req) {

@@ -21,7 +21,14 @@ export interface TestDomainService {
 
 export async function startTestDomainService(env: Record<string, string>, opts: { allowAddresses?: string[] } = {}): Promise<TestDomainService> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "icv-domain-test-"));
-  const config = parseConfig({ DATA_DIR: dataDir, DOMAIN_GRPC_PORT: "0", GRPC_HOST: "127.0.0.1", LOG_LEVEL: "trace", SHUTDOWN_TIMEOUT_MS: "1000", ...env });
+  const config = parseConfig({
+    DATA_DIR: dataDir,
+    DOMAIN_GRPC_PORT: "0",
+    GRPC_HOST: "127.0.0.1",
+    LOG_LEVEL: "trace",
+    SHUTDOWN_TIMEOUT_MS: "1000",
+    ...env,
+  });
   const logs: string[] = [];
   const logger = createLogger({ level: "trace", destination: { write: (s: string) => void logs.push(...s.split("\n").filter(Boolean)) } });
   const svc = await startDomainService(config, logger, opts);

@@ -34,7 +34,8 @@ export function mountProviderHooks(app: Express, d: HookDeps): void {
   const refuse = async (req: Request, res: Response, what: string) => {
     const decision = await d.limiter.consume(`hookfail:${req.ip}`, config.AUTH_FAILURES_PER_MINUTE);
     d.logger.warn({ request_id: req.requestId, path: req.path, ip: req.ip }, `${what} hook refused: bad signature`);
-    if (!decision.allowed) return sendError(res, req, new AppError("rate_limited", "too many badly signed requests", { extra: { retry_after: decision.retryAfter } }));
+    if (!decision.allowed)
+      return sendError(res, req, new AppError("rate_limited", "too many badly signed requests", { extra: { retry_after: decision.retryAfter } }));
     sendError(res, req, new AppError("unauthorized", "the request is not signed by the provider"));
   };
   const forward = async (req: Request, provider: string, answer: () => void) => {
@@ -48,10 +49,14 @@ export function mountProviderHooks(app: Express, d: HookDeps): void {
 
   if (config.TELEGRAM_BOT_TOKEN && config.TELEGRAM_WEBHOOK_SECRET && config.TELEGRAM_MODE === "webhook") {
     const secret = config.TELEGRAM_WEBHOOK_SECRET;
-    app.post("/hooks/telegram", raw, wrap(async (req, res) => {
-      if (!secretTokenValid(secret, req.get("x-telegram-bot-api-secret-token"))) return refuse(req, res, "telegram");
-      await forward(req, "telegram", () => res.status(200).json({ ok: true }));
-    }));
+    app.post(
+      "/hooks/telegram",
+      raw,
+      wrap(async (req, res) => {
+        if (!secretTokenValid(secret, req.get("x-telegram-bot-api-secret-token"))) return refuse(req, res, "telegram");
+        await forward(req, "telegram", () => res.status(200).json({ ok: true }));
+      }),
+    );
   }
 
   if (config.WHATSAPP_APP_SECRET) {
@@ -65,21 +70,29 @@ export function mountProviderHooks(app: Express, d: HookDeps): void {
       }
       sendError(res, req, new AppError("forbidden", "verification token mismatch"));
     });
-    app.post("/hooks/whatsapp", raw, wrap(async (req, res) => {
-      if (!whatsappSignatureValid(appSecret, body(req), req.get("x-hub-signature-256"))) return refuse(req, res, "whatsapp");
-      await forward(req, "whatsapp", () => res.status(200).json({ ok: true }));
-    }));
+    app.post(
+      "/hooks/whatsapp",
+      raw,
+      wrap(async (req, res) => {
+        if (!whatsappSignatureValid(appSecret, body(req), req.get("x-hub-signature-256"))) return refuse(req, res, "whatsapp");
+        await forward(req, "whatsapp", () => res.status(200).json({ ok: true }));
+      }),
+    );
   }
 
   if (config.TWILIO_AUTH_TOKEN) {
     const authToken = config.TWILIO_AUTH_TOKEN;
     const url = `${config.publicBaseUrl}/hooks/sms`;
-    app.post("/hooks/sms", raw, wrap(async (req, res) => {
-      const params: Record<string, string> = {};
-      for (const [k, v] of new URLSearchParams(body(req).toString("utf8"))) params[k] = v;
-      if (!twilioSignatureValid(authToken, url, params, req.get("x-twilio-signature"))) return refuse(req, res, "sms");
-      // replies go out through the Messages API, so the TwiML answer is empty
-      await forward(req, "sms", () => res.status(200).type("text/xml").send('<?xml version="1.0" encoding="UTF-8"?><Response></Response>'));
-    }));
+    app.post(
+      "/hooks/sms",
+      raw,
+      wrap(async (req, res) => {
+        const params: Record<string, string> = {};
+        for (const [k, v] of new URLSearchParams(body(req).toString("utf8"))) params[k] = v;
+        if (!twilioSignatureValid(authToken, url, params, req.get("x-twilio-signature"))) return refuse(req, res, "sms");
+        // replies go out through the Messages API, so the TwiML answer is empty
+        await forward(req, "sms", () => res.status(200).type("text/xml").send('<?xml version="1.0" encoding="UTF-8"?><Response></Response>'));
+      }),
+    );
   }
 }

@@ -2,8 +2,8 @@
 // address). Text through textContent only; the colour is checked again here and set as a CSS custom
 // property through the CSSOM (the CSP allows no inline style); the logo comes from our own origin
 // (the gateway's logo proxy), so img-src stays 'self'.
-"use strict";
-window.ICV_BRANDING = function (b) {
+
+window.ICV_BRANDING = (b) => {
   const box = document.getElementById("branding");
   if (!box) return;
   const key = JSON.stringify(b || null);
@@ -17,13 +17,13 @@ window.ICV_BRANDING = function (b) {
   const support = document.getElementById("support");
   if (support) {
     support.replaceChildren();
-    support.hidden = !(b && b.support_email);
+    support.hidden = !b?.support_email;
   }
   if (!b) return;
-  if (b.logo_url && b.logo_url.startsWith("/hosted/logo/")) {
+  if (b.logo_url?.startsWith("/hosted/logo/")) {
     const img = document.createElement("img");
     img.src = b.logo_url;
-    img.alt = b.business_name ? b.business_name + " logo" : "Logo";
+    img.alt = b.business_name ? `${b.business_name} logo` : "Logo";
     img.className = "brand-logo";
     img.addEventListener("error", () => img.remove());
     box.append(img);
@@ -37,8 +37,8 @@ window.ICV_BRANDING = function (b) {
   if (support && b.support_email) {
     const T = window.ICV_TEXTS;
     const a = document.createElement("a");
-    a.href = "mailto:" + encodeURIComponent(b.support_email).replace(/%40/g, "@");
+    a.href = `mailto:${encodeURIComponent(b.support_email).replace(/%40/g, "@")}`;
     a.textContent = b.support_email;
-    support.append((T && T.support) || "Questions? ", a);
+    support.append(T?.support || "Questions? ", a);
   }
 };

@@ -1,14 +1,19 @@
 // The hosted page's domain asset (checked by DNS or HTTP): the record or file to publish, a
 // "check now" button, and what the last check saw on each server or URL. Plain browser
 // JavaScript; page-client.js calls window.ICV_DOMAIN_VIEW(asset, helpers) and appends the answer.
-"use strict";
-window.ICV_DOMAIN_VIEW = function (a, h) {
+
+window.ICV_DOMAIN_VIEW = (a, h) => {
   const T = h.T;
   const el = h.el;
   const d = a.domain || {};
 
   /** Label/value pairs of a record or file, each value in its own copyable block. */
-  const fields = (pairs) => el("dl", { class: "domain-fields" }, pairs.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", {}, el("code", { text: v }))]));
+  const fields = (pairs) =>
+    el(
+      "dl",
+      { class: "domain-fields" },
+      pairs.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", {}, el("code", { text: v }))]),
+    );
 
   /** What the last check saw: its summary, then each server or URL with what it showed. */
   function lastCheck(c, count) {
@@ -18,16 +23,33 @@ window.ICV_DOMAIN_VIEW = function (a, h) {
       el("p", { class: "tag", text: T.domain.checkedAt(new Date(c.checked_at).toLocaleTimeString(), count) }),
       el("p", { class: c.passed ? "check-ok" : "check-bad", text: c.summary }),
       c.found.length
-        ? el("ul", { class: "check-found" }, c.found.map((f) => el("li", { text: f.source + ": " + (f.error ? f.error : f.values.length ? f.values.join(", ") : T.domain.nothing) })))
+        ? el(
+            "ul",
+            { class: "check-found" },
+            c.found.map((f) => el("li", { text: `${f.source}: ${f.error ? f.error : f.values.length ? f.values.join(", ") : T.domain.nothing}` })),
+          )
         : null,
     );
   }
 
   const out = [];
   if (a.channel === "http" && d.http_file) {
-    out.push(el("p", { text: T.domain.fileIntro(a.identifier) }), fields([[T.domain.path, d.http_file.path], [T.domain.content, d.http_file.content]]));
+    out.push(
+      el("p", { text: T.domain.fileIntro(a.identifier) }),
+      fields([
+        [T.domain.path, d.http_file.path],
+        [T.domain.content, d.http_file.content],
+      ]),
+    );
   } else if (d.dns_record) {
-    out.push(el("p", { text: T.domain.recordIntro }), fields([[T.domain.type, d.dns_record.type], [T.domain.name, d.dns_record.name], [T.domain.value, d.dns_record.value]]));
+    out.push(
+      el("p", { text: T.domain.recordIntro }),
+      fields([
+        [T.domain.type, d.dns_record.type],
+        [T.domain.name, d.dns_record.name],
+        [T.domain.value, d.dns_record.value],
+      ]),
+    );
   } else {
     out.push(el("p", { text: a.challenge.instruction }), el("pre", { text: a.challenge.message || "" }));
   }

@@ -61,7 +61,11 @@ export class HostedHub {
   }
 
   async listen(events: EventLog): Promise<void> {
-    this.subscription = await events.broadcast({ topics: ["verification", "verification_request"], name: "hosted-page streams", onEvent: (e) => this.publish(e) });
+    this.subscription = await events.broadcast({
+      topics: ["verification", "verification_request"],
+      name: "hosted-page streams",
+      onEvent: (e) => this.publish(e),
+    });
   }
 
   publish(e: EventRecord): void {
@@ -77,9 +81,14 @@ export class HostedHub {
     }
     const state = await read();
     const s = new HostedStream(res, requestId, read);
-    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-store", Connection: "keep-alive", "X-Accel-Buffering": "no" });
+    res.writeHead(200, {
+      "Content-Type": "text/event-stream",
+      "Cache-Control": "no-store",
+      Connection: "keep-alive",
+      "X-Accel-Buffering": "no",
+    });
     res.socket?.setNoDelay(true);
-    res.write(`retry: ${RETRY_MS}\n\n` + sseEvent("connected", { request_id: requestId, status: state.status }));
+    res.write(`retry: ${RETRY_MS}\n\n${sseEvent("connected", { request_id: requestId, status: state.status })}`);
     this.send(s, state);
     if (isFinal(state)) {
       this.remove(s);

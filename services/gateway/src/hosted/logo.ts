@@ -33,11 +33,14 @@ export function mountLogoProxy(app: Express, limit: RequestHandler, d: { config:
     try {
       if (!isId("project", id)) return notFound();
       const { logoUrl } = await d.projects.getProjectLogo({ projectId: id });
-      if (!logoUrl || !logoUrl.startsWith("https://")) return notFound();
+      if (!logoUrl?.startsWith("https://")) return notFound();
       let hit = cache.get(id);
       if (!hit || hit.url !== logoUrl || Date.now() - hit.at > TTL_MS) {
         const r = await http.request(logoUrl, { headers: { accept: [...TYPES].join(", ") } });
-        const type = String(r.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+        const type = String(r.headers["content-type"] ?? "")
+          .split(";")[0]
+          .trim()
+          .toLowerCase();
         if (r.status !== 200 || !TYPES.has(type) || r.bytes.length > MAX_BYTES) {
           d.logger.info({ project_id: id, status: r.status, content_type: type }, "logo refused");
           return notFound();

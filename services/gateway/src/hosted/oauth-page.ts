@@ -8,8 +8,15 @@ import type { OAuthOutcome } from "@icv/contracts/gen/icv/verification/v1/verifi
 import { PAGE_CSP } from "./page.ts";
 
 const NAMES: Record<string, string> = {
-  github: "GitHub", google: "Google", facebook: "Facebook", x: "X", linkedin: "LinkedIn", instagram: "Instagram",
-  youtube: "YouTube", tiktok: "TikTok", coinbase: "Coinbase",
+  github: "GitHub",
+  google: "Google",
+  facebook: "Facebook",
+  x: "X",
+  linkedin: "LinkedIn",
+  instagram: "Instagram",
+  youtube: "YouTube",
+  tiktok: "TikTok",
+  coinbase: "Coinbase",
 };
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -1,13 +1,13 @@
 // The hosted verification page. Plain browser JavaScript, no dependencies. The request token is
 // read from the URL fragment (never sent in a URL except the event stream's ?token=) and goes to
 // the API in the X-Request-Token header. Texts come from texts.js (window.ICV_TEXTS).
-"use strict";
-(function () {
+
+(() => {
   const T = window.ICV_TEXTS;
   const $ = (id) => document.getElementById(id);
   const requestId = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop() || "");
   const token = location.hash.slice(1);
-  const base = "/api/v1/verify/request/" + encodeURIComponent(requestId);
+  const base = `/api/v1/verify/request/${encodeURIComponent(requestId)}`;
   const FINAL = ["completed", "expired", "cancelled"];
   const REDIRECT_DELAY_MS = 1500;
 
@@ -75,29 +75,37 @@
   async function act(card, fn, focusAfter) {
     clearError();
     const buttons = card ? [...card.querySelectorAll("button")] : [];
-    buttons.forEach((b) => (b.disabled = true));
+    for (const b of buttons) b.disabled = true;
     try {
       apply(await fn());
       if (focusAfter) focusAfter();
     } catch (e) {
-      buttons.forEach((b) => (b.disabled = false));
+      for (const b of buttons) b.disabled = false;
       showError(e);
     }
   }
 
   function focusAsset(index) {
-    const card = $("asset-" + index);
+    const card = $(`asset-${index}`);
     const target = card && (card.querySelector("input, textarea, a.button, button") || card);
     if (target) target.focus();
   }
 
   function startForm(a) {
-    const idId = "identifier-" + a.index;
+    const idId = `identifier-${a.index}`;
     const children = [];
     if (a.identifier === null) {
       const type = a.type === "email" ? "email" : a.type === "phone" ? "tel" : "text";
       children.push(el("label", { for: idId, text: T.identifierLabel[a.type] || T.types[a.type] }));
-      children.push(el("input", { id: idId, name: "identifier", type, required: true, autocomplete: a.type === "email" ? "email" : a.type === "phone" ? "tel" : "off" }));
+      children.push(
+        el("input", {
+          id: idId,
+          name: "identifier",
+          type,
+          required: true,
+          autocomplete: a.type === "email" ? "email" : a.type === "phone" ? "tel" : "off",
+        }),
+      );
     }
     const available = a.channels.filter((c) => a.available_channels.includes(c));
     if (a.channels.length > 1) {
@@ -109,23 +117,29 @@
           el("legend", { text: T.channelLegend }),
           a.channels.map((c) => {
             const ok = available.includes(c);
-            const rid = "channel-" + a.index + "-" + c;
+            const rid = `channel-${a.index}-${c}`;
             return el(
               "label",
-              { class: "choice" + (ok ? "" : " unavailable"), for: rid },
+              { class: `choice${ok ? "" : " unavailable"}`, for: rid },
               el("input", { type: "radio", id: rid, name: "channel", value: c, disabled: !ok, checked: c === firstOk }),
-              el("span", { text: ok ? channelName(c) : channelName(c) + " (" + T.unavailable + ")" }),
+              el("span", { text: ok ? channelName(c) : `${channelName(c)} (${T.unavailable})` }),
             );
           }),
         ),
       );
     } else if (!available.length) {
-      children.push(el("p", { text: channelName(a.channels[0]) + " (" + T.unavailable + ")" }));
+      children.push(el("p", { text: `${channelName(a.channels[0])} (${T.unavailable})` }));
     }
     if (!available.length) return el("div", {}, children, el("p", { text: T.noChannel }));
     // phone: send the shown code from the phone (inbound), or get a code by SMS/WhatsApp (outbound; not on Telegram)
-    const ways = ["inbound", "outbound"].map((d) => el("label", { class: "choice", for: "delivery-" + a.index + "-" + d },
-      el("input", { type: "radio", id: "delivery-" + a.index + "-" + d, name: "delivery", value: d, checked: d === "inbound" }), el("span", { text: T.delivery[d] })));
+    const ways = ["inbound", "outbound"].map((d) =>
+      el(
+        "label",
+        { class: "choice", for: `delivery-${a.index}-${d}` },
+        el("input", { type: "radio", id: `delivery-${a.index}-${d}`, name: "delivery", value: d, checked: d === "inbound" }),
+        el("span", { text: T.delivery[d] }),
+      ),
+    );
     if (a.type === "phone") children.push(el("fieldset", {}, el("legend", { text: T.deliveryLegend }), ways));
     const form = el("form", { novalidate: true }, children, el("button", { type: "submit", text: a.status === "pending" ? T.start : T.restart }));
     const channelOf = () => (form.querySelector("input[name=channel]:checked") || { value: available[0] }).value;
@@ -146,26 +160,42 @@
       body.channel = channelOf();
       const way = form.querySelector("input[name=delivery]:checked");
       if (way) body.delivery = way.value;
-      act(form, () => api("POST", "/assets/" + a.index + "/start", body), () => focusAsset(a.index));
+      act(
+        form,
+        () => api("POST", `/assets/${a.index}/start`, body),
+        () => focusAsset(a.index),
+      );
     });
     return form;
   }
 
   function submitForm(a, label, field, inputType) {
-    const fid = field + "-" + a.index;
+    const fid = `${field}-${a.index}`;
     const form = el(
       "form",
       { novalidate: true },
       el("label", { for: fid, text: label }),
       inputType === "textarea"
         ? el("textarea", { id: fid, name: field, required: true, spellcheck: "false" })
-        : el("input", { id: fid, name: field, type: "text", required: true, autocomplete: "one-time-code", inputmode: field === "challenge_code" ? "text" : undefined, spellcheck: "false" }),
+        : el("input", {
+            id: fid,
+            name: field,
+            type: "text",
+            required: true,
+            autocomplete: "one-time-code",
+            inputmode: field === "challenge_code" ? "text" : undefined,
+            spellcheck: "false",
+          }),
       el("button", { type: "submit", text: T.confirm }),
     );
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       const value = form.elements[field].value.trim();
-      act(form, () => api("POST", "/assets/" + a.index + "/submit", { [field]: value }), () => focusAsset(a.index));
+      act(
+        form,
+        () => api("POST", `/assets/${a.index}/submit`, { [field]: value }),
+        () => focusAsset(a.index),
+      );
     });
     return form;
   }
@@ -197,12 +227,16 @@
                 const card = ev.target.closest("li");
                 let signature;
                 try {
-                  const hex = "0x" + [...new TextEncoder().encode(ch.message)].map((b) => b.toString(16).padStart(2, "0")).join("");
+                  const hex = `0x${[...new TextEncoder().encode(ch.message)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
                   signature = await window.ethereum.request({ method: "personal_sign", params: [hex, a.identifier] });
                 } catch {
                   return showError({ message: T.walletFailed });
                 }
-                act(card, () => api("POST", "/assets/" + a.index + "/submit", { signature }), () => focusAsset(a.index));
+                act(
+                  card,
+                  () => api("POST", `/assets/${a.index}/submit`, { signature }),
+                  () => focusAsset(a.index),
+                );
               },
             },
           }),
@@ -212,10 +246,18 @@
     } else if (a.method === "oauth") {
       out.push(...accounts.oauthView(ch, channel));
     } else if (a.method === "api_key") {
-      out.push(...accounts.apiKeyView(a, channel, (form, body) => act(form, () => api("POST", "/assets/" + a.index + "/submit", body), () => focusAsset(a.index))));
+      out.push(
+        ...accounts.apiKeyView(a, channel, (form, body) =>
+          act(
+            form,
+            () => api("POST", `/assets/${a.index}/submit`, body),
+            () => focusAsset(a.index),
+          ),
+        ),
+      );
     } else if (a.method === "domain_check") {
       // domain-view.js (window.ICV_DOMAIN_VIEW): the record or file, "check now", what the last check saw
-      out.push(...window.ICV_DOMAIN_VIEW(a, { T, el, act, focusAsset, check: () => api("POST", "/assets/" + a.index + "/check") }));
+      out.push(...window.ICV_DOMAIN_VIEW(a, { T, el, act, focusAsset, check: () => api("POST", `/assets/${a.index}/check`) }));
     } else if (a.method === "bot_token") {
       out.push(el("p", { text: ch.instruction }), submitForm(a, T.botTokenLabel, "bot_token"));
     } else {
@@ -230,7 +272,14 @@
           type: "button",
           class: "secondary",
           text: T.testComplete,
-          on: { click: (ev) => act(ev.target.closest("li"), () => api("POST", "/assets/" + a.index + "/test-verify"), () => focusAsset(a.index)) },
+          on: {
+            click: (ev) =>
+              act(
+                ev.target.closest("li"),
+                () => api("POST", `/assets/${a.index}/test-verify`),
+                () => focusAsset(a.index),
+              ),
+          },
         }),
       );
     }
@@ -249,11 +298,15 @@
           text: T.reuseButton(p.identifier, new Date(p.verified_at).toLocaleDateString()),
           on: {
             click: (ev) =>
-              act(ev.target.closest("li"), async () => {
-                await api("POST", "/assets/" + a.index + "/auto-verify", { verification_id: p.verification_id });
-                offers.delete(a.index);
-                return api("GET", "");
-              }, () => focusAsset(a.index)),
+              act(
+                ev.target.closest("li"),
+                async () => {
+                  await api("POST", `/assets/${a.index}/auto-verify`, { verification_id: p.verification_id });
+                  offers.delete(a.index);
+                  return api("GET", "");
+                },
+                () => focusAsset(a.index),
+              ),
           },
         }),
       ),
@@ -261,9 +314,9 @@
   }
 
   function assetCard(a) {
-    const headingId = "asset-title-" + a.index;
+    const headingId = `asset-title-${a.index}`;
     const body = [];
-    if (a.identifier) body.push(el("p", { class: "identifier", text: a.identifier + (a.channel ? " · " + channelName(a.channel) : "") }));
+    if (a.identifier) body.push(el("p", { class: "identifier", text: a.identifier + (a.channel ? ` · ${channelName(a.channel)}` : "") }));
     if (a.status === "verified") body.push(el("p", { text: T.verifiedNote }));
     else if (open()) {
       const reusable = offers.get(a.index) || [];
@@ -277,12 +330,12 @@
     }
     return el(
       "li",
-      { id: "asset-" + a.index, class: "asset", tabindex: "-1", "aria-labelledby": headingId },
+      { id: `asset-${a.index}`, class: "asset", tabindex: "-1", "aria-labelledby": headingId },
       el(
         "div",
         { class: "asset-head" },
         el("h2", { id: headingId, text: typeName(a.type) }),
-        el("span", { class: "status status-" + a.status, text: T.statuses[a.status] || a.status }),
+        el("span", { class: `status status-${a.status}`, text: T.statuses[a.status] || a.status }),
       ),
       el("p", { class: "tag", text: a.required ? T.required : T.optional }),
       body,
@@ -293,9 +346,9 @@
   function apply(next) {
     const before = state;
     state = next;
-    const title = next.action_context && next.action_context.title;
+    const title = next.action_context?.title;
     $("title").textContent = title || T.titles[next.action_type] || T.pageTitle;
-    const desc = next.action_context && next.action_context.description;
+    const desc = next.action_context?.description;
     $("description").hidden = !desc;
     $("description").textContent = desc || "";
     $("test-mode").hidden = !next.test_mode;
@@ -309,16 +362,20 @@
       const key = JSON.stringify([a, next.status, next.test_mode, offers.get(a.index) || null]);
       if (rendered.get(a.index) === key) continue;
       const card = assetCard(a);
-      const old = $("asset-" + a.index);
-      const hadFocus = old && old.contains(document.activeElement);
+      const old = $(`asset-${a.index}`);
+      const hadFocus = old?.contains(document.activeElement);
       if (old) old.replaceWith(card);
       else list.append(card);
       rendered.set(a.index, key);
       if (hadFocus) focusAsset(a.index);
-      const prev = before && before.assets.find((x) => x.index === a.index);
+      const prev = before?.assets.find((x) => x.index === a.index);
       if (prev && prev.status !== a.status) $("announcer").textContent = T.announce(typeName(a.type), T.statuses[a.status] || a.status);
     }
-    for (const [index] of rendered) if (!seen.has(index)) ($("asset-" + index) || { remove() {} }).remove(), rendered.delete(index);
+    for (const [index] of rendered) {
+      if (seen.has(index)) continue;
+      $(`asset-${index}`)?.remove();
+      rendered.delete(index);
+    }
 
     const done = next.assets.filter((a) => a.status === "verified").length;
     $("progress").textContent = next.assets.length ? T.progress(done, next.assets.length) : "";
@@ -355,7 +412,7 @@
 
   function listen() {
     if (!window.EventSource) return;
-    events = new EventSource(base + "/events?token=" + encodeURIComponent(token));
+    events = new EventSource(`${base}/events?token=${encodeURIComponent(token)}`);
     events.addEventListener("request", (ev) => {
       try {
         apply(JSON.parse(ev.data));

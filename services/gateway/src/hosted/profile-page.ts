@@ -21,7 +21,13 @@ const ESC: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"
 export const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => ESC[c]);
 
 const TYPE_NAMES: Record<string, string> = {
-  phone: "Phone", email: "Email", domain: "Domain", social: "Social account", wallet: "Wallet", account: "Exchange account", telegram_bot: "Telegram bot",
+  phone: "Phone",
+  email: "Email",
+  domain: "Domain",
+  social: "Social account",
+  wallet: "Wallet",
+  account: "Exchange account",
+  telegram_bot: "Telegram bot",
 };
 const day = (iso: string | null) => (iso ? `<time datetime="${esc(iso)}">${esc(iso.slice(0, 10))}</time>` : "—");
 
@@ -35,7 +41,11 @@ function statusText(p: PublicProfileBody["proofs"][number]): string {
 function proofItem(p: PublicProfileBody["proofs"][number]): string {
   const type = TYPE_NAMES[p.type] ?? p.type;
   const when =
-    p.status === "revoked" ? `<dt>Revoked</dt><dd>${day(p.revoked_at)}</dd>` : p.status === "expired" ? `<dt>Expired</dt><dd>${day(p.expires_at)}</dd>` : `<dt>Valid until</dt><dd>${day(p.expires_at)}</dd>`;
+    p.status === "revoked"
+      ? `<dt>Revoked</dt><dd>${day(p.revoked_at)}</dd>`
+      : p.status === "expired"
+        ? `<dt>Expired</dt><dd>${day(p.expires_at)}</dd>`
+        : `<dt>Valid until</dt><dd>${day(p.expires_at)}</dd>`;
   return `<li class="proof proof-${esc(p.status)}">
 <div class="proof-head"><h3>${esc(p.label || type)}</h3><span class="status">${statusText(p)}</span></div>
 <dl><dt>Type</dt><dd>${esc(type)} · ${esc(p.channel)}</dd>

@@ -13,7 +13,12 @@ const TAG = "Domains";
 const CreateDomainBody = z
   .object({
     domain: z.string().min(1).max(320).describe("A domain name; a URL is accepted and reduced to its host (`https://WWW.Example.COM/` → `example.com`)"),
-    customer_id: z.string().min(1).max(255).optional().describe("Your customer the domain belongs to (the verification's external_user_id: verified users group by it)"),
+    customer_id: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .describe("Your customer the domain belongs to (the verification's external_user_id: verified users group by it)"),
     verification_method: z.enum(["manual_dns", "http_file"]).optional().describe("manual_dns (default): a TXT record; http_file: a file on the web server"),
     client_metadata: jsonObject.optional(),
   })
@@ -26,7 +31,10 @@ const DomainView = z
     domain: z.string(),
     status: z.string().describe("pending until the check finds the record or file, then verified (expired after 24 h)"),
     verification_method: z.enum(["manual_dns", "http_file", "email", "auto"]),
-    dns_record: z.object({ type: z.literal("TXT"), name: z.string(), value: z.string() }).optional().describe("manual_dns: publish this TXT record"),
+    dns_record: z
+      .object({ type: z.literal("TXT"), name: z.string(), value: z.string() })
+      .optional()
+      .describe("manual_dns: publish this TXT record"),
     http_file: z.object({ path: z.string(), content: z.string() }).optional().describe("http_file: serve this file (http:// or https://)"),
     provider: z.object({ detected: z.string(), name: z.string() }).describe("The DNS host named by the domain's NS records (test keys: unknown)"),
     expires_at: timestamp,
@@ -95,18 +103,22 @@ export function domainRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/verifications/domain",
       tag: TAG,
       summary: "Start a domain verification: the TXT record (manual_dns) or file (http_file) to publish, and the detected DNS host",
-      description: "Creates a `type: domain` verification (channel dns or http). It stays pending until a check finds the record or file, and expires after 24 h.",
+      description:
+        "Creates a `type: domain` verification (channel dns or http). It stays pending until a check finds the record or file, and expires after 24 h.",
       auth: "key",
       body: CreateDomainBody,
       responses: { 201: { description: "Created", schema: DomainView }, 400: err("validation_error or invalid_identifier") },
       async handler({ req, body }) {
-        const r = await c.verification.createDomainVerification({
-          scope: scopeOf(req),
-          domain: body.domain,
-          customerId: body.customer_id,
-          verificationMethod: body.verification_method,
-          clientMetadata: body.client_metadata as never,
-        }, DOMAIN_CHECK_CALL);
+        const r = await c.verification.createDomainVerification(
+          {
+            scope: scopeOf(req),
+            domain: body.domain,
+            customerId: body.customer_id,
+            verificationMethod: body.verification_method,
+            clientMetadata: body.client_metadata as never,
+          },
+          DOMAIN_CHECK_CALL,
+        );
         return { status: 201, body: toDomainView(r.domain!) };
       },
     }),
@@ -134,7 +146,10 @@ export function domainRoutes(c: Clients): RouteDef[] {
       description: "The same check as /verifications/domain/{id}/check. Any other type is invalid_state.",
       auth: "key",
       params: idParams("verification"),
-      responses: { 200: { description: "The verification (verified with its proof once found) and last_check", schema: VerifyResult }, ...CHECK_ERRORS },
+      responses: {
+        200: { description: "The verification (verified with its proof once found) and last_check", schema: VerifyResult },
+        ...CHECK_ERRORS,
+      },
       async handler({ req, params }) {
         const r = await c.verification.checkDomainVerification({ scope: scopeOf(req), id: params.id }, DOMAIN_CHECK_CALL);
         const last = toRestCheck(r.domain?.lastCheck);

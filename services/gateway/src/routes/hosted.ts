@@ -2,9 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import type { Request, Response } from "express";
 import QRCode from "qrcode";
 import { z } from "zod";
-import {
-  VerificationRequestService, type HostedRequest,
-} from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
+import type { VerificationRequestService, HostedRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import { AppError, iso, type Config } from "@icv/platform";
 import { DOMAIN_CHECK_CALL } from "../clients.ts";
 import type { HostedHub, HostedState } from "../hosted/hub.ts";
@@ -20,13 +18,19 @@ export const TOKEN_HEADER = "x-request-token";
 
 const Params = idParams("verificationRequest");
 const AssetParams = Params.extend({
-  assetIndex: z.string().regex(/^\d{1,2}$/, "assetIndex must be a whole number").transform(Number),
+  assetIndex: z
+    .string()
+    .regex(/^\d{1,2}$/, "assetIndex must be a whole number")
+    .transform(Number),
 });
 const StartBody = z
   .object({
     identifier: z.string().min(1).max(320).optional(),
     channel: z.string().min(1).max(32).optional(),
-    delivery: z.enum(["inbound", "outbound"]).optional().describe("Phone: inbound (default; send the shown code from the phone) or outbound (sms, whatsapp: we send a code)"),
+    delivery: z
+      .enum(["inbound", "outbound"])
+      .optional()
+      .describe("Phone: inbound (default; send the shown code from the phone) or outbound (sms, whatsapp: we send a code)"),
   })
   .strict()
   .meta({ id: "HostedStart" });
@@ -62,7 +66,10 @@ const HostedAsset = z.object({
   status: z.string(),
   verification_id: z.string().nullable(),
   method: z.string().nullable(),
-  delivery: z.enum(["inbound", "outbound"]).nullable().describe("Phone, while open: inbound (code shown, sent from the phone) or outbound (code sent to the phone)"),
+  delivery: z
+    .enum(["inbound", "outbound"])
+    .nullable()
+    .describe("Phone, while open: inbound (code shown, sent from the phone) or outbound (code sent to the phone)"),
   challenge: HostedChallenge.nullable(),
   domain: z
     .object({
@@ -170,7 +177,7 @@ const DESCRIPTION = `The hosted page's API: no API key, authorised by the token 
 404 not_found; actions on an expired request answer 410 request_expired (GET then answers the final status only).`;
 
 /** The hosted page's API under /api/v1/verify/request/{id} (public routes, per-IP limits). */
-export function hostedRoutes(config: Config, hub: HostedHub | undefined, client: Client<typeof VerificationRequestService>): RouteDef[] {
+export function hostedRoutes(_config: Config, hub: HostedHub | undefined, client: Client<typeof VerificationRequestService>): RouteDef[] {
   const c = client;
   const base = "/api/v1/verify/request/{id}";
   const assetErrors = {
@@ -201,7 +208,8 @@ export function hostedRoutes(config: Config, hub: HostedHub | undefined, client:
       path: `${base}/assets/{assetIndex}/start`,
       tag: TAG,
       summary: "Start (or restart) an asset from the hosted page: identifier where the request left it null, channel among the allowed ones",
-      description: "Answers the page state; the asset's challenge holds the code, deep link and QR (phone), the message to sign (wallet), the sign-in link (social, account) or the record to publish (domain). Email codes are mailed.",
+      description:
+        "Answers the page state; the asset's challenge holds the code, deep link and QR (phone), the message to sign (wallet), the sign-in link (social, account) or the record to publish (domain). Email codes are mailed.",
       auth: "public",
       params: AssetParams,
       body: StartBody,
@@ -294,7 +302,11 @@ export function hostedRoutes(config: Config, hub: HostedHub | undefined, client:
 }
 
 /** The page's "check now" of a domain asset (DNS or HTTP): one check per 5 s, like the API's. */
-function hostedCheckRoute(c: Client<typeof VerificationRequestService>, base: string, errors: Record<number, { description: string; schema: typeof ErrorBody }>): RouteDef {
+function hostedCheckRoute(
+  c: Client<typeof VerificationRequestService>,
+  base: string,
+  errors: Record<number, { description: string; schema: typeof ErrorBody }>,
+): RouteDef {
   return route({
     method: "post",
     path: `${base}/assets/{assetIndex}/check`,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { checkHealth, type ServiceName } from "@icv/platform";
+import type { ServiceName } from "@icv/platform";
 import type { Clients } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { timestamp } from "../schemas.ts";
@@ -17,7 +17,11 @@ const ApiInfo = z.object({ name: z.string(), version: z.string(), description: z
 export const API_VERSION = "1.0.0";
 
 /** GET /api/v1: what this API is (static; the starting gateway answers it too). */
-export const API_INFO = { name: "icv", version: API_VERSION, description: "Identity-control verification: prove a user controls an asset and get a signed proof." };
+export const API_INFO = {
+  name: "icv",
+  version: API_VERSION,
+  description: "Identity-control verification: prove a user controls an asset and get a signed proof.",
+};
 
 export interface HealthDeps {
   clients: Clients;
@@ -45,13 +49,22 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
           deps.redis ? deps.redis().catch(() => false) : Promise.resolve(undefined),
           ...names.map((n) => deps.clients.health(n)),
         ]);
-        const services: Record<string, "up" | "down" | "disabled"> = { database: db ? "up" : "down", redis: redis === undefined ? "disabled" : redis ? "up" : "down" };
-        names.forEach((n, i) => (services[n] = svcs[i] ? "up" : "down"));
+        const services: Record<string, "up" | "down" | "disabled"> = {
+          database: db ? "up" : "down",
+          redis: redis === undefined ? "disabled" : redis ? "up" : "down",
+        };
+        names.forEach((n, i) => {
+          services[n] = svcs[i] ? "up" : "down";
+        });
         if (deps.kafka) services.kafka = deps.kafka() ? "up" : "down";
         const core = db && svcs[names.indexOf("verification")] && svcs[names.indexOf("proof")];
         const all = Object.values(services).every((s) => s !== "down");
         const status = !core ? "unhealthy" : all ? "healthy" : "degraded";
-        return { status: status === "unhealthy" ? 503 : 200, headers: { "Cache-Control": "no-store" }, body: { status, timestamp: new Date().toISOString(), services } };
+        return {
+          status: status === "unhealthy" ? 503 : 200,
+          headers: { "Cache-Control": "no-store" },
+          body: { status, timestamp: new Date().toISOString(), services },
+        };
       },
     }),
     route({

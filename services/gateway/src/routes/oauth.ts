@@ -28,7 +28,11 @@ export function oauthRoutes(verification: Client<typeof VerificationService>): R
       auth: "public",
       params: Channel,
       query: StartQuery,
-      responses: { 303: { description: "To the provider" }, 200: html("A page: test mode, or why the link cannot be used (spent, changed, expired)"), 400: { description: "validation_error" } },
+      responses: {
+        303: { description: "To the provider" },
+        200: html("A page: test mode, or why the link cannot be used (spent, changed, expired)"),
+        400: { description: "validation_error" },
+      },
       async handler({ res, params, query }) {
         const { outcome } = await verification.startOAuthSignIn({ channel: params.channel, token: query.t });
         res.setHeader("Referrer-Policy", "no-referrer");
@@ -47,7 +51,10 @@ export function oauthRoutes(verification: Client<typeof VerificationService>): R
       auth: "public",
       params: Channel,
       query: CallbackQuery,
-      responses: { 200: html("A page: verified, wrong account (identifier_mismatch), expired, cancelled, or a link that is not valid"), 400: { description: "validation_error" } },
+      responses: {
+        200: html("A page: verified, wrong account (identifier_mismatch), expired, cancelled, or a link that is not valid"),
+        400: { description: "validation_error" },
+      },
       async handler({ res, params, query }) {
         const { outcome } = await verification.completeOAuthSignIn({ channel: params.channel, params: query });
         sendOAuthPage(res, outcome!);

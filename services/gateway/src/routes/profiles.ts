@@ -21,7 +21,10 @@ const ProfileProofInput = z
   .object({
     verification_id: z.string().min(1).max(64).describe("A verified verification of the key's tenant and environment"),
     label: z.string().max(100).default("").describe("Shown on the page (e.g. 'Main website'); the type is shown when empty"),
-    mask_level: z.enum(MASK_LEVELS).default("partial").describe("full: the identifier as verified; partial: masked (+3706***9199, j***e@example.com); hidden: not shown"),
+    mask_level: z
+      .enum(MASK_LEVELS)
+      .default("partial")
+      .describe("full: the identifier as verified; partial: masked (+3706***9199, j***e@example.com); hidden: not shown"),
     display_order: z.number().int().min(0).max(10_000).optional().describe("Ascending; default the item's position"),
   })
   .strict();
@@ -35,7 +38,13 @@ const profileFields = {
 };
 
 const CreateProfileBody = z
-  .object({ ...profileFields, bio: profileFields.bio.optional(), avatar_url: profileFields.avatar_url.optional(), is_public: profileFields.is_public.optional(), proofs: profileFields.proofs.optional() })
+  .object({
+    ...profileFields,
+    bio: profileFields.bio.optional(),
+    avatar_url: profileFields.avatar_url.optional(),
+    is_public: profileFields.is_public.optional(),
+    proofs: profileFields.proofs.optional(),
+  })
   .strict()
   .meta({ id: "CreateProfileRequest" });
 
@@ -96,7 +105,12 @@ function toInput(b: Fields): MessageInitShape<typeof ProfileInputSchema> {
     avatarUrl: b.avatar_url ?? undefined,
     isPublic: b.is_public,
     setProofs: b.proofs !== undefined,
-    proofs: (b.proofs ?? []).map((p, i) => ({ verificationId: p.verification_id, label: p.label, maskLevel: p.mask_level, displayOrder: p.display_order ?? i })),
+    proofs: (b.proofs ?? []).map((p, i) => ({
+      verificationId: p.verification_id,
+      label: p.label,
+      maskLevel: p.mask_level,
+      displayOrder: p.display_order ?? i,
+    })),
     clearBio: b.bio === null,
     clearAvatarUrl: b.avatar_url === null,
   };
@@ -111,7 +125,12 @@ function toRest(config: Config, p: ProfileMsg) {
     bio: p.bio ?? null,
     avatar_url: p.avatarUrl ?? null,
     is_public: p.isPublic,
-    proofs: p.proofs.map((x) => ({ verification_id: x.verificationId, label: x.label, mask_level: x.maskLevel as (typeof MASK_LEVELS)[number], display_order: x.displayOrder })),
+    proofs: p.proofs.map((x) => ({
+      verification_id: x.verificationId,
+      label: x.label,
+      mask_level: x.maskLevel as (typeof MASK_LEVELS)[number],
+      display_order: x.displayOrder,
+    })),
     public_url: publicProfileUrl(config, p.id),
     created_at: iso(p.createdAt),
     updated_at: iso(p.updatedAt),
@@ -168,7 +187,9 @@ export function profileRoutes(config: Config, c: Clients): RouteDef[] {
       body: CreateProfileBody,
       responses: {
         201: { description: "The profile", schema: Profile },
-        400: err("validation_error: a bad field, over 50 proofs, or a listed verification that is not verified in this tenant and environment (the detail names the item)"),
+        400: err(
+          "validation_error: a bad field, over 50 proofs, or a listed verification that is not verified in this tenant and environment (the detail names the item)",
+        ),
       },
       async handler({ req, body }) {
         const r = await c.profiles.createProfile({ scope: scopeOf(req), profile: toInput(body) });
@@ -182,7 +203,10 @@ export function profileRoutes(config: Config, c: Clients): RouteDef[] {
       summary: "One profile",
       auth: "key",
       params: IdParams,
-      responses: { 200: { description: "The profile", schema: Profile }, 404: err("not_found (also another tenant's or environment's profile)") },
+      responses: {
+        200: { description: "The profile", schema: Profile },
+        404: err("not_found (also another tenant's or environment's profile)"),
+      },
       async handler({ req, params }) {
         return { body: one((await c.profiles.getProfile({ scope: scopeOf(req), id: params.id })).profile) };
       },

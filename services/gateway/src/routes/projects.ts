@@ -1,8 +1,6 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
-import {
-  ProjectService, type MessageTemplate, type Project, type RenderedMessage,
-} from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
+import type { ProjectService, MessageTemplate, Project, RenderedMessage } from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
 import { iso } from "@icv/platform";
 import { scopeOf } from "../clients.ts";
 import { idOf, idParams } from "../input.ts";
@@ -12,7 +10,13 @@ import { ErrorBody, PageQuery, Pagination, timestamp, toPagination } from "../sc
 // DECISIONS.md, "Projects, message templates and profiles"
 export const TEMPLATE_CHANNELS = ["email", "sms", "whatsapp", "telegram"] as const;
 export const TEMPLATE_TYPES = [
-  "verification_request", "verification_success", "verification_expired", "login_request", "login_success", "2fa_request", "2fa_success",
+  "verification_request",
+  "verification_success",
+  "verification_expired",
+  "login_request",
+  "login_success",
+  "2fa_request",
+  "2fa_success",
 ] as const;
 
 const nullableText = (max: number) => z.string().min(1).max(max).nullable().optional();
@@ -33,11 +37,21 @@ const CallbacksInput = z
   .strict();
 
 const CreateProjectBody = z
-  .object({ name: z.string().min(1).max(100), description: nullableText(500), branding: BrandingInput.optional(), callbacks: CallbacksInput.optional() })
+  .object({
+    name: z.string().min(1).max(100),
+    description: nullableText(500),
+    branding: BrandingInput.optional(),
+    callbacks: CallbacksInput.optional(),
+  })
   .strict()
   .meta({ id: "CreateProject" });
 const UpdateProjectBody = z
-  .object({ name: z.string().min(1).max(100).optional(), description: nullableText(500), branding: BrandingInput.optional(), callbacks: CallbacksInput.optional() })
+  .object({
+    name: z.string().min(1).max(100).optional(),
+    description: nullableText(500),
+    branding: BrandingInput.optional(),
+    callbacks: CallbacksInput.optional(),
+  })
   .strict()
   .describe("Members given are set (null clears one); members left out stay as they are")
   .meta({ id: "UpdateProject" });
@@ -47,7 +61,12 @@ const ProjectBody = z
     id: z.string(),
     name: z.string(),
     description: z.string().nullable(),
-    branding: z.object({ business_name: z.string().nullable(), logo_url: z.string().nullable(), primary_color: z.string().nullable(), support_email: z.string().nullable() }),
+    branding: z.object({
+      business_name: z.string().nullable(),
+      logo_url: z.string().nullable(),
+      primary_color: z.string().nullable(),
+      support_email: z.string().nullable(),
+    }),
     callbacks: z.object({ success_url: z.string().nullable(), failure_url: z.string().nullable(), cancel_url: z.string().nullable() }),
     is_default: z.boolean(),
     created_at: timestamp,
@@ -72,7 +91,11 @@ const TemplateBody = z
 const TemplateList = z.object({ data: z.array(TemplateBody), pagination: Pagination }).meta({ id: "MessageTemplateList" });
 const PutTemplateBody = z
   .object({
-    body: z.string().min(1).max(2000).describe("At most 2,000 characters; variables {{business_name}} {{code}} {{expires_in}} {{user_identifier}} {{channel}} {{support_email}}"),
+    body: z
+      .string()
+      .min(1)
+      .max(2000)
+      .describe("At most 2,000 characters; variables {{business_name}} {{code}} {{expires_in}} {{user_identifier}} {{channel}} {{support_email}}"),
     subject: z.string().min(1).max(200).optional().describe("Email only"),
     button_text: z.string().min(1).max(40).optional(),
     is_active: z.boolean().optional().describe("Default true; false keeps the template but sends the built-in text"),
@@ -106,7 +129,11 @@ export function toRestProject(p: Project) {
       primary_color: p.branding?.primaryColor ?? null,
       support_email: p.branding?.supportEmail ?? null,
     },
-    callbacks: { success_url: p.callbacks?.successUrl ?? null, failure_url: p.callbacks?.failureUrl ?? null, cancel_url: p.callbacks?.cancelUrl ?? null },
+    callbacks: {
+      success_url: p.callbacks?.successUrl ?? null,
+      failure_url: p.callbacks?.failureUrl ?? null,
+      cancel_url: p.callbacks?.cancelUrl ?? null,
+    },
     is_default: p.isDefault,
     created_at: iso(p.createdAt)!,
     updated_at: iso(p.updatedAt)!,
@@ -125,7 +152,12 @@ const toRestTemplate = (t: MessageTemplate) => ({
   updated_at: iso(t.updatedAt) ?? null,
 });
 
-const toRestRendered = (m: RenderedMessage | undefined) => ({ subject: m?.subject ?? null, body: m?.text ?? "", html: m?.html ?? null, button_text: m?.buttonText ?? null });
+const toRestRendered = (m: RenderedMessage | undefined) => ({
+  subject: m?.subject ?? null,
+  body: m?.text ?? "",
+  html: m?.html ?? null,
+  button_text: m?.buttonText ?? null,
+});
 
 type ProjectBodyIn = z.infer<typeof UpdateProjectBody>;
 
@@ -235,7 +267,9 @@ export function projectRoutes(client: Client<typeof ProjectService>): RouteDef[]
       async handler({ req, params }) {
         const r = await c.listTemplates({ scope: scopeOf(req), projectId: params.id });
         const n = r.templates.length;
-        return { body: { data: r.templates.map(toRestTemplate), pagination: { page: 1, limit: 100, total: n, pages: n ? 1 : 0, hasMore: false } } };
+        return {
+          body: { data: r.templates.map(toRestTemplate), pagination: { page: 1, limit: 100, total: n, pages: n ? 1 : 0, hasMore: false } },
+        };
       },
     }),
     route({
@@ -246,9 +280,20 @@ export function projectRoutes(client: Client<typeof ProjectService>): RouteDef[]
       auth: "key",
       params: ProjectIdParams,
       body: PreviewBody,
-      responses: { 200: { description: "The rendered message", schema: PreviewResult }, 400: err("validation_error"), 404: err("not_found") },
+      responses: {
+        200: { description: "The rendered message", schema: PreviewResult },
+        400: err("validation_error"),
+        404: err("not_found"),
+      },
       async handler({ req, params, body }) {
-        const r = await c.previewTemplate({ scope: scopeOf(req), projectId: params.id, channel: body.channel, type: body.type, body: body.body, subject: body.subject });
+        const r = await c.previewTemplate({
+          scope: scopeOf(req),
+          projectId: params.id,
+          channel: body.channel,
+          type: body.type,
+          body: body.body,
+          subject: body.subject,
+        });
         return { body: toRestRendered(r.message) };
       },
     }),
@@ -279,8 +324,14 @@ export function projectRoutes(client: Client<typeof ProjectService>): RouteDef[]
       responses: { 200: { description: "The template", schema: TemplateBody }, 400: err("validation_error"), 404: err("not_found") },
       async handler({ req, params, body }) {
         const r = await c.putTemplate({
-          scope: scopeOf(req), projectId: params.id, channel: params.channel, type: params.type,
-          body: body.body, subject: body.subject, buttonText: body.button_text, isActive: body.is_active,
+          scope: scopeOf(req),
+          projectId: params.id,
+          channel: params.channel,
+          type: params.type,
+          body: body.body,
+          subject: body.subject,
+          buttonText: body.button_text,
+          isActive: body.is_active,
         });
         return { body: toRestTemplate(r.template!) };
       },

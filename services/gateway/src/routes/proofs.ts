@@ -26,7 +26,10 @@ const ValidateResponse = z
         verified_at: timestamp,
         expires_at: timestamp,
         test_mode: z.boolean().describe("A test proof (test key set): the user's control was not checked. Only ever valid for a test key"),
-        method: z.enum(PROOF_METHODS).optional().describe("How control was shown (the proof's method claim); absent only on proofs issued before every proof carried one"),
+        method: z
+          .enum(PROOF_METHODS)
+          .optional()
+          .describe("How control was shown (the proof's method claim); absent only on proofs issued before every proof carried one"),
       }),
     }),
     z.object({
@@ -53,7 +56,9 @@ const ProofStatus = z
   .meta({ id: "ProofStatus" });
 
 const RevokeBody = z
-  .object({ reason: z.enum(REVOKE_REASONS).default("other").describe("Default other: a revoke without a body (the reference SDKs send none)") })
+  .object({
+    reason: z.enum(REVOKE_REASONS).default("other").describe("Default other: a revoke without a body (the reference SDKs send none)"),
+  })
   .strict()
   .meta({ id: "RevokeProof" });
 
@@ -72,7 +77,10 @@ const RevocationList = z
 const RevokedQuery = z
   .object({
     since: timestampParam.optional(),
-    env: z.enum(["live", "test"]).optional().describe("live (default): live proofs, signed by a key of /.well-known/jwks.json; test: test proofs, signed by a key of /.well-known/jwks-test.json"),
+    env: z
+      .enum(["live", "test"])
+      .optional()
+      .describe("live (default): live proofs, signed by a key of /.well-known/jwks.json; test: test proofs, signed by a key of /.well-known/jwks-test.json"),
   })
   .strict();
 
@@ -134,7 +142,10 @@ export function proofRoutes(c: Clients): RouteDef[] {
           environment: query.env === "test" ? Environment.TEST : Environment.LIVE,
         });
         const revoked = r.revoked.map((e) => ({ proof_id: e.proofId, revoked_at: iso(e.revokedAt), reason: e.reason }));
-        const etag = `W/"${createHash("sha256").update(`${query.env ?? "live"}:${JSON.stringify(revoked)}`).digest("base64url").slice(0, 27)}"`;
+        const etag = `W/"${createHash("sha256")
+          .update(`${query.env ?? "live"}:${JSON.stringify(revoked)}`)
+          .digest("base64url")
+          .slice(0, 27)}"`;
         const headers = { "Cache-Control": "public, max-age=300", ETag: etag };
         if (req.get("if-none-match") === etag) return { status: 304, headers };
         return { headers, body: { revoked, generated_at: iso(r.generatedAt), signature: r.signature } };
@@ -172,14 +183,23 @@ export function proofRoutes(c: Clients): RouteDef[] {
       auth: "key",
       params: idParams("verification"),
       body: RevokeBody,
-      responses: { 200: { description: "Revoked", schema: RevokeResponse }, 404: err("not_found"), 409: err("invalid_state: not verified") },
+      responses: {
+        200: { description: "Revoked", schema: RevokeResponse },
+        404: err("not_found"),
+        409: err("invalid_state: not verified"),
+      },
       async handler({ req, params, body }) {
         const r = await c.verification.revokeVerification({ scope: scopeOf(req), id: params.id, reason: body.reason });
         return { body: { success: true, verification_id: r.verificationId, status: r.status, revoked_at: iso(r.revokedAt) } };
       },
     }),
     jwksRoute(c, "/.well-known/jwks.json", Environment.LIVE, "Public keys for checking live proofs offline (select by kid); never holds a test key"),
-    jwksRoute(c, "/.well-known/jwks-test.json", Environment.TEST, "Public keys of test proofs only (select by kid); a proof that verifies only here is a test proof"),
+    jwksRoute(
+      c,
+      "/.well-known/jwks-test.json",
+      Environment.TEST,
+      "Public keys of test proofs only (select by kid); a proof that verifies only here is a test proof",
+    ),
   ];
 }
 

@@ -1,6 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import { z } from "zod";
-import { VerificationRequestService } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
+import type { VerificationRequestService } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import { AppError, iso, type Config } from "@icv/platform";
 import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
@@ -23,14 +23,14 @@ const ReusableProof = z
   })
   .meta({ id: "ReusableProof" });
 
-const ReusableProofList = z
-  .object({ request_id: z.string(), proofs: z.array(ReusableProof) })
-  .meta({ id: "ReusableProofList" });
+const ReusableProofList = z.object({ request_id: z.string(), proofs: z.array(ReusableProof) }).meta({ id: "ReusableProofList" });
 
 const AssetParams = idParams("verificationRequest").extend({ assetIndex: z.coerce.number().int().min(0).max(99) });
 
 const AutoVerifyBody = z
-  .object({ verification_id: z.string().min(1).max(64).optional().describe("Which offered proof to reuse; default the most recently verified one") })
+  .object({
+    verification_id: z.string().min(1).max(64).optional().describe("Which offered proof to reuse; default the most recently verified one"),
+  })
   .strict()
   .meta({ id: "AutoVerifyAsset" });
 
@@ -60,7 +60,7 @@ const tokenOf = (header: string | undefined): string => {
 };
 
 /** Smart reuse for the hosted page: token-authorised (header X-Request-Token), no API key. */
-export function reuseRoutes(config: Config, client: Client<typeof VerificationRequestService>): RouteDef[] {
+export function reuseRoutes(_config: Config, client: Client<typeof VerificationRequestService>): RouteDef[] {
   const c = client;
   const auth = "Authorised by the request token of verification_url (the part after #) in the X-Request-Token header; a wrong token answers 404.";
   return [

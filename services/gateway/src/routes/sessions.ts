@@ -7,7 +7,11 @@ import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody, jsonObject, projectIdShown, timestamp } from "../schemas.ts";
 
 const SESSION_CHANNELS = ["telegram", "whatsapp"] as const;
-const projectId = idOf("project").optional().describe("The project whose branding and message templates it uses; default: the default project. Another tenant's or environment's project is validation_error");
+const projectId = idOf("project")
+  .optional()
+  .describe(
+    "The project whose branding and message templates it uses; default: the default project. Another tenant's or environment's project is validation_error",
+  );
 const AUTH_SESSION_TYPES = ["2fa", "login", "recovery"] as const;
 
 const CreateSessionBody = z
@@ -27,7 +31,9 @@ const CreateAuthSessionBody = z
   .meta({ id: "CreateAuthSession" });
 
 const SessionTestVerifyBody = z
-  .object({ phone_number: z.string().min(1).max(64).optional().describe("The number that answers; default +15555550100 (phone-first) or the session's number (auth)") })
+  .object({
+    phone_number: z.string().min(1).max(64).optional().describe("The number that answers; default +15555550100 (phone-first) or the session's number (auth)"),
+  })
   .strict()
   .meta({ id: "SessionTestVerify" });
 
@@ -126,7 +132,13 @@ export function sessionRoutes(c: Clients): RouteDef[] {
           400: err("validation_error, invalid_identifier or channel_unavailable"),
         },
         async handler({ req, body }) {
-          const b = body as { channel: string; phone_number?: string; type?: string; client_metadata?: Record<string, unknown>; project_id?: string };
+          const b = body as {
+            channel: string;
+            phone_number?: string;
+            type?: string;
+            client_metadata?: Record<string, unknown>;
+            project_id?: string;
+          };
           const r = await c.session.createSession({
             scope: scopeOf(req),
             kind,

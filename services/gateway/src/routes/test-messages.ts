@@ -6,7 +6,13 @@ import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody, PageQuery, Pagination, toPagination } from "../schemas.ts";
 
 const TestMessagesQuery = z
-  .object({ ...PageQuery, verification_id: z.string().regex(/^ver_[0-9A-HJKMNP-TV-Z]{26}$/, "verification_id must be a verification id (ver_…)").optional() })
+  .object({
+    ...PageQuery,
+    verification_id: z
+      .string()
+      .regex(/^ver_[0-9A-HJKMNP-TV-Z]{26}$/, "verification_id must be a verification id (ver_…)")
+      .optional(),
+  })
   .strict();
 
 const TestMessage = z

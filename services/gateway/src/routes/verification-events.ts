@@ -48,7 +48,11 @@ export function verificationEventRoutes(c: Clients, sse?: SseHub): RouteDef[] {
               lastEventId: req.get("last-event-id") || query.lastEventId || undefined,
               async read(after) {
                 const r = await c.verification.listVerificationEvents({ scope, verificationId: params.id, afterEventId: after });
-                return { status: r.status, lastEventId: r.lastEventId, events: r.events.map((e) => ({ id: e.id, eventType: e.eventType, payload: e.payload ?? {} })) };
+                return {
+                  status: r.status,
+                  lastEventId: r.lastEventId,
+                  events: r.events.map((e) => ({ id: e.id, eventType: e.eventType, payload: e.payload ?? {} })),
+                };
               },
             });
             return {};

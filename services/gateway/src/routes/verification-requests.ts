@@ -1,8 +1,6 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
-import {
-  VerificationRequestService, type VerificationRequest as RequestMsg,
-} from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
+import type { VerificationRequestService, VerificationRequest as RequestMsg } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import { AppError, iso, type Config } from "@icv/platform";
 import { scopeOf } from "../clients.ts";
 import { idOf, idParams } from "../input.ts";
@@ -57,12 +55,24 @@ const CreateVerificationRequestBody = z
     external_user_id: z.string().min(1).max(255).optional().describe("Your user id; given to the request's verifications"),
     client_metadata: jsonObject.optional(),
     max_proof_age: z
-      .number().int().min(60).max(31_536_000).optional()
-      .describe("Smart reuse: seconds; existing proofs must have been verified at most this long before the request was created (60 to 31536000; default: any age)"),
+      .number()
+      .int()
+      .min(60)
+      .max(31_536_000)
+      .optional()
+      .describe(
+        "Smart reuse: seconds; existing proofs must have been verified at most this long before the request was created (60 to 31536000; default: any age)",
+      ),
     validity_requirement: z
-      .string().regex(/^\d{1,6}[hdwm]$/, "must be a number and h, d, w or m (hours, days, weeks, 30-day months), e.g. 30d").optional()
+      .string()
+      .regex(/^\d{1,6}[hdwm]$/, "must be a number and h, d, w or m (hours, days, weeks, 30-day months), e.g. 30d")
+      .optional()
       .describe("The reference SDKs' form of max_proof_age: e.g. 12h, 30d, 2w, 6m (m: 30-day months); at most 1 year; not together with max_proof_age"),
-    project_id: idOf("project").optional().describe("The project whose branding and message templates and default callbacks (redirect_url) it uses; default: the default project. Another tenant's or environment's project is validation_error"),
+    project_id: idOf("project")
+      .optional()
+      .describe(
+        "The project whose branding and message templates and default callbacks (redirect_url) it uses; default: the default project. Another tenant's or environment's project is validation_error",
+      ),
   })
   .strict()
   .meta({ id: "CreateVerificationRequest" });
@@ -153,7 +163,7 @@ export function toRestRequest(r: RequestMsg) {
   };
 }
 
-export function verificationRequestRoutes(config: Config, client: Client<typeof VerificationRequestService>): RouteDef[] {
+export function verificationRequestRoutes(_config: Config, client: Client<typeof VerificationRequestService>): RouteDef[] {
   const c = client;
   return [
     route({

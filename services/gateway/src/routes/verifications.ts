@@ -42,9 +42,13 @@ export const Verification = z
     method: z
       .enum(PROOF_METHODS)
       .optional()
-      .describe("How control was shown (the proof's method claim), once verified; reused_proof: completed from an earlier proof (smart reuse, see reused_from)"),
+      .describe(
+        "How control was shown (the proof's method claim), once verified; reused_proof: completed from an earlier proof (smart reuse, see reused_from)",
+      ),
     reused_from: z.string().optional().describe("The verification whose proof was reused (method reused_proof)"),
-    delivery: PhoneDelivery.optional().describe("Phone: inbound (reverse OTP: the user sends the shown code from the phone) or outbound (we sent a code to the phone)"),
+    delivery: PhoneDelivery.optional().describe(
+      "Phone: inbound (reverse OTP: the user sends the shown code from the phone) or outbound (we sent a code to the phone)",
+    ),
     updated_at: timestamp.describe("The last change (status, attempts, challenge); created_at until then"),
     callback_url: z.string().optional().describe("This verification's own webhook URL, when created with one"),
     project_id: projectIdShown,
@@ -79,12 +83,25 @@ const CreateVerificationBody = z
           "route53: access_key_id, secret_access_key. Used once to write the TXT record, check it and remove it; never stored or logged.",
       ),
     chain_id: z
-      .number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional()
-      .describe("Ethereum wallets only: the EIP-155 chain id the message to sign names (default 1); smart-contract wallet signatures are checked on that chain"),
+      .number()
+      .int()
+      .min(1)
+      .max(Number.MAX_SAFE_INTEGER)
+      .optional()
+      .describe(
+        "Ethereum wallets only: the EIP-155 chain id the message to sign names (default 1); smart-contract wallet signatures are checked on that chain",
+      ),
     callback_url: z
-      .string().min(1).max(2048).optional()
+      .string()
+      .min(1)
+      .max(2048)
+      .optional()
       .describe("This verification's own webhook URL (public http(s) address): its verification.completed webhook goes there too, signed like the others"),
-    project_id: idOf("project").optional().describe("The project whose branding and message templates it uses; default: the default project. Another tenant's or environment's project is validation_error"),
+    project_id: idOf("project")
+      .optional()
+      .describe(
+        "The project whose branding and message templates it uses; default: the default project. Another tenant's or environment's project is validation_error",
+      ),
   })
   .strict()
   .meta({ id: "CreateVerification" });
@@ -236,22 +253,25 @@ export function verificationRoutes(c: Clients): RouteDef[] {
         429: err("rate_limited: the API rate, or a send limit (5 codes per address in 10 min, the tenant's hourly budget); Retry-After says when"),
       },
       async handler({ req, body }) {
-        const r = await c.verification.createVerification({
-          scope: scopeOf(req),
-          type: body.type,
-          channel: body.channel,
-          identifier: body.identifier,
-          clientMetadata: body.client_metadata as never,
-          externalUserId: body.external_user_id,
-          proofExpiresIn: body.proof_expires_in,
-          delivery: body.delivery,
-          emailPrefix: body.email_prefix,
-          dnsProvider: body.dns_provider ? { name: body.dns_provider.name, credentials: body.dns_provider.credentials } : undefined,
-          chainId: body.chain_id === undefined ? undefined : BigInt(body.chain_id),
-          callbackUrl: body.callback_url,
-          projectId: body.project_id,
-          // channel auto runs its provider chain before it answers
-        }, body.dns_provider ? DOMAIN_CHECK_CALL : undefined);
+        const r = await c.verification.createVerification(
+          {
+            scope: scopeOf(req),
+            type: body.type,
+            channel: body.channel,
+            identifier: body.identifier,
+            clientMetadata: body.client_metadata as never,
+            externalUserId: body.external_user_id,
+            proofExpiresIn: body.proof_expires_in,
+            delivery: body.delivery,
+            emailPrefix: body.email_prefix,
+            dnsProvider: body.dns_provider ? { name: body.dns_provider.name, credentials: body.dns_provider.credentials } : undefined,
+            chainId: body.chain_id === undefined ? undefined : BigInt(body.chain_id),
+            callbackUrl: body.callback_url,
+            projectId: body.project_id,
+            // channel auto runs its provider chain before it answers
+          },
+          body.dns_provider ? DOMAIN_CHECK_CALL : undefined,
+        );
         const last = toRestCheck(r.domainCheck);
         return { status: 201, body: { ...toRest(r.verification!), ...(last ? { last_check: last } : {}) } };
       },
@@ -360,11 +380,15 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       method: "post",
       path: "/api/v1/verifications/{id}/resend",
       tag: "Verifications",
-      summary: "Send a new code (email, domain by email, outbound phone): the old one stops working and the challenge gets a new expires_at (at most once per 60 s, 5 times in all)",
+      summary:
+        "Send a new code (email, domain by email, outbound phone): the old one stops working and the challenge gets a new expires_at (at most once per 60 s, 5 times in all)",
       auth: "key",
       params: idParams("verification"),
       responses: {
-        200: { description: "Sent (test keys send nothing); the verification with its new challenge, never the code", schema: ResendResult },
+        200: {
+          description: "Sent (test keys send nothing); the verification with its new challenge, never the code",
+          schema: ResendResult,
+        },
         400: err("resend_not_supported: not a code the service sends (email, outbound phone)"),
         404: err("not_found"),
         409: err("invalid_state: not pending, or all 5 resends used (resends_remaining: 0)"),
@@ -374,7 +398,9 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       async handler({ req, params }) {
         const r = await c.verification.resendChallenge({ scope: scopeOf(req), id: params.id });
         const v = toRest(r.verification!);
-        return { body: { success: true, message: r.message, expires_at: v.challenge?.expires_at, resends_remaining: r.resendsRemaining, ...v } };
+        return {
+          body: { success: true, message: r.message, expires_at: v.challenge?.expires_at, resends_remaining: r.resendsRemaining, ...v },
+        };
       },
     }),
   ];

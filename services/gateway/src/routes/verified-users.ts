@@ -1,5 +1,8 @@
 import { z } from "zod";
-import type { VerifiedUser as VerifiedUserMsg, VerifiedUserVerification as VerificationMsg } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
+import type {
+  VerifiedUser as VerifiedUserMsg,
+  VerifiedUserVerification as VerificationMsg,
+} from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import { iso } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
@@ -40,7 +43,10 @@ const VerifiedUser = z
   .meta({ id: "VerifiedUser" });
 
 const VerifiedUserDetail = z
-  .object({ ...verifiedUserFields, verifications: z.array(VerifiedUserVerificationDetail).describe("The verified and the revoked ones, newest verified_at first") })
+  .object({
+    ...verifiedUserFields,
+    verifications: z.array(VerifiedUserVerificationDetail).describe("The verified and the revoked ones, newest verified_at first"),
+  })
   .describe(VERIFIED_USERS_NOTE)
   .meta({ id: "VerifiedUserDetail" });
 
@@ -57,7 +63,13 @@ const WHICH =
   "verification_count, types_verified and first/last_verified_at cover verified verifications only; revoked ones are left out " +
   "of the list and shown, with their status, in the detail view. Identifiers are masked.";
 
-const listItem = (v: VerificationMsg) => ({ id: v.id, type: v.type, channel: v.channel, identifier: v.identifier, verified_at: iso(v.verifiedAt) });
+const listItem = (v: VerificationMsg) => ({
+  id: v.id,
+  type: v.type,
+  channel: v.channel,
+  identifier: v.identifier,
+  verified_at: iso(v.verifiedAt),
+});
 
 const detailItem = (v: VerificationMsg) => ({
   ...listItem(v),
@@ -90,7 +102,10 @@ export function verifiedUserRoutes(c: Clients): RouteDef[] {
       query: VerifiedUsersQuery,
       responses: { 200: { description: "A page of verified users", schema: VerifiedUserList }, 400: err("validation_error") },
       async handler({ req, query }) {
-        const r = await c.verification.listVerifiedUsers({ scope: scopeOf(req), page: { page: query.page ?? 1, limit: query.limit ?? 20 } });
+        const r = await c.verification.listVerifiedUsers({
+          scope: scopeOf(req),
+          page: { page: query.page ?? 1, limit: query.limit ?? 20 },
+        });
         return { body: { data: r.users.map((u) => toUser(u, listItem)), pagination: toPagination(r.pageInfo!) } };
       },
     }),

@@ -60,9 +60,7 @@ const WebhookDeliveryStats = z
   })
   .meta({ id: "WebhookDeliveryStats" });
 
-const WebhookDeliveryRetryResult = z
-  .object({ success: z.literal(true), delivery: WebhookDeliveryDetail })
-  .meta({ id: "WebhookDeliveryRetryResult" });
+const WebhookDeliveryRetryResult = z.object({ success: z.literal(true), delivery: WebhookDeliveryDetail }).meta({ id: "WebhookDeliveryRetryResult" });
 
 const ListWebhookDeliveriesQuery = z
   .object({

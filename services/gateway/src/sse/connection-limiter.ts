@@ -115,6 +115,10 @@ export class FallbackConnectionLimiter implements ConnectionLimiter {
   }
 
   async refresh(tenantId: string, connIds: string[]): Promise<void> {
-    if (this.redis.up()) await this.primary.refresh(tenantId, connIds.filter((id) => !this.inMemory.has(id)));
+    if (this.redis.up())
+      await this.primary.refresh(
+        tenantId,
+        connIds.filter((id) => !this.inMemory.has(id)),
+      );
   }
 }

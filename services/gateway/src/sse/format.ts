@@ -43,7 +43,12 @@ const iso = (t: Timestamp | undefined) => (t ? timestampDate(t).toISOString() : 
  * when revoked (type and channel are left out).
  */
 export function statusChangedData(m: VerificationStatusChanged): Record<string, unknown> {
-  const out: Record<string, unknown> = { verification_id: m.verificationId, status: m.status, previous_status: m.previousStatus ?? null, changed_at: iso(m.changedAt) ?? null };
+  const out: Record<string, unknown> = {
+    verification_id: m.verificationId,
+    status: m.status,
+    previous_status: m.previousStatus ?? null,
+    changed_at: iso(m.changedAt) ?? null,
+  };
   if (m.status === "verified") {
     if (m.verifiedAt) out.verified_at = iso(m.verifiedAt);
     if (m.proof) out.proof = wireJson(ProofRefSchema, m.proof);

@@ -109,7 +109,9 @@ export class SseHub {
       throw new AppError("service_unavailable", "the gateway is shutting down");
     }
 
-    const replay = o.lastEventId ? state.events.flatMap((e) => (e.eventType === STATUS_CHANGED ? [{ id: e.id, m: decodeEvent(STATUS_CHANGED, e.payload) }] : [])) : [];
+    const replay = o.lastEventId
+      ? state.events.flatMap((e) => (e.eventType === STATUS_CHANGED ? [{ id: e.id, m: decodeEvent(STATUS_CHANGED, e.payload) }] : []))
+      : [];
     let end = TERMINAL_STATUSES.has(state.status);
     if (end && o.lastEventId && !replay.length) {
       this.remove(s);

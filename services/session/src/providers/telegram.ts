@@ -40,7 +40,12 @@ export interface TelegramUpdate {
 }
 
 const int = z.number().int();
-const userSchema = z.object({ id: int, is_bot: z.boolean().optional(), first_name: z.string().optional(), username: z.string().optional() });
+const userSchema = z.object({
+  id: int,
+  is_bot: z.boolean().optional(),
+  first_name: z.string().optional(),
+  username: z.string().optional(),
+});
 const contactSchema = z.object({ phone_number: z.string().min(1), user_id: int.optional(), first_name: z.string().optional() });
 const messageSchema = z.object({
   message_id: int,
@@ -119,7 +124,11 @@ export class TelegramClient {
   async sendMessage(chatId: number, text: string, keyboard?: TelegramKeyboard): Promise<void> {
     const body: Record<string, unknown> = { chat_id: chatId, text };
     if (keyboard && "requestContact" in keyboard) {
-      body.reply_markup = { keyboard: [[{ text: keyboard.requestContact, request_contact: true }]], one_time_keyboard: true, resize_keyboard: true };
+      body.reply_markup = {
+        keyboard: [[{ text: keyboard.requestContact, request_contact: true }]],
+        one_time_keyboard: true,
+        resize_keyboard: true,
+      };
     } else if (keyboard && "remove" in keyboard) {
       body.reply_markup = { remove_keyboard: true };
     }

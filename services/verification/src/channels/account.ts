@@ -46,7 +46,10 @@ export const account: Channel = {
     if (!info) return { ok: false, failure: ["invalid_code", "Kraken refused this API key and secret"] };
     const extra = info.permissions.filter((p) => !READ_ONLY.has(p));
     if (extra.length) {
-      throw new AppError("validation_error", `use a read-only API key: this one may also ${extra.join(", ")}; delete it at Kraken and create one with only "Query Funds"`);
+      throw new AppError(
+        "validation_error",
+        `use a read-only API key: this one may also ${extra.join(", ")}; delete it at Kraken and create one with only "Query Funds"`,
+      );
     }
     let iiban: string | undefined;
     try {
@@ -60,7 +63,6 @@ export const account: Channel = {
   // an account given as an email address is masked like one
   mask: (value) => (value.includes("@") ? maskEmail(value) : maskGeneric(value)),
 };
-
 
 // Visible ASCII, no whitespace.
 const ACCOUNT_ID = /^[\x21-\x7e]{1,255}$/;
@@ -91,8 +93,12 @@ const KEY_INFO_PATH = "/0/private/GetApiKeyInfo";
 
 /** Kraken's request signature: base64 HMAC-SHA512, keyed by the decoded secret, over path + SHA-256(nonce + body). */
 export function krakenSignature(path: string, nonce: string, body: string, secret: string): string {
-  const digest = createHash("sha256").update(nonce + body).digest();
-  return createHmac("sha512", Buffer.from(secret, "base64")).update(Buffer.concat([Buffer.from(path), digest])).digest("base64");
+  const digest = createHash("sha256")
+    .update(nonce + body)
+    .digest();
+  return createHmac("sha512", Buffer.from(secret, "base64"))
+    .update(Buffer.concat([Buffer.from(path), digest]))
+    .digest("base64");
 }
 
 /**
@@ -100,7 +106,12 @@ export function krakenSignature(path: string, nonce: string, body: string, secre
  * when Kraken refuses the key. The key and secret are used for this call only, never stored or
  * logged. Kraken unreachable or failing → service_unavailable (the user's attempt is not spent).
  */
-export async function krakenKeyInfo(apiBase: string, key: string, secret: string, timeoutMs = 5_000): Promise<{ iiban: string; permissions: string[] } | undefined> {
+export async function krakenKeyInfo(
+  apiBase: string,
+  key: string,
+  secret: string,
+  timeoutMs = 5_000,
+): Promise<{ iiban: string; permissions: string[] } | undefined> {
   if (!KEY_RE.test(key) || !SECRET_RE.test(secret)) return undefined;
   const nonce = String(Date.now() * 1000);
   const body = new URLSearchParams({ nonce }).toString();
@@ -108,7 +119,11 @@ export async function krakenKeyInfo(apiBase: string, key: string, secret: string
   try {
     res = await fetch(`${apiBase.replace(/\/+$/, "")}${KEY_INFO_PATH}`, {
       method: "POST",
-      headers: { "API-Key": key, "API-Sign": krakenSignature(KEY_INFO_PATH, nonce, body, secret), "Content-Type": "application/x-www-form-urlencoded" },
+      headers: {
+        "API-Key": key,
+        "API-Sign": krakenSignature(KEY_INFO_PATH, nonce, body, secret),
+        "Content-Type": "application/x-www-form-urlencoded",
+      },
       body,
       signal: AbortSignal.timeout(timeoutMs),
       redirect: "error",
@@ -118,7 +133,8 @@ export async function krakenKeyInfo(apiBase: string, key: string, secret: string
   }
   const answer = (await res.json().catch(() => undefined)) as { error?: unknown; result?: { iban?: unknown; permissions?: unknown } } | undefined;
   const errors = Array.isArray(answer?.error) ? answer.error.map(String) : [];
-  if (errors.some((e) => e.startsWith("EAPI:Invalid key") || e.startsWith("EAPI:Invalid signature") || e.startsWith("EGeneral:Permission denied"))) return undefined;
+  if (errors.some((e) => e.startsWith("EAPI:Invalid key") || e.startsWith("EAPI:Invalid signature") || e.startsWith("EGeneral:Permission denied")))
+    return undefined;
   if (!res.ok || errors.length || !answer?.result) throw new AppError("service_unavailable", "Kraken could not check the API key just now; try again");
   const { iban, permissions } = answer.result;
   if (typeof iban !== "string" || !Array.isArray(permissions)) return undefined;

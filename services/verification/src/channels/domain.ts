@@ -31,7 +31,8 @@ export const domainMethodOf = (channel: string): string => DOMAIN_METHODS[channe
  * The proof method of a passed check: the DNS record (dns; auto when /verify re-checks it by DNS
  * after the create's provider chain), the HTTP file, or the record the provider's API wrote.
  */
-export const checkProofMethod = (channel: string, viaProvider = false): ProofMethod => (viaProvider ? "dns_provider" : channel === "http" ? "http_file" : "dns_txt");
+export const checkProofMethod = (channel: string, viaProvider = false): ProofMethod =>
+  viaProvider ? "dns_provider" : channel === "http" ? "http_file" : "dns_txt";
 
 export interface DomainPublication {
   dnsRecord: { type: "TXT"; name: string; value: string };
@@ -66,7 +67,8 @@ function checkOptions(channel: string, o: CreateOptions): void {
   if (missing.length || extra.length) {
     badOption("dns_provider.credentials", `dns_provider.credentials for ${name} must hold exactly ${fields.join(" and ")}`);
   }
-  if (fields.some((f) => credentials[f].length > MAX_CREDENTIAL_LENGTH)) badOption("dns_provider.credentials", `each credential must be at most ${MAX_CREDENTIAL_LENGTH} characters`);
+  if (fields.some((f) => credentials[f].length > MAX_CREDENTIAL_LENGTH))
+    badOption("dns_provider.credentials", `each credential must be at most ${MAX_CREDENTIAL_LENGTH} characters`);
 }
 
 export const domain: Channel = {
@@ -86,19 +88,46 @@ export const domain: Channel = {
       const code = generateCode();
       const to = `${emailPrefix ?? "admin"}@${identifier}`;
       const instruction = `We sent a 6-character code to ${to}. Enter it to confirm control of ${identifier}.`;
-      return { code, showCode: false, sendTo: to, sendOver: "email", purpose: `control of ${identifier}`, expiresAt, instruction, domainState: { token: null, emailPrefix: emailPrefix ?? "admin" } };
+      return {
+        code,
+        showCode: false,
+        sendTo: to,
+        sendOver: "email",
+        purpose: `control of ${identifier}`,
+        expiresAt,
+        instruction,
+        domainState: { token: null, emailPrefix: emailPrefix ?? "admin" },
+      };
     }
     const token = publicToken();
     const value = `${VALUE_PREFIX}${token}`;
     const domainState = { token, emailPrefix: null };
     const { dnsRecord, httpFile } = domainPublication(identifier, value);
     if (channel === "http") {
-      return { showCode: false, expiresAt, message: value, domainState, instruction: `Serve a file at http://${identifier}${httpFile.path} containing exactly: ${value}` };
+      return {
+        showCode: false,
+        expiresAt,
+        message: value,
+        domainState,
+        instruction: `Serve a file at http://${identifier}${httpFile.path} containing exactly: ${value}`,
+      };
     }
     if (channel === "auto") {
-      return { showCode: false, expiresAt, message: value, domainState, instruction: `We publish the TXT record ${dnsRecord.name} through your DNS provider's API, check it and remove it.` };
+      return {
+        showCode: false,
+        expiresAt,
+        message: value,
+        domainState,
+        instruction: `We publish the TXT record ${dnsRecord.name} through your DNS provider's API, check it and remove it.`,
+      };
     }
-    return { showCode: false, expiresAt, message: value, domainState, instruction: `Add a TXT record at ${dnsRecord.name} with the value ${value}` };
+    return {
+      showCode: false,
+      expiresAt,
+      message: value,
+      domainState,
+      instruction: `Add a TXT record at ${dnsRecord.name} with the value ${value}`,
+    };
   },
   complete: (v, e, ctx) => (v.channel === "email" ? checkCode(v, e, ctx, domain.normalize) : notBySubmit(v, "the DNS/HTTP check")),
   mask: maskGeneric,

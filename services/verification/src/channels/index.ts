@@ -3,7 +3,17 @@
  * family is one file beside this one and one line in CHANNELS.
  */
 import { AppError, MESSAGING_TEST_PLACEHOLDERS, type Config } from "@icv/platform";
-import { checkRaw, type AssetType, type CreateOptions, type Channel, type ChallengeInput, type ChallengeSpec, type Method, type NormalizedIdentifier, type PhoneDelivery } from "./channel.ts";
+import {
+  checkRaw,
+  type AssetType,
+  type CreateOptions,
+  type Channel,
+  type ChallengeInput,
+  type ChallengeSpec,
+  type Method,
+  type NormalizedIdentifier,
+  type PhoneDelivery,
+} from "./channel.ts";
 import { maskGeneric } from "./shared/mask.ts";
 import { account } from "./account.ts";
 import { domain } from "./domain.ts";
@@ -13,7 +23,18 @@ import { social } from "./social.ts";
 import { telegramBot } from "./telegram-bot.ts";
 import { wallet } from "./wallet.ts";
 
-export type { AssetType, Channel, ChallengeInput, ChallengeSpec, CodeChannel, CreateOptions, Evidence, Method, NormalizedIdentifier, PhoneDelivery } from "./channel.ts";
+export type {
+  AssetType,
+  Channel,
+  ChallengeInput,
+  ChallengeSpec,
+  CodeChannel,
+  CreateOptions,
+  Evidence,
+  Method,
+  NormalizedIdentifier,
+  PhoneDelivery,
+} from "./channel.ts";
 export { checkProofMethod, domainMethodOf, DOMAIN_METHODS, domainPublication, VALUE_PREFIX, type DomainPublication } from "./domain.ts";
 export { OUTBOUND_PHONE_CHANNELS } from "./phone.ts";
 
@@ -72,7 +93,10 @@ export function maskIdentifier(type: AssetType, value: string): string {
 export function chainIdOf(type: AssetType, channel: string, requested: number | undefined): number | undefined {
   const c = channelOf(type);
   if (c.chainId) return c.chainId(channel, requested);
-  if (requested !== undefined) throw new AppError("validation_error", "chain_id is only for ethereum wallets", { details: [{ field: "chain_id", message: "ethereum wallets only", code: "invalid" }] });
+  if (requested !== undefined)
+    throw new AppError("validation_error", "chain_id is only for ethereum wallets", {
+      details: [{ field: "chain_id", message: "ethereum wallets only", code: "invalid" }],
+    });
   return undefined;
 }
 
@@ -80,12 +104,16 @@ export function chainIdOf(type: AssetType, channel: string, requested: number | 
 export function deliveryOf(type: AssetType, channel: string, delivery: string | undefined): PhoneDelivery | null {
   const c = channelOf(type);
   if (c.delivery) return c.delivery(channel, delivery);
-  if (delivery !== undefined) throw new AppError("validation_error", "delivery is only for phone verifications", { details: [{ field: "delivery", message: "phone only", code: "invalid" }] });
+  if (delivery !== undefined)
+    throw new AppError("validation_error", "delivery is only for phone verifications", {
+      details: [{ field: "delivery", message: "phone only", code: "invalid" }],
+    });
   return null;
 }
 
 /** Whether the service itself sends this verification's code (email, domain by email, outbound phone). */
-export const sendsCode = (type: AssetType, channel: string, delivery: string | null | undefined): boolean => channelOf(type).sendsCode?.(channel, delivery) ?? false;
+export const sendsCode = (type: AssetType, channel: string, delivery: string | null | undefined): boolean =>
+  channelOf(type).sendsCode?.(channel, delivery) ?? false;
 
 /** The masked address a code was sent to and what carried it ("email", "SMS", …). */
 export function sentNotice(type: AssetType, channel: string, sendTo: string): { to: string; what: string } {
@@ -122,7 +150,13 @@ export const startableOnPage = (type: AssetType, channel: string): boolean => ch
 export function checkCreateOptions(type: AssetType, channel: string, options: CreateOptions): void {
   const c = channelOf(type);
   if (c.checkOptions) return c.checkOptions(channel, options);
-  for (const [field, given] of [["email_prefix", options.emailPrefix], ["dns_provider", options.dnsProvider]] as const) {
-    if (given !== undefined) throw new AppError("validation_error", `${field} is only for domain verifications`, { details: [{ field, message: "domain only", code: "invalid" }] });
+  for (const [field, given] of [
+    ["email_prefix", options.emailPrefix],
+    ["dns_provider", options.dnsProvider],
+  ] as const) {
+    if (given !== undefined)
+      throw new AppError("validation_error", `${field} is only for domain verifications`, {
+        details: [{ field, message: "domain only", code: "invalid" }],
+      });
   }
 }

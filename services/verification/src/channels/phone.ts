@@ -27,7 +27,15 @@ export const phone: Channel = {
     if (delivery === "outbound") {
       const by = channel === "whatsapp" ? "WhatsApp" : "SMS";
       const instruction = `We sent a 6-character code by ${by} to this number. Enter it to confirm.`;
-      return { code, showCode: false, sendTo: identifier, sendOver: channel as CodeChannel, purpose: "your phone number", expiresAt, instruction };
+      return {
+        code,
+        showCode: false,
+        sendTo: identifier,
+        sendOver: channel as CodeChannel,
+        purpose: "your phone number",
+        expiresAt,
+        instruction,
+      };
     }
     const to = messagingAddress(channel as MessagingChannel, config);
     if (channel === "whatsapp") {
@@ -48,12 +56,21 @@ export const phone: Channel = {
         deepLink: `https://t.me/${to.slice(1)}?start=${code}`,
       };
     }
-    return { code, showCode: true, expiresAt, instruction: `Text the code ${code} to ${to} from this phone.`, deepLink: `sms:${to}?body=${code}` };
+    return {
+      code,
+      showCode: true,
+      expiresAt,
+      instruction: `Text the code ${code} to ${to} from this phone.`,
+      deepLink: `sms:${to}?body=${code}`,
+    };
   },
   complete(v, e, ctx) {
     // reverse OTP: only the provider message from the phone is evidence, never a code typed here
     if (v.delivery !== "outbound") {
-      throw new AppError("invalid_state", `send the code from the phone: a reverse-OTP verification completes only when its code arrives from its own number over ${v.channel}`);
+      throw new AppError(
+        "invalid_state",
+        `send the code from the phone: a reverse-OTP verification completes only when its code arrives from its own number over ${v.channel}`,
+      );
     }
     return checkCode(v, e, ctx, phone.normalize);
   },
@@ -78,15 +95,21 @@ export const phone: Channel = {
 /** The create body's `delivery`, checked: outbound only where a code can be sent. */
 function phoneDelivery(channel: string, delivery: string | undefined): PhoneDelivery {
   if (delivery === undefined || delivery === "inbound") return "inbound";
-  if (delivery !== "outbound") throw new AppError("validation_error", "delivery must be inbound or outbound", { details: [{ field: "delivery", message: "inbound or outbound", code: "invalid_enum_value" }] });
-  if (!OUTBOUND_PHONE_CHANNELS.includes(channel)) {
-    throw new AppError("validation_error", `delivery outbound needs channel sms or whatsapp (${channel} cannot send a code to a number); use delivery inbound`, {
-      details: [{ field: "delivery", message: "not on this channel", code: "invalid" }],
+  if (delivery !== "outbound")
+    throw new AppError("validation_error", "delivery must be inbound or outbound", {
+      details: [{ field: "delivery", message: "inbound or outbound", code: "invalid_enum_value" }],
     });
+  if (!OUTBOUND_PHONE_CHANNELS.includes(channel)) {
+    throw new AppError(
+      "validation_error",
+      `delivery outbound needs channel sms or whatsapp (${channel} cannot send a code to a number); use delivery inbound`,
+      {
+        details: [{ field: "delivery", message: "not on this channel", code: "invalid" }],
+      },
+    );
   }
   return "outbound";
 }
-
 
 // What a human writes around the digits of an international number. No letters (vanity numbers),
 // no extensions, no `tel:` URIs: libphonenumber would otherwise quietly drop such text.

@@ -13,7 +13,8 @@ export const social: Channel = {
   channels: ["github", "google", "facebook", "x", "linkedin", "instagram", "youtube", "tiktok"],
   ttlMs: 10 * MIN,
   method: () => "oauth",
-  missingProvider: (channel: string, config: Config) => need(config, `OAUTH_${channel.toUpperCase()}_CLIENT_ID`, `OAUTH_${channel.toUpperCase()}_CLIENT_SECRET`),
+  missingProvider: (channel: string, config: Config) =>
+    need(config, `OAUTH_${channel.toUpperCase()}_CLIENT_ID`, `OAUTH_${channel.toUpperCase()}_CLIENT_SECRET`),
   normalize: (channel, input) => same(BY_EMAIL.has(channel) ? normalizeEmail(input) : normalizeSocial(input)),
   challenge: ({ id, channel, identifier, now, config }) => {
     const secret = newLinkSecret();
@@ -29,7 +30,6 @@ export const social: Channel = {
   complete: (v) => notBySubmit(v, "signing in"),
   mask: (value) => (value.includes("@") ? maskEmail(value) : maskGeneric(value)),
 };
-
 
 const HANDLE = /^[a-z0-9._-]{1,100}$/;
 

@@ -24,7 +24,6 @@ export const telegramBot: Channel = {
   mask: maskGeneric,
 };
 
-
 const BOT_URL = /^(?:https?:\/\/)?(?:t|telegram)\.me\/([^/?#]*)\/?(?:[?#].*)?$/i;
 const BOT_NAME = /^[A-Za-z0-9_]{5,32}$/;
 

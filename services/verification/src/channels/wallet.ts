@@ -27,7 +27,12 @@ export const wallet: Channel = {
   challenge({ channel, identifier, now, config, chainId }) {
     const expiresAt = new Date(now.getTime() + wallet.ttlMs);
     const message = walletMessage(channel, identifier, config.publicBaseUrl, now, expiresAt, chainId ?? 1);
-    return { showCode: false, expiresAt, message, instruction: `Sign the message with the ${channel} wallet ${identifier} and submit the signature.` };
+    return {
+      showCode: false,
+      expiresAt,
+      message,
+      instruction: `Sign the message with the ${channel} wallet ${identifier} and submit the signature.`,
+    };
   },
   async complete(v, e, ctx) {
     if (!e.signature) throw new AppError("validation_error", "signature is required for wallet verifications");
@@ -37,7 +42,6 @@ export const wallet: Channel = {
   },
   mask: maskGeneric,
 };
-
 
 function normalizeWallet(channel: string, input: string): NormalizedIdentifier {
   switch (channel) {
@@ -90,7 +94,7 @@ function normalizeSolana(input: string): string {
     invalid("solana address must be 32-44 base58 characters");
   }
   const bytes = decodeBase58(input);
-  if (!bytes || bytes.length !== 32) invalid("solana address must decode to a 32-byte public key");
+  if (bytes?.length !== 32) invalid("solana address must decode to a 32-byte public key");
   return input;
 }
 
@@ -111,7 +115,7 @@ function normalizeBitcoin(input: string): string {
 
 function normalizeBase58Check(input: string): string {
   const bytes = decodeBase58(input);
-  if (!bytes || bytes.length !== 25) invalid("bitcoin address is not a valid base58check or bech32 address");
+  if (bytes?.length !== 25) invalid("bitcoin address is not a valid base58check or bech32 address");
   if (!BASE58CHECK_VERSIONS.has(bytes[0])) invalid("bitcoin address has an unknown version byte");
   const checksum = doubleSha256(bytes.subarray(0, 21)).subarray(0, 4);
   if (!checksum.equals(bytes.subarray(21))) invalid("bitcoin address has an invalid checksum");
@@ -158,7 +162,13 @@ function walletMessage(channel: string, address: string, base: string, now: Date
       `Expiration Time: ${expires.toISOString()}`,
     ].join("\n");
   }
-  return [`${host} asks you to prove control of the ${channel} address:`, address, "", statement, "", `Nonce: ${nonce()}`, `Issued At: ${now.toISOString()}`].join(
-    "\n",
-  );
+  return [
+    `${host} asks you to prove control of the ${channel} address:`,
+    address,
+    "",
+    statement,
+    "",
+    `Nonce: ${nonce()}`,
+    `Issued At: ${now.toISOString()}`,
+  ].join("\n");
 }

@@ -73,13 +73,25 @@ export async function signedInAccount(p: ProviderSettings, f: Flow, callback: UR
       ...(p.row.tokenAnswer ? { [oauth.customFetch]: reshaped(p.row.tokenAnswer) } : {}),
       ...(p.row.clientIdParam ? { additionalParameters: { [p.row.clientIdParam]: p.clientId } } : {}),
     });
-    const tokens = await oauth.processAuthorizationCodeResponse(as, client, res, p.row.oidcIssuer ? { expectedNonce: f.nonce, requireIdToken: true } : undefined);
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      res,
+      p.row.oidcIssuer ? { expectedNonce: f.nonce, requireIdToken: true } : undefined,
+    );
     if (p.row.oidcIssuer) {
       const sub = oauth.getValidatedIdTokenClaims(tokens)!.sub;
       const info = await oauth.processUserInfoResponse(as, client, sub, await oauth.userInfoRequest(as, client, tokens.access_token, opts()));
       return p.row.account(info as Record<string, unknown>);
     }
-    const user = await oauth.protectedResourceRequest(tokens.access_token, "GET", new URL(p.userUrl), new Headers({ accept: "application/json" }), null, opts());
+    const user = await oauth.protectedResourceRequest(
+      tokens.access_token,
+      "GET",
+      new URL(p.userUrl),
+      new Headers({ accept: "application/json" }),
+      null,
+      opts(),
+    );
     if (!user.ok) throw new ProviderError(`user_api_${user.status}`);
     const body = (await user.json().catch(() => undefined)) as Record<string, unknown> | undefined;
     return body && typeof body === "object" ? p.row.account(body) : undefined;

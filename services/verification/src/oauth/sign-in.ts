@@ -63,13 +63,24 @@ export class OAuthSignIn {
   /** The PKCE verifier and OIDC nonce are derived from the state (never stored); only we can compute them. */
   private flow(channel: string, state: string): Flow {
     const derive = (what: string) => createHmac("sha256", this.d.hmacKey).update(`icv-oauth-${what}:${state}`).digest("base64url");
-    return { redirectUri: `${this.d.config.publicBaseUrl}/oauth/${channel}/callback`, state, verifier: derive("pkce"), nonce: derive("nonce") };
+    return {
+      redirectUri: `${this.d.config.publicBaseUrl}/oauth/${channel}/callback`,
+      state,
+      verifier: derive("pkce"),
+      nonce: derive("nonce"),
+    };
   }
 
   async start(channel: string, token: string): Promise<OAuthOutcome> {
     const link = token.length <= MAX_PARAM ? parseLinkToken(token) : undefined;
     const found = link && isOAuthProvider(channel) ? await this.d.store.verificationById(link.verificationId) : undefined;
-    if (!link || !found || found.channel !== channel || methodOf(found.type as AssetType, channel) !== "oauth" || !codeMatches(this.d.hmacKey, found.id, link.secret, found.code_hmac ?? "")) {
+    if (
+      !link ||
+      !found ||
+      found.channel !== channel ||
+      methodOf(found.type as AssetType, channel) !== "oauth" ||
+      !codeMatches(this.d.hmacKey, found.id, link.secret, found.code_hmac ?? "")
+    ) {
       return { outcome: "invalid_link", channel };
     }
     const scope: Scope = { tenantId: found.tenant_id, env: found.environment };
@@ -106,7 +117,11 @@ export class OAuthSignIn {
     if (settled) return settled;
     const log = { tenant_id: scope.tenantId, verification_id: v.id, channel };
     // where the page leads back to, computed once the outcome is known (the request may settle with it)
-    const end = async (o: Omit<OAuthOutcome, "channel">): Promise<OAuthOutcome> => ({ ...this.base(v), ...o, returnUrl: await this.d.returnUrl(scope, v.id) });
+    const end = async (o: Omit<OAuthOutcome, "channel">): Promise<OAuthOutcome> => ({
+      ...this.base(v),
+      ...o,
+      returnUrl: await this.d.returnUrl(scope, v.id),
+    });
     if (params.has("error")) {
       this.d.logger.info({ ...log, error: (params.get("error") ?? "").slice(0, 64) }, "oauth sign-in refused at the provider");
       return end({ outcome: "denied", retryUrl: await this.retry(scope, v) });
@@ -125,7 +140,8 @@ export class OAuthSignIn {
       try {
         await this.d.verifications.complete(scope, v, "oauth", sha256(`${channel}:${account.subject}`));
       } catch (e) {
-        if (e instanceof AppError && (e.code === "challenge_expired" || e.code === "invalid_state")) return (await this.settled(scope, await this.d.verifications.get(scope, v.id))) ?? end({ outcome: "expired" });
+        if (e instanceof AppError && (e.code === "challenge_expired" || e.code === "invalid_state"))
+          return (await this.settled(scope, await this.d.verifications.get(scope, v.id))) ?? end({ outcome: "expired" });
         throw e;
       }
       return end({ outcome: "verified" });
@@ -137,7 +153,11 @@ export class OAuthSignIn {
     } catch (e) {
       if (!(e instanceof AppError)) throw e;
       if (e.code !== "invalid_code") return end({ outcome: "failed", attemptsRemaining: 0 });
-      return end({ outcome: "mismatch", attemptsRemaining: Number(e.extra?.attempts_remaining ?? 0), retryUrl: await this.retry(scope, v) });
+      return end({
+        outcome: "mismatch",
+        attemptsRemaining: Number(e.extra?.attempts_remaining ?? 0),
+        retryUrl: await this.retry(scope, v),
+      });
     }
     return end({ outcome: "mismatch" });
   }

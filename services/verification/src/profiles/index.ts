@@ -106,7 +106,10 @@ export class Profiles {
     const now = this.d.clock.now();
     const byId = new Map(rows.map((r) => [r.id, r]));
     const proofOf = new Map(
-      statuses.statuses.map((s) => [s.proofId, { isRevoked: s.isRevoked, isExpired: s.isExpired, revokedAt: toDate(s.revokedAt) ?? null, expiresAt: toDate(s.expiresAt) ?? null }]),
+      statuses.statuses.map((s) => [
+        s.proofId,
+        { isRevoked: s.isRevoked, isExpired: s.isExpired, revokedAt: toDate(s.revokedAt) ?? null, expiresAt: toDate(s.expiresAt) ?? null },
+      ]),
     );
     const proofs = [...profile.proofs].sort(byDisplayOrder).flatMap((item): PublicProof[] => {
       const v = byId.get(item.verification_id);
@@ -130,7 +133,10 @@ export class Profiles {
 
   /** Every listed verification is a verified one of this scope (one query); else validation_error naming the item. */
   private async requireVerified(scope: Scope, fields: ProfileFields): Promise<void> {
-    const rows = await this.d.store.verifications(scope, fields.proofs.map((p) => p.verification_id));
+    const rows = await this.d.store.verifications(
+      scope,
+      fields.proofs.map((p) => p.verification_id),
+    );
     const verified = new Set(rows.filter((r) => r.status === "verified").map((r) => r.id));
     const i = fields.proofs.findIndex((p) => !verified.has(p.verification_id));
     if (i < 0) return;

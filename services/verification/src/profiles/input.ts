@@ -57,8 +57,14 @@ function proofItems(items: ProfileChange["proofs"]): ProfileProofItem[] {
     if (seen.has(p.verificationId)) invalid(`${at}.verification_id`, "is listed twice");
     seen.add(p.verificationId);
     if (!(MASK_LEVELS as readonly string[]).includes(p.maskLevel)) invalid(`${at}.mask_level`, `must be one of ${MASK_LEVELS.join(", ")}`);
-    if (!Number.isInteger(p.displayOrder) || p.displayOrder < 0 || p.displayOrder > MAX_DISPLAY_ORDER) invalid(`${at}.display_order`, `must be an integer 0 to ${MAX_DISPLAY_ORDER}`);
-    return { verification_id: p.verificationId, label: text(`${at}.label`, p.label, MAX_LABEL), mask_level: p.maskLevel as MaskLevel, display_order: p.displayOrder };
+    if (!Number.isInteger(p.displayOrder) || p.displayOrder < 0 || p.displayOrder > MAX_DISPLAY_ORDER)
+      invalid(`${at}.display_order`, `must be an integer 0 to ${MAX_DISPLAY_ORDER}`);
+    return {
+      verification_id: p.verificationId,
+      label: text(`${at}.label`, p.label, MAX_LABEL),
+      mask_level: p.maskLevel as MaskLevel,
+      display_order: p.displayOrder,
+    };
   });
 }
 

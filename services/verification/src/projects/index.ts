@@ -3,7 +3,15 @@ import { AppError, isId, newId, type Clock, type Scope } from "@icv/platform";
 import type { ProjectField, ProjectRow, ProjectStore, ProjectValues, TemplateRow } from "../store/index.ts";
 import { projectValues } from "./input.ts";
 import {
-  SAMPLE, TEXTS, checkChannelType, checkTemplate, renderTemplate, type Rendered, type TemplateChannel, type TemplateType, type Variables,
+  SAMPLE,
+  TEXTS,
+  checkChannelType,
+  checkTemplate,
+  renderTemplate,
+  type Rendered,
+  type TemplateChannel,
+  type TemplateType,
+  type Variables,
 } from "./templates.ts";
 
 import { brandVariables, projectMessage } from "./render.ts";
@@ -21,12 +29,14 @@ export interface PutTemplateInput {
   isActive?: boolean;
 }
 
-
 /** The project named in a create body, checked: another scope's or an unknown project is validation_error (the same answer, no oracle). */
 export async function resolveProjectId(projects: ProjectStore, scope: Scope, id: string | undefined): Promise<string | null> {
   if (id === undefined) return null;
   const p = isId("project", id) ? await projects.get(scope, id) : undefined;
-  if (!p) throw new AppError("validation_error", "project_id: no such project", { details: [{ field: "project_id", message: "no such project", code: "not_found" }] });
+  if (!p)
+    throw new AppError("validation_error", "project_id: no such project", {
+      details: [{ field: "project_id", message: "no such project", code: "not_found" }],
+    });
   return p.id;
 }
 
@@ -41,7 +51,8 @@ export class Projects {
   }
 
   async create(scope: Scope, input: Partial<Record<ProjectField, string>>): Promise<ProjectRow> {
-    if (input.name === undefined) throw new AppError("validation_error", "name is required", { details: [{ field: "name", message: "required", code: "required" }] });
+    if (input.name === undefined)
+      throw new AppError("validation_error", "name is required", { details: [{ field: "name", message: "required", code: "required" }] });
     // the default project exists before any other (so "first use" is never a second project)
     await this.d.store.ensureDefault(scope, newId("project", this.now().getTime()), this.now());
     const values = projectValues(input) as ProjectValues & { name: string };
@@ -79,14 +90,25 @@ export class Projects {
     return t ? { ...t, custom: true } : builtIn(projectId, ct.channel, ct.type);
   }
 
-  async putTemplate(scope: Scope, projectId: string, channel: string, type: string, input: PutTemplateInput): Promise<{ template: TemplateView; created: boolean }> {
+  async putTemplate(
+    scope: Scope,
+    projectId: string,
+    channel: string,
+    type: string,
+    input: PutTemplateInput,
+  ): Promise<{ template: TemplateView; created: boolean }> {
     const ct = checkChannelType(channel, type);
     checkTemplate(ct.channel, ct.type, input);
     await this.get(scope, projectId);
     const { row, created } = await this.d.store.putTemplate(
       {
-        project_id: projectId, channel: ct.channel, type: ct.type, body: input.body, subject: input.subject ?? null,
-        button_text: input.buttonText ?? null, is_active: input.isActive ?? true,
+        project_id: projectId,
+        channel: ct.channel,
+        type: ct.type,
+        body: input.body,
+        subject: input.subject ?? null,
+        button_text: input.buttonText ?? null,
+        is_active: input.isActive ?? true,
       },
       this.now(),
     );
@@ -96,7 +118,8 @@ export class Projects {
   async deleteTemplate(scope: Scope, projectId: string, channel: string, type: string): Promise<void> {
     const ct = checkChannelType(channel, type);
     await this.get(scope, projectId);
-    if (!(await this.d.store.deleteTemplate(projectId, ct.channel, ct.type))) throw new AppError("not_found", "the project has no template for this channel and type");
+    if (!(await this.d.store.deleteTemplate(projectId, ct.channel, ct.type)))
+      throw new AppError("not_found", "the project has no template for this channel and type");
   }
 
   /** Renders the given text (checked like PUT), else the stored or built-in template, with sample values and the project's branding. */
@@ -109,11 +132,21 @@ export class Projects {
       t = { body: given.body, subject: given.subject };
     } else t = await this.template(scope, projectId, ct.channel, ct.type);
     const vars: Variables = { ...SAMPLE, ...brandVariables(p), channel: ct.channel };
-    return renderTemplate(ct.channel, t, vars, { businessName: p.business_name, primaryColor: p.primary_color, supportEmail: p.support_email });
+    return renderTemplate(ct.channel, t, vars, {
+      businessName: p.business_name,
+      primaryColor: p.primary_color,
+      supportEmail: p.support_email,
+    });
   }
 
   /** A message from the project's active template (`projectId`, else the default project; rendered absent: use the built-in text), and the project's business name. */
-  async render(scope: Scope, projectId: string | null, channel: string, type: string, vars: Variables): Promise<{ rendered?: Rendered; businessName?: string }> {
+  async render(
+    scope: Scope,
+    projectId: string | null,
+    channel: string,
+    type: string,
+    vars: Variables,
+  ): Promise<{ rendered?: Rendered; businessName?: string }> {
     if (projectId !== null && !isId("project", projectId)) return {};
     return projectMessage(this.d.store, scope, projectId, channel, type, vars);
   }
@@ -125,7 +158,14 @@ export class Projects {
 
 function builtIn(projectId: string, channel: TemplateChannel, type: TemplateType): TemplateView {
   return {
-    project_id: projectId, channel, type, body: TEXTS.builtIn[type], subject: channel === "email" ? TEXTS.defaultSubject : null,
-    button_text: null, is_active: true, custom: false, updated_at: null,
+    project_id: projectId,
+    channel,
+    type,
+    body: TEXTS.builtIn[type],
+    subject: channel === "email" ? TEXTS.defaultSubject : null,
+    button_text: null,
+    is_active: true,
+    custom: false,
+    updated_at: null,
   };
 }

@@ -2,16 +2,31 @@
 import { AppError, OutboundError, parseTargetUrl } from "@icv/platform";
 import { PROJECT_FIELDS, type ProjectField, type ProjectValues } from "../store/index.ts";
 
-const invalid = (field: string, message: string) => new AppError("validation_error", `${field}: ${message}`, { details: [{ field, message, code: "invalid" }] });
+const invalid = (field: string, message: string) =>
+  new AppError("validation_error", `${field}: ${message}`, { details: [{ field, message, code: "invalid" }] });
 
 const MAX: Record<ProjectField, number> = {
-  name: 100, description: 500, business_name: 100, logo_url: 2048, primary_color: 7, support_email: 254, success_url: 2048, failure_url: 2048, cancel_url: 2048,
+  name: 100,
+  description: 500,
+  business_name: 100,
+  logo_url: 2048,
+  primary_color: 7,
+  support_email: 254,
+  success_url: 2048,
+  failure_url: 2048,
+  cancel_url: 2048,
 };
 /** Where each member sits in the REST shape (for error details). */
 export const FIELD_PATH: Record<ProjectField, string> = {
-  name: "name", description: "description",
-  business_name: "branding.business_name", logo_url: "branding.logo_url", primary_color: "branding.primary_color", support_email: "branding.support_email",
-  success_url: "callbacks.success_url", failure_url: "callbacks.failure_url", cancel_url: "callbacks.cancel_url",
+  name: "name",
+  description: "description",
+  business_name: "branding.business_name",
+  logo_url: "branding.logo_url",
+  primary_color: "branding.primary_color",
+  support_email: "branding.support_email",
+  success_url: "callbacks.success_url",
+  failure_url: "callbacks.failure_url",
+  cancel_url: "callbacks.cancel_url",
 };
 
 const COLOR = /^#(?:[0-9a-fA-F]{3}){1,2}$/;

@@ -27,5 +27,12 @@ export async function projectMessage(
   const businessName = p.business_name ?? undefined;
   if (!found.template) return { businessName };
   const all: Variables = { ...brandVariables(p), channel, ...vars };
-  return { rendered: renderTemplate(channel, found.template, all, { businessName: p.business_name, primaryColor: p.primary_color, supportEmail: p.support_email }), businessName };
+  return {
+    rendered: renderTemplate(channel, found.template, all, {
+      businessName: p.business_name,
+      primaryColor: p.primary_color,
+      supportEmail: p.support_email,
+    }),
+    businessName,
+  };
 }

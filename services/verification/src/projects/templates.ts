@@ -9,7 +9,13 @@ import { AppError } from "@icv/platform";
 
 export const TEMPLATE_CHANNELS = ["email", "sms", "whatsapp", "telegram"] as const;
 export const TEMPLATE_TYPES = [
-  "verification_request", "verification_success", "verification_expired", "login_request", "login_success", "2fa_request", "2fa_success",
+  "verification_request",
+  "verification_success",
+  "verification_expired",
+  "login_request",
+  "login_success",
+  "2fa_request",
+  "2fa_success",
 ] as const;
 export const TEMPLATE_VARIABLES = ["business_name", "code", "expires_in", "user_identifier", "channel", "support_email"] as const;
 export type TemplateChannel = (typeof TEMPLATE_CHANNELS)[number];
@@ -40,7 +46,8 @@ function checkText(text: string, field: string): Set<string> {
 }
 
 export function checkChannelType(channel: string, type: string): { channel: TemplateChannel; type: TemplateType } {
-  if (!(TEMPLATE_CHANNELS as readonly string[]).includes(channel)) throw invalid(`channel must be one of ${TEMPLATE_CHANNELS.join(", ")}`, "channel", "invalid_enum_value");
+  if (!(TEMPLATE_CHANNELS as readonly string[]).includes(channel))
+    throw invalid(`channel must be one of ${TEMPLATE_CHANNELS.join(", ")}`, "channel", "invalid_enum_value");
   if (!(TEMPLATE_TYPES as readonly string[]).includes(type)) throw invalid(`type must be one of ${TEMPLATE_TYPES.join(", ")}`, "type", "invalid_enum_value");
   return { channel: channel as TemplateChannel, type: type as TemplateType };
 }
@@ -49,31 +56,35 @@ export function checkChannelType(channel: string, type: string): { channel: Temp
 export function checkTemplate(channel: TemplateChannel, type: TemplateType, t: { body: string; subject?: string; buttonText?: string }): void {
   if (!t.body.trim()) throw invalid("body must not be empty", "body", "too_small");
   if (t.body.length > MAX_BODY) throw invalid(`body must be at most ${MAX_BODY} characters`, "body", "too_big");
-  if (channel === "sms" && t.body.length > MAX_SMS_BODY) throw invalid(`an SMS body must be at most ${MAX_SMS_BODY} characters (an SMS carries at most 1,600)`, "body", "too_big");
+  if (channel === "sms" && t.body.length > MAX_SMS_BODY)
+    throw invalid(`an SMS body must be at most ${MAX_SMS_BODY} characters (an SMS carries at most 1,600)`, "body", "too_big");
   const used = checkText(t.body, "body");
-  if (type.endsWith("_request") && !used.has("code")) throw invalid(`a ${type} template must hold {{code}}: the message carries the code`, "body", "missing_code");
+  if (type.endsWith("_request") && !used.has("code"))
+    throw invalid(`a ${type} template must hold {{code}}: the message carries the code`, "body", "missing_code");
   if (t.subject !== undefined) {
     if (channel !== "email") throw invalid("subject is for email templates only", "subject");
-    if (!t.subject.trim() || t.subject.length > MAX_SUBJECT || /[\r\n]/.test(t.subject)) throw invalid(`subject must be one line of 1 to ${MAX_SUBJECT} characters`, "subject");
+    if (!t.subject.trim() || t.subject.length > MAX_SUBJECT || /[\r\n]/.test(t.subject))
+      throw invalid(`subject must be one line of 1 to ${MAX_SUBJECT} characters`, "subject");
     checkText(t.subject, "subject");
   }
   if (t.buttonText !== undefined) {
-    if (!t.buttonText.trim() || t.buttonText.length > MAX_BUTTON || /[\r\n]/.test(t.buttonText)) throw invalid(`button_text must be one line of 1 to ${MAX_BUTTON} characters`, "button_text");
+    if (!t.buttonText.trim() || t.buttonText.length > MAX_BUTTON || /[\r\n]/.test(t.buttonText))
+      throw invalid(`button_text must be one line of 1 to ${MAX_BUTTON} characters`, "button_text");
     checkText(t.buttonText, "button_text");
   }
 }
 
 export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** Fills the placeholders in one pass; an unset variable renders empty. `escape` applies to the template's text and the values alike. */
-export function fill(text: string, vars: Variables, escape: (s: string) => string = (s) => s): string {
+/** Fills the placeholders in one pass; an unset variable renders empty. `escapeText` applies to the template's text and the values alike. */
+export function fill(text: string, vars: Variables, escapeText: (s: string) => string = (s) => s): string {
   let out = "";
   let last = 0;
   for (const m of text.matchAll(PLACEHOLDER)) {
-    out += escape(text.slice(last, m.index)) + escape(vars[m[1] as keyof Variables] ?? "");
+    out += escapeText(text.slice(last, m.index)) + escapeText(vars[m[1] as keyof Variables] ?? "");
     last = m.index! + m[0].length;
   }
-  return out + escape(text.slice(last));
+  return out + escapeText(text.slice(last));
 }
 
 export interface Rendered {
@@ -99,7 +110,12 @@ export function mailHtml(bodyHtml: string, b: MailBranding): string {
 }
 
 /** Renders a stored template for its channel: email gets subject, text and escaped HTML; the others plain text. */
-export function renderTemplate(channel: string, t: { body: string; subject?: string | null; button_text?: string | null }, vars: Variables, b: MailBranding): Rendered {
+export function renderTemplate(
+  channel: string,
+  t: { body: string; subject?: string | null; button_text?: string | null },
+  vars: Variables,
+  b: MailBranding,
+): Rendered {
   const text = fill(t.body, vars);
   const buttonText = t.button_text ? fill(t.button_text, vars) : undefined;
   if (channel !== "email") return { text, buttonText };

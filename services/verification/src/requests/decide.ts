@@ -21,7 +21,13 @@ export function assetStatusOf(v: Status): AssetStatus {
 export function proofsOf(r: RequestView) {
   return r.assets
     .filter((a) => a.v_status === "verified" && a.proof_token)
-    .map((a) => ({ assetIndex: a.idx, type: a.type, verificationId: a.verification_id ?? undefined, proofToken: a.proof_token!, expiresAt: ts(a.proof_expires_at) }));
+    .map((a) => ({
+      assetIndex: a.idx,
+      type: a.type,
+      verificationId: a.verification_id ?? undefined,
+      proofToken: a.proof_token!,
+      expiresAt: ts(a.proof_expires_at),
+    }));
 }
 
 /** The request statuses that have an event. */
@@ -56,7 +62,9 @@ export function progress(at: Date): Decide {
   return (r) => {
     if (!OPEN.has(r.status)) return undefined;
     // an asset started more often than allowed has failed for good (its last verification expired with it)
-    const statuses = r.assets.map((a) => (a.starts > MAX_ASSET_STARTS && a.v_status !== "verified" ? "failed" : a.v_status ? assetStatusOf(a.v_status) : a.status));
+    const statuses = r.assets.map((a) =>
+      a.starts > MAX_ASSET_STARTS && a.v_status !== "verified" ? "failed" : a.v_status ? assetStatusOf(a.v_status) : a.status,
+    );
     // an asset verified after the request's expiry does not count (the expiry came first)
     const counts = r.assets.map((a, i) => (statuses[i] === "verified" && a.v_verified_at && a.v_verified_at > r.expires_at ? "expired" : statuses[i]));
     const required = r.assets.map((a, i) => ({ a, s: counts[i] })).filter((x) => x.a.required);
@@ -66,8 +74,7 @@ export function progress(at: Date): Decide {
     const assets = changedAssets(r, statuses);
     if (status === r.status && !assets.length) return undefined;
     const after: RequestView = { ...r, status };
-    const events =
-      status === r.status ? [] : status === "completed" || (status === "partial" && r.partial_ok) ? [requestEvent(after, status, at)] : [];
+    const events = status === r.status ? [] : status === "completed" || (status === "partial" && r.partial_ok) ? [requestEvent(after, status, at)] : [];
     return { status, assets, events };
   };
 }
@@ -76,7 +83,9 @@ export function progress(at: Date): Decide {
 function close(to: "expired" | "cancelled", at: Date): Decide {
   return (r) => {
     if (!OPEN.has(r.status)) return undefined;
-    const statuses = r.assets.map((a): AssetStatus => (a.v_status === "verified" ? "verified" : a.status === "failed" || a.v_status === "failed" ? "failed" : "expired"));
+    const statuses = r.assets.map(
+      (a): AssetStatus => (a.v_status === "verified" ? "verified" : a.status === "failed" || a.v_status === "failed" ? "failed" : "expired"),
+    );
     const change: RequestChange = { status: to, assets: changedAssets(r, statuses), events: [], expireVerifications: true };
     if (to === "expired") change.events.push(requestEvent({ ...r, status: to }, to, at));
     return change;

@@ -1,19 +1,28 @@
-import {
-  AppError, checkTargetUrl, eventMessage, newId, OutboundError, parseTargetUrl, systemResolver,
-  type Clock, type Config, type EventRecord, type Logger, type OutboxEvent, type Queryable, type Resolver, type Scope,
-} from "@icv/platform";
-import { ASSET_TYPES, CHANNELS_BY_TYPE, methodOf, missingProvider, sendsCode } from "../channels/index.ts";
-import { normalizeIdentifier, type AssetType } from "../channels/index.ts";
+import { AppError, eventMessage, newId, type EventRecord, type Queryable, type Scope } from "@icv/platform";
+import { CHANNELS_BY_TYPE, methodOf, missingProvider, sendsCode } from "../channels/index.ts";
+import type { AssetType } from "../channels/index.ts";
 import { createRequestToken, verificationUrl, verifyRequestToken } from "./token.ts";
-import type {
-  AssetStatus, Decide, RequestAssetRow, RequestChange, RequestListFilter, RequestRow, RequestStatus, RequestStore, RequestView, Status,
-} from "../store/index.ts";
+import type { RequestListFilter, RequestRow, RequestView } from "../store/index.ts";
 import type { Verifications } from "../verifications/index.ts";
 import { autoVerify, MAX_PROOF_AGE_S, MIN_PROOF_AGE_S, reusableProofs, type AutoVerified, type Offer } from "./reuse.ts";
 import { hostedAssets, redirectTarget, type HostedView } from "./hosted.ts";
 import { RESEND_GAP_MS } from "../verifications/index.ts";
 import { checkCallbackUrl } from "../callback-url.ts";
-import { DEFAULT_REQUEST_TTL_S, MIN_REQUEST_TTL_S, MAX_REQUEST_TTL_S, MAX_ASSETS, ACTION_TYPES, MAX_ASSET_STARTS, MAX_METADATA_BYTES, type CreateRequestInput, type RequestDeps, invalid, checkRedirectUrl, text, assetRow } from "./input.ts";
+import {
+  DEFAULT_REQUEST_TTL_S,
+  MIN_REQUEST_TTL_S,
+  MAX_REQUEST_TTL_S,
+  MAX_ASSETS,
+  ACTION_TYPES,
+  MAX_ASSET_STARTS,
+  MAX_METADATA_BYTES,
+  type CreateRequestInput,
+  type RequestDeps,
+  invalid,
+  checkRedirectUrl,
+  text,
+  assetRow,
+} from "./input.ts";
 import { progress, expiry, cancellation } from "./decide.ts";
 import { messageTypeOf } from "./input.ts";
 import { resolveProjectId } from "../projects/index.ts";
@@ -55,7 +64,10 @@ export class Requests {
     if (!Number.isInteger(ttl) || ttl < MIN_REQUEST_TTL_S || ttl > MAX_REQUEST_TTL_S) {
       throw invalid(`expires_in must be an integer from ${MIN_REQUEST_TTL_S} to ${MAX_REQUEST_TTL_S} seconds`, "expires_in");
     }
-    if (input.maxProofAge !== undefined && (!Number.isInteger(input.maxProofAge) || input.maxProofAge < MIN_PROOF_AGE_S || input.maxProofAge > MAX_PROOF_AGE_S)) {
+    if (
+      input.maxProofAge !== undefined &&
+      (!Number.isInteger(input.maxProofAge) || input.maxProofAge < MIN_PROOF_AGE_S || input.maxProofAge > MAX_PROOF_AGE_S)
+    ) {
       throw invalid(`max_proof_age must be an integer from ${MIN_PROOF_AGE_S} to ${MAX_PROOF_AGE_S} seconds`, "max_proof_age");
     }
     const actionType = input.actionType ?? "verification";
@@ -79,7 +91,8 @@ export class Requests {
     // every check before the first verification is made, so a refused request leaves none behind
     for (const a of assets) {
       const missing = scope.env === "live" && a.identifier !== null && a.channel !== null ? missingProvider(a.type as AssetType, a.channel, this.d.config) : [];
-      if (missing.length) throw new AppError("channel_unavailable", `assets[${a.idx}]: channel ${a.channel} is not configured on this service (missing ${missing.join(", ")})`);
+      if (missing.length)
+        throw new AppError("channel_unavailable", `assets[${a.idx}]: channel ${a.channel} is not configured on this service (missing ${missing.join(", ")})`);
     }
 
     // Assets with identifier and channel get their verification now (an API-only integration
@@ -129,11 +142,19 @@ export class Requests {
     };
     await store.insert(
       row,
-      assets.map((a, i) => ({ ...a, request_id: id, status: verificationIds[i] ? "in_progress" : "pending", verification_id: verificationIds[i] })),
+      assets.map((a, i) => ({
+        ...a,
+        request_id: id,
+        status: verificationIds[i] ? "in_progress" : "pending",
+        verification_id: verificationIds[i],
+      })),
     );
     // a verification that moved before the request row existed was not seen by the consumer
     const r = await store.applyInScope(scope, id, progress(now), now);
-    this.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_request_id: id, assets: assets.length, env: scope.env }, "verification request created");
+    this.d.logger.info(
+      { request_id: scope.requestId, tenant_id: scope.tenantId, verification_request_id: id, assets: assets.length, env: scope.env },
+      "verification request created",
+    );
     return r!.after ?? r!.before;
   }
 
@@ -232,7 +253,13 @@ export class Requests {
       if (a.verification_id && a.status === "in_progress") rows.set(a.idx, await this.d.verifications.get(scope, a.verification_id));
     }
     const domains = await this.domainStates(scope, [...rows.values()]);
-    return { request, assets: hostedAssets(request, rows, this.d.config, shownCode, domains), redirectTo, tokenExpired, branding: brandingOf(project) };
+    return {
+      request,
+      assets: hostedAssets(request, rows, this.d.config, shownCode, domains),
+      redirectTo,
+      tokenExpired,
+      branding: brandingOf(project),
+    };
   }
 
   /** The check state of the open domain assets (one query, and none when the request has no domain asset). */
@@ -268,7 +295,8 @@ export class Requests {
   async hostedStart(id: string, token: string, idx: number, input: { identifier?: string; channel?: string; delivery?: string }): Promise<HostedView> {
     const { scope, asset, request } = await this.openAsset(id, token, idx);
     if (asset.status === "verified") throw new AppError("already_verified", "this asset is already verified");
-    if (asset.starts > MAX_ASSET_STARTS) throw new AppError("invalid_state", `this has failed: it was started ${MAX_ASSET_STARTS} times, the most allowed, and cannot be started again`);
+    if (asset.starts > MAX_ASSET_STARTS)
+      throw new AppError("invalid_state", `this has failed: it was started ${MAX_ASSET_STARTS} times, the most allowed, and cannot be started again`);
     const type = asset.type as AssetType;
     const allowed = asset.allowed_channels ?? (asset.channel ? [asset.channel] : [...CHANNELS_BY_TYPE[type]]);
     const channel = input.channel ?? asset.channel ?? (allowed.length === 1 ? allowed[0] : undefined);
@@ -286,7 +314,9 @@ export class Requests {
       const sent = sendsCode(current.type as AssetType, current.channel, current.delivery);
       if (sent && current.status === "pending" && waitMs > 0) {
         const retryAfter = Math.ceil(waitMs / 1000);
-        throw new AppError("resend_too_soon", `a code was sent less than ${RESEND_GAP_MS / 1000} s ago; try again in ${retryAfter} s`, { extra: { retry_after: retryAfter } });
+        throw new AppError("resend_too_soon", `a code was sent less than ${RESEND_GAP_MS / 1000} s ago; try again in ${retryAfter} s`, {
+          extra: { retry_after: retryAfter },
+        });
       }
     }
     // counted before the verification is made (a start refused by a send limit is given back)
@@ -297,8 +327,14 @@ export class Requests {
     }
     const v = await this.d.verifications
       .create(scope, {
-        type, channel, identifier, externalUserId: request.external_user_id ?? undefined, clientMetadata: request.client_metadata ?? undefined, delivery: input.delivery,
-        projectId: request.project_id ?? undefined, messageType: messageTypeOf(request.action_type),
+        type,
+        channel,
+        identifier,
+        externalUserId: request.external_user_id ?? undefined,
+        clientMetadata: request.client_metadata ?? undefined,
+        delivery: input.delivery,
+        projectId: request.project_id ?? undefined,
+        messageType: messageTypeOf(request.action_type),
       })
       .catch(async (e: unknown) => {
         await this.d.store.releaseStart(scope, id, idx, MAX_ASSET_STARTS);
@@ -308,12 +344,20 @@ export class Requests {
     if (!(await this.d.store.assignAsset(scope, id, idx, { identifier: v.row.identifier, channel, verificationId: v.row.id }, now))) {
       throw new AppError("invalid_state", "the request is no longer open");
     }
-    this.d.logger.info({ tenant_id: scope.tenantId, verification_request_id: id, asset_index: idx, verification_id: v.row.id, channel }, "request asset started from the hosted page");
+    this.d.logger.info(
+      { tenant_id: scope.tenantId, verification_request_id: id, asset_index: idx, verification_id: v.row.id, channel },
+      "request asset started from the hosted page",
+    );
     return this.hostedView(id, token, v.code ? { idx, code: v.code } : undefined);
   }
 
   /** The user's answer to an asset's challenge (code, signature or bot token), as the verification's submit takes it. */
-  async hostedSubmit(id: string, token: string, idx: number, input: { challengeCode?: string; signature?: string; botToken?: string; apiKey?: string; apiSecret?: string }): Promise<HostedView> {
+  async hostedSubmit(
+    id: string,
+    token: string,
+    idx: number,
+    input: { challengeCode?: string; signature?: string; botToken?: string; apiKey?: string; apiSecret?: string },
+  ): Promise<HostedView> {
     const { scope, asset } = await this.openAsset(id, token, idx);
     if (asset.status === "verified") throw new AppError("already_verified", "this asset is already verified");
     if (!asset.verification_id || asset.status !== "in_progress") throw new AppError("invalid_state", "start this asset first");

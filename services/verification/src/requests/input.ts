@@ -1,5 +1,5 @@
 /** A request's input: limits, the create body and its checks (callback and redirect URLs, assets). */
-import { AppError, checkTargetUrl, OutboundError, parseTargetUrl, systemResolver, type Clock, type Config, type Logger, type Resolver } from "@icv/platform";
+import { AppError, OutboundError, parseTargetUrl, type Clock, type Config, type Logger, type Resolver } from "@icv/platform";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, normalizeIdentifier, type AssetType } from "../channels/index.ts";
 import type { ProjectStore, RequestAssetRow, RequestStore } from "../store/index.ts";
 import type { Verifications } from "../verifications/index.ts";
@@ -83,10 +83,12 @@ export function assetRow(a: AssetInput, i: number): Omit<RequestAssetRow, "reque
   const channels = CHANNELS_BY_TYPE[type];
   const allowed = a.allowedChannels?.length ? [...new Set(a.allowedChannels)] : null;
   for (const c of allowed ?? []) {
-    if (!channels.includes(c)) throw new AppError("invalid_channel_for_type", `${f}.allowed_channels: ${c} is not a channel of type ${type}; use ${channels.join(", ")}`);
+    if (!channels.includes(c))
+      throw new AppError("invalid_channel_for_type", `${f}.allowed_channels: ${c} is not a channel of type ${type}; use ${channels.join(", ")}`);
   }
   if (a.channel !== undefined) {
-    if (!channels.includes(a.channel)) throw new AppError("invalid_channel_for_type", `${f}.channel ${a.channel} is not valid for type ${type}; use one of ${channels.join(", ")}`);
+    if (!channels.includes(a.channel))
+      throw new AppError("invalid_channel_for_type", `${f}.channel ${a.channel} is not valid for type ${type}; use one of ${channels.join(", ")}`);
     if (allowed && !allowed.includes(a.channel)) throw invalid(`${f}.channel must be one of its allowed_channels`, `${f}.channel`);
   }
   let identifier: string | null = null;
@@ -100,4 +102,3 @@ export function assetRow(a: AssetInput, i: number): Omit<RequestAssetRow, "reque
   }
   return { idx: i, type, identifier, channel: a.channel ?? null, allowed_channels: allowed, required: a.required ?? true };
 }
-

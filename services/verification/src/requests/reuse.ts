@@ -121,7 +121,18 @@ export async function autoVerify(d: ReuseDeps, scope: Scope, r: RequestView, idx
 
   const id = newId("verification", now.getTime());
   const ttl = Math.min(DEFAULT_PROOF_TTL_S, Math.floor((chosen.proof_expires_at.getTime() - now.getTime()) / 1000));
-  const proof = await d.verifications.issueReusedProof(scope, { id, type: chosen.type, channel: chosen.channel, identifierCanonical: chosen.identifier_canonical, externalUserId: r.external_user_id!, ttl }, now);
+  const proof = await d.verifications.issueReusedProof(
+    scope,
+    {
+      id,
+      type: chosen.type,
+      channel: chosen.channel,
+      identifierCanonical: chosen.identifier_canonical,
+      externalUserId: r.external_user_id!,
+      ttl,
+    },
+    now,
+  );
   const v: VerificationRow = {
     id,
     tenant_id: scope.tenantId,
@@ -177,6 +188,16 @@ export async function autoVerify(d: ReuseDeps, scope: Scope, r: RequestView, idx
     await d.verifications.withdrawProof(scope, id).catch((err) => d.logger.warn({ err, verification_id: id }, "could not withdraw an unused reused proof"));
     throw e;
   }
-  d.logger.info({ tenant_id: scope.tenantId, env: scope.env, verification_request_id: r.id, asset_index: idx, verification_id: id, reused_from: chosen.id }, "asset completed with an existing proof");
+  d.logger.info(
+    {
+      tenant_id: scope.tenantId,
+      env: scope.env,
+      verification_request_id: r.id,
+      asset_index: idx,
+      verification_id: id,
+      reused_from: chosen.id,
+    },
+    "asset completed with an existing proof",
+  );
   return { request: after, verification: v };
 }

@@ -8,8 +8,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
  */
 const DOMAIN = "icv-request-token:v1";
 
-const mac = (key: string, requestId: string, exp: number) =>
-  createHmac("sha256", key).update(`${DOMAIN}:${requestId}:${exp}`).digest("base64url");
+const mac = (key: string, requestId: string, exp: number) => createHmac("sha256", key).update(`${DOMAIN}:${requestId}:${exp}`).digest("base64url");
 
 export function createRequestToken(key: string, requestId: string, expiresAt: Date): string {
   const exp = expiresAt.getTime();

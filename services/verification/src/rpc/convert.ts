@@ -3,7 +3,7 @@ import type { DomainCheck, DomainVerification, Verification } from "@icv/contrac
 import type { VerificationRequest, HostedRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ts } from "@icv/platform";
-import { domainMethodOf, domainPublication, maskIdentifier, VALUE_PREFIX, type AssetType } from "../channels/index.ts";
+import { domainMethodOf, domainPublication, VALUE_PREFIX } from "../channels/index.ts";
 import type { HostedView } from "../requests/hosted.ts";
 import { byDisplayOrder, type PublicView } from "../profiles/index.ts";
 import type { DomainCheckRow, ProfileRow, RequestView, StoredCheck, TestMessageRow, VerificationRow } from "../store/index.ts";
@@ -62,7 +62,13 @@ export function toDomainCheck(c: StoredCheck | null | undefined): DomainCheck | 
     passed: c.passed,
     summary: c.summary,
     checkedAt: ts(new Date(c.checked_at)),
-    observations: c.observations.map((o) => ({ $typeName: "icv.verification.v1.DomainObservation", source: o.source, found: o.found, error: o.error, matched: o.matched })),
+    observations: c.observations.map((o) => ({
+      $typeName: "icv.verification.v1.DomainObservation",
+      source: o.source,
+      found: o.found,
+      error: o.error,
+      matched: o.matched,
+    })),
   };
 }
 
@@ -84,7 +90,11 @@ export function toDomainMessage(v: VerificationRow, state: DomainCheckRow): Init
     status: v.status,
     verificationMethod: domainMethodOf(v.channel),
     ...toPublication(state, v.identifier),
-    provider: { $typeName: "icv.verification.v1.DomainProvider", detected: state.provider_detected ?? "unknown", name: state.provider_name ?? "Unknown" },
+    provider: {
+      $typeName: "icv.verification.v1.DomainProvider",
+      detected: state.provider_detected ?? "unknown",
+      name: state.provider_name ?? "Unknown",
+    },
     checkCount: state.check_count,
     lastCheck: toDomainCheck(state.last_check),
     verifiedAt: ts(v.verified_at),
@@ -141,7 +151,11 @@ export function toRequestMessage(r: RequestView, url: string): RequestInit {
     actionType: r.action_type,
     actionContext:
       r.action_title !== null || r.action_description !== null
-        ? { $typeName: "icv.verification.v1.ActionContext", title: r.action_title ?? undefined, description: r.action_description ?? undefined }
+        ? {
+            $typeName: "icv.verification.v1.ActionContext",
+            title: r.action_title ?? undefined,
+            description: r.action_description ?? undefined,
+          }
         : undefined,
     redirectUrl: r.redirect_url ?? undefined,
     callbackUrl: r.callback_url ?? undefined,
@@ -167,7 +181,11 @@ export function toHostedMessage(h: HostedView): HostedInit {
     actionType: h.tokenExpired ? "" : r.action_type,
     actionContext:
       !h.tokenExpired && (r.action_title !== null || r.action_description !== null)
-        ? { $typeName: "icv.verification.v1.ActionContext", title: r.action_title ?? undefined, description: r.action_description ?? undefined }
+        ? {
+            $typeName: "icv.verification.v1.ActionContext",
+            title: r.action_title ?? undefined,
+            description: r.action_description ?? undefined,
+          }
         : undefined,
     assets: h.assets.map((a) => ({
       $typeName: "icv.verification.v1.HostedAsset",
@@ -213,7 +231,9 @@ export function toProfileMessage(p: ProfileRow) {
     bio: p.bio ?? undefined,
     avatarUrl: p.avatar_url ?? undefined,
     isPublic: p.is_public,
-    proofs: [...p.proofs].sort(byDisplayOrder).map((x) => ({ verificationId: x.verification_id, label: x.label, maskLevel: x.mask_level, displayOrder: x.display_order })),
+    proofs: [...p.proofs]
+      .sort(byDisplayOrder)
+      .map((x) => ({ verificationId: x.verification_id, label: x.label, maskLevel: x.mask_level, displayOrder: x.display_order })),
     createdAt: ts(p.created_at),
     updatedAt: ts(p.updated_at),
   };

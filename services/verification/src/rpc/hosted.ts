@@ -10,11 +10,32 @@ export function hostedHandlers(requests: Requests) {
       return msg(await requests.hostedView(req.requestId, req.token));
     },
     async startHostedAsset(req: { requestId: string; token: string; assetIndex: number; identifier?: string; channel?: string; delivery?: string }) {
-      return msg(await requests.hostedStart(req.requestId, req.token, req.assetIndex, { identifier: req.identifier, channel: req.channel, delivery: req.delivery }));
-    },
-    async submitHostedAsset(req: { requestId: string; token: string; assetIndex: number; challengeCode?: string; signature?: string; botToken?: string; apiKey?: string; apiSecret?: string }) {
       return msg(
-        await requests.hostedSubmit(req.requestId, req.token, req.assetIndex, { challengeCode: req.challengeCode, signature: req.signature, botToken: req.botToken, apiKey: req.apiKey, apiSecret: req.apiSecret }),
+        await requests.hostedStart(req.requestId, req.token, req.assetIndex, {
+          identifier: req.identifier,
+          channel: req.channel,
+          delivery: req.delivery,
+        }),
+      );
+    },
+    async submitHostedAsset(req: {
+      requestId: string;
+      token: string;
+      assetIndex: number;
+      challengeCode?: string;
+      signature?: string;
+      botToken?: string;
+      apiKey?: string;
+      apiSecret?: string;
+    }) {
+      return msg(
+        await requests.hostedSubmit(req.requestId, req.token, req.assetIndex, {
+          challengeCode: req.challengeCode,
+          signature: req.signature,
+          botToken: req.botToken,
+          apiKey: req.apiKey,
+          apiSecret: req.apiSecret,
+        }),
       );
     },
     async testVerifyHostedAsset(req: { requestId: string; token: string; assetIndex: number }) {

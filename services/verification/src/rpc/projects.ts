@@ -1,6 +1,10 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
-  ProjectService, type MessageTemplate, type Project, type ProjectInput, type RenderedMessage,
+  ProjectService,
+  type MessageTemplate,
+  type Project,
+  type ProjectInput,
+  type RenderedMessage,
 } from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
 import { AppError, isId, pageInfo, pageRequest, requireScope, ts } from "@icv/platform";
 import type { Projects, Rendered, TemplateView, Variables } from "../projects/index.ts";
@@ -34,8 +38,15 @@ function toProject(p: ProjectRow): Init<Project> {
 
 function toTemplate(t: TemplateView): Init<MessageTemplate> {
   return {
-    projectId: t.project_id, channel: t.channel, type: t.type, body: t.body, subject: t.subject ?? undefined,
-    buttonText: t.button_text ?? undefined, isActive: t.is_active, custom: t.custom, updatedAt: ts(t.updated_at),
+    projectId: t.project_id,
+    channel: t.channel,
+    type: t.type,
+    body: t.body,
+    subject: t.subject ?? undefined,
+    buttonText: t.button_text ?? undefined,
+    isActive: t.is_active,
+    custom: t.custom,
+    updatedAt: ts(t.updated_at),
   };
 }
 
@@ -44,9 +55,15 @@ const toRendered = (r: Rendered): Init<RenderedMessage> => ({ subject: r.subject
 /** ProjectInput (flat names as the store has them). */
 function inputOf(i: ProjectInput | undefined): Partial<Record<ProjectField, string>> {
   return {
-    name: i?.name, description: i?.description,
-    business_name: i?.branding?.businessName, logo_url: i?.branding?.logoUrl, primary_color: i?.branding?.primaryColor, support_email: i?.branding?.supportEmail,
-    success_url: i?.callbacks?.successUrl, failure_url: i?.callbacks?.failureUrl, cancel_url: i?.callbacks?.cancelUrl,
+    name: i?.name,
+    description: i?.description,
+    business_name: i?.branding?.businessName,
+    logo_url: i?.branding?.logoUrl,
+    primary_color: i?.branding?.primaryColor,
+    support_email: i?.branding?.supportEmail,
+    success_url: i?.callbacks?.successUrl,
+    failure_url: i?.callbacks?.failureUrl,
+    cancel_url: i?.callbacks?.cancelUrl,
   };
 }
 
@@ -74,7 +91,9 @@ export function projectRoutes(projects: Projects) {
         return { project: toProject(await projects.get(requireScope(req.scope), projectId(req.id))) };
       },
       async updateProject(req) {
-        return { project: toProject(await projects.update(requireScope(req.scope), projectId(req.id), inputOf(req.input), req.fields.map(fieldOf))) };
+        return {
+          project: toProject(await projects.update(requireScope(req.scope), projectId(req.id), inputOf(req.input), req.fields.map(fieldOf))),
+        };
       },
       async deleteProject(req) {
         await projects.delete(requireScope(req.scope), projectId(req.id));
@@ -88,7 +107,10 @@ export function projectRoutes(projects: Projects) {
       },
       async putTemplate(req) {
         const r = await projects.putTemplate(requireScope(req.scope), projectId(req.projectId), req.channel, req.type, {
-          body: req.body, subject: req.subject, buttonText: req.buttonText, isActive: req.isActive,
+          body: req.body,
+          subject: req.subject,
+          buttonText: req.buttonText,
+          isActive: req.isActive,
         });
         return { template: toTemplate(r.template), created: r.created };
       },
@@ -97,7 +119,10 @@ export function projectRoutes(projects: Projects) {
         return {};
       },
       async previewTemplate(req) {
-        const r = await projects.preview(requireScope(req.scope), projectId(req.projectId), req.channel, req.type, { body: req.body, subject: req.subject });
+        const r = await projects.preview(requireScope(req.scope), projectId(req.projectId), req.channel, req.type, {
+          body: req.body,
+          subject: req.subject,
+        });
         return { message: toRendered(r) };
       },
       async renderMessage(req) {

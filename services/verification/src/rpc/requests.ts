@@ -44,7 +44,12 @@ export function verificationRequestRoutes(requests: Requests) {
       },
       async listVerificationRequests(req) {
         const { page, limit, offset } = pageRequest(req.page);
-        const { rows, total } = await requests.list(requireScope(req.scope), { status: req.status, referenceId: req.referenceId, limit, offset });
+        const { rows, total } = await requests.list(requireScope(req.scope), {
+          status: req.status,
+          referenceId: req.referenceId,
+          limit,
+          offset,
+        });
         return { requests: rows.map((r) => msg(r).request), pageInfo: pageInfo(page, limit, total) };
       },
       async cancelVerificationRequest(req) {

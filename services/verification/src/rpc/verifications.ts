@@ -12,7 +12,6 @@ import { oauthHandlers } from "./oauth.ts";
 
 const one = (row: VerificationRow) => ({ verification: toMessage({ row }) });
 
-
 /**
  * The events after `after` (all when unset), the newest event id, and the status as of that
  * event: both come from the same read of the outbox, so a reader that starts from
@@ -111,7 +110,16 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
       async validateProof(req) {
         const r = await verifications.validate(requireScope(req.scope), req.proofToken, req.identifier);
         return r.valid
-          ? { valid: true, verificationId: r.proofId, type: r.type, channel: r.channel, verifiedAt: r.verifiedAt, expiresAt: r.expiresAt, testMode: r.testMode, method: r.method }
+          ? {
+              valid: true,
+              verificationId: r.proofId,
+              type: r.type,
+              channel: r.channel,
+              verifiedAt: r.verifiedAt,
+              expiresAt: r.expiresAt,
+              testMode: r.testMode,
+              method: r.method,
+            }
           : { valid: false, reason: r.reason, message: r.message };
       },
       async listVerificationEvents(req) {
@@ -126,7 +134,12 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
         const scope = requireScope(req.scope);
         const { page, limit, offset } = pageRequest(req.page);
         const { rows, total } = await store.verifiedUsers(scope, limit, offset);
-        const verifications = await store.userVerifications(scope, rows.map((r) => r.external_user_id), LIST_STATUSES, clock.now());
+        const verifications = await store.userVerifications(
+          scope,
+          rows.map((r) => r.external_user_id),
+          LIST_STATUSES,
+          clock.now(),
+        );
         return { users: toVerifiedUsers(rows, verifications), pageInfo: pageInfo(page, limit, total) };
       },
       async listTestMessages(req) {
@@ -155,7 +168,13 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
       },
       async completeInboundCode(req) {
         const r = await verifications.completeInbound(req.channel, req.code, req.sender, req.messageKey || undefined);
-        return { outcome: r.outcome, verificationId: r.verificationId ?? "", attemptsRemaining: r.attemptsRemaining ?? 0, reply: r.reply, businessName: r.businessName };
+        return {
+          outcome: r.outcome,
+          verificationId: r.verificationId ?? "",
+          attemptsRemaining: r.attemptsRemaining ?? 0,
+          reply: r.reply,
+          businessName: r.businessName,
+        };
       },
       async recordSessionVerification(req) {
         return one(

@@ -5,6 +5,14 @@ export { VerificationStore } from "./verifications.ts";
 export { RequestStore } from "./requests.ts";
 export { DomainCheckStore, type DomainCheckRow, type NewDomainCheck, type StoredCheck, type StoredObservation } from "./domain-checks.ts";
 export { OAuthStore, type OAuthStateRow } from "./oauth.ts";
-export { ProjectStore, PROJECT_FIELDS, type ProjectRow, type ProjectValues, type ProjectField, type TemplateRow, type ProjectWithTemplate } from "./projects.ts";
+export {
+  ProjectStore,
+  PROJECT_FIELDS,
+  type ProjectRow,
+  type ProjectValues,
+  type ProjectField,
+  type TemplateRow,
+  type ProjectWithTemplate,
+} from "./projects.ts";
 export { ProfileStore } from "./profiles.ts";
 export type { ListedVerification, MaskLevel, ProfileFields, ProfileProofItem, ProfileRow } from "./profiles.ts";

@@ -53,7 +53,11 @@ export class ProfileStore {
   }
 
   async get(scope: Scope, id: string): Promise<ProfileRow | undefined> {
-    const r = await this.db.query<ProfileRow>(`SELECT * FROM ${S}.profiles WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [id, scope.tenantId, scope.env]);
+    const r = await this.db.query<ProfileRow>(`SELECT * FROM ${S}.profiles WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [
+      id,
+      scope.tenantId,
+      scope.env,
+    ]);
     return r.rows[0];
   }
 
@@ -65,11 +69,16 @@ export class ProfileStore {
 
   async list(scope: Scope, limit: number, offset: number): Promise<{ rows: ProfileRow[]; total: number }> {
     const [rows, count] = await Promise.all([
-      this.db.query<ProfileRow>(
-        `SELECT * FROM ${S}.profiles WHERE tenant_id = $1 AND environment = $2 ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
-        [scope.tenantId, scope.env, limit, offset],
-      ),
-      this.db.query<{ total: number }>(`SELECT count(*)::int AS total FROM ${S}.profiles WHERE tenant_id = $1 AND environment = $2`, [scope.tenantId, scope.env]),
+      this.db.query<ProfileRow>(`SELECT * FROM ${S}.profiles WHERE tenant_id = $1 AND environment = $2 ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [
+        scope.tenantId,
+        scope.env,
+        limit,
+        offset,
+      ]),
+      this.db.query<{ total: number }>(`SELECT count(*)::int AS total FROM ${S}.profiles WHERE tenant_id = $1 AND environment = $2`, [
+        scope.tenantId,
+        scope.env,
+      ]),
     ]);
     return { rows: rows.rows, total: count.rows[0].total };
   }

@@ -22,7 +22,15 @@ export interface ProjectRow {
 
 /** The members of a project a tenant sets (everything but ids, scope, default flag and times). */
 export const PROJECT_FIELDS = [
-  "name", "description", "business_name", "logo_url", "primary_color", "support_email", "success_url", "failure_url", "cancel_url",
+  "name",
+  "description",
+  "business_name",
+  "logo_url",
+  "primary_color",
+  "support_email",
+  "success_url",
+  "failure_url",
+  "cancel_url",
 ] as const;
 export type ProjectField = (typeof PROJECT_FIELDS)[number];
 export type ProjectValues = Partial<Record<ProjectField, string | null>>;
@@ -56,7 +64,10 @@ export class ProjectStore {
        VALUES ($1, $2, $3, 'Default project', true, $4, $4) ON CONFLICT DO NOTHING`,
       [id, scope.tenantId, scope.env, now],
     );
-    const r = await this.db.query<ProjectRow>(`SELECT * FROM ${S}.projects WHERE tenant_id = $1 AND environment = $2 AND is_default`, [scope.tenantId, scope.env]);
+    const r = await this.db.query<ProjectRow>(`SELECT * FROM ${S}.projects WHERE tenant_id = $1 AND environment = $2 AND is_default`, [
+      scope.tenantId,
+      scope.env,
+    ]);
     return r.rows[0];
   }
 
@@ -66,15 +77,30 @@ export class ProjectStore {
          success_url, failure_url, cancel_url, is_default, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, false, $13, $13) RETURNING *`,
       [
-        id, scope.tenantId, scope.env, v.name, v.description ?? null, v.business_name ?? null, v.logo_url ?? null, v.primary_color ?? null,
-        v.support_email ?? null, v.success_url ?? null, v.failure_url ?? null, v.cancel_url ?? null, now,
+        id,
+        scope.tenantId,
+        scope.env,
+        v.name,
+        v.description ?? null,
+        v.business_name ?? null,
+        v.logo_url ?? null,
+        v.primary_color ?? null,
+        v.support_email ?? null,
+        v.success_url ?? null,
+        v.failure_url ?? null,
+        v.cancel_url ?? null,
+        now,
       ],
     );
     return r.rows[0];
   }
 
   async get(scope: Scope, id: string): Promise<ProjectRow | undefined> {
-    const r = await this.db.query<ProjectRow>(`SELECT * FROM ${S}.projects WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [id, scope.tenantId, scope.env]);
+    const r = await this.db.query<ProjectRow>(`SELECT * FROM ${S}.projects WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [
+      id,
+      scope.tenantId,
+      scope.env,
+    ]);
     return r.rows[0];
   }
 
@@ -133,7 +159,11 @@ export class ProjectStore {
   }
 
   async template(projectId: string, channel: string, type: string): Promise<TemplateRow | undefined> {
-    const r = await this.db.query<TemplateRow>(`SELECT * FROM ${S}.message_templates WHERE project_id = $1 AND channel = $2 AND type = $3`, [projectId, channel, type]);
+    const r = await this.db.query<TemplateRow>(`SELECT * FROM ${S}.message_templates WHERE project_id = $1 AND channel = $2 AND type = $3`, [
+      projectId,
+      channel,
+      type,
+    ]);
     return r.rows[0];
   }
 
@@ -174,7 +204,17 @@ export class ProjectStore {
     const template =
       t_body === null
         ? undefined
-        : { project_id: project.id, channel, type, body: t_body, subject: t_subject, button_text: t_button_text, is_active: true, created_at: project.created_at, updated_at: project.updated_at };
+        : {
+            project_id: project.id,
+            channel,
+            type,
+            body: t_body,
+            subject: t_subject,
+            button_text: t_button_text,
+            is_active: true,
+            created_at: project.created_at,
+            updated_at: project.updated_at,
+          };
     return { project, template };
   }
 }

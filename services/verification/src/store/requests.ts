@@ -1,6 +1,6 @@
 import { appendEvents, type Database, type Queryable, type Scope } from "@icv/platform";
 import { statusEvents } from "../events.ts";
-import type { AssetStatus, Decide, RequestAssetRow, RequestAssetView, RequestListFilter, RequestRow, RequestView, ReuseCandidateRow, VerificationRow } from "./rows.ts";
+import type { Decide, RequestAssetRow, RequestAssetView, RequestListFilter, RequestRow, RequestView, ReuseCandidateRow, VerificationRow } from "./rows.ts";
 
 const S = "verification";
 
@@ -16,9 +16,24 @@ export class RequestStore {
            redirect_url, callback_url, partial_ok, external_user_id, client_metadata, created_at, updated_at, expires_at, max_proof_age, project_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
         [
-          r.id, r.tenant_id, r.environment, r.status, r.reference_id, r.action_type, r.action_title, r.action_description, r.redirect_url,
-          r.callback_url, r.partial_ok, r.external_user_id, r.client_metadata === null ? null : JSON.stringify(r.client_metadata),
-          r.created_at, r.updated_at, r.expires_at, r.max_proof_age, r.project_id ?? null,
+          r.id,
+          r.tenant_id,
+          r.environment,
+          r.status,
+          r.reference_id,
+          r.action_type,
+          r.action_title,
+          r.action_description,
+          r.redirect_url,
+          r.callback_url,
+          r.partial_ok,
+          r.external_user_id,
+          r.client_metadata === null ? null : JSON.stringify(r.client_metadata),
+          r.created_at,
+          r.updated_at,
+          r.expires_at,
+          r.max_proof_age,
+          r.project_id ?? null,
         ],
       );
       for (const a of assets) {
@@ -67,7 +82,10 @@ export class RequestStore {
     if (f.referenceId) where.push(`reference_id = $${params.push(f.referenceId)}`);
     const w = where.join(" AND ");
     const [rows, count] = await Promise.all([
-      this.db.query<RequestRow>(`SELECT * FROM ${S}.verification_requests WHERE ${w} ORDER BY created_at DESC, id DESC LIMIT ${f.limit} OFFSET ${f.offset}`, params),
+      this.db.query<RequestRow>(
+        `SELECT * FROM ${S}.verification_requests WHERE ${w} ORDER BY created_at DESC, id DESC LIMIT ${f.limit} OFFSET ${f.offset}`,
+        params,
+      ),
       this.db.query<{ total: number }>(`SELECT count(*)::int AS total FROM ${S}.verification_requests WHERE ${w}`, params),
     ]);
     return { rows: await this.withAssets(this.db, rows.rows), total: count.rows[0].total };
@@ -124,7 +142,12 @@ export class RequestStore {
           `UPDATE ${S}.verifications SET status = 'expired', updated_at = $2 WHERE id = ANY($1::text[]) AND status = 'pending' RETURNING *`,
           [ids, at],
         );
-        await appendEvents(q, S, v.rows.flatMap((row) => statusEvents(row, "pending", at)), at);
+        await appendEvents(
+          q,
+          S,
+          v.rows.flatMap((row) => statusEvents(row, "pending", at)),
+          at,
+        );
       }
     }
     await appendEvents(q, S, change.events, at);
@@ -168,10 +191,11 @@ export class RequestStore {
    */
   async assignAsset(scope: Scope, id: string, idx: number, a: { identifier: string; channel: string; verificationId: string }, at: Date): Promise<boolean> {
     return this.db.tx(async (q) => {
-      const r = await q.query(
-        `SELECT 1 FROM ${S}.verification_requests WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND ${OPEN_REQUEST} FOR UPDATE`,
-        [id, scope.tenantId, scope.env],
-      );
+      const r = await q.query(`SELECT 1 FROM ${S}.verification_requests WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND ${OPEN_REQUEST} FOR UPDATE`, [
+        id,
+        scope.tenantId,
+        scope.env,
+      ]);
       if (!r.rowCount) return false;
       const prev = await q.query<{ verification_id: string | null }>(
         `SELECT verification_id FROM ${S}.verification_request_assets WHERE request_id = $1 AND idx = $2`,
@@ -189,7 +213,12 @@ export class RequestStore {
           `UPDATE ${S}.verifications SET status = 'expired', updated_at = $2 WHERE id = $1 AND status = 'pending' RETURNING *`,
           [old, at],
         );
-        await appendEvents(q, S, v.rows.flatMap((row) => statusEvents(row, "pending", at)), at);
+        await appendEvents(
+          q,
+          S,
+          v.rows.flatMap((row) => statusEvents(row, "pending", at)),
+          at,
+        );
       }
       await q.query(`UPDATE ${S}.verification_requests SET updated_at = $2 WHERE id = $1`, [id, at]);
       return true;
@@ -203,10 +232,11 @@ export class RequestStore {
    */
   async claimStart(scope: Scope, id: string, idx: number, max: number, at: Date): Promise<number | undefined> {
     return this.db.tx(async (q) => {
-      const r = await q.query(
-        `SELECT 1 FROM ${S}.verification_requests WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND ${OPEN_REQUEST} FOR UPDATE`,
-        [id, scope.tenantId, scope.env],
-      );
+      const r = await q.query(`SELECT 1 FROM ${S}.verification_requests WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND ${OPEN_REQUEST} FOR UPDATE`, [
+        id,
+        scope.tenantId,
+        scope.env,
+      ]);
       if (!r.rowCount) return undefined;
       const a = await q.query<{ starts: number; verification_id: string | null }>(
         `UPDATE ${S}.verification_request_assets SET starts = LEAST(starts + 1, $3 + 1) WHERE request_id = $1 AND idx = $2 RETURNING starts, verification_id`,
@@ -221,7 +251,12 @@ export class RequestStore {
             WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING *`,
           [asset.verification_id, scope.tenantId, scope.env, at],
         );
-        await appendEvents(q, S, v.rows.flatMap((row) => statusEvents(row, "pending", at)), at);
+        await appendEvents(
+          q,
+          S,
+          v.rows.flatMap((row) => statusEvents(row, "pending", at)),
+          at,
+        );
       }
       await q.query(`UPDATE ${S}.verification_requests SET updated_at = $2 WHERE id = $1`, [id, at]);
       return asset.starts;
@@ -278,15 +313,17 @@ export class RequestStore {
     at: Date,
   ): Promise<RequestView> {
     return this.db.tx(async (q) => {
-      const locked = await q.query<RequestRow>(
-        `SELECT * FROM ${S}.verification_requests WHERE id = $1 AND tenant_id = $2 AND environment = $3 FOR UPDATE`,
-        [requestId, scope.tenantId, scope.env],
-      );
+      const locked = await q.query<RequestRow>(`SELECT * FROM ${S}.verification_requests WHERE id = $1 AND tenant_id = $2 AND environment = $3 FOR UPDATE`, [
+        requestId,
+        scope.tenantId,
+        scope.env,
+      ]);
       const [r] = await this.withAssets(q, locked.rows);
-      const src = await q.query(
-        `SELECT 1 FROM ${S}.verifications WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'verified' FOR SHARE`,
-        [v.reused_from, scope.tenantId, scope.env],
-      );
+      const src = await q.query(`SELECT 1 FROM ${S}.verifications WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'verified' FOR SHARE`, [
+        v.reused_from,
+        scope.tenantId,
+        scope.env,
+      ]);
       check(r, src.rowCount === 1);
       await q.query(
         `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
@@ -294,9 +331,24 @@ export class RequestStore {
            created_at, updated_at, verified_at, proof_token, proof_expires_at, method, reused_from)
          VALUES ($1, $2, $3, $4, $5, $6, $7, 'verified', NULL, $8, $9, NULL, NULL, $10, $11, $12, $13, $14, $14, $14, $15, $16, $17, $18)`,
         [
-          v.id, v.tenant_id, v.environment, v.type, v.channel, v.identifier, v.identifier_canonical, v.challenge_expires_at, v.instruction,
-          v.max_attempts, v.client_metadata === null ? null : JSON.stringify(v.client_metadata), v.external_user_id, v.proof_expires_in,
-          at, v.proof_token, v.proof_expires_at, v.method, v.reused_from,
+          v.id,
+          v.tenant_id,
+          v.environment,
+          v.type,
+          v.channel,
+          v.identifier,
+          v.identifier_canonical,
+          v.challenge_expires_at,
+          v.instruction,
+          v.max_attempts,
+          v.client_metadata === null ? null : JSON.stringify(v.client_metadata),
+          v.external_user_id,
+          v.proof_expires_in,
+          at,
+          v.proof_token,
+          v.proof_expires_at,
+          v.method,
+          v.reused_from,
         ],
       );
       const pending: VerificationRow = { ...v, status: "pending", verified_at: null, proof_token: null, proof_expires_at: null };

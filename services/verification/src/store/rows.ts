@@ -51,7 +51,22 @@ export interface VerificationRow {
   message_type?: string | null;
 }
 
-export type NewVerification = Omit<VerificationRow, "status" | "attempts" | "updated_at" | "proof_token" | "proof_expires_at" | "verified_at" | "revoked_at" | "revoked_reason" | "resend_count" | "code_sent_at" | "method" | "reused_from" | "callback_url"> & {
+export type NewVerification = Omit<
+  VerificationRow,
+  | "status"
+  | "attempts"
+  | "updated_at"
+  | "proof_token"
+  | "proof_expires_at"
+  | "verified_at"
+  | "revoked_at"
+  | "revoked_reason"
+  | "resend_count"
+  | "code_sent_at"
+  | "method"
+  | "reused_from"
+  | "callback_url"
+> & {
   callback_url?: string | null;
 };
 

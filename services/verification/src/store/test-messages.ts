@@ -34,7 +34,11 @@ export async function pruneTestMessages(db: Database, before: Date): Promise<num
 }
 
 /** A page of the scope's test messages, newest first, optionally of one verification. */
-export async function testMessages(db: Database, scope: Scope, f: { verificationId?: string; limit: number; offset: number }): Promise<{ rows: TestMessageRow[]; total: number }> {
+export async function testMessages(
+  db: Database,
+  scope: Scope,
+  f: { verificationId?: string; limit: number; offset: number },
+): Promise<{ rows: TestMessageRow[]; total: number }> {
   const params: unknown[] = [scope.tenantId, scope.env, f.verificationId ?? null];
   const w = `tenant_id = $1 AND environment = $2 AND ($3::text IS NULL OR verification_id = $3)`;
   const [rows, count] = await Promise.all([

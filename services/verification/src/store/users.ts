@@ -48,7 +48,13 @@ export async function verifiedUser(db: Database, scope: Scope, externalUserId: s
  * The verifications in `statuses` of some external users of a scope (one query for a whole
  * page of users), newest verified_at first. has_proof: verified, with a proof not expired at `now`.
  */
-export async function userVerifications(db: Database, scope: Scope, externalUserIds: string[], statuses: readonly string[], now: Date): Promise<UserVerificationRow[]> {
+export async function userVerifications(
+  db: Database,
+  scope: Scope,
+  externalUserIds: string[],
+  statuses: readonly string[],
+  now: Date,
+): Promise<UserVerificationRow[]> {
   if (externalUserIds.length === 0) return [];
   const r = await db.query<UserVerificationRow>(
     // one index lookup per user (the lateral keeps the planner from scanning the whole scope

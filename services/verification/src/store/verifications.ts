@@ -31,11 +31,12 @@ export class VerificationStore {
    * same transaction.
    */
   async insert(v: NewVerification, testMessage?: TestMessageRow, domain?: NewDomainCheck): Promise<VerificationRow> {
-    if (domain) return this.db.tx(async (q) => {
-      const row = await this.insertIn(q, v, testMessage);
-      await insertDomainCheck(q, row, domain);
-      return row;
-    });
+    if (domain)
+      return this.db.tx(async (q) => {
+        const row = await this.insertIn(q, v, testMessage);
+        await insertDomainCheck(q, row, domain);
+        return row;
+      });
     return this.insertIn(this.db, v, testMessage);
   }
 
@@ -64,10 +65,29 @@ export class VerificationStore {
          created_at, updated_at, code_lookup, origin, delivery, callback_url, project_id, message_type)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18, $19, $20, $21, $22, $23) RETURNING *`,
       [
-        v.id, v.tenant_id, v.environment, v.type, v.channel, v.identifier, v.identifier_canonical, v.code_hmac,
-        v.challenge_expires_at, v.instruction, v.deep_link, v.challenge_message, v.max_attempts,
-        v.client_metadata === null ? null : JSON.stringify(v.client_metadata), v.external_user_id, v.proof_expires_in, v.created_at,
-        v.code_lookup, v.origin, v.delivery, row.callback_url, v.project_id ?? null, v.message_type ?? null,
+        v.id,
+        v.tenant_id,
+        v.environment,
+        v.type,
+        v.channel,
+        v.identifier,
+        v.identifier_canonical,
+        v.code_hmac,
+        v.challenge_expires_at,
+        v.instruction,
+        v.deep_link,
+        v.challenge_message,
+        v.max_attempts,
+        v.client_metadata === null ? null : JSON.stringify(v.client_metadata),
+        v.external_user_id,
+        v.proof_expires_in,
+        v.created_at,
+        v.code_lookup,
+        v.origin,
+        v.delivery,
+        row.callback_url,
+        v.project_id ?? null,
+        v.message_type ?? null,
       ],
       statusEvents(row, null, v.created_at),
       v.created_at,
@@ -174,12 +194,17 @@ export class VerificationStore {
     return this.db.tx(async (q) => {
       if (messageKey) {
         // a provider message counts once: its key is kept in the same transaction as the count
-        const first = await q.query(
-          `INSERT INTO ${S}.inbound_attempts (message_key, verification_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-          [messageKey, id, at],
-        );
+        const first = await q.query(`INSERT INTO ${S}.inbound_attempts (message_key, verification_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+          messageKey,
+          id,
+          at,
+        ]);
         if (first.rowCount === 0) {
-          const cur = await q.query<VerificationRow>(`SELECT * FROM ${S}.verifications WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [id, scope.tenantId, scope.env]);
+          const cur = await q.query<VerificationRow>(`SELECT * FROM ${S}.verifications WHERE id = $1 AND tenant_id = $2 AND environment = $3`, [
+            id,
+            scope.tenantId,
+            scope.env,
+          ]);
           return cur.rows[0];
         }
       }
@@ -259,11 +284,12 @@ export class VerificationStore {
     at: Date,
     testMessage?: TestMessageRow,
   ): Promise<VerificationRow | undefined> {
-    if (testMessage) return this.db.tx(async (q) => {
-      const row = await this.writeResentCodeIn(q, v, next, rules, at);
-      if (row) await insertTestMessage(q, testMessage);
-      return row;
-    });
+    if (testMessage)
+      return this.db.tx(async (q) => {
+        const row = await this.writeResentCodeIn(q, v, next, rules, at);
+        if (row) await insertTestMessage(q, testMessage);
+        return row;
+      });
     return this.writeResentCodeIn(this.db, v, next, rules, at);
   }
 
@@ -299,8 +325,15 @@ export class VerificationStore {
           SET code_hmac = $5, challenge_expires_at = $6, resend_count = $7, code_sent_at = $8, updated_at = $9
         WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND code_hmac = $4 AND status = 'pending'`,
       [
-        before.id, before.tenant_id, before.environment, written.code_hmac,
-        before.code_hmac, before.challenge_expires_at, before.resend_count, before.code_sent_at, before.updated_at,
+        before.id,
+        before.tenant_id,
+        before.environment,
+        written.code_hmac,
+        before.code_hmac,
+        before.challenge_expires_at,
+        before.resend_count,
+        before.code_sent_at,
+        before.updated_at,
       ],
     );
   }
@@ -337,7 +370,12 @@ export class VerificationStore {
           WHERE v.id = due.id RETURNING v.*`,
         params,
       );
-      await appendEvents(q, S, r.rows.flatMap((v) => statusEvents(v, "pending", now)), now);
+      await appendEvents(
+        q,
+        S,
+        r.rows.flatMap((v) => statusEvents(v, "pending", now)),
+        now,
+      );
       return r.rows.length;
     });
   }

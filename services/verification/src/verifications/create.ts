@@ -1,7 +1,17 @@
 /** Create: a new verification with its challenge; a code the service sends goes out before the row is stored. */
 import { AppError, newId, type Scope } from "@icv/platform";
 import { codeHmac, codeLookup } from "../challenge.ts";
-import { ASSET_TYPES, CHANNELS_BY_TYPE, buildChallenge, chainIdOf, checkCreateOptions, deliveryOf, missingProvider, normalizeIdentifier, type AssetType } from "../channels/index.ts";
+import {
+  ASSET_TYPES,
+  CHANNELS_BY_TYPE,
+  buildChallenge,
+  chainIdOf,
+  checkCreateOptions,
+  deliveryOf,
+  missingProvider,
+  normalizeIdentifier,
+  type AssetType,
+} from "../channels/index.ts";
 import { codeTarget, deliverCode, testMessageOf } from "../delivery.ts";
 import { checkCallbackUrl } from "../callback-url.ts";
 import { codeWords } from "../messages.ts";
@@ -17,7 +27,10 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
   }
   const type = input.type as AssetType;
   if (!CHANNELS_BY_TYPE[type].includes(input.channel)) {
-    throw new AppError("invalid_channel_for_type", `channel ${input.channel || "(empty)"} is not valid for type ${type}; use one of ${CHANNELS_BY_TYPE[type].join(", ")}`);
+    throw new AppError(
+      "invalid_channel_for_type",
+      `channel ${input.channel || "(empty)"} is not valid for type ${type}; use one of ${CHANNELS_BY_TYPE[type].join(", ")}`,
+    );
   }
   const ident = normalizeIdentifier(type, input.channel, input.identifier);
   const delivery = deliveryOf(type, input.channel, input.delivery);
@@ -35,7 +48,8 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
   }
   // the verification's own webhook URL, checked like a request's (SSRF: public addresses only)
   const callbackUrl = input.callbackUrl === undefined ? null : await checkCallbackUrl(input.callbackUrl, config.ALLOW_PRIVATE_TARGETS);
-  if (input.messageType !== undefined && !(TEMPLATE_TYPES as readonly string[]).includes(input.messageType)) throw new AppError("validation_error", "unknown message type");
+  if (input.messageType !== undefined && !(TEMPLATE_TYPES as readonly string[]).includes(input.messageType))
+    throw new AppError("validation_error", "unknown message type");
   const projectId = vs.d.projects ? await resolveProjectId(vs.d.projects, scope, input.projectId) : null;
   if (scope.env === "live") {
     const missing = missingProvider(type, input.channel, config);
@@ -45,7 +59,18 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
   }
   const now = clock.now();
   const id = newId("verification", now.getTime());
-  const ch = buildChallenge({ id, type, channel: input.channel, identifier: ident.value, env: scope.env, now, config, delivery: delivery ?? undefined, emailPrefix: input.emailPrefix, chainId });
+  const ch = buildChallenge({
+    id,
+    type,
+    channel: input.channel,
+    identifier: ident.value,
+    env: scope.env,
+    now,
+    config,
+    delivery: delivery ?? undefined,
+    emailPrefix: input.emailPrefix,
+    chainId,
+  });
   const v = { id, type, channel: input.channel, identifier: ident.value, project_id: projectId, message_type: input.messageType ?? null };
   // a code the service sends goes out before the row is stored: a failed send leaves nothing half-made;
   // test keys send nothing and get the message that would have gone out, stored with the row
@@ -63,33 +88,50 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
     provider_detected: input.provider?.detected ?? null,
     provider_name: input.provider?.name ?? null,
   };
-  const row = await store.insert({
-    id,
-    tenant_id: scope.tenantId,
-    environment: scope.env,
-    type,
-    channel: input.channel,
-    identifier: ident.value,
-    identifier_canonical: ident.canonical,
-    code_hmac: ch.code ? codeHmac(hmacKey, id, ch.code) : null,
-    challenge_expires_at: ch.expiresAt,
-    instruction: ch.instruction,
-    deep_link: ch.deepLink ?? null,
-    challenge_message: ch.message ?? null,
-    max_attempts: MAX_ATTEMPTS,
-    client_metadata: input.clientMetadata ?? null,
-    external_user_id: input.externalUserId ?? null,
-    proof_expires_in: proofTtl,
-    created_at: now,
-    // live reverse-OTP codes arrive in provider messages without the verification id: index them
-    code_lookup: delivery === "inbound" && scope.env === "live" && ch.code ? codeLookup(hmacKey, input.channel, ch.code) : null,
-    origin: null,
-    delivery,
-    callback_url: callbackUrl,
-    project_id: projectId,
-    message_type: input.messageType ?? null,
-  }, testMessage, domain);
-  vs.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: id, type, channel: input.channel, env: scope.env }, "verification created");
-  const state = domain ? { ...domain, verification_id: id, tenant_id: scope.tenantId, environment: scope.env, check_count: 0, last_checked_at: null, last_check: null } : undefined;
+  const row = await store.insert(
+    {
+      id,
+      tenant_id: scope.tenantId,
+      environment: scope.env,
+      type,
+      channel: input.channel,
+      identifier: ident.value,
+      identifier_canonical: ident.canonical,
+      code_hmac: ch.code ? codeHmac(hmacKey, id, ch.code) : null,
+      challenge_expires_at: ch.expiresAt,
+      instruction: ch.instruction,
+      deep_link: ch.deepLink ?? null,
+      challenge_message: ch.message ?? null,
+      max_attempts: MAX_ATTEMPTS,
+      client_metadata: input.clientMetadata ?? null,
+      external_user_id: input.externalUserId ?? null,
+      proof_expires_in: proofTtl,
+      created_at: now,
+      // live reverse-OTP codes arrive in provider messages without the verification id: index them
+      code_lookup: delivery === "inbound" && scope.env === "live" && ch.code ? codeLookup(hmacKey, input.channel, ch.code) : null,
+      origin: null,
+      delivery,
+      callback_url: callbackUrl,
+      project_id: projectId,
+      message_type: input.messageType ?? null,
+    },
+    testMessage,
+    domain,
+  );
+  vs.d.logger.info(
+    { request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: id, type, channel: input.channel, env: scope.env },
+    "verification created",
+  );
+  const state = domain
+    ? {
+        ...domain,
+        verification_id: id,
+        tenant_id: scope.tenantId,
+        environment: scope.env,
+        check_count: 0,
+        last_checked_at: null,
+        last_check: null,
+      }
+    : undefined;
   return { row, code: ch.showCode ? ch.code : undefined, domain: state };
 }

@@ -8,7 +8,7 @@ import type { CheckResult } from "@icv/contracts/gen/icv/domain/v1/domain_servic
 import { AppError, fromConnectError, iso, type Scope } from "@icv/platform";
 import { checkProofMethod, normalizeIdentifier, VALUE_PREFIX } from "../channels/index.ts";
 import type { DomainCheckRow, StoredCheck, VerificationRow } from "../store/index.ts";
-import { rpcScope, type Answer, type CreateInput, type UseCaseHost } from "./deps.ts";
+import { rpcScope, type Answer, type UseCaseHost } from "./deps.ts";
 
 /** At most one check per verification in this window: a tenant cannot use us to hammer a name server. */
 export const CHECK_GAP_MS = 5_000;
@@ -42,7 +42,14 @@ export async function createDomainVerification(vs: UseCaseHost, scope: Scope, in
   // an invalid domain is refused before anything is looked up
   const domain = normalizeIdentifier("domain", channel, input.domain).value;
   const provider = await detectProvider(vs, scope, domain);
-  const a = await vs.create(scope, { type: "domain", channel, identifier: domain, externalUserId: input.customerId, clientMetadata: input.clientMetadata, provider });
+  const a = await vs.create(scope, {
+    type: "domain",
+    channel,
+    identifier: domain,
+    externalUserId: input.customerId,
+    clientMetadata: input.clientMetadata,
+    provider,
+  });
   return { row: a.row, state: a.domain! };
 }
 
@@ -67,7 +74,8 @@ async function detectProvider(vs: UseCaseHost, scope: Scope, domain: string): Pr
 export async function checkDomain(vs: UseCaseHost, scope: Scope, id: string): Promise<DomainAnswer> {
   const v = await vs.get(scope, id);
   if (v.type !== "domain") throw new AppError("invalid_state", `only domain verifications are checked; this is a ${v.type} verification`);
-  if (v.channel === "email") throw new AppError("invalid_state", "a domain verification by email is completed by the code mailed to the domain (submit), not by a check");
+  if (v.channel === "email")
+    throw new AppError("invalid_state", "a domain verification by email is completed by the code mailed to the domain (submit), not by a check");
   if (v.status === "expired") throw new AppError("challenge_expired", "the challenge has expired; create a new verification");
   if (v.status !== "pending" && v.status !== "verified") throw new AppError("invalid_state", `verification is ${v.status}`);
   const now = vs.d.clock.now();
@@ -103,15 +111,21 @@ export async function providerCheck(vs: UseCaseHost, scope: Scope, a: Answer, ac
       const r = await vs.d.domains.checkWithProvider({
         scope: rpcScope(scope),
         domain: a.row.identifier,
-        expectedValue: valueOf(claim.row),
+        expectedValue: recordValue(claim.row),
         provider: access.name,
         credentials: access.credentials,
       });
       result = stored(r.result, now);
     } catch (e) {
       const err = fromConnectError(e);
-      vs.d.logger.warn({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: a.row.id, error_code: err.code }, "dns provider check failed");
-      result = note(now, `The check through ${access.name}'s API could not run (${err.code}); nothing is left in your zone by us. Create a new verification to try again.`);
+      vs.d.logger.warn(
+        { request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: a.row.id, error_code: err.code },
+        "dns provider check failed",
+      );
+      result = note(
+        now,
+        `The check through ${access.name}'s API could not run (${err.code}); nothing is left in your zone by us. Create a new verification to try again.`,
+      );
     }
   }
   const done = await settle(vs, scope, a.row, { ...claim.row, last_check: result }, checkProofMethod(a.row.channel, true));
@@ -122,25 +136,38 @@ async function runCheck(vs: UseCaseHost, scope: Scope, v: VerificationRow, state
   if (scope.env === "test") return note(now, "Test mode: no DNS or HTTP lookup was made; complete it with test-verify.");
   const domains = vs.d.domains;
   if (!domains) throw new AppError("service_unavailable", "the domain service is not available");
-  const req = { scope: rpcScope(scope), domain: v.identifier, expectedValue: valueOf(state) };
+  const req = { scope: rpcScope(scope), domain: v.identifier, expectedValue: recordValue(state) };
   // dns, and auto after its provider chain (the user may have published the record by hand)
   const r = v.channel === "http" ? await domains.checkHttp(req) : await domains.checkDns(req);
   return stored(r.result, now);
 }
 
 /** Keeps what the check saw; a pending verification whose check passed becomes verified with its proof. */
-async function settle(vs: UseCaseHost, scope: Scope, v: VerificationRow, state: DomainCheckRow, method: ReturnType<typeof checkProofMethod>): Promise<DomainAnswer> {
+async function settle(
+  vs: UseCaseHost,
+  scope: Scope,
+  v: VerificationRow,
+  state: DomainCheckRow,
+  method: ReturnType<typeof checkProofMethod>,
+): Promise<DomainAnswer> {
   const check = state.last_check!;
   await vs.d.store.checks.recordCheck(scope, v.id, check);
   const row = check.passed && v.status === "pending" ? await vs.complete(scope, v, method) : v;
   vs.d.logger.info(
-    { request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: v.id, passed: check.passed, check_count: state.check_count, recheck: v.status === "verified" },
+    {
+      request_id: scope.requestId,
+      tenant_id: scope.tenantId,
+      verification_id: v.id,
+      passed: check.passed,
+      check_count: state.check_count,
+      recheck: v.status === "verified",
+    },
     "domain checked",
   );
   return { row, state };
 }
 
-const valueOf = (s: DomainCheckRow) => `${VALUE_PREFIX}${s.token}`;
+const recordValue = (s: DomainCheckRow) => `${VALUE_PREFIX}${s.token}`;
 
 const note = (now: Date, summary: string): StoredCheck => ({ passed: false, summary, checked_at: now.toISOString(), observations: [] });
 

@@ -22,7 +22,10 @@ export async function completeInbound(vs: UseCaseHost, channel: string, code: st
   const scope: Scope = { tenantId: target.tenant_id, env: target.environment };
   // the row just read, expired first if its challenge ran out (get() would read it again)
   const now = vs.d.clock.now();
-  const v = target.status === "pending" && target.challenge_expires_at <= now ? ((await vs.d.store.expireOne(target, now)) ?? (await vs.get(scope, target.id))) : target;
+  const v =
+    target.status === "pending" && target.challenge_expires_at <= now
+      ? ((await vs.d.store.expireOne(target, now)) ?? (await vs.get(scope, target.id)))
+      : target;
   const own = v.identifier_canonical === from;
   const answer = (outcome: InboundOutcome["outcome"], attemptsRemaining?: number): InboundOutcome => {
     vs.d.logger.info({ tenant_id: v.tenant_id, verification_id: v.id, channel, outcome }, "inbound code");
@@ -31,7 +34,9 @@ export async function completeInbound(vs: UseCaseHost, channel: string, code: st
   // the project's reply for the outcome (a type), when it has an active template on this channel;
   // else its business name, for the built-in reply
   const withReply = async (o: InboundOutcome, type?: string): Promise<InboundOutcome> => {
-    const m = await projectMessage(vs.d.projects, scope, v.project_id ?? null, channel, type ?? "verification_success", { user_identifier: maskIdentifier("phone", v.identifier) });
+    const m = await projectMessage(vs.d.projects, scope, v.project_id ?? null, channel, type ?? "verification_success", {
+      user_identifier: maskIdentifier("phone", v.identifier),
+    });
     if (type && m.rendered) return { ...o, reply: m.rendered.text };
     return m.businessName ? { ...o, businessName: m.businessName } : o;
   };
@@ -60,7 +65,14 @@ export async function completeInbound(vs: UseCaseHost, channel: string, code: st
 export async function recordSessionVerification(
   vs: UseCaseHost,
   scope: Scope,
-  input: { channel: string; phoneNumber: string; origin: string; proofExpiresIn: number; clientMetadata?: Record<string, unknown>; projectId?: string },
+  input: {
+    channel: string;
+    phoneNumber: string;
+    origin: string;
+    proofExpiresIn: number;
+    clientMetadata?: Record<string, unknown>;
+    projectId?: string;
+  },
 ): Promise<VerificationRow> {
   const { store, clock } = vs.d;
   // a live session was answered by a message from the phone; a test session only by its test-verify

@@ -3,7 +3,17 @@ import { AppError, newId, toDate, ts, type ProofMethod, type Scope } from "@icv/
 import { channelOf, proofCanonical, type AssetType } from "../channels/index.ts";
 import type { DeliveryDeps } from "../delivery.ts";
 import type { ListFilter, Status, TestMessageRow, VerificationRow } from "../store/index.ts";
-import { identifierHash, rpcScope, type Answer, type CreateInput, type Failure, type InboundOutcome, type SubmitInput, type UseCaseHost, type VerificationDeps } from "./deps.ts";
+import {
+  identifierHash,
+  rpcScope,
+  type Answer,
+  type CreateInput,
+  type Failure,
+  type InboundOutcome,
+  type SubmitInput,
+  type UseCaseHost,
+  type VerificationDeps,
+} from "./deps.ts";
 import { createVerification } from "./create.ts";
 import { resendCode } from "./resend.ts";
 import { completeInbound, recordSessionVerification } from "./inbound.ts";
@@ -82,10 +92,7 @@ export class Verifications implements UseCaseHost {
   }
 
   /** A phone verification a session proved (inbound.ts). */
-  recordSessionVerification(
-    scope: Scope,
-    input: Parameters<typeof recordSessionVerification>[2],
-  ): Promise<VerificationRow> {
+  recordSessionVerification(scope: Scope, input: Parameters<typeof recordSessionVerification>[2]): Promise<VerificationRow> {
     return recordSessionVerification(this, scope, input);
   }
 
@@ -197,7 +204,9 @@ export class Verifications implements UseCaseHost {
       throw new AppError("invalid_state", "verification is no longer pending");
     }
     if (after.status === "failed") {
-      throw new AppError("max_attempts_exceeded", "too many wrong attempts; the verification has failed", { extra: { attempts_remaining: 0 } });
+      throw new AppError("max_attempts_exceeded", "too many wrong attempts; the verification has failed", {
+        extra: { attempts_remaining: 0 },
+      });
     }
     const remaining = after.max_attempts - after.attempts;
     throw new AppError(code, message, {

@@ -19,7 +19,10 @@ export async function resendCode(vs: UseCaseHost, scope: Scope, id: string): Pro
   const { config, clock, hmacKey, store } = vs.d;
   const v = await vs.get(scope, id);
   if (!sendsCode(v.type as AssetType, v.channel, v.delivery)) {
-    throw new AppError("resend_not_supported", `resend is only for codes the service sends (email, outbound phone); this is a ${v.type} verification on ${v.channel}`);
+    throw new AppError(
+      "resend_not_supported",
+      `resend is only for codes the service sends (email, outbound phone); this is a ${v.type} verification on ${v.channel}`,
+    );
   }
   if (v.status !== "pending") throw new AppError("invalid_state", `only a pending verification can be resent (this one is ${v.status})`);
   const now = clock.now();
@@ -27,7 +30,17 @@ export async function resendCode(vs: UseCaseHost, scope: Scope, id: string): Pro
   const type = v.type as AssetType;
   // a domain by email goes to the mailbox chosen at create
   const emailPrefix = (await store.checks.get(scope, v.id))?.email_prefix ?? undefined;
-  const ch = buildChallenge({ id: v.id, type, channel: v.channel, identifier: v.identifier, env: scope.env, now, config, delivery: v.delivery ?? undefined, emailPrefix });
+  const ch = buildChallenge({
+    id: v.id,
+    type,
+    channel: v.channel,
+    identifier: v.identifier,
+    env: scope.env,
+    now,
+    config,
+    delivery: v.delivery ?? undefined,
+    emailPrefix,
+  });
   const target = codeTarget(v, ch);
   const message = { verificationId: v.id, ...target, resent: true, words: await codeWords(vs.d.projects, scope, v, target) };
   // test scopes: the would-be message is stored with the new code; live: the code is written first, then sent
@@ -60,9 +73,15 @@ export async function resendCode(vs: UseCaseHost, scope: Scope, id: string): Pro
     }
   }
   const remaining = MAX_RESENDS - written.resend_count;
-  vs.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: v.id, resend_count: written.resend_count, env: scope.env }, "verification code resent");
+  vs.d.logger.info(
+    { request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: v.id, resend_count: written.resend_count, env: scope.env },
+    "verification code resent",
+  );
   const { to, what } = sentNotice(type, v.channel, ch.sendTo!);
-  const text = scope.env === "live" ? `A new code was sent to ${to}; earlier codes no longer work.` : `Test mode: no ${what} was sent (a live key would send a new code to ${to}); earlier codes no longer work.`;
+  const text =
+    scope.env === "live"
+      ? `A new code was sent to ${to}; earlier codes no longer work.`
+      : `Test mode: no ${what} was sent (a live key would send a new code to ${to}); earlier codes no longer work.`;
   return { row: written, message: text, resendsRemaining: remaining };
 }
 
@@ -77,6 +96,8 @@ function checkResendAllowed(v: VerificationRow, now: Date): void {
   const waitMs = lastSent + RESEND_GAP_MS - now.getTime();
   if (waitMs > 0) {
     const retryAfter = Math.ceil(waitMs / 1000);
-    throw new AppError("resend_too_soon", `a code was sent less than ${RESEND_GAP_MS / 1000} s ago; try again in ${retryAfter} s`, { extra: { retry_after: retryAfter } });
+    throw new AppError("resend_too_soon", `a code was sent less than ${RESEND_GAP_MS / 1000} s ago; try again in ${retryAfter} s`, {
+      extra: { retry_after: retryAfter },
+    });
   }
 }

@@ -44,7 +44,9 @@ describe("account", () => {
 describe("account evidence (complete)", () => {
   it("OAuth: completed by signing in, never by a submit", async () => {
     expect(account.method("coinbase")).toBe("oauth");
-    expect(await rejection(() => account.complete(pending({ type: "account", channel: "coinbase", identifier: "johndoe" }), { challengeCode: "K7P2QX" }, CTX))).toBe("invalid_state");
+    expect(
+      await rejection(() => account.complete(pending({ type: "account", channel: "coinbase", identifier: "johndoe" }), { challengeCode: "K7P2QX" }, CTX)),
+    ).toBe("invalid_state");
   });
 
   it("kraken: api_key and api_secret are both required", async () => {
@@ -57,7 +59,12 @@ describe("account evidence (complete)", () => {
   it("kraken: signs as Kraken documents (HMAC-SHA512 of path + SHA-256(nonce + body), keyed by the decoded secret)", () => {
     // Kraken's published example: nonce, body, path, secret and the API-Sign they give
     const secret = "kQH5HW/8p1uGOVjbgWA7FunAmGO8lsSUXNsu3eow76sz84Q18fWxnyRzBHCd3pd5nE9qa99HAZtuZuj6F1huXg==";
-    const sign = krakenSignature("/0/private/AddOrder", "1616492376594", "nonce=1616492376594&ordertype=limit&pair=XBTUSD&price=37500&type=buy&volume=1.25", secret);
+    const sign = krakenSignature(
+      "/0/private/AddOrder",
+      "1616492376594",
+      "nonce=1616492376594&ordertype=limit&pair=XBTUSD&price=37500&type=buy&volume=1.25",
+      secret,
+    );
     expect(sign).toBe("4/dpxb3iT4tp/ZCVEwSnEsLxx0bqyhLpdfOpc6fn7OR8+UClSV5n9E6aSS8MPtnRfp32bAb0nmbRn6H8ndwLUQ==");
   });
 });

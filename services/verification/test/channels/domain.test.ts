@@ -37,7 +37,7 @@ describe("domain", () => {
     expect(normalizeIdentifier("domain", "dns", raw)).toEqual({ value: expected, canonical: expected });
   });
 
-  const over253 = [1, 2, 3, 4].map((i) => String(i).repeat(63)).join(".") + ".com"; // 259 chars
+  const over253 = `${[1, 2, 3, 4].map((i) => String(i).repeat(63)).join(".")}.com`; // 259 chars
   const invalid: Array<[string, string]> = [
     ["single label", "localhost"],
     ["single label URL", "https://localhost/"],
@@ -74,19 +74,38 @@ describe("domain", () => {
 describe("domain evidence (complete)", () => {
   it("dns, http and auto are completed by the check, not by a submit", async () => {
     for (const channel of ["dns", "http", "auto"]) {
-      expect(await rejection(() => domain.complete(pending({ type: "domain", channel, identifier: "example.com" }), { challengeCode: "K7P2QX" }, CTX))).toBe("invalid_state");
+      expect(await rejection(() => domain.complete(pending({ type: "domain", channel, identifier: "example.com" }), { challengeCode: "K7P2QX" }, CTX))).toBe(
+        "invalid_state",
+      );
     }
   });
 
   it("by email: the code mailed to the admin address proves otp", async () => {
     const v = pending({ type: "domain", channel: "email", identifier: "example.com", code: "K7P2QX" });
     expect(await domain.complete(v, { challengeCode: "K7P2QX" }, CTX)).toEqual({ ok: true, method: "otp" });
-    expect(domain.challenge({ id: v.id, type: "domain", channel: "email", identifier: "example.com", env: "test", now: new Date(), config: CTX.config }).sendTo).toBe("admin@example.com");
+    expect(
+      domain.challenge({
+        id: v.id,
+        type: "domain",
+        channel: "email",
+        identifier: "example.com",
+        env: "test",
+        now: new Date(),
+        config: CTX.config,
+      }).sendTo,
+    ).toBe("admin@example.com");
   });
 });
 
 describe("domain challenges and create options", () => {
-  const base = { id: "ver_01JABCDEFGHJKMNPQRSTVWXYZ0", type: "domain" as const, identifier: "example.com", env: "live" as const, now: new Date("2026-02-04T10:00:00.000Z"), config: CTX.config };
+  const base = {
+    id: "ver_01JABCDEFGHJKMNPQRSTVWXYZ0",
+    type: "domain" as const,
+    identifier: "example.com",
+    env: "live" as const,
+    now: new Date("2026-02-04T10:00:00.000Z"),
+    config: CTX.config,
+  };
 
   it("dns, http and auto publish icv-verify={32 random bytes, base64url}; the record is at _icv-challenge.{domain}", () => {
     const seen = new Set<string>();
@@ -106,7 +125,12 @@ describe("domain challenges and create options", () => {
 
   it("by email the code goes to the chosen mailbox, never shown", () => {
     const ch = domain.challenge({ ...base, channel: "email", emailPrefix: "postmaster" });
-    expect(ch).toMatchObject({ sendTo: "postmaster@example.com", sendOver: "email", showCode: false, domainState: { token: null, emailPrefix: "postmaster" } });
+    expect(ch).toMatchObject({
+      sendTo: "postmaster@example.com",
+      sendOver: "email",
+      showCode: false,
+      domainState: { token: null, emailPrefix: "postmaster" },
+    });
   });
 
   const options = (channel: string, o: Parameters<NonNullable<typeof domain.checkOptions>>[1]) => rejectionSync(() => domain.checkOptions!(channel, o));

@@ -69,7 +69,10 @@ describe("email evidence (complete)", () => {
 
   it("the mailed code proves otp; a wrong one is invalid_code", async () => {
     expect(await email.complete(v, { challengeCode: "K7P2QX" }, CTX)).toEqual({ ok: true, method: "otp" });
-    expect(await email.complete(v, { challengeCode: "K7P2QY" }, CTX)).toEqual({ ok: false, failure: ["invalid_code", "the code is not correct"] });
+    expect(await email.complete(v, { challengeCode: "K7P2QY" }, CTX)).toEqual({
+      ok: false,
+      failure: ["invalid_code", "the code is not correct"],
+    });
   });
 
   it("a code is required and is 6 letters or digits", async () => {

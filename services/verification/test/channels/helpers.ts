@@ -30,8 +30,7 @@ export function expectInvalid(type: AssetType, channel: string, raw: string): Ap
   return appErr;
 }
 
-export const sha256d = (data: Uint8Array): Uint8Array =>
-  createHash("sha256").update(createHash("sha256").update(data).digest()).digest();
+export const sha256d = (data: Uint8Array): Uint8Array => createHash("sha256").update(createHash("sha256").update(data).digest()).digest();
 
 /** version byte + payload + first 4 bytes of double SHA-256, in base58. */
 export function base58check(version: number, payload: Uint8Array): string {
@@ -61,7 +60,6 @@ export const BECH32_ALPHABET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l";
 
 export const hash160 = bytes(20, 0x3c, 13);
 
-
 export const NOW = new Date("2026-02-04T10:00:00.000Z");
 export const bare = parseConfig({ PUBLIC_BASE_URL: "https://verify.example.com" });
 export const configured = parseConfig({
@@ -85,7 +83,15 @@ export const configured = parseConfig({
 export const ETH = getAddress("0x52908400098527886e0f7030069857d2e4169ee7");
 
 export const challenge = (type: AssetType, channel: string, identifier: string, opts: { env?: EnvName; config?: Config } = {}) =>
-  buildChallenge({ id: "ver_01JABCDEFGHJKMNPQRSTVWXYZ0", type, channel, identifier, env: opts.env ?? "test", now: NOW, config: opts.config ?? bare });
+  buildChallenge({
+    id: "ver_01JABCDEFGHJKMNPQRSTVWXYZ0",
+    type,
+    channel,
+    identifier,
+    env: opts.env ?? "test",
+    now: NOW,
+    config: opts.config ?? bare,
+  });
 
 // ---------------------------------------------------------------------------------------------
 // evidence (Channel.complete)
@@ -93,7 +99,15 @@ export const challenge = (type: AssetType, channel: string, identifier: string, 
 export const CTX = { hmacKey: "test-hmac-key-0123456789abcdef", config: parseConfig({ PUBLIC_BASE_URL: "https://verify.example.com" }) };
 
 /** A pending verification as Channel.complete sees it; `code` is stored as its HMAC. */
-export function pending(v: { type: string; channel: string; identifier: string; canonical?: string; code?: string; delivery?: string; message?: string }): PendingVerification {
+export function pending(v: {
+  type: string;
+  channel: string;
+  identifier: string;
+  canonical?: string;
+  code?: string;
+  delivery?: string;
+  message?: string;
+}): PendingVerification {
   const id = "ver_01JABCDEFGHJKMNPQRSTVWXYZ0";
   return {
     id,

@@ -2,7 +2,16 @@
 import { describe, it, expect } from "vitest";
 import { parseConfig } from "@icv/platform";
 import { AppError } from "@icv/platform/errors.ts";
-import { maskIdentifier, normalizeIdentifier, buildChallenge, CHANNELS_BY_TYPE, TTL_MS, methodOf, missingProvider, type AssetType } from "../../src/channels/index.ts";
+import {
+  maskIdentifier,
+  normalizeIdentifier,
+  buildChallenge,
+  CHANNELS_BY_TYPE,
+  TTL_MS,
+  methodOf,
+  missingProvider,
+  type AssetType,
+} from "../../src/channels/index.ts";
 import { deliveryOf, proofCanonical, sendsCode, sentNotice, sessionInstruction, showsCode } from "../../src/channels/index.ts";
 import { errorOf, expectInvalid, NOW, bare, configured, ETH, challenge } from "./helpers.ts";
 
@@ -101,7 +110,16 @@ describe("service-sent codes, domains, bots, OAuth", () => {
 
   it("outbound phone (sms, whatsapp): a code sent to the number, never shown, no deep link", () => {
     for (const channel of ["sms", "whatsapp"]) {
-      const c = buildChallenge({ id: "ver_01JABCDEFGHJKMNPQRSTVWXYZ0", type: "phone", channel, identifier: "+37069199199", env: "live", now: NOW, config: configured, delivery: "outbound" });
+      const c = buildChallenge({
+        id: "ver_01JABCDEFGHJKMNPQRSTVWXYZ0",
+        type: "phone",
+        channel,
+        identifier: "+37069199199",
+        env: "live",
+        now: NOW,
+        config: configured,
+        delivery: "outbound",
+      });
       expect(c.code).toMatch(/^[A-Z0-9]{6}$/);
       expect(c).toMatchObject({ showCode: false, sendTo: "+37069199199" });
       expect(c.deepLink).toBeUndefined();
@@ -195,7 +213,9 @@ describe("missingProvider", () => {
   });
 
   it("telegram in polling mode (local development) needs no webhook secret", () => {
-    expect(missingProvider("phone", "telegram", parseConfig({ TELEGRAM_MODE: "polling", TELEGRAM_BOT_USERNAME: "acme_verify_bot" }))).toEqual(["TELEGRAM_BOT_TOKEN"]);
+    expect(missingProvider("phone", "telegram", parseConfig({ TELEGRAM_MODE: "polling", TELEGRAM_BOT_USERNAME: "acme_verify_bot" }))).toEqual([
+      "TELEGRAM_BOT_TOKEN",
+    ]);
   });
 
   it("lacks nothing once the providers are configured", () => {
@@ -246,8 +266,15 @@ describe("who sends the code, and what the page may show", () => {
 
   it("the service sends the code of email, domain by email and outbound phone only", () => {
     // every verification that can exist: type, channel and a delivery the create accepts
-    const made = all.flatMap(([t, c]) => (["inbound", "outbound", undefined] as const).flatMap((d) => (errorOf(() => deliveryOf(t, c, d)) ? [] : [[t, c, deliveryOf(t, c, d)] as const])));
-    expect(made.filter(([t, c, d]) => sendsCode(t, c, d)).map((x) => x.join("/"))).toEqual(["phone/whatsapp/outbound", "phone/sms/outbound", "email/email/", "domain/email/"]);
+    const made = all.flatMap(([t, c]) =>
+      (["inbound", "outbound", undefined] as const).flatMap((d) => (errorOf(() => deliveryOf(t, c, d)) ? [] : [[t, c, deliveryOf(t, c, d)] as const])),
+    );
+    expect(made.filter(([t, c, d]) => sendsCode(t, c, d)).map((x) => x.join("/"))).toEqual([
+      "phone/whatsapp/outbound",
+      "phone/sms/outbound",
+      "email/email/",
+      "domain/email/",
+    ]);
   });
 
   it("the page shows a reverse-OTP phone code, never an outbound one or another type's", () => {

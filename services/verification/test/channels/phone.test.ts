@@ -100,7 +100,10 @@ describe("phone evidence (complete)", () => {
   it("outbound: the code sent to the number proves otp; a wrong code or another number does not", async () => {
     const v = pending({ type: "phone", channel: "sms", identifier: "+37069199199", code: "ABC123", delivery: "outbound" });
     expect(await phone.complete(v, { challengeCode: "abc123" }, CTX)).toEqual({ ok: true, method: "otp" });
-    expect(await phone.complete(v, { challengeCode: "ABC124" }, CTX)).toEqual({ ok: false, failure: ["invalid_code", "the code is not correct"] });
+    expect(await phone.complete(v, { challengeCode: "ABC124" }, CTX)).toEqual({
+      ok: false,
+      failure: ["invalid_code", "the code is not correct"],
+    });
     expect((await phone.complete(v, { challengeCode: "ABC123", sourceIdentifier: "+37069199198" }, CTX)).ok).toBe(false);
     expect((await phone.complete(v, { challengeCode: "ABC123", sourceIdentifier: "00370 691 99199" }, CTX)).ok).toBe(true);
   });

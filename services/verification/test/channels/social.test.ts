@@ -27,7 +27,10 @@ describe("social", () => {
 
   it("google and linkedin: the handle is the account's email address (OIDC)", () => {
     for (const channel of ["google", "linkedin"]) {
-      expect(normalizeIdentifier("social", channel, "Jane.Doe@Example.COM")).toEqual({ value: "jane.doe@example.com", canonical: "jane.doe@example.com" });
+      expect(normalizeIdentifier("social", channel, "Jane.Doe@Example.COM")).toEqual({
+        value: "jane.doe@example.com",
+        canonical: "jane.doe@example.com",
+      });
       expectInvalid("social", channel, "@jane");
     }
   });
@@ -53,6 +56,8 @@ describe("social", () => {
 describe("social evidence (complete)", () => {
   it("OAuth: completed by signing in, never by a submit", async () => {
     expect(social.method("github")).toBe("oauth");
-    expect(await rejection(() => social.complete(pending({ type: "social", channel: "github", identifier: "johndoe" }), { challengeCode: "K7P2QX" }, CTX))).toBe("invalid_state");
+    expect(
+      await rejection(() => social.complete(pending({ type: "social", channel: "github", identifier: "johndoe" }), { challengeCode: "K7P2QX" }, CTX)),
+    ).toBe("invalid_state");
   });
 });

@@ -51,6 +51,9 @@ describe("telegram_bot evidence (complete)", () => {
   });
 
   it("a token that is not a bot token shape is a wrong answer, without calling Telegram", async () => {
-    expect(await telegramBot.complete(v, { botToken: "not-a-token" }, CTX)).toEqual({ ok: false, failure: ["invalid_code", "the bot token does not belong to this bot"] });
+    expect(await telegramBot.complete(v, { botToken: "not-a-token" }, CTX)).toEqual({
+      ok: false,
+      failure: ["invalid_code", "the bot token does not belong to this bot"],
+    });
   });
 });

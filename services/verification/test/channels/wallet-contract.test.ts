@@ -38,7 +38,14 @@ let rpc: ReturnType<typeof ethereumRpc>;
 const check = (address: string, message: string, signature: string) => verifyWalletSignature("ethereum", address, message, signature, { ethereumRpc: rpc });
 
 beforeAll(async () => {
-  node = await startEthereumNode({ chainId: 1, wallets: [{ address: WALLET, owner: owner.address }, { address: UNDEPLOYED, owner: owner.address, factory: FACTORY }, { address: LONG_DEPLOY, owner: owner.address, factory: LONG_FACTORY }] });
+  node = await startEthereumNode({
+    chainId: 1,
+    wallets: [
+      { address: WALLET, owner: owner.address },
+      { address: UNDEPLOYED, owner: owner.address, factory: FACTORY },
+      { address: LONG_DEPLOY, owner: owner.address, factory: LONG_FACTORY },
+    ],
+  });
   rpc = ethereumRpc(parseConfig({ ETHEREUM_RPC_URL: node.url, ETHEREUM_RPC_TIMEOUT_MS: "300" }));
 });
 afterAll(() => node.close());
@@ -69,7 +76,11 @@ describe("ERC-1271: a deployed contract wallet", () => {
 describe("ERC-6492: a wallet not deployed yet", () => {
   it("accepts the owner's signature wrapped with the wallet's own factory call", async () => {
     const message = siwe(UNDEPLOYED);
-    const signature = serializeErc6492Signature({ address: FACTORY.address, data: FACTORY.data, signature: await owner.signMessage({ message }) });
+    const signature = serializeErc6492Signature({
+      address: FACTORY.address,
+      data: FACTORY.data,
+      signature: await owner.signMessage({ message }),
+    });
     expect(await check(UNDEPLOYED, message, signature)).toBe(true);
   });
 

@@ -119,15 +119,12 @@ describe("verifyWalletSignature: ethereum", () => {
     expect(await verifyWalletSignature("ethereum", account.address, message, flipped)).toBe(false);
     // Missing 0x / base64 of the bytes.
     expect(await verifyWalletSignature("ethereum", account.address, message, signature.slice(2))).toBe(false);
-    expect(
-      await verifyWalletSignature("ethereum", account.address, message, Buffer.from(signature.slice(2), "hex").toString("base64")),
-    ).toBe(false);
+    expect(await verifyWalletSignature("ethereum", account.address, message, Buffer.from(signature.slice(2), "hex").toString("base64"))).toBe(false);
   });
 
   it("verifies viem's published signMessage vector (anvil account 0, 'hello world')", async () => {
     const address = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
-    const signature =
-      "0xa461f509887bd19e312c0c58467ce8ff8e300d3c1a90b608a760c5b80318eaf15fe57c96f9175d6cd4daad4663763baa7e78836e067d0163e9a2ccf2ff753f5b1b";
+    const signature = "0xa461f509887bd19e312c0c58467ce8ff8e300d3c1a90b608a760c5b80318eaf15fe57c96f9175d6cd4daad4663763baa7e78836e067d0163e9a2ccf2ff753f5b1b";
     expect(await verifyWalletSignature("ethereum", address, "hello world", signature)).toBe(true);
     expect(await verifyWalletSignature("ethereum", address, "hello world!", signature)).toBe(false);
   });
@@ -194,8 +191,7 @@ describe("verifyWalletSignature: solana", () => {
   it("verifies RFC 8032 Ed25519 test vector 2 (message 0x72 = 'r')", async () => {
     const publicKey = Buffer.from("3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c", "hex");
     const sig = Buffer.from(
-      "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da" +
-        "085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00",
+      "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da" + "085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00",
       "hex",
     );
     const address = base58.encode(publicKey);
@@ -294,7 +290,9 @@ describe("verifyWalletSignature: bitcoin", () => {
         expect(await verifyWalletSignature("bitcoin", address, message, tampered.toString("base64"))).toBe(false);
         // Header bytes outside 27..42, and r = s = 0.
         for (const header of [0, 26, 43, 255]) {
-          expect(await verifyWalletSignature("bitcoin", address, message, Buffer.concat([Buffer.from([header]), raw.subarray(1)]).toString("base64"))).toBe(false);
+          expect(await verifyWalletSignature("bitcoin", address, message, Buffer.concat([Buffer.from([header]), raw.subarray(1)]).toString("base64"))).toBe(
+            false,
+          );
         }
         expect(await verifyWalletSignature("bitcoin", address, message, Buffer.concat([raw.subarray(0, 1), Buffer.alloc(64)]).toString("base64"))).toBe(false);
         // The other recovery id recovers a different key.

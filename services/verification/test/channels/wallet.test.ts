@@ -52,9 +52,7 @@ describe("wallet / ethereum", () => {
   });
 
   it("trims surrounding spaces", () => {
-    expect(normalizeIdentifier("wallet", "ethereum", "  0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed ").value).toBe(
-      "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
-    );
+    expect(normalizeIdentifier("wallet", "ethereum", "  0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed ").value).toBe("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed");
   });
 
   const invalid: Array<[string, string]> = [
@@ -148,11 +146,7 @@ describe("wallet / bitcoin", () => {
       "bc1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3qccfmv3",
       "bc1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3qccfmv3",
     ],
-    [
-      "BIP-350 vector P2TR",
-      "bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0",
-      "bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0",
-    ],
+    ["BIP-350 vector P2TR", "bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0", "bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0"],
   ];
   it.each(valid)("accepts %s", (_name, raw, expected) => {
     expect(normalizeIdentifier("wallet", "bitcoin", raw)).toEqual({ value: expected, canonical: expected });
@@ -223,7 +217,16 @@ describe("wallet messages", () => {
   it("ethereum: the message names the chain of the create body's chain_id (default 1); other channels refuse chain_id", () => {
     expect(wallet.chainId!("ethereum", undefined)).toBe(1);
     expect(wallet.chainId!("ethereum", 8453)).toBe(8453);
-    const base = wallet.challenge({ id: "ver_x", type: "wallet", channel: "ethereum", identifier: ETH, env: "test", now: NOW, config: CTX.config, chainId: 8453 });
+    const base = wallet.challenge({
+      id: "ver_x",
+      type: "wallet",
+      channel: "ethereum",
+      identifier: ETH,
+      env: "test",
+      now: NOW,
+      config: CTX.config,
+      chainId: 8453,
+    });
     expect(parseSiweMessage(base.message!).chainId).toBe(8453);
     expect(base.message).toContain("\nChain ID: 8453\n");
     for (const bad of [0, -1, 1.5, Number.MAX_SAFE_INTEGER + 2]) expect(() => wallet.chainId!("ethereum", bad), String(bad)).toThrow(/chain_id/);
@@ -253,6 +256,9 @@ describe("wallet evidence (complete)", () => {
   });
 
   it("a signature that does not verify is invalid_signature", async () => {
-    expect(await wallet.complete(v, { signature: "0x" + "11".repeat(65) }, CTX)).toEqual({ ok: false, failure: ["invalid_signature", "the signature does not verify"] });
+    expect(await wallet.complete(v, { signature: `0x${"11".repeat(65)}` }, CTX)).toEqual({
+      ok: false,
+      failure: ["invalid_signature", "the signature does not verify"],
+    });
   });
 });

@@ -11,7 +11,10 @@ export function checkCode(
   normalize: (channel: string, input: string) => NormalizedIdentifier,
 ): Promise<Verdict> {
   const code = e.challengeCode;
-  if (!code) throw new AppError("validation_error", "challenge_code is required", { details: [{ field: "challenge_code", message: "required", code: "required" }] });
+  if (!code)
+    throw new AppError("validation_error", "challenge_code is required", {
+      details: [{ field: "challenge_code", message: "required", code: "required" }],
+    });
   if (!/^[A-Za-z0-9]{6}$/.test(code)) throw new AppError("validation_error", "challenge_code must be 6 letters or digits");
   const ok = codeMatches(ctx.hmacKey, v.id, code, v.code_hmac ?? "") && sourceMatches(v, e.sourceIdentifier, normalize);
   return Promise.resolve(ok ? { ok: true, method: "otp" } : { ok: false, failure: ["invalid_code", "the code is not correct"] });

@@ -24,4 +24,3 @@ export function maskEmail(value: string): string {
   const masked = local.length === 1 ? `${local[0]}${STARS}` : `${local[0]}${STARS}${local[local.length - 1]}`;
   return `${masked}@${domain}`;
 }
-

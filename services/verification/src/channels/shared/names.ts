@@ -33,8 +33,6 @@ export function asciiHostname(host: string, what: string, allowTrailingDot: bool
   return ascii;
 }
 
-
-
 // Dot-atom local part (RFC 5322 atext), ASCII only; quoted local parts are not accepted.
 const LOCAL_PART = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 const MAX_LOCAL_LENGTH = 64;

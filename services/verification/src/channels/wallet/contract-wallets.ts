@@ -60,16 +60,20 @@ function makeRpc(url: string, timeout: number): EthereumRpc {
   let chain: Promise<number> | undefined;
   return {
     chainId() {
-      chain ??= client().then((c) => c.getChainId()).catch(() => {
-        chain = undefined;
-        return unavailable();
-      });
+      chain ??= client()
+        .then((c) => c.getChainId())
+        .catch(() => {
+          chain = undefined;
+          return unavailable();
+        });
       return chain;
     },
     async verifyMessage(address, message, signature) {
       // false: the contract refused or reverted, unless the node failed meanwhile (then no verdict)
       const before = failures;
-      const ok = await client().then((c) => c.verifyMessage({ address, message, signature })).catch(() => unavailable());
+      const ok = await client()
+        .then((c) => c.verifyMessage({ address, message, signature }))
+        .catch(() => unavailable());
       if (!ok && failures !== before) unavailable();
       return ok;
     },

@@ -22,7 +22,7 @@ import { maybeFreshPostgres, type FreshPostgres } from "../support/fresh-postgre
 import { statusEvents } from "../../services/verification/src/events.ts";
 import { requestEvent } from "../../services/verification/src/requests/decide.ts";
 import type { RequestAssetView, RequestView, VerificationRow } from "../../services/verification/src/store/index.ts";
-import { ProofStore } from "../../services/proof/src/store.ts";
+import { ProofStore } from "../../services/proof/src/store/proofs.ts";
 import { GatewayStore } from "../../services/gateway/src/store.ts";
 import { WebhookStore } from "../../services/webhook/src/store.ts";
 

@@ -21,7 +21,7 @@ import {
   type Subscription,
 } from "@icv/platform";
 import { maybeFreshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
-import { ProofStore } from "../src/store.ts";
+import { ProofStore } from "../src/store/proofs.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 const logger = createLogger({ level: "silent" });

@@ -2,6 +2,7 @@
 // them before icv.events.v1) are held here as fixtures; every typed producer must write exactly
 // these bytes, and every event type of the table must read back and write out unchanged, so
 // consumers that run older code and rows already in an outbox keep working.
+import { createHash } from "node:crypto";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -26,7 +27,10 @@ import { ProofStore } from "../../services/proof/src/store/proofs.ts";
 import { GatewayStore } from "../../services/gateway/src/store.ts";
 import { WebhookStore } from "../../services/webhook/src/store.ts";
 
-const AT = new Date("2026-03-01T12:00:00.000Z"); // on the second: the JSON mapping alone would drop ".000"
+const AT = new Date("2026-03-01T12:00:00.000Z");
+// a proof's events name it as a log entry does: the JWT's SHA-256 and the subject (here an email's salted hash)
+const TOKEN_SHA = createHash("sha256").update("eyJ.a.b").digest("hex");
+const SUBJECT = "5".repeat(64); // on the second: the JSON mapping alone would drop ".000"
 const LATER = new Date("2026-03-01T12:00:05.123Z");
 const EXPIRES = new Date("2026-03-31T12:00:05.123Z");
 // the tenant's own object: a timestamp-looking string stays as given, a "__proto__" key stays a key
@@ -45,8 +49,10 @@ const FIXTURES = {
   requestCompleted: `{"request_id":"vreq_01J00000000000000000000001","reference_id":"order-7","status":"completed","proofs":[{"asset_index":0,"type":"email","verification_id":"ver_01J00000000000000000000001","proof_token":"eyJ.a.b","expires_at":"2026-03-31T12:00:05.123Z"},{"asset_index":2,"type":"phone","verification_id":"ver_01J00000000000000000000003","proof_token":"eyJ.c.d","expires_at":"2026-03-31T12:00:05.123Z"}],"external_user_id":"user-42","changed_at":"2026-03-01T12:00:00.000Z","callback_url":"https://shop.example/cb"}`,
   requestPartial: `{"request_id":"vreq_01J00000000000000000000001","reference_id":null,"status":"partial","proofs":[{"asset_index":0,"type":"email","verification_id":"ver_01J00000000000000000000001","proof_token":"eyJ.a.b","expires_at":"2026-03-31T12:00:05.123Z"}],"changed_at":"2026-03-01T12:00:05.123Z"}`,
   requestExpired: `{"request_id":"vreq_01J00000000000000000000001","reference_id":null,"status":"expired","proofs":[],"changed_at":"2026-03-01T12:00:00.000Z"}`,
-  proofIssued: `{"proof_id":"ver_01J00000000000000000000001","kid":"kid-1","type":"email","channel":"email","method":"otp","expires_at":"2026-03-31T12:00:05.123Z"}`,
-  proofRevoked: `{"proof_id":"ver_01J00000000000000000000001","reason":"fraud","revoked_at":"2026-03-01T12:00:00.000Z"}`,
+  proofIssued: `{"proof_id":"ver_01J00000000000000000000001","kid":"kid-1","type":"email","channel":"email","method":"otp","expires_at":"2026-03-31T12:00:05.123Z","token_sha256":"${TOKEN_SHA}","env":"live","subject":"${SUBJECT}","format":"jwt","status_list":"live-0","status_idx":7}`,
+  proofSuspended: `{"proof_id":"ver_01J00000000000000000000001","reason":"record_missing","suspended_at":"2026-03-01T12:00:00.000Z","token_sha256":"${TOKEN_SHA}","env":"live","type":"email","channel":"email","method":"otp","subject":"${SUBJECT}","status_list":"live-0"}`,
+  proofReinstated: `{"proof_id":"ver_01J00000000000000000000001","reinstated_at":"2026-03-01T12:00:05.123Z","suspended_at":"2026-03-01T12:00:00.000Z","reason":"record_missing","token_sha256":"${TOKEN_SHA}","env":"live","type":"email","channel":"email","method":"otp","subject":"${SUBJECT}","status_list":"live-0"}`,
+  proofRevoked: `{"proof_id":"ver_01J00000000000000000000001","reason":"fraud","revoked_at":"2026-03-01T12:00:09.000Z","token_sha256":"${TOKEN_SHA}","env":"live","type":"email","channel":"email","method":"otp","subject":"${SUBJECT}","status_list":"live-0"}`,
   tenantCreated: `{"tenant_id":"ten_01J00000000000000000000001","name":"Acme & Co \\"quoted\\""}`,
   apiKeyCreated: `{"key_id":"key_01J00000000000000000000002","prefix":"pk_test_abcd"}`,
   apiKeyRevoked: `{"key_id":"key_01J00000000000000000000002"}`,
@@ -63,6 +69,8 @@ const BY_TYPE: Record<EventType, string[]> = {
   "verification_request.expired": [FIXTURES.requestExpired],
   "proof.issued": [FIXTURES.proofIssued],
   "proof.revoked": [FIXTURES.proofRevoked],
+  "proof.suspended": [FIXTURES.proofSuspended],
+  "proof.reinstated": [FIXTURES.proofReinstated],
   "tenant.created": [FIXTURES.tenantCreated],
   "api_key.created": [FIXTURES.apiKeyCreated],
   "api_key.revoked": [FIXTURES.apiKeyRevoked],
@@ -224,7 +232,7 @@ describe("the stores' events, as their outbox rows hold them", () => {
     await pg?.drop();
   });
 
-  it("proof: issued and revoked", async () => {
+  it("proof: issued, suspended, reinstated and revoked", async () => {
     const store = new ProofStore(db);
     const scope = { tenantId: "ten_01J00000000000000000000001", env: "live" as const };
     await db.query(`INSERT INTO proof.signing_keys (kid, environment, public_jwk, private_key_enc, status) VALUES ('kid-1', 'live', '{}', 'x', 'active')`);
@@ -234,16 +242,24 @@ describe("the stores' events, as their outbox rows hold them", () => {
       kid: "kid-1",
       type: "email",
       channel: "email",
-      identifierHash: "00",
+      identifierHash: SUBJECT,
+      identifierSalt: "00".repeat(16),
+      subject: SUBJECT,
       method: "otp",
       token: "eyJ.a.b",
+      statusList: 0,
+      statusIdx: 7,
       verifiedAt: LATER,
-      issuedAt: LATER,
+      issuedAt: new Date(AT.getTime() - 1000),
       expiresAt: EXPIRES,
     });
-    await store.revoke(scope, "ver_01J00000000000000000000001", "fraud", AT);
+    await store.suspend(scope, "ver_01J00000000000000000000001", "record_missing", AT);
+    await store.reinstate(scope, "ver_01J00000000000000000000001", LATER);
+    await store.revoke(scope, "ver_01J00000000000000000000001", "fraud", new Date("2026-03-01T12:00:09.000Z"));
     expect(await outbox("proof")).toEqual([
       ["proof.issued", "live", json(FIXTURES.proofIssued)],
+      ["proof.suspended", "live", json(FIXTURES.proofSuspended)],
+      ["proof.reinstated", "live", json(FIXTURES.proofReinstated)],
       ["proof.revoked", "live", json(FIXTURES.proofRevoked)],
     ]);
   });

@@ -5,6 +5,7 @@ import {
   dataDirSecret,
   hostService,
   openServiceDatabase,
+  startSweeper,
   systemClock,
   type Clock,
   type Config,
@@ -14,6 +15,7 @@ import {
 import { KeyRing } from "./keyring.ts";
 import { proofCallers } from "./callers.ts";
 import { RevocationLists } from "./revocation-list.ts";
+import { StatusIndexes, StatusLists } from "./status-lists.ts";
 import { proofRoutes } from "./rpc/proofs.ts";
 import { KeyStore } from "./store/keys.ts";
 import { ProofStore } from "./store/proofs.ts";
@@ -29,18 +31,37 @@ export async function startProofService(config: Config, logger: Logger, clock: C
   const store = new ProofStore(db);
   const keys = new KeyRing(new KeyStore(db), kek, config.PROOF_KEY_BITS, log);
   await keys.ensureAll();
-  // revocation states are read from memory until their proof.revoked event (store.revocations)
+  // proof states are read from memory until their next proof event (store.revocations); a list's
+  // JWT until one of its proofs changes (lists.follow): these events tell every replica
   const events = await createEventLog(config, log);
   const revocations = await store.revocations.follow(events, ["proof"]);
+  const lists = new StatusLists(store, keys, clock, config.publicBaseUrl);
+  const listChanges = await lists.follow(events);
+  const presented = startSweeper("presentations-seen", () => store.sweepPresented(clock.now()), 60_000, log);
   return hostService(config, "proof", {
     rpcName: "icv.proof.v1.ProofService",
     logger: log,
     db,
     outbox: true,
     callers: proofCallers,
-    // a token validated again is not verified again (RS256): only its expiry and revocation are checked
-    routes: proofRoutes({ store, keys, clock, issuer: config.issuer, verified: new VerifiedTokens() }, new RevocationLists(store, keys, clock)),
+    routes: proofRoutes(
+      {
+        store,
+        keys,
+        clock,
+        issuer: config.issuer,
+        publicBaseUrl: config.publicBaseUrl,
+        indexes: new StatusIndexes(store),
+        lists,
+        // a token validated again is not verified again (RS256): only its expiry and state are checked
+        verified: new VerifiedTokens(),
+        verifiedCredentials: new VerifiedTokens(),
+      },
+      new RevocationLists(store, keys, clock),
+    ),
     async onClose() {
+      await presented.stop();
+      await listChanges.close();
       await revocations.close();
       await events.close();
     },

@@ -11,7 +11,7 @@
 import { fromJson, hasOption, ScalarType, type DescMessage, type JsonObject, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { json_null } from "@icv/contracts/gen/icv/events/v1/options_pb.ts";
-import { ProofIssuedSchema, ProofRevokedSchema } from "@icv/contracts/gen/icv/events/v1/proof_events_pb.ts";
+import { ProofIssuedSchema, ProofReinstatedSchema, ProofRevokedSchema, ProofSuspendedSchema } from "@icv/contracts/gen/icv/events/v1/proof_events_pb.ts";
 import {
   ApiKeyCreatedSchema,
   ApiKeyRevokedSchema,
@@ -33,6 +33,8 @@ export const EVENT_SCHEMAS = {
   "verification_request.expired": VerificationRequestChangedSchema,
   "proof.issued": ProofIssuedSchema,
   "proof.revoked": ProofRevokedSchema,
+  "proof.suspended": ProofSuspendedSchema,
+  "proof.reinstated": ProofReinstatedSchema,
   "tenant.created": TenantCreatedSchema,
   "api_key.created": ApiKeyCreatedSchema,
   "api_key.revoked": ApiKeyRevokedSchema,

@@ -3,14 +3,15 @@ import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.t
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { requireScope, toDate, toEnvironment, ts } from "@icv/platform";
 import type { KeyEnv } from "../keys.ts";
-import { issueProof, proofOf, proofsOf, revokeProof, validateProof, type ProofDeps } from "../proofs.ts";
+import { issueProof, proofOf, proofsOf, reinstateProof, revokeProof, suspendProof, type ProofDeps } from "../proofs.ts";
 import type { RevocationLists } from "../revocation-list.ts";
-import { toStatus } from "./convert.ts";
+import { validateProof } from "../validation.ts";
+import { fromFormat, toFormat, toStatus } from "./convert.ts";
 
 /** The key set a public call asks for: test only when it says so (UNSPECIFIED is live, the old default). */
 const setOf = (e: Environment): KeyEnv => (e === Environment.TEST ? "test" : "live");
 
-/** The ProofService handlers: thin, they call the use cases (proofs.ts) and convert their answers. */
+/** The ProofService handlers: thin, they call the use cases (proofs.ts, validation.ts) and convert their answers. */
 export function proofRoutes(d: ProofDeps, revocationLists: RevocationLists) {
   return (router: ConnectRouter) =>
     router.service(ProofService, {
@@ -19,18 +20,20 @@ export function proofRoutes(d: ProofDeps, revocationLists: RevocationLists) {
           proofId: req.proofId,
           type: req.type,
           channel: req.channel,
-          identifierHash: req.identifierHash,
+          identifier: req.identifier,
           externalUserId: req.externalUserId,
           verifiedAt: toDate(req.verifiedAt),
           expiresInSeconds: req.expiresInSeconds,
           method: req.method,
           subjectHash: req.subjectHash,
+          format: fromFormat(req.format),
+          holderKey: req.holderKey,
         });
-        return { token: r.token, expiresAt: ts(r.expiresAt), kid: r.kid };
+        return { token: r.token, expiresAt: ts(r.expiresAt), kid: r.kid, identifierSalt: r.identifierSalt, sdJwtVc: r.sdJwtVc };
       },
 
       async validateProof(req) {
-        const v = await validateProof(d, requireScope(req.scope), req.proofToken);
+        const v = await validateProof(d, requireScope(req.scope), req.proofToken, { audience: req.audience, nonce: req.nonce });
         if (!v.valid) return { valid: false, reason: v.reason, message: v.message };
         const c = v.claims;
         return {
@@ -38,11 +41,17 @@ export function proofRoutes(d: ProofDeps, revocationLists: RevocationLists) {
           proofId: c.sub,
           type: c.type,
           channel: c.channel,
-          identifierHash: c.identifier_hash,
-          verifiedAt: ts(new Date(c.verified_at)),
+          identifierHash: c.identifier_hash ?? "",
+          // an SD-JWT VC has no verified_at claim: it was issued when control was shown
+          verifiedAt: ts(c.verified_at ? new Date(c.verified_at) : new Date(c.iat * 1000)),
           expiresAt: ts(new Date(c.exp * 1000)),
           testMode: v.testMode,
           method: c.method ?? "",
+          identifierSalt: v.identifierSalt,
+          format: toFormat(v.format),
+          disclosedIdentifier: v.disclosed.identifier,
+          disclosedExternalUserId: v.disclosed.external_user_id,
+          holderBound: v.holderBound,
         };
       },
 
@@ -61,6 +70,20 @@ export function proofRoutes(d: ProofDeps, revocationLists: RevocationLists) {
         const p = await revokeProof(d, requireScope(req.scope), req.proofId, req.reason);
         revocationLists.drop();
         return { proofId: p.id, revokedAt: ts(p.revoked_at), reason: p.revoked_reason ?? req.reason };
+      },
+
+      async suspendProof(req) {
+        const p = await suspendProof(d, requireScope(req.scope), req.proofId, req.reason);
+        return { status: toStatus(p, d.clock.now()) };
+      },
+
+      async reinstateProof(req) {
+        const p = await reinstateProof(d, requireScope(req.scope), req.proofId);
+        return { status: toStatus(p, d.clock.now()) };
+      },
+
+      async getStatusList(req) {
+        return { jwt: await d.lists.jwt(req.listId) };
       },
 
       async getRevocationList(req) {

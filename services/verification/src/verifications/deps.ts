@@ -87,7 +87,9 @@ export type Failure = ["invalid_code" | "invalid_signature", string];
 
 export const rpcScope = (s: Scope) => ({ tenantId: s.tenantId, environment: toEnvironment(s.env), requestId: s.requestId ?? "" });
 
-export const identifierHash = (canonical: string) => createHash("sha256").update(canonical).digest("hex");
+/** The proof's identifier_hash of an identifier: hex SHA-256 of the proof's salt bytes and its UTF-8 (no salt: a proof from before salting). */
+export const identifierHash = (salt: string, canonical: string) =>
+  createHash("sha256").update(Buffer.from(salt, "hex")).update(canonical, "utf8").digest("hex");
 
 /** What a use-case file needs of Verifications (index.ts): its dependencies and the steps every use case shares. */
 export interface UseCaseHost {

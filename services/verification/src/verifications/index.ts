@@ -3,6 +3,7 @@ import { AppError, newId, toDate, ts, type ProofMethod, type Scope } from "@icv/
 import { channelOf, proofCanonical, type AssetType } from "../channels/index.ts";
 import type { DeliveryDeps } from "../delivery.ts";
 import type { ListFilter, Status, TestMessageRow, VerificationRow } from "../store/index.ts";
+import { ProofFormat } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import {
   identifierHash,
   rpcScope,
@@ -138,18 +139,24 @@ export class Verifications implements UseCaseHost {
 
   /**
    * Proof check for a caller of `scope`'s environment: a test proof is valid only for a test scope
-   * (the proof service answers test_proof otherwise). With an identifier, compares it by hash
-   * after normalizing it like the asset.
+   * (the proof service answers test_proof otherwise). With an identifier, normalized like the
+   * asset: a JWT's salted hash is compared, an SD-JWT VC presentation's disclosed identifier
+   * (identifier_not_disclosed when it discloses none).
    */
-  async validate(scope: Scope, token: string, identifier?: string) {
-    const r = await this.d.proofs.validateProof({ proofToken: token, scope: rpcScope(scope) });
+  async validate(scope: Scope, token: string, identifier?: string, binding: { audience?: string; nonce?: string } = {}) {
+    const r = await this.d.proofs.validateProof({ proofToken: token, scope: rpcScope(scope), ...binding });
     if (!r.valid || identifier === undefined) return r;
-    const canonical = proofCanonical(r.type, r.channel, identifier);
-    const a = Buffer.from(canonical ? identifierHash(canonical) : "", "hex");
-    const b = Buffer.from(r.identifierHash, "hex");
-    if (a.length !== b.length || !timingSafeEqual(a, b)) {
-      return { valid: false, reason: "identifier_mismatch", message: "the identifier does not match the proof" } as typeof r;
+    const canonical = proofCanonical(r.type, r.channel, identifier) ?? "";
+    const refuse = (reason: string, message: string) => ({ valid: false, reason, message }) as typeof r;
+    let a: Buffer;
+    let b: Buffer;
+    if (r.format === ProofFormat.SD_JWT_VC) {
+      if (r.disclosedIdentifier === undefined) return refuse("identifier_not_disclosed", "the presentation does not disclose the identifier");
+      [a, b] = [Buffer.from(canonical), Buffer.from(r.disclosedIdentifier)];
+    } else {
+      [a, b] = [Buffer.from(canonical ? identifierHash(r.identifierSalt, canonical) : "", "hex"), Buffer.from(r.identifierHash, "hex")];
     }
+    if (!canonical || a.length !== b.length || !timingSafeEqual(a, b)) return refuse("identifier_mismatch", "the identifier does not match the proof");
     return r;
   }
 
@@ -164,7 +171,7 @@ export class Verifications implements UseCaseHost {
       proofId: v.id,
       type: v.type,
       channel: v.channel,
-      identifierHash: identifierHash(v.identifierCanonical),
+      identifier: v.identifierCanonical,
       externalUserId: v.externalUserId,
       verifiedAt: ts(at),
       expiresInSeconds: v.ttl,
@@ -227,7 +234,7 @@ export class Verifications implements UseCaseHost {
       proofId: v.id,
       type: v.type,
       channel: v.channel,
-      identifierHash: identifierHash(v.identifier_canonical),
+      identifier: v.identifier_canonical,
       externalUserId: v.external_user_id ?? undefined,
       verifiedAt: ts(now),
       expiresInSeconds: v.proof_expires_in,

@@ -173,7 +173,7 @@ describe("validate of a presentation", () => {
     ["an iat six minutes ahead", { aud: "rp", nonce: "n", iat: 360 }, { audience: "rp", nonce: "n" }],
   ])("answers holder_binding_invalid for a key-binding JWT with %s", async (_what, kb, asked) => {
     const r = await issue();
-    const p = await alice.present(r.sdJwtVc!, { identifier: true }, { ...kb, iat: now() + (kb.iat ?? 0) });
+    const p = await alice.present(r.sdJwtVc!, { identifier: true }, { ...kb, iat: now() + ((kb as { iat?: number }).iat ?? 0) });
     expect(await validate(p, asked)).toMatchObject({ valid: false, reason: "holder_binding_invalid" });
   });
 

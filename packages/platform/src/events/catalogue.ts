@@ -19,7 +19,11 @@ import {
   WebhookSecretCreatedSchema,
   WebhookSecretRotatedSchema,
 } from "@icv/contracts/gen/icv/events/v1/tenant_events_pb.ts";
-import { VerificationCompletedSchema, VerificationStatusChangedSchema } from "@icv/contracts/gen/icv/events/v1/verification_events_pb.ts";
+import {
+  VerificationCompletedSchema,
+  VerificationStatusChangedSchema,
+  VerificationSuspensionSchema,
+} from "@icv/contracts/gen/icv/events/v1/verification_events_pb.ts";
 import { VerificationRequestChangedSchema } from "@icv/contracts/gen/icv/events/v1/verification_request_events_pb.ts";
 import type { OutboxEvent } from "../outbox.ts";
 import type { EnvName } from "../scope.ts";
@@ -28,6 +32,8 @@ import type { EnvName } from "../scope.ts";
 export const EVENT_SCHEMAS = {
   "verification.status_changed": VerificationStatusChangedSchema,
   "verification.completed": VerificationCompletedSchema,
+  "verification.suspended": VerificationSuspensionSchema,
+  "verification.reinstated": VerificationSuspensionSchema,
   "verification_request.partial": VerificationRequestChangedSchema,
   "verification_request.completed": VerificationRequestChangedSchema,
   "verification_request.expired": VerificationRequestChangedSchema,

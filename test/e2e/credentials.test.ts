@@ -185,6 +185,44 @@ describe("an SD-JWT VC through the API", () => {
   });
 });
 
+describe("a verification request's asset", () => {
+  it("asks for an SD-JWT VC per asset; the request's and the verification's webhooks carry it beside the JWT", async () => {
+    const identifier = nextPhone();
+    const r = await c().post("/api/v1/verification-requests", {
+      assets: [{ type: "phone", identifier, channel: "telegram", proof_format: "sd-jwt-vc", holder_key: alice.publicJwk }],
+      external_user_id: "user-26",
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect(r.body.assets[0]).toMatchObject({ proof_format: "sd-jwt-vc", holder_key: alice.publicJwk });
+    const vid = r.body.assets[0].verification_id;
+    const done = (await c().post(`/api/v1/verifications/${vid}/test-verify`)).body;
+    expect(done.proof_sd_jwt_vc).toEqual(expect.any(String));
+    const body = async (event: string) =>
+      JSON.parse(String((await waitFor(async () => rx.requests.find((q) => q.body.includes(`"${event}"`) && q.body.includes(vid)), 5000))!.body));
+    expect((await body("verification_request.completed")).proofs).toEqual([
+      {
+        asset_index: 0,
+        type: "phone",
+        verification_id: vid,
+        proof_token: done.proof_token,
+        expires_at: done.proof_expires_at,
+        sd_jwt_vc: done.proof_sd_jwt_vc,
+        identifier_salt: done.identifier_salt,
+      },
+    ]);
+    expect((await body("verification.completed")).proof).toEqual({
+      token: done.proof_token,
+      expires_at: done.proof_expires_at,
+      identifier_salt: done.identifier_salt,
+      sd_jwt_vc: done.proof_sd_jwt_vc,
+    });
+    const bad = await c().post("/api/v1/verification-requests", {
+      assets: [{ type: "phone", proof_format: "sd-jwt-vc", holder_key: { kty: "oct", k: "c2VjcmV0" } }],
+    });
+    expect(expectError(bad, 400, "validation_error").details[0].field).toBe("assets[0].holder_key");
+  });
+});
+
 describe("the JWT's identifier hash", () => {
   it("is salted: the answer's salt gives it, validate with the identifier still works, and no claim of any token is the identifier's plain SHA-256", async () => {
     const p = await proof({ proof_format: "sd-jwt-vc" });

@@ -5,20 +5,8 @@ import { z } from "zod";
 import { DOMAIN_CHECK_CALL, scopeOf, type Clients } from "../clients.ts";
 import { idOf, idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import {
-  ASSET_TYPES,
-  ErrorBody,
-  HolderKey,
-  jsonObject,
-  PageQuery,
-  Pagination,
-  ProofFormat,
-  ProofRefBody,
-  proofBody,
-  projectIdShown,
-  timestamp,
-  toPagination,
-} from "../schemas.ts";
+import { ASSET_TYPES, ErrorBody, jsonObject, PageQuery, Pagination, projectIdShown, timestamp, toPagination } from "../schemas.ts";
+import { HolderKey, ProofFormat, ProofRefBody, proofBody } from "../schemas.ts";
 
 const VERIFICATION_STATUSES = ["pending", "verified", "suspended", "failed", "expired", "revoked"] as const;
 
@@ -39,9 +27,7 @@ export const Verification = z
     id: z.string(),
     type: z.enum(ASSET_TYPES),
     channel: z.string(),
-    status: z
-      .enum(VERIFICATION_STATUSES)
-      .describe("suspended: verified, but control of the asset could not be confirmed again (its proof is suspended until a later check reinstates it)"),
+    status: z.enum(VERIFICATION_STATUSES).describe("suspended: verified, but control could not be confirmed again (until a later check reinstates it)"),
     identifier: z.string(),
     challenge: Challenge.optional(),
     created_at: timestamp,

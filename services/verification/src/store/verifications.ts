@@ -1,6 +1,7 @@
 import { appendEvents, EventCache, writeWithEvents, type Database, type ProofMethod, type Queryable, type Scope } from "@icv/platform";
 import type { UserSummaryRow, UserVerificationRow } from "../users.ts";
 import { statusEvents, suspensionEvent } from "../events.ts";
+import { suspensionMove, writeSuspension, type SuspensionMove } from "./suspensions.ts";
 import type { EventRow, ListFilter, NewVerification, TestMessageRow, VerificationRow } from "./rows.ts";
 import { insertTestMessage, pruneTestMessages, testMessages, testMessageWith } from "./test-messages.ts";
 import { DomainCheckStore, insertDomainCheck, type NewDomainCheck } from "./domain-checks.ts";
@@ -276,31 +277,12 @@ export class VerificationStore {
     return r.rows[0];
   }
 
-  /**
-   * verified → suspended (its proof was suspended) or suspended → verified (reinstated), with the
-   * status_changed and verification.suspended / verification.reinstated events; undefined when it
-   * was not in the state it moves from. `q`: the caller's transaction (the proof events' consumer's).
-   */
-  async markSuspension(
-    v: VerificationRow,
-    move: { to: "suspended"; at: Date; reason: string } | { to: "verified"; at: Date },
-    q: Queryable = this.db,
-  ): Promise<VerificationRow | undefined> {
-    const from = move.to === "suspended" ? "verified" : "suspended";
-    const suspendedAt = move.to === "suspended" ? move.at : null;
-    const reason = move.to === "suspended" ? move.reason : null;
-    const after: VerificationRow = { ...v, status: move.to, suspended_at: suspendedAt, suspended_reason: reason, updated_at: move.at };
-    const r = await writeWithEvents<VerificationRow>(
-      q,
-      S,
-      `UPDATE ${S}.verifications SET status = $4, suspended_at = $5, suspended_reason = $6, updated_at = $7
-        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = $8 RETURNING *`,
-      [v.id, v.tenant_id, v.environment, move.to, suspendedAt, reason, move.at, from],
-      [...statusEvents(after, from, move.at), suspensionEvent(after, v)],
-      move.at,
-    );
+  /** verified ⇄ suspended with its events (suspensions.ts); `q`: the caller's transaction (the proof events' consumer's). */
+  async markSuspension(v: VerificationRow, move: SuspensionMove, q: Queryable = this.db): Promise<VerificationRow | undefined> {
+    const { from, after } = suspensionMove(v, move);
+    const row = await writeSuspension(q, v, move, [...statusEvents(after, from, move.at), suspensionEvent(after, v)]);
     this.settled.drop(v.id);
-    return r.rows[0];
+    return row;
   }
 
   /** The verification a proof belongs to (the proof id is the verification id), read in `q`; undefined when there is none. */

@@ -176,5 +176,5 @@ describe("status-list indexes", () => {
       await pg?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 180_000); // a database of its own: PGlite starts and migrates slowly on a busy machine
 });

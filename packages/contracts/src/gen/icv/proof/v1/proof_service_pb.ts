@@ -72,10 +72,11 @@ export type IssueProofRequest = Message<"icv.proof.v1.IssueProofRequest"> & {
   subjectHash?: string | undefined;
 
   /**
-   * The normalized identifier. The service keeps only its salted hash (the `identifier_hash`
-   * claim: hex SHA-256 of the 16 random salt bytes and the identifier's UTF-8), the SD-JWT VC
-   * holds it as a selectively disclosable claim, and a public asset's (domain, wallet, social,
-   * telegram_bot) is the transparency log's subject. Required.
+   * The normalized identifier (required). The JWT carries only its salted hash (the
+   * `identifier_hash` claim: hex SHA-256 of the 16 random salt bytes and the identifier's UTF-8);
+   * the SD-JWT VC holds it as a selectively disclosable claim (and is stored, as the JWT is); a
+   * public asset's (domain, wallet, social, telegram_bot) is also the transparency log's subject,
+   * stored with the proof. A phone number or an email is never stored in clear outside the VC.
    *
    * @generated from field: string identifier = 11;
    */

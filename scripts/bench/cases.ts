@@ -2,6 +2,7 @@
 // here with one line. The bench runs every case once per database mode, on the running stack,
 // after the built-in cases, and prints its rows in that mode's table (and its figures in --json).
 import { benchDomainCheck } from "./domain-check.ts";
+import { sdJwtVcCase, statusListCase } from "./proof-formats.ts";
 import type { Row } from "./report.ts";
 import type { RunningStack } from "./stack.ts";
 
@@ -34,4 +35,4 @@ const domainCheckCase: BenchCase = {
 };
 
 /** Extra cases, one line each. */
-export const extraCases: BenchCase[] = [domainCheckCase];
+export const extraCases: BenchCase[] = [domainCheckCase, sdJwtVcCase, statusListCase];

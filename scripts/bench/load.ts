@@ -59,7 +59,8 @@ export async function load(opts: LoadOptions, warmupSec: number): Promise<LoadRe
 /**
  * create + test-verify in a chain on every connection: POST /api/v1/verifications, then
  * POST /api/v1/verifications/{id}/test-verify with the id the first answer carried. Counts
- * test-verify answers that hold a proof token (= proofs signed).
+ * test-verify answers that hold a proof token (= proofs signed). `extra`: more create fields
+ * (proof_format, holder_key).
  */
 export async function loadCreateAndVerify(
   base: autocannon.Options,
@@ -67,10 +68,11 @@ export async function loadCreateAndVerify(
   warmupSec: number,
   label: string,
   target?: () => number | undefined,
+  extra: Record<string, unknown> = {},
 ): Promise<LoadResult & { proofs: number }> {
   let proofs = 0;
   let counting = false;
-  const body = JSON.stringify({ type: "phone", channel: "telegram", identifier: "+37069199199", external_user_id: "bench-user" });
+  const body = JSON.stringify({ type: "phone", channel: "telegram", identifier: "+37069199199", external_user_id: "bench-user", ...extra });
   const opts = (duration: number): autocannon.Options => ({
     ...base,
     duration,

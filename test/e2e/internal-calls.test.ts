@@ -56,7 +56,7 @@ const issue = () => ({
   proofId: "prf_internal_calls_test",
   type: "phone",
   channel: "sms",
-  identifierHash: "0".repeat(64),
+  identifier: "+15555550100",
   expiresInSeconds: 3600,
 });
 

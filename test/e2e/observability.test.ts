@@ -38,7 +38,7 @@ beforeAll(async () => {
       proofId: "prf_x",
       type: "phone",
       channel: "sms",
-      identifierHash: "0".repeat(64),
+      identifier: "+15555550100",
       method: "otp",
     }),
   ).rejects.toThrow(/may not call/);

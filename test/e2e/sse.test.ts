@@ -146,7 +146,7 @@ describe("GET /verifications/{id}/events", () => {
       previous_status: "pending",
       changed_at: verified.body.verified_at,
       verified_at: verified.body.verified_at,
-      proof: { token: verified.body.proof_token, expires_at: verified.body.proof_expires_at },
+      proof: { token: verified.body.proof_token, expires_at: verified.body.proof_expires_at, identifier_salt: verified.body.identifier_salt },
     });
 
     // verified is not the end: the stream stays open (heartbeats keep coming)

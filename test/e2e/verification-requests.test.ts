@@ -118,6 +118,7 @@ describe("creation", () => {
           required: true,
           status: "in_progress",
           verification_id: expect.stringMatching(/^ver_/),
+          proof_format: "jwt",
         },
         {
           index: 1,
@@ -128,6 +129,7 @@ describe("creation", () => {
           required: false,
           status: "pending",
           verification_id: null,
+          proof_format: "jwt",
         },
       ],
       verification_url: expect.any(String),
@@ -225,7 +227,16 @@ describe("state machine and webhooks", () => {
         request_id: r.id,
         reference_id: "order-wh",
         status: "partial",
-        proofs: [{ asset_index: 0, type: "phone", verification_id: v0, proof_token: proof0.token, expires_at: proof0.expires_at }],
+        proofs: [
+          {
+            asset_index: 0,
+            type: "phone",
+            verification_id: v0,
+            proof_token: proof0.token,
+            expires_at: proof0.expires_at,
+            identifier_salt: proof0.identifier_salt,
+          },
+        ],
         changed_at: expect.any(String),
       });
     }
@@ -244,8 +255,22 @@ describe("state machine and webhooks", () => {
       request_id: r.id,
       status: "completed",
       proofs: [
-        { asset_index: 0, type: "phone", verification_id: v0, proof_token: proof0.token, expires_at: proof0.expires_at },
-        { asset_index: 1, type: "email", verification_id: v1, proof_token: proof1.token, expires_at: proof1.expires_at },
+        {
+          asset_index: 0,
+          type: "phone",
+          verification_id: v0,
+          proof_token: proof0.token,
+          expires_at: proof0.expires_at,
+          identifier_salt: proof0.identifier_salt,
+        },
+        {
+          asset_index: 1,
+          type: "email",
+          verification_id: v1,
+          proof_token: proof1.token,
+          expires_at: proof1.expires_at,
+          identifier_salt: proof1.identifier_salt,
+        },
       ],
     });
     expect(events(t, endpoint, r.id).map((b) => b.event)).toEqual(["verification_request.partial", "verification_request.completed"]);

@@ -124,7 +124,7 @@ describe("a receiver answering 200", () => {
       verified_at: expect.any(String),
       external_user_id: "user-42",
       client_metadata: null,
-      proof: { token: expect.any(String), expires_at: expect.any(String) },
+      proof: { token: expect.any(String), expires_at: expect.any(String), identifier_salt: expect.stringMatching(/^[0-9a-f]{32}$/) },
     });
     expect(new Date(body.created_at).toISOString()).toBe(body.created_at);
 

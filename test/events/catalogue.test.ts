@@ -2,6 +2,7 @@
 // them before icv.events.v1) are held here as fixtures; every typed producer must write exactly
 // these bytes, and every event type of the table must read back and write out unchanged, so
 // consumers that run older code and rows already in an outbox keep working.
+import { createHash } from "node:crypto";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -19,14 +20,17 @@ import {
 import { create } from "@bufbuild/protobuf";
 import { TenantScopeSchema } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { maybeFreshPostgres, type FreshPostgres } from "../support/fresh-postgres.ts";
-import { statusEvents } from "../../services/verification/src/events.ts";
+import { statusEvents, suspensionEvent } from "../../services/verification/src/events.ts";
 import { requestEvent } from "../../services/verification/src/requests/decide.ts";
 import type { RequestAssetView, RequestView, VerificationRow } from "../../services/verification/src/store/index.ts";
-import { ProofStore } from "../../services/proof/src/store.ts";
+import { ProofStore } from "../../services/proof/src/store/proofs.ts";
 import { GatewayStore } from "../../services/gateway/src/store.ts";
 import { WebhookStore } from "../../services/webhook/src/store.ts";
 
 const AT = new Date("2026-03-01T12:00:00.000Z"); // on the second: the JSON mapping alone would drop ".000"
+// a proof's events name it as a log entry does: the JWT's SHA-256 and the subject (here an email's salted hash)
+const TOKEN_SHA = createHash("sha256").update("eyJ.a.b").digest("hex");
+const SUBJECT = "5".repeat(64);
 const LATER = new Date("2026-03-01T12:00:05.123Z");
 const EXPIRES = new Date("2026-03-31T12:00:05.123Z");
 // the tenant's own object: a timestamp-looking string stays as given, a "__proto__" key stays a key
@@ -42,11 +46,17 @@ const FIXTURES = {
   completedBare: `{"verification_id":"ver_01J00000000000000000000001","type":"email","channel":"email","status":"verified","verified_at":"2026-03-01T12:00:05.123Z","external_user_id":null,"client_metadata":null,"proof":{"token":"eyJ.a.b","expires_at":"2026-03-31T12:00:05.123Z"}}`,
   revoked: `{"verification_id":"ver_01J00000000000000000000001","type":"email","channel":"email","status":"revoked","previous_status":"verified","changed_at":"2026-03-01T12:00:00.000Z","revoked_at":"2026-03-01T12:00:00.000Z","revoked_reason":"fraud"}`,
   failed: `{"verification_id":"ver_01J00000000000000000000001","type":"email","channel":"email","status":"failed","previous_status":"pending","changed_at":"2026-03-01T12:00:00.000Z"}`,
+  // issue 26: a suspension's status_changed, and the webhook events of a suspension and of its end (a proof with a salt and an SD-JWT VC)
+  suspendedChanged: `{"verification_id":"ver_01J00000000000000000000001","type":"email","channel":"email","status":"suspended","previous_status":"verified","changed_at":"2026-03-01T12:00:00.000Z","suspended_at":"2026-03-01T12:00:00.000Z","suspended_reason":"record_missing"}`,
+  suspended: `{"verification_id":"ver_01J00000000000000000000001","type":"email","channel":"email","status":"suspended","verified_at":"2026-03-01T12:00:05.123Z","external_user_id":null,"client_metadata":null,"proof":{"token":"eyJ.a.b","expires_at":"2026-03-31T12:00:05.123Z","identifier_salt":"00112233445566778899aabbccddeeff","sd_jwt_vc":"eyJ.c.d~WyJz~"},"suspended_at":"2026-03-01T12:00:00.000Z","reason":"record_missing"}`,
+  reinstated: `{"verification_id":"ver_01J00000000000000000000001","type":"email","channel":"email","status":"verified","verified_at":"2026-03-01T12:00:05.123Z","external_user_id":null,"client_metadata":null,"proof":{"token":"eyJ.a.b","expires_at":"2026-03-31T12:00:05.123Z","identifier_salt":"00112233445566778899aabbccddeeff","sd_jwt_vc":"eyJ.c.d~WyJz~"},"suspended_at":"2026-03-01T12:00:00.000Z","reason":"record_missing"}`,
   requestCompleted: `{"request_id":"vreq_01J00000000000000000000001","reference_id":"order-7","status":"completed","proofs":[{"asset_index":0,"type":"email","verification_id":"ver_01J00000000000000000000001","proof_token":"eyJ.a.b","expires_at":"2026-03-31T12:00:05.123Z"},{"asset_index":2,"type":"phone","verification_id":"ver_01J00000000000000000000003","proof_token":"eyJ.c.d","expires_at":"2026-03-31T12:00:05.123Z"}],"external_user_id":"user-42","changed_at":"2026-03-01T12:00:00.000Z","callback_url":"https://shop.example/cb"}`,
   requestPartial: `{"request_id":"vreq_01J00000000000000000000001","reference_id":null,"status":"partial","proofs":[{"asset_index":0,"type":"email","verification_id":"ver_01J00000000000000000000001","proof_token":"eyJ.a.b","expires_at":"2026-03-31T12:00:05.123Z"}],"changed_at":"2026-03-01T12:00:05.123Z"}`,
   requestExpired: `{"request_id":"vreq_01J00000000000000000000001","reference_id":null,"status":"expired","proofs":[],"changed_at":"2026-03-01T12:00:00.000Z"}`,
-  proofIssued: `{"proof_id":"ver_01J00000000000000000000001","kid":"kid-1","type":"email","channel":"email","method":"otp","expires_at":"2026-03-31T12:00:05.123Z"}`,
-  proofRevoked: `{"proof_id":"ver_01J00000000000000000000001","reason":"fraud","revoked_at":"2026-03-01T12:00:00.000Z"}`,
+  proofIssued: `{"proof_id":"ver_01J00000000000000000000001","kid":"kid-1","type":"email","channel":"email","method":"otp","expires_at":"2026-03-31T12:00:05.123Z","token_sha256":"${TOKEN_SHA}","env":"live","subject":"${SUBJECT}","format":"jwt","status_list":"live-0","status_idx":7}`,
+  proofSuspended: `{"proof_id":"ver_01J00000000000000000000001","reason":"record_missing","suspended_at":"2026-03-01T12:00:00.000Z","token_sha256":"${TOKEN_SHA}","env":"live","type":"email","channel":"email","method":"otp","subject":"${SUBJECT}","status_list":"live-0"}`,
+  proofReinstated: `{"proof_id":"ver_01J00000000000000000000001","reinstated_at":"2026-03-01T12:00:05.123Z","suspended_at":"2026-03-01T12:00:00.000Z","reason":"record_missing","token_sha256":"${TOKEN_SHA}","env":"live","type":"email","channel":"email","method":"otp","subject":"${SUBJECT}","status_list":"live-0"}`,
+  proofRevoked: `{"proof_id":"ver_01J00000000000000000000001","reason":"fraud","revoked_at":"2026-03-01T12:00:09.000Z","token_sha256":"${TOKEN_SHA}","env":"live","type":"email","channel":"email","method":"otp","subject":"${SUBJECT}","status_list":"live-0"}`,
   tenantCreated: `{"tenant_id":"ten_01J00000000000000000000001","name":"Acme & Co \\"quoted\\""}`,
   apiKeyCreated: `{"key_id":"key_01J00000000000000000000002","prefix":"pk_test_abcd"}`,
   apiKeyRevoked: `{"key_id":"key_01J00000000000000000000002"}`,
@@ -56,13 +66,17 @@ const FIXTURES = {
 
 /** A fixture of every type of the table (the round trip covers them all). */
 const BY_TYPE: Record<EventType, string[]> = {
-  "verification.status_changed": [FIXTURES.created, FIXTURES.verified, FIXTURES.revoked, FIXTURES.failed],
+  "verification.status_changed": [FIXTURES.created, FIXTURES.verified, FIXTURES.revoked, FIXTURES.failed, FIXTURES.suspendedChanged],
   "verification.completed": [FIXTURES.completed, FIXTURES.completedBare],
+  "verification.suspended": [FIXTURES.suspended],
+  "verification.reinstated": [FIXTURES.reinstated],
   "verification_request.partial": [FIXTURES.requestPartial],
   "verification_request.completed": [FIXTURES.requestCompleted],
   "verification_request.expired": [FIXTURES.requestExpired],
   "proof.issued": [FIXTURES.proofIssued],
   "proof.revoked": [FIXTURES.proofRevoked],
+  "proof.suspended": [FIXTURES.proofSuspended],
+  "proof.reinstated": [FIXTURES.proofReinstated],
   "tenant.created": [FIXTURES.tenantCreated],
   "api_key.created": [FIXTURES.apiKeyCreated],
   "api_key.revoked": [FIXTURES.apiKeyRevoked],
@@ -104,6 +118,12 @@ const row = (over: Partial<VerificationRow>): VerificationRow => ({
   origin: null,
   delivery: null,
   callback_url: null,
+  proof_format: "jwt",
+  holder_key: null,
+  proof_identifier_salt: null,
+  proof_sd_jwt_vc: null,
+  suspended_at: null,
+  suspended_reason: null,
   ...over,
 });
 const verified = (over: Partial<VerificationRow> = {}) =>
@@ -122,6 +142,8 @@ const asset = (idx: number, over: Partial<RequestAssetView>): RequestAssetView =
   starts: 0,
   v_status: null,
   v_verified_at: null,
+  proof_identifier_salt: null,
+  proof_sd_jwt_vc: null,
   proof_token: null,
   proof_expires_at: null,
   ...over,
@@ -179,6 +201,24 @@ describe("the verification service's events", () => {
     expect(written(statusEvents(row({ status: "failed" }), "pending", AT))).toEqual([["verification.status_changed", FIXTURES.failed]]);
   });
 
+  it("writes a suspension and a reinstatement: status_changed, then verification.suspended / .reinstated (a reinstatement is no new completion)", () => {
+    const proof = {
+      proof_identifier_salt: "00112233445566778899aabbccddeeff",
+      proof_sd_jwt_vc: "eyJ.c.d~WyJz~",
+      external_user_id: null,
+      client_metadata: null,
+    };
+    const before = verified(proof);
+    const suspended = verified({ ...proof, status: "suspended", suspended_at: AT, suspended_reason: "record_missing" });
+    expect(written([...statusEvents(suspended, "verified", AT), suspensionEvent(suspended, before)])).toEqual([
+      ["verification.status_changed", FIXTURES.suspendedChanged],
+      ["verification.suspended", FIXTURES.suspended],
+    ]);
+    const back = written([...statusEvents(before, "suspended", LATER), suspensionEvent(before, suspended)]);
+    expect(back.map(([t]) => t)).toEqual(["verification.status_changed", "verification.reinstated"]);
+    expect(back[1][1]).toBe(FIXTURES.reinstated);
+  });
+
   it("writes today's request payloads, byte for byte", () => {
     const done = request({
       reference_id: "order-7",
@@ -224,7 +264,7 @@ describe("the stores' events, as their outbox rows hold them", () => {
     await pg?.drop();
   });
 
-  it("proof: issued and revoked", async () => {
+  it("proof: issued, suspended, reinstated and revoked", async () => {
     const store = new ProofStore(db);
     const scope = { tenantId: "ten_01J00000000000000000000001", env: "live" as const };
     await db.query(`INSERT INTO proof.signing_keys (kid, environment, public_jwk, private_key_enc, status) VALUES ('kid-1', 'live', '{}', 'x', 'active')`);
@@ -234,16 +274,24 @@ describe("the stores' events, as their outbox rows hold them", () => {
       kid: "kid-1",
       type: "email",
       channel: "email",
-      identifierHash: "00",
+      identifierHash: SUBJECT,
+      identifierSalt: "00".repeat(16),
+      subject: SUBJECT,
       method: "otp",
       token: "eyJ.a.b",
+      statusList: 0,
+      statusIdx: 7,
       verifiedAt: LATER,
-      issuedAt: LATER,
+      issuedAt: new Date(AT.getTime() - 1000),
       expiresAt: EXPIRES,
     });
-    await store.revoke(scope, "ver_01J00000000000000000000001", "fraud", AT);
+    await store.suspend(scope, "ver_01J00000000000000000000001", "record_missing", AT);
+    await store.reinstate(scope, "ver_01J00000000000000000000001", LATER);
+    await store.revoke(scope, "ver_01J00000000000000000000001", "fraud", new Date("2026-03-01T12:00:09.000Z"));
     expect(await outbox("proof")).toEqual([
       ["proof.issued", "live", json(FIXTURES.proofIssued)],
+      ["proof.suspended", "live", json(FIXTURES.proofSuspended)],
+      ["proof.reinstated", "live", json(FIXTURES.proofReinstated)],
       ["proof.revoked", "live", json(FIXTURES.proofRevoked)],
     ]);
   });

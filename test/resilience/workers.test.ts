@@ -2,7 +2,8 @@
 // connection goes to the next worker), an SSE stream on one worker sees the change made through
 // the other, a cached GET of a settled verification follows a change made elsewhere, the metrics
 // on the admin listener add up both workers, the development tenant is made once, a killed worker
-// (the background one) is restarted while the other keeps answering and events flow again, and
+// (the background one) is restarted while the other keeps answering and events flow again, a
+// revoked proof of either format shows in the status list every worker serves within 5 s, and
 // SIGTERM stops everything (exit 0, no process left); a worker that cannot start (its port taken)
 // stops the whole start (exit 1). Embedded PGlite is one process: WORKERS=2
 // without a Postgres is refused, which runs in both columns.
@@ -11,6 +12,7 @@ import http from "node:http";
 import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { getListFromStatusListJWT } from "@sd-jwt/jwt-status-list";
 import { afterAll, describe, expect, it } from "vitest";
 import { freshPostgres, type FreshPostgres } from "../support/fresh-postgres.ts";
 import { freePort } from "../support/private-servers.ts";
@@ -254,6 +256,41 @@ describe.skipIf(!process.env.DATABASE_URL)("npm start with WORKERS=2 on Postgres
       .filter((l) => l.startsWith("icv_http_requests_total{") && l.includes('method="GET"') && l.includes('route="/api/v1/verifications/:id"'))
       .reduce((n, l) => n + Number(l.split(" ").at(-1)), 0);
     expect(gets).toBeGreaterThanOrEqual(16);
+
+    // Token Status Lists (issue 26): a proof of either format revoked through one worker shows as
+    // revoked (1) in the list every worker serves within 5 s, although each had the list cached
+    const listEntry = (token: string) => {
+      const { idx, uri } = (JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString()) as { status: { status_list: { idx: number; uri: string } } })
+        .status.status_list;
+      return { idx, path: new URL(uri).pathname };
+    };
+    const listValue = async (entry: { idx: number; path: string }) =>
+      getListFromStatusListJWT((await request(port, "GET", entry.path)).body as string).getStatus(entry.idx);
+    for (const [i, format] of ["jwt", "sd-jwt-vc"].entries()) {
+      const v = await request(port, "POST", "/api/v1/verifications", key, {
+        type: "phone",
+        channel: "sms",
+        identifier: `+3706910010${i}`,
+        proof_format: format,
+      });
+      const done = await request(port, "POST", `/api/v1/verifications/${v.body.id}/test-verify`, key);
+      expect(done.body.proof_sd_jwt_vc !== undefined).toBe(format === "sd-jwt-vc");
+      const entry = listEntry(done.body.proof_token);
+      for (let n = 0; n < 4; n++) expect(await listValue(entry)).toBe(0); // both workers have it cached now
+      expect((await request(port, "POST", `/api/v1/proofs/${v.body.id}/revoke`, key, { reason: "fraud" })).status).toBe(200);
+      const revokedAt = Date.now();
+      let row = 0;
+      await until(
+        async () => {
+          row = (await listValue(entry)) === 1 ? row + 1 : 0;
+          return row >= 6;
+        },
+        5_000,
+        () => `${format}: the list shows the revocation on every worker within 5 s:\n${log()}`,
+      );
+      expect(Date.now() - revokedAt).toBeLessThan(5_000);
+    }
+    expect(servedBy(s.out.text, "/api/v1/proofs/status-lists/:list_id")).toEqual(new Set([1, 2]));
 
     // the background worker killed: once the primary saw it end (a connection handed to it before
     // that is lost, as with any crash), the other answers everything while it starts it again

@@ -26,6 +26,7 @@ export * from "./providers.ts";
 export * from "./tls.ts";
 export * from "./callers.ts";
 export * from "./proof-methods.ts";
+export * from "./holder-key.ts";
 export * from "./metrics.ts";
 export * from "./tracing.ts";
 export * from "./messaging/index.ts";

@@ -22,6 +22,7 @@ import { oauthRoutes } from "./routes/oauth.ts";
 import { profileRoutes } from "./routes/profiles.ts";
 import { mountProfilePage } from "./hosted/profile-page.ts";
 import { proofRoutes } from "./routes/proofs.ts";
+import { credentialRoutes } from "./routes/credentials.ts";
 import { domainRoutes } from "./routes/domains.ts";
 import { projectRoutes } from "./routes/projects.ts";
 import { reuseRoutes } from "./routes/reuse.ts";
@@ -82,6 +83,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
     ...hostedRoutes(config, deps.hosted, clients.requests),
     ...reuseRoutes(config, clients.requests),
     ...proofRoutes(clients),
+    ...credentialRoutes(config, clients),
     ...webhookDeliveryRoutes(clients),
     ...testMessageRoutes(clients),
     ...sessionRoutes(clients),

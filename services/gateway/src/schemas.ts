@@ -1,3 +1,5 @@
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { iso } from "@icv/platform";
 import { z } from "zod";
 
 /**
@@ -47,6 +49,44 @@ export const PageQuery = {
 };
 
 export const jsonObject = z.record(z.string(), z.unknown());
+
+/** The proof formats (DECISIONS.md, SD-JWT VC): the RS256 JWT always; sd-jwt-vc adds the SD-JWT VC. */
+export const ProofFormat = z
+  .enum(["jwt", "sd-jwt-vc"])
+  .describe(
+    "jwt (default): the RS256 JWT. sd-jwt-vc: the JWT and an SD-JWT VC beside it (proof.sd_jwt_vc), which the holder presents disclosing only what it chooses",
+  );
+
+/** A holder's public key, as a create (or a request's asset) gives it; the verification service checks it. */
+export const HolderKey = jsonObject
+  .describe(
+    "The holder's public JWK: EC P-256, Ed25519 (OKP) or RSA of at least 2048 bits, without any private member (else validation_error). " +
+      "The proof then carries cnf.jwk, and validate accepts it only in an SD-JWT VC presentation with a key-binding JWT signed by this key",
+  )
+  .meta({ id: "HolderKey" });
+
+/** A verification's proof as answers carry it. */
+export const ProofRefBody = z
+  .object({
+    token: z.string().describe("The RS256 JWT"),
+    expires_at: timestamp,
+    identifier_salt: z
+      .string()
+      .optional()
+      .describe(
+        "Hex, 16 random bytes: the JWT's identifier_hash is hex SHA-256(salt bytes ‖ UTF-8 normalized identifier). Kept beside the token, never in it; absent on proofs issued before hashes were salted",
+      ),
+    sd_jwt_vc: z.string().optional().describe("proof_format sd-jwt-vc: the SD-JWT VC (issuer-signed JWT and every disclosure, ~-joined, no key-binding JWT)"),
+  })
+  .meta({ id: "ProofRef" });
+
+/** The proof of a verification message as its REST body. */
+export const proofBody = (p: { token: string; expiresAt?: Timestamp; identifierSalt: string; sdJwtVc?: string }) => ({
+  token: p.token,
+  expires_at: iso(p.expiresAt) as string,
+  ...(p.identifierSalt ? { identifier_salt: p.identifierSalt } : {}),
+  ...(p.sdJwtVc ? { sd_jwt_vc: p.sdJwtVc } : {}),
+});
 
 /** The project a verification, request or session uses, as the answers show it (left out when none was given). */
 export const projectIdShown = z

@@ -11,6 +11,9 @@ export const proofCallers = [
     // only verification issues and revokes proofs (after a completed challenge / on revocation)
     issueProof: ["verification"],
     revokeProof: ["verification"],
+    // suspension and reinstatement follow the verification service's re-checks of the asset
+    suspendProof: ["verification"],
+    reinstateProof: ["verification"],
     // verification validates for POST /proofs/validate
     validateProof: ["verification"],
     // verification re-checks the proofs a public profile lists, in one call per page view
@@ -18,6 +21,7 @@ export const proofCallers = [
     // the gateway's public proof endpoints and the admin listener's key rotation
     getProofStatus: ["gateway"],
     getRevocationList: ["gateway"],
+    getStatusList: ["gateway"],
     getJwks: ["gateway"],
     rotateSigningKey: ["gateway"],
   }),

@@ -1,6 +1,6 @@
 import type { Logger } from "@icv/platform";
 import { newSigningKey, openSigningKey, type KeyEnv, type PublicJwk, type SigningKey } from "./keys.ts";
-import type { KeyRow, ProofStore } from "./store.ts";
+import type { KeyRow, KeyStore } from "./store/keys.ts";
 
 const ACTIVE_TTL_MS = 30_000;
 const JWKS_TTL_MS = 10_000;
@@ -18,7 +18,7 @@ export class KeyRing {
   private readonly jwksCache = new Map<KeyEnv, { keys: PublicJwk[]; at: number }>();
 
   constructor(
-    private readonly store: ProofStore,
+    private readonly store: KeyStore,
     private readonly kek: Buffer,
     private readonly bits: number,
     private readonly logger: Logger,

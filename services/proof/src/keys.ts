@@ -1,18 +1,9 @@
 import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, generateKeyPair, randomBytes, type KeyObject } from "node:crypto";
 import { promisify } from "node:util";
 import { calculateJwkThumbprint } from "jose";
+import type { KeyEnv, NewKeyRecord, PublicJwk } from "./store/keys.ts";
 
-export interface PublicJwk {
-  kty: "RSA";
-  n: string;
-  e: string;
-  alg: "RS256";
-  use: "sig";
-  kid: string;
-}
-
-/** A key set: live keys sign live proofs (published at jwks.json), test keys test proofs (jwks-test.json only). */
-export type KeyEnv = "live" | "test";
+export type { KeyEnv, NewKeyRecord, PublicJwk } from "./store/keys.ts";
 
 export interface SigningKey {
   kid: string;
@@ -20,13 +11,6 @@ export interface SigningKey {
   privateKey: KeyObject;
   publicKey: KeyObject;
   jwk: PublicJwk;
-}
-
-export interface NewKeyRecord {
-  kid: string;
-  env: KeyEnv;
-  publicJwk: PublicJwk;
-  privateKeyEnc: string;
 }
 
 const generate = promisify(generateKeyPair);

@@ -5,6 +5,7 @@ import {
   dataDirSecret,
   hostService,
   openServiceDatabase,
+  startSweeper,
   systemClock,
   type Clock,
   type Config,
@@ -13,8 +14,12 @@ import {
 } from "@icv/platform";
 import { KeyRing } from "./keyring.ts";
 import { proofCallers } from "./callers.ts";
-import { proofRoutes } from "./service.ts";
-import { ProofStore } from "./store.ts";
+import { RevocationLists } from "./revocation-list.ts";
+import { StatusIndexes, StatusLists } from "./status-lists.ts";
+import { proofRoutes } from "./rpc/proofs.ts";
+import { KeyStore } from "./store/keys.ts";
+import { ProofStore } from "./store/proofs.ts";
+import { VerifiedTokens } from "./tokens.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 
@@ -24,19 +29,39 @@ export async function startProofService(config: Config, logger: Logger, clock: C
   const db = await openServiceDatabase(config, "proof", MIGRATIONS, log, { outbox: true });
   const kek = Buffer.from(config.PROOF_KEY_ENCRYPTION_KEY ?? dataDirSecret(config.DATA_DIR, "proof-kek", "PROOF_KEY_ENCRYPTION_KEY", log), "base64");
   const store = new ProofStore(db);
-  const keys = new KeyRing(store, kek, config.PROOF_KEY_BITS, log);
+  const keys = new KeyRing(new KeyStore(db), kek, config.PROOF_KEY_BITS, log);
   await keys.ensureAll();
-  // revocation states are read from memory until their proof.revoked event (store.revocations)
+  // proof states are read from memory until their next proof event (store.revocations); a list's
+  // JWT until one of its proofs changes (lists.follow): these events tell every replica
   const events = await createEventLog(config, log);
   const revocations = await store.revocations.follow(events, ["proof"]);
+  const lists = new StatusLists(store, keys, clock, config.publicBaseUrl);
+  const listChanges = await lists.follow(events);
+  const presented = startSweeper("presentations-seen", () => store.sweepPresented(clock.now()), 60_000, log);
   return hostService(config, "proof", {
     rpcName: "icv.proof.v1.ProofService",
     logger: log,
     db,
     outbox: true,
     callers: proofCallers,
-    routes: proofRoutes({ store, keys, clock, issuer: config.issuer }),
+    routes: proofRoutes(
+      {
+        store,
+        keys,
+        clock,
+        issuer: config.issuer,
+        publicBaseUrl: config.publicBaseUrl,
+        indexes: new StatusIndexes(store),
+        lists,
+        // a token validated again is not verified again (RS256): only its expiry and state are checked
+        verified: new VerifiedTokens(),
+        verifiedCredentials: new VerifiedTokens(),
+      },
+      new RevocationLists(store, keys, clock),
+    ),
     async onClose() {
+      await presented.stop();
+      await listChanges.close();
       await revocations.close();
       await events.close();
     },

@@ -1,5 +1,5 @@
 import { SignJWT, errors, jwtVerify, decodeProtectedHeader, CompactSign } from "jose";
-import { BoundedMap, type ProofMethod } from "@icv/platform";
+import { BoundedMap, type HolderKey, type ProofMethod } from "@icv/platform";
 import type { KeyEnv, SigningKey } from "./keys.ts";
 
 export const PROOF_SCHEMA_VERSION = "1.0";
@@ -22,6 +22,15 @@ export interface ProofClaims {
   method?: ProofMethod;
   /** OAuth sign-ins: hex SHA-256 of `{channel}:{provider user id}` (the account's stable id at the provider). */
   subject_hash?: string;
+  /** Token Status List: where its state is published (every proof issued now; absent on older ones). */
+  status?: StatusClaim;
+  /** A holder-bound proof: only a key-binding JWT of this key presents it (an SD-JWT VC presentation). */
+  cnf?: { jwk: HolderKey };
+}
+
+/** The `status` claim (draft-ietf-oauth-status-list): the list's uri and the proof's index in it. */
+export interface StatusClaim {
+  status_list: { idx: number; uri: string };
 }
 
 /** Signs the claims as an RS256 JWT with the key's kid in the header. */
@@ -37,7 +46,18 @@ export function signProof(key: SigningKey, claims: ProofClaims): Promise<string>
     .sign(key.privateKey);
 }
 
-export type InvalidReason = "expired" | "revoked" | "invalid_signature" | "malformed" | "unknown_key" | "identifier_mismatch" | "test_proof";
+export type InvalidReason =
+  | "expired"
+  | "revoked"
+  | "suspended"
+  | "invalid_signature"
+  | "malformed"
+  | "unknown_key"
+  | "identifier_mismatch"
+  | "test_proof"
+  | "holder_binding_required"
+  | "holder_binding_invalid"
+  | "identifier_not_disclosed";
 
 /** A verified token: its claims and the set (live or test) of the key that signed it. */
 export type Verified = { valid: true; claims: ProofClaims; keyEnv: KeyEnv } | { valid: false; reason: InvalidReason; message: string };
@@ -45,16 +65,21 @@ export type Verified = { valid: true; claims: ProofClaims; keyEnv: KeyEnv } | { 
 const MESSAGES: Record<InvalidReason, string> = {
   expired: "the proof has expired",
   revoked: "the proof has been revoked",
+  suspended: "the proof is suspended: control of the asset could not be confirmed again",
   invalid_signature: "the signature does not verify",
   malformed: "the token is not a well-formed proof",
   unknown_key: "the token was signed by a key this service does not know",
   identifier_mismatch: "the identifier does not match the proof",
   test_proof: "this is a test proof (made with a test key); it is never valid for a live key",
+  holder_binding_required: "a key-binding JWT of the holder is required: present the SD-JWT VC with a key-binding JWT over the audience and nonce given",
+  holder_binding_invalid: "the key-binding JWT does not verify (holder key, audience, nonce, iat within 5 minutes, sd_hash), or it was presented before",
+  identifier_not_disclosed: "the presentation does not disclose the identifier",
 };
 
 export const invalid = (reason: InvalidReason): Verified => ({ valid: false, reason, message: MESSAGES[reason] });
 
-const MAX_TOKEN_LENGTH = 8192;
+/** The longest proof or presentation validate reads (the gateway answers 413 above it). */
+export const MAX_TOKEN_LENGTH = 8192;
 
 /**
  * Tokens whose signature, issuer and claims were checked, with what the check answered: a token
@@ -94,26 +119,39 @@ function timeCheck(claims: ProofClaims & { nbf?: number }, now: Date): Verified 
   return undefined;
 }
 
+/** What a token of one kind must be: its `typ` (when checked), its issuer per key set, the claims it must hold. */
+export interface TokenProfile {
+  typ?: string;
+  issuer: (keyEnv: KeyEnv) => string;
+  requiredClaims: string[];
+}
+
+/** The RS256 JWT proof (both key sets sign with the one issuer; typ is not checked, as before). */
+export const jwtProfile = (issuer: string): TokenProfile => ({
+  issuer: () => issuer,
+  requiredClaims: ["sub", "exp", "iat", "type", "channel", "identifier_hash"],
+});
+
 /**
  * Checks signature (RS256 only), issuer and expiry; revocation is the caller's next step. With
- * `verified`, a token checked before skips the signature (see VerifiedTokens) and only its
- * expiry is checked again.
+ * `verified` (a cache of this profile's tokens only), a token checked before skips the signature
+ * (see VerifiedTokens) and only its expiry is checked again.
  */
 export async function verifyProof(
   token: string,
-  issuer: string,
+  profile: TokenProfile,
   keyFor: (kid: string) => Promise<SigningKey | undefined>,
   now: Date,
   verified?: VerifiedTokens,
 ): Promise<Verified> {
   const known = verified?.get(token);
   if (known) return timeCheck(known.claims, now) ?? { valid: true, claims: known.claims, keyEnv: known.keyEnv };
-  const v = await verifyToken(token, issuer, keyFor, now);
+  const v = await verifyToken(token, profile, keyFor, now);
   if (v.valid) verified?.set(token, { claims: v.claims, keyEnv: v.keyEnv });
   return v;
 }
 
-async function verifyToken(token: string, issuer: string, keyFor: (kid: string) => Promise<SigningKey | undefined>, now: Date): Promise<Verified> {
+async function verifyToken(token: string, profile: TokenProfile, keyFor: (kid: string) => Promise<SigningKey | undefined>, now: Date): Promise<Verified> {
   if (token.length > MAX_TOKEN_LENGTH || token.split(".").length !== 3) return invalid("malformed");
   let header: ReturnType<typeof decodeProtectedHeader>;
   try {
@@ -128,9 +166,10 @@ async function verifyToken(token: string, issuer: string, keyFor: (kid: string) 
   try {
     const { payload } = await jwtVerify(token, key.publicKey, {
       algorithms: ["RS256"],
-      issuer,
+      issuer: profile.issuer(key.env),
+      typ: profile.typ,
       currentDate: now,
-      requiredClaims: ["sub", "exp", "iat", "type", "channel", "identifier_hash"],
+      requiredClaims: profile.requiredClaims,
     });
     return { valid: true, claims: payload as unknown as ProofClaims, keyEnv: key.env };
   } catch (e) {

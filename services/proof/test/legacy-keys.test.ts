@@ -76,7 +76,7 @@ describe("a proof service upgraded from one shared key", () => {
       proofId: newId("verification"),
       type: "email",
       channel: "email",
-      identifierHash: hash,
+      identifier: "+37069199199",
       method: "test",
     });
     expect(decodeProtectedHeader(fresh.token).kid).toBe(testKids[0]);

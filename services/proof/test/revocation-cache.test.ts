@@ -21,7 +21,7 @@ import {
   type Subscription,
 } from "@icv/platform";
 import { maybeFreshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
-import { ProofStore } from "../src/store.ts";
+import { ProofStore } from "../src/store/proofs.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 const logger = createLogger({ level: "silent" });
@@ -80,6 +80,10 @@ async function issue(): Promise<string> {
     type: "phone",
     channel: "sms",
     identifierHash: "ab",
+    identifierSalt: "00",
+    subject: "ab",
+    statusList: 0,
+    statusIdx: 0,
     method: "test",
     token: "t",
     verifiedAt: now,
@@ -110,6 +114,10 @@ describe("the revocation state cache", () => {
       type: "phone",
       channel: "sms",
       identifierHash: "ab",
+      identifierSalt: "00",
+      subject: "ab",
+      statusList: 0,
+      statusIdx: 1,
       method: "test",
       token: "t",
       verifiedAt: new Date(),

@@ -20,6 +20,7 @@ const scopeA = { tenantId: "ten_A", environment: Environment.TEST };
 const scopeALive = { tenantId: "ten_A", environment: Environment.LIVE };
 const scopeB = { tenantId: "ten_B", environment: Environment.TEST };
 const hash = (s: string) => createHash("sha256").update(s).digest("hex");
+const saltedHash = (salt: string, s: string) => createHash("sha256").update(Buffer.from(salt, "hex")).update(s).digest("hex");
 
 const issue = (over: Record<string, unknown> = {}) =>
   svc.client.issueProof({
@@ -27,7 +28,7 @@ const issue = (over: Record<string, unknown> = {}) =>
     proofId: newId("verification", clock.now().getTime()),
     type: "email",
     channel: "email",
-    identifierHash: hash("john.doe@example.com"),
+    identifier: "john.doe@example.com",
     verifiedAt: timestampFromDate(clock.now()),
     expiresInSeconds: 3600,
     method: "otp",
@@ -55,11 +56,12 @@ describe("IssueProof", () => {
       externalUserId: "user-42",
       type: "phone",
       channel: "telegram",
-      identifierHash: hash("+37069199199"),
+      identifier: "+37069199199",
     });
     const iat = Math.floor(clock.now().getTime() / 1000);
     expect(decodeProtectedHeader(r.token)).toEqual({ alg: "RS256", typ: "JWT", kid: r.kid });
-    expect(decodeJwt(r.token)).toEqual({
+    const claims = decodeJwt(r.token) as { status: { status_list: { idx: number; uri: string } } };
+    expect(claims).toEqual({
       iss: TEST_ISSUER,
       sub: proofId,
       jti: proofId,
@@ -70,13 +72,29 @@ describe("IssueProof", () => {
       env: "test",
       type: "phone",
       channel: "telegram",
-      identifier_hash: hash("+37069199199"),
+      identifier_hash: saltedHash(r.identifierSalt, "+37069199199"),
       verified_at: verifiedAt.toISOString(),
       external_user_id: "user-42",
       method: "otp",
+      status: { status_list: { idx: expect.any(Number), uri: expect.stringMatching(/^http:\/\/localhost:\d+\/api\/v1\/proofs\/status-lists\/test-0$/) } },
     });
+    expect(claims.status.status_list.idx).toBeGreaterThanOrEqual(0);
+    expect(claims.status.status_list.idx).toBeLessThan(100_000);
     expect(timestampDate(r.expiresAt!).getTime()).toBe((iat + 600) * 1000);
     expect(r.token).not.toContain("37069199199");
+    // the salt is returned beside the token, 16 random bytes, never inside it
+    expect(r.identifierSalt).toMatch(/^[0-9a-f]{32}$/);
+    expect(r.token).not.toContain(r.identifierSalt);
+    expect(r.sdJwtVc).toBeUndefined();
+  });
+
+  it("salts every proof's identifier_hash anew: the same identifier never hashes the same twice, and never to its plain SHA-256", async () => {
+    const [a, b] = [await issue(), await issue()];
+    const [ha, hb] = [decodeJwt(a.token).identifier_hash, decodeJwt(b.token).identifier_hash];
+    expect(a.identifierSalt).not.toBe(b.identifierSalt);
+    expect(ha).not.toBe(hb);
+    expect([ha, hb]).not.toContain(hash("john.doe@example.com"));
+    expect(ha).toBe(saltedHash(a.identifierSalt, "john.doe@example.com"));
   });
 
   it("leaves external_user_id out when not set, says env live for a live scope, and defaults the lifetime to 30 days", async () => {
@@ -115,7 +133,9 @@ describe("IssueProof", () => {
     ["a missing proof_id", { proofId: "" }],
     ["a missing type", { type: "" }],
     ["a missing channel", { channel: "" }],
-    ["an identifier_hash that is not hex SHA-256", { identifierHash: "john.doe@example.com" }],
+    ["no identifier", { identifier: "" }],
+    ["a holder_key with a private member", { holderKey: { kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", d: "x" } }],
+    ["a holder_key of a type not allowed", { holderKey: { kty: "oct", k: "c2VjcmV0" } }],
     ["a lifetime under 60 s", { expiresInSeconds: 59 }],
     ["a lifetime over a year", { expiresInSeconds: 31_536_001 }],
     ["no method (every proof says how control was shown)", { method: "" }],
@@ -130,7 +150,7 @@ describe("IssueProof", () => {
     const oauth = await issue({
       type: "social",
       channel: "github",
-      identifierHash: hash("octocat"),
+      identifier: "octocat",
       method: "oauth",
       subjectHash: subject,
     });
@@ -205,14 +225,14 @@ describe("RevokeProof", () => {
 
 describe("ValidateProof", () => {
   it("is open to any tenant holding the token and answers the proof's facts, with its method", async () => {
-    const { token, expiresAt } = await issue({ type: "phone", channel: "sms", identifierHash: hash("+15555550100") });
+    const { token, expiresAt } = await issue({ type: "phone", channel: "sms", identifier: "+15555550100" });
     const v = await svc.client.validateProof({ proofToken: token, scope: scopeA });
     expect(v).toMatchObject({
       valid: true,
       proofId: decodeJwt(token).sub,
       type: "phone",
       channel: "sms",
-      identifierHash: hash("+15555550100"),
+      identifierHash: saltedHash(v.identifierSalt, "+15555550100"),
       method: "otp",
       testMode: true,
     });
@@ -296,7 +316,7 @@ describe("RotateSigningKey (own service: the JWKS depends on every proof's expir
       proofId: newId("verification"),
       type: "email",
       channel: "email",
-      identifierHash: hash("a@example.com"),
+      identifier: "a@example.com",
       expiresInSeconds: 120,
       method: "test",
     });
@@ -316,7 +336,7 @@ describe("RotateSigningKey (own service: the JWKS depends on every proof's expir
       proofId: newId("verification"),
       type: "email",
       channel: "email",
-      identifierHash: hash("b@example.com"),
+      identifier: "b@example.com",
       expiresInSeconds: 3600,
       method: "test",
     });

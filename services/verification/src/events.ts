@@ -1,18 +1,34 @@
 /** The events of a verification's status move (icv.events.v1; the store writes them with each move). */
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { VerificationCompletedSchema, VerificationStatusChangedSchema } from "@icv/contracts/gen/icv/events/v1/verification_events_pb.ts";
+import {
+  VerificationCompletedSchema,
+  VerificationStatusChangedSchema,
+  VerificationSuspensionSchema,
+} from "@icv/contracts/gen/icv/events/v1/verification_events_pb.ts";
 import { outboxEvent, type OutboxEvent } from "@icv/platform";
 import type { Status, VerificationRow } from "./store/rows.ts";
 
 const ts = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
 
-/** The status_changed event (and completed, when verified) of one move. */
+const headOf = (v: VerificationRow) => ({ aggregateType: "verification", aggregateId: v.id, tenantId: v.tenant_id, environment: v.environment });
+
+/** The proof as events carry it: the JWT, its salt, and the SD-JWT VC when one was issued. */
+const proofOf = (v: VerificationRow) =>
+  v.proof_token
+    ? { token: v.proof_token, expiresAt: ts(v.proof_expires_at), identifierSalt: v.proof_identifier_salt ?? undefined, sdJwtVc: v.proof_sd_jwt_vc ?? undefined }
+    : undefined;
+
+/**
+ * The status_changed event (and completed, when verified from pending) of one move. A move back
+ * to verified from suspended (reinstated) is no completion: its news is verification.reinstated.
+ */
 export function statusEvents(v: VerificationRow, previous: Status | null, at: Date): OutboxEvent[] {
-  const head = { aggregateType: "verification", aggregateId: v.id, tenantId: v.tenant_id, environment: v.environment };
-  const proof = v.proof_token ? { token: v.proof_token, expiresAt: ts(v.proof_expires_at) } : undefined;
+  const head = headOf(v);
+  const proof = proofOf(v);
   const verified = v.status === "verified";
   const revoked = v.status === "revoked";
+  const suspended = v.status === "suspended";
   const events = [
     outboxEvent(
       "verification.status_changed",
@@ -26,10 +42,11 @@ export function statusEvents(v: VerificationRow, previous: Status | null, at: Da
         changedAt: timestampFromDate(at),
         ...(verified ? { verifiedAt: ts(v.verified_at), proof } : {}),
         ...(revoked ? { revokedAt: ts(v.revoked_at), revokedReason: v.revoked_reason ?? undefined } : {}),
+        ...(suspended ? { suspendedAt: ts(v.suspended_at), suspendedReason: v.suspended_reason ?? undefined } : {}),
       }),
     ),
   ];
-  if (verified) {
+  if (verified && previous !== "suspended") {
     events.push(
       outboxEvent(
         "verification.completed",
@@ -49,4 +66,30 @@ export function statusEvents(v: VerificationRow, previous: Status | null, at: Da
     );
   }
   return events;
+}
+
+/**
+ * `verification.suspended` (v is suspended now) or `verification.reinstated` (v is verified again;
+ * `before` still holds the suspension that ended): the payload of verification.completed plus the
+ * suspension's time and reason.
+ */
+export function suspensionEvent(v: VerificationRow, before: VerificationRow): OutboxEvent {
+  const suspension = v.status === "suspended" ? v : before;
+  return outboxEvent(
+    v.status === "suspended" ? "verification.suspended" : "verification.reinstated",
+    headOf(v),
+    create(VerificationSuspensionSchema, {
+      verificationId: v.id,
+      type: v.type,
+      channel: v.channel,
+      status: v.status,
+      verifiedAt: ts(v.verified_at),
+      externalUserId: v.external_user_id ?? undefined,
+      clientMetadata: (v.client_metadata ?? undefined) as JsonObject | undefined,
+      proof: proofOf(v),
+      callbackUrl: v.callback_url ?? undefined,
+      suspendedAt: ts(suspension.suspended_at),
+      reason: suspension.suspended_reason ?? "",
+    }),
+  );
 }

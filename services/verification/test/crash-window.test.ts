@@ -1,6 +1,8 @@
 // The crash window of completing a verification: the proof is issued (proof service), then the
 // row moves to verified with its events (this service's transaction). A crash between the two is
-// healed by a retry, which must get the same proof and write the events once.
+// healed by a retry, which must get the same proof and write the events once. The same holds for
+// the states the proof service owns and the verification follows: revoked, and (issue 26)
+// suspended and reinstated.
 import type { Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
@@ -12,7 +14,7 @@ import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-p
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import { VerificationStore } from "../src/store/index.ts";
 import { Verifications } from "../src/verifications/index.ts";
-import { applyProofRevoked } from "../src/proof-revocations.ts";
+import { applyProofRevoked, applyProofSuspension } from "../src/proof-revocations.ts";
 
 import { SendLimits } from "../src/send-limits.ts";
 
@@ -192,5 +194,71 @@ describe(`revoking a verification across a crash (${process.env.DATABASE_URL ? "
       await db.tx((q) => applyProofRevoked(store, silent, q, s, { proof_id: other.id, reason: "other", revoked_at: new Date().toISOString() }));
     }
     expect((await verifications.get(scope, other.id)).status).toBe("verified");
+  });
+});
+
+describe(`suspending and reinstating a verification (${process.env.DATABASE_URL ? "Postgres" : "PGlite"})`, () => {
+  const testScope = { tenantId: scope.tenantId, environment: Environment.TEST };
+  const types = async (id: string) =>
+    (await outbox(id)).map((e) => `${e.event_type}${e.event_type === "verification.status_changed" ? `:${e.payload.status}` : ""}`);
+
+  it("suspend and reinstate follow the proof, with their events, idempotently; a suspended one may be revoked", async () => {
+    const { row } = await verifications.create(scope, { type: "domain", channel: "dns", identifier: "suspend.example", proofFormat: "sd-jwt-vc" });
+    expect(row.proof_format).toBe("sd-jwt-vc");
+    await expect(verifications.suspend(scope, row.id, "record_missing")).rejects.toMatchObject({ code: "invalid_state" });
+    const verified = await verifications.testVerify(scope, row.id);
+    expect(verified.proof_sd_jwt_vc).toMatch(/~$/);
+    expect(verified.proof_identifier_salt).toMatch(/^[0-9a-f]{32}$/);
+
+    const s = await verifications.suspend(scope, row.id, "record_missing");
+    expect(s).toMatchObject({ status: "suspended", suspended_reason: "record_missing" });
+    expect((await proof.client.getProofStatus({ scope: testScope, proofId: row.id })).status).toMatchObject({ status: "suspended" });
+    expect((await verifications.suspend(scope, row.id, "unreachable")).suspended_at).toEqual(s.suspended_at);
+    const back = await verifications.reinstate(scope, row.id);
+    expect(back).toMatchObject({ status: "verified", suspended_at: null, suspended_reason: null });
+    expect((await proof.client.getProofStatus({ scope: testScope, proofId: row.id })).status).toMatchObject({ status: "active" });
+    expect(await types(row.id)).toEqual([
+      "verification.status_changed:pending",
+      "verification.status_changed:verified",
+      "verification.completed",
+      "verification.status_changed:suspended",
+      "verification.suspended",
+      "verification.status_changed:verified",
+      "verification.reinstated", // no second verification.completed
+    ]);
+    await verifications.suspend(scope, row.id, "policy_refused");
+    expect((await verifications.revoke(scope, row.id, "asset_transferred")).status).toBe("revoked");
+    await expect(verifications.reinstate(scope, row.id)).rejects.toMatchObject({ code: "invalid_state" });
+  });
+
+  it("the proof.suspended / proof.reinstated handler moves the verification once, and only in the event's scope", async () => {
+    const { row } = await verifications.create(scope, { type: "domain", channel: "dns", identifier: "follow.example" });
+    await verifications.testVerify(scope, row.id);
+    const at = new Date();
+    const suspended = { proof_id: row.id, reason: "unreachable", suspended_at: at.toISOString() };
+    await db.tx((q) => applyProofSuspension(store, silent, q, { tenantId: "ten_other", env: "test" }, "proof.suspended", suspended));
+    expect((await verifications.get(scope, row.id)).status).toBe("verified");
+    for (let i = 0; i < 2; i++) await db.tx((q) => applyProofSuspension(store, silent, q, scope, "proof.suspended", suspended));
+    expect(await verifications.get(scope, row.id)).toMatchObject({ status: "suspended", suspended_reason: "unreachable", suspended_at: at });
+    const reinstated = { proof_id: row.id, reinstated_at: new Date().toISOString(), suspended_at: at.toISOString(), reason: "unreachable" };
+    for (let i = 0; i < 2; i++) await db.tx((q) => applyProofSuspension(store, silent, q, scope, "proof.reinstated", reinstated));
+    expect((await verifications.get(scope, row.id)).status).toBe("verified");
+    expect((await types(row.id)).filter((t) => t.startsWith("verification.s") || t === "verification.reinstated")).toEqual([
+      "verification.status_changed:pending",
+      "verification.status_changed:verified",
+      "verification.status_changed:suspended",
+      "verification.suspended",
+      "verification.status_changed:verified",
+      "verification.reinstated",
+    ]);
+  });
+
+  it("refuses a bad proof_format or holder_key at create, before anything is stored", async () => {
+    await expect(verifications.create(scope, { type: "email", channel: "email", identifier: "a@example.com", proofFormat: "vc" })).rejects.toMatchObject({
+      code: "validation_error",
+    });
+    await expect(
+      verifications.create(scope, { type: "email", channel: "email", identifier: "a@example.com", holderKey: { kty: "RSA", n: "AQAB", e: "AQAB", d: "x" } }),
+    ).rejects.toMatchObject({ code: "validation_error", message: expect.stringContaining("private member") });
   });
 });

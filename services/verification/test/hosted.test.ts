@@ -18,6 +18,8 @@ const asset = (a: Partial<RequestAssetView>): RequestAssetView => ({
   verification_id: null,
   v_status: null,
   v_verified_at: null,
+  proof_identifier_salt: null,
+  proof_sd_jwt_vc: null,
   proof_token: null,
   proof_expires_at: null,
   starts: 0,

@@ -34,6 +34,12 @@ describe("a listed proof's public status", () => {
     expect(publicStatus(row(), proof({ isExpired: true }), now)).toBe("expired");
     expect(publicStatus(row(), proof({ expiresAt: now }), now)).toBe("expired");
   });
+  it("is suspended when the proof service says so (even before our row followed) or our row does, never valid; revoked and expired come first", () => {
+    expect(publicStatus(row(), proof({ isSuspended: true }), now)).toBe("suspended");
+    expect(publicStatus(row({ status: "suspended" }), proof(), now)).toBe("suspended");
+    expect(publicStatus(row({ status: "suspended" }), proof({ isRevoked: true, revokedAt: now }), now)).toBe("revoked");
+    expect(publicStatus(row({ status: "suspended" }), proof({ isExpired: true }), now)).toBe("expired");
+  });
   it("is invalid when the proof service knows no such proof", () => {
     expect(publicStatus(row(), undefined, now)).toBe("invalid");
   });

@@ -88,6 +88,8 @@ describe("state machine", () => {
     status,
     verification_id: v_status ? `ver_${idx}` : null,
     v_status,
+    proof_identifier_salt: null,
+    proof_sd_jwt_vc: null,
     v_verified_at: v_status === "verified" ? now : null,
     proof_token: v_status === "verified" ? `tok${idx}` : null,
     proof_expires_at: v_status === "verified" ? exp : null,

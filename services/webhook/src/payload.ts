@@ -3,6 +3,8 @@ import { decodeEvent, eventPayload, type EventMessage, type EventRecord } from "
 /** The event types that are sent as webhooks (the spec's table). Every other event is ignored. */
 export const WEBHOOK_EVENT_TYPES = [
   "verification.completed",
+  "verification.suspended",
+  "verification.reinstated",
   "verification_request.completed",
   "verification_request.partial",
   "verification_request.expired",
@@ -69,7 +71,7 @@ export function plannedDeliveries(event: EventRecord, endpointUrl: string | unde
   if (!urls.length) return [];
   const payload = body(event, w);
   const ids =
-    w.type === "verification.completed"
+    w.type === "verification.completed" || w.type === "verification.suspended" || w.type === "verification.reinstated"
       ? { verificationRequestId: null, verificationId: w.message.verificationId || null }
       : { verificationRequestId: w.message.requestId || null, verificationId: null };
   return urls.map((url) => ({

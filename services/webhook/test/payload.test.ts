@@ -77,15 +77,21 @@ describe("webhook body", () => {
 });
 
 describe("delivery targets", () => {
-  it("sends the four webhook event types only", () => {
+  it("sends the spec's four webhook event types and a proof's suspension and reinstatement, only", () => {
     expect(WEBHOOK_EVENT_TYPES).toEqual([
       "verification.completed",
+      "verification.suspended",
+      "verification.reinstated",
       "verification_request.completed",
       "verification_request.partial",
       "verification_request.expired",
     ]);
     expect(plannedDeliveries(completed({ eventType: "verification.status_changed" }), "https://a.example/")).toEqual([]);
-    for (const t of WEBHOOK_EVENT_TYPES.slice(1)) expect(plannedDeliveries(requestEvent(t), "https://a.example/")).toHaveLength(1);
+    for (const t of WEBHOOK_EVENT_TYPES.slice(3)) expect(plannedDeliveries(requestEvent(t), "https://a.example/")).toHaveLength(1);
+    for (const t of ["verification.suspended", "verification.reinstated"]) {
+      const [d] = plannedDeliveries(completed({ eventType: t }), "https://a.example/");
+      expect(d).toMatchObject({ eventType: t, verificationId: "ver_01J00000000000000000000001", verificationRequestId: null });
+    }
   });
 
   it("goes to the tenant endpoint and the request's callback_url, once per distinct URL", () => {

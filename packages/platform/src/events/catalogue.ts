@@ -11,7 +11,7 @@
 import { fromJson, hasOption, ScalarType, type DescMessage, type JsonObject, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { json_null } from "@icv/contracts/gen/icv/events/v1/options_pb.ts";
-import { ProofIssuedSchema, ProofRevokedSchema } from "@icv/contracts/gen/icv/events/v1/proof_events_pb.ts";
+import { ProofIssuedSchema, ProofReinstatedSchema, ProofRevokedSchema, ProofSuspendedSchema } from "@icv/contracts/gen/icv/events/v1/proof_events_pb.ts";
 import {
   ApiKeyCreatedSchema,
   ApiKeyRevokedSchema,
@@ -19,7 +19,11 @@ import {
   WebhookSecretCreatedSchema,
   WebhookSecretRotatedSchema,
 } from "@icv/contracts/gen/icv/events/v1/tenant_events_pb.ts";
-import { VerificationCompletedSchema, VerificationStatusChangedSchema } from "@icv/contracts/gen/icv/events/v1/verification_events_pb.ts";
+import {
+  VerificationCompletedSchema,
+  VerificationStatusChangedSchema,
+  VerificationSuspensionSchema,
+} from "@icv/contracts/gen/icv/events/v1/verification_events_pb.ts";
 import { VerificationRequestChangedSchema } from "@icv/contracts/gen/icv/events/v1/verification_request_events_pb.ts";
 import type { OutboxEvent } from "../outbox.ts";
 import type { EnvName } from "../scope.ts";
@@ -28,11 +32,15 @@ import type { EnvName } from "../scope.ts";
 export const EVENT_SCHEMAS = {
   "verification.status_changed": VerificationStatusChangedSchema,
   "verification.completed": VerificationCompletedSchema,
+  "verification.suspended": VerificationSuspensionSchema,
+  "verification.reinstated": VerificationSuspensionSchema,
   "verification_request.partial": VerificationRequestChangedSchema,
   "verification_request.completed": VerificationRequestChangedSchema,
   "verification_request.expired": VerificationRequestChangedSchema,
   "proof.issued": ProofIssuedSchema,
   "proof.revoked": ProofRevokedSchema,
+  "proof.suspended": ProofSuspendedSchema,
+  "proof.reinstated": ProofReinstatedSchema,
   "tenant.created": TenantCreatedSchema,
   "api_key.created": ApiKeyCreatedSchema,
   "api_key.revoked": ApiKeyRevokedSchema,

@@ -35,6 +35,7 @@ function statusText(p: PublicProfileBody["proofs"][number]): string {
   if (p.status === "valid") return "Verified";
   if (p.status === "revoked") return "Revoked";
   if (p.status === "expired") return "Expired";
+  if (p.status === "suspended") return "Suspended";
   return "Not valid";
 }
 

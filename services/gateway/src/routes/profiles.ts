@@ -9,7 +9,7 @@ import { ASSET_TYPES, ErrorBody, PageQuery, Pagination, timestamp, toPagination 
 /** Profiles (DECISIONS.md "Projects, message templates and profiles"): a tenant's public pages of verified assets. */
 export const MAX_PROFILE_PROOFS = 50;
 const MASK_LEVELS = ["full", "partial", "hidden"] as const;
-const PUBLIC_STATUSES = ["valid", "revoked", "expired", "invalid"] as const;
+const PUBLIC_STATUSES = ["valid", "revoked", "expired", "suspended", "invalid"] as const;
 
 const httpsUrl = z
   .string()

@@ -1,17 +1,40 @@
 import { createHash } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
-import { iso, PROOF_METHODS } from "@icv/platform";
+import { AppError, iso, PROOF_METHODS } from "@icv/platform";
 import { z } from "zod";
 import { scopeOf, type Clients } from "../clients.ts";
 import { idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ErrorBody, timestamp } from "../schemas.ts";
+import { ErrorBody, ProofFormat, timestamp } from "../schemas.ts";
 
 const REVOKE_REASONS = ["user_request", "fraud", "key_compromise", "asset_transferred", "other"] as const;
 
+/** The longest proof or presentation validate reads: longer is 413 payload_too_large. */
+const MAX_PRESENTATION = 8192;
+
 const ValidateBody = z
-  .object({ proof_token: z.string().min(1).max(8192), identifier: z.string().min(1).max(320).optional() })
+  .object({
+    proof_token: z
+      .string()
+      .min(1)
+      .describe(`The JWT, or an SD-JWT VC presentation (issuer-jwt~disclosure~…~[kb-jwt]); over ${MAX_PRESENTATION} characters is 413 payload_too_large`),
+    identifier: z
+      .string()
+      .min(1)
+      .max(320)
+      .optional()
+      .describe(
+        "Checked against the proof: a JWT's salted identifier_hash, or the identifier a presentation discloses (identifier_not_disclosed when it does not)",
+      ),
+    audience: z.string().min(1).max(512).optional().describe("Holder binding: the aud the holder's key-binding JWT must name (your own identifier)"),
+    nonce: z
+      .string()
+      .min(1)
+      .max(512)
+      .optional()
+      .describe("Holder binding: the fresh nonce you gave the holder; a key-binding JWT is accepted once per credential and nonce"),
+  })
   .strict()
   .meta({ id: "ValidateProof" });
 
@@ -30,13 +53,34 @@ const ValidateResponse = z
           .enum(PROOF_METHODS)
           .optional()
           .describe("How control was shown (the proof's method claim); absent only on proofs issued before every proof carried one"),
+        proof_format: ProofFormat.describe("What was presented: the JWT or an SD-JWT VC"),
+        identifier: z.string().optional().describe("SD-JWT VC: the identifier, only when the presentation disclosed it"),
+        external_user_id: z.string().optional().describe("SD-JWT VC: the external_user_id, only when the presentation disclosed it"),
+        holder_binding: z.boolean().describe("A key-binding JWT signed by the proof's holder key was checked (audience, nonce, iat, sd_hash)"),
       }),
     }),
     z.object({
       valid: z.literal(false),
       reason: z
-        .enum(["expired", "revoked", "invalid_signature", "malformed", "unknown_key", "identifier_mismatch", "test_proof"])
-        .describe("test_proof: a test proof validated with a live key (test proofs never pass for live ones)"),
+        .enum([
+          "expired",
+          "revoked",
+          "suspended",
+          "invalid_signature",
+          "malformed",
+          "unknown_key",
+          "identifier_mismatch",
+          "test_proof",
+          "holder_binding_required",
+          "holder_binding_invalid",
+          "identifier_not_disclosed",
+        ])
+        .describe(
+          "test_proof: a test proof validated with a live key (test proofs never pass for live ones). suspended: control could not be confirmed again. " +
+            "holder_binding_required: a holder-bound proof without a key-binding JWT (or without audience and nonce), or binding asked of a proof bound to no key. " +
+            "holder_binding_invalid: the key-binding JWT does not verify, or was presented before (a replay). " +
+            "identifier_not_disclosed: an identifier was given and the presentation does not disclose one",
+        ),
       message: z.string(),
     }),
   ])
@@ -45,13 +89,16 @@ const ValidateResponse = z
 const ProofStatus = z
   .object({
     proof_id: z.string(),
-    status: z.enum(["active", "revoked", "expired"]),
+    status: z.enum(["active", "revoked", "expired", "suspended"]),
     is_valid: z.boolean(),
     is_revoked: z.boolean(),
     revoked_at: timestamp.nullable(),
     revoked_reason: z.string().nullable(),
     expires_at: timestamp,
     is_expired: z.boolean(),
+    is_suspended: z.boolean(),
+    suspended_at: timestamp.nullable(),
+    suspended_reason: z.string().nullable(),
   })
   .meta({ id: "ProofStatus" });
 
@@ -101,12 +148,25 @@ export function proofRoutes(c: Clients): RouteDef[] {
       summary: "Validate a proof token online (any tenant may validate any live proof)",
       description:
         "A failed check is a normal 200 answer with valid false and a reason. A test proof is valid only for a test key (test_mode true); " +
-        "with a live key it answers valid false, reason test_proof. A live proof is valid for either key. verification.method says how control was shown.",
+        "with a live key it answers valid false, reason test_proof. A live proof is valid for either key. verification.method says how control was shown. " +
+        "proof_token may be an SD-JWT VC presentation: a valid answer shows only what it disclosed. Give audience and nonce to ask for holder binding: " +
+        "a holder-bound proof is valid only as a presentation with a key-binding JWT over them, and only once per nonce.",
       auth: "key",
       body: ValidateBody,
-      responses: { 200: { description: "The result", schema: ValidateResponse }, 400: err("validation_error") },
+      responses: {
+        200: { description: "The result", schema: ValidateResponse },
+        400: err("validation_error"),
+        413: err(`payload_too_large: a proof_token over ${MAX_PRESENTATION} characters`),
+      },
       async handler({ req, body }) {
-        const r = await c.verification.validateProof({ proofToken: body.proof_token, identifier: body.identifier, scope: scopeOf(req) });
+        if (body.proof_token.length > MAX_PRESENTATION) throw new AppError("payload_too_large", `proof_token is over ${MAX_PRESENTATION} characters`);
+        const r = await c.verification.validateProof({
+          proofToken: body.proof_token,
+          identifier: body.identifier,
+          audience: body.audience,
+          nonce: body.nonce,
+          scope: scopeOf(req),
+        });
         return {
           body: r.valid
             ? {
@@ -119,6 +179,10 @@ export function proofRoutes(c: Clients): RouteDef[] {
                   expires_at: iso(r.expiresAt),
                   test_mode: r.testMode,
                   ...(r.method ? { method: r.method } : {}),
+                  proof_format: (r.proofFormat || "jwt") as "jwt" | "sd-jwt-vc",
+                  ...(r.identifier !== undefined ? { identifier: r.identifier } : {}),
+                  ...(r.externalUserId !== undefined ? { external_user_id: r.externalUserId } : {}),
+                  holder_binding: r.holderBinding,
                 },
               }
             : { valid: false, reason: r.reason, message: r.message },
@@ -171,6 +235,9 @@ export function proofRoutes(c: Clients): RouteDef[] {
             revoked_reason: s.revokedReason ?? null,
             expires_at: iso(s.expiresAt),
             is_expired: s.isExpired,
+            is_suspended: s.isSuspended,
+            suspended_at: iso(s.suspendedAt) ?? null,
+            suspended_reason: s.suspendedReason ?? null,
           },
         };
       },

@@ -5,7 +5,7 @@ import { AppError, iso, type Config } from "@icv/platform";
 import { scopeOf } from "../clients.ts";
 import { idOf, idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ASSET_TYPES, ErrorBody, jsonObject, PageQuery, Pagination, projectIdShown, timestamp, toPagination } from "../schemas.ts";
+import { ASSET_TYPES, ErrorBody, HolderKey, jsonObject, PageQuery, Pagination, ProofFormat, projectIdShown, timestamp, toPagination } from "../schemas.ts";
 
 const REQUEST_STATUSES = ["pending", "partial", "completed", "expired", "cancelled"] as const;
 const REQUEST_ASSET_STATUSES = ["pending", "in_progress", "verified", "failed", "expired"] as const;
@@ -38,6 +38,8 @@ const RequestAssetInput = z
     channel: z.string().min(1).max(64).optional().describe("Preferred channel; with an identifier, the verification is created at once"),
     allowed_channels: z.array(z.string().min(1).max(64)).min(1).max(10).optional().describe("Restricts the channels the user may choose"),
     required: z.boolean().optional().describe("Default true; at least one asset must be required"),
+    proof_format: ProofFormat.optional(),
+    holder_key: HolderKey.optional(),
   })
   .strict()
   .meta({ id: "RequestAssetInput" });
@@ -87,6 +89,8 @@ const RequestAsset = z
     required: z.boolean(),
     status: z.enum(REQUEST_ASSET_STATUSES),
     verification_id: z.string().nullable(),
+    proof_format: ProofFormat,
+    holder_key: HolderKey.optional(),
   })
   .meta({ id: "RequestAsset" });
 
@@ -144,6 +148,8 @@ export function toRestRequest(r: RequestMsg) {
       required: a.required,
       status: a.status,
       verification_id: a.verificationId ?? null,
+      proof_format: (a.proofFormat || "jwt") as "jwt" | "sd-jwt-vc",
+      ...(a.holderKey ? { holder_key: a.holderKey } : {}),
     })),
     verification_url: r.verificationUrl,
     created_at: iso(r.createdAt),
@@ -189,6 +195,8 @@ export function verificationRequestRoutes(_config: Config, client: Client<typeof
             channel: a.channel,
             allowedChannels: a.allowed_channels ?? [],
             required: a.required,
+            proofFormat: a.proof_format,
+            holderKey: a.holder_key as never,
           })),
           referenceId: body.reference_id,
           actionType: body.action_type,

@@ -6,8 +6,9 @@ import { DOMAIN_CHECK_CALL, scopeOf, type Clients } from "../clients.ts";
 import { idOf, idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ASSET_TYPES, ErrorBody, jsonObject, PageQuery, Pagination, projectIdShown, timestamp, toPagination } from "../schemas.ts";
+import { HolderKey, ProofFormat, ProofRefBody, proofBody } from "../schemas.ts";
 
-const VERIFICATION_STATUSES = ["pending", "verified", "failed", "expired", "revoked"] as const;
+const VERIFICATION_STATUSES = ["pending", "verified", "suspended", "failed", "expired", "revoked"] as const;
 
 const PhoneDelivery = z.enum(["inbound", "outbound"]);
 
@@ -26,12 +27,12 @@ export const Verification = z
     id: z.string(),
     type: z.enum(ASSET_TYPES),
     channel: z.string(),
-    status: z.enum(VERIFICATION_STATUSES),
+    status: z.enum(VERIFICATION_STATUSES).describe("suspended: verified, but control could not be confirmed again (until a later check reinstates it)"),
     identifier: z.string(),
     challenge: Challenge.optional(),
     created_at: timestamp,
     verified_at: timestamp.optional(),
-    proof: z.object({ token: z.string(), expires_at: timestamp }).optional(),
+    proof: ProofRefBody.optional(),
     client_metadata: jsonObject.optional(),
     external_user_id: z.string().optional(),
     attempts: z.number().int(),
@@ -52,6 +53,10 @@ export const Verification = z
     updated_at: timestamp.describe("The last change (status, attempts, challenge); created_at until then"),
     callback_url: z.string().optional().describe("This verification's own webhook URL, when created with one"),
     project_id: projectIdShown,
+    proof_format: ProofFormat,
+    holder_key: HolderKey.optional(),
+    suspended_at: timestamp.optional(),
+    suspended_reason: z.enum(["record_missing", "record_mismatch", "unreachable", "policy_refused"]).optional(),
   })
   .meta({ id: "Verification" });
 
@@ -102,6 +107,8 @@ const CreateVerificationBody = z
       .describe(
         "The project whose branding and message templates it uses; default: the default project. Another tenant's or environment's project is validation_error",
       ),
+    proof_format: ProofFormat.optional(),
+    holder_key: HolderKey.optional(),
   })
   .strict()
   .meta({ id: "CreateVerification" });
@@ -129,6 +136,8 @@ const TestVerifyResponse = z
     verified_at: timestamp,
     proof_token: z.string(),
     proof_expires_at: timestamp,
+    identifier_salt: ProofRefBody.shape.identifier_salt,
+    proof_sd_jwt_vc: ProofRefBody.shape.sd_jwt_vc,
     test_mode: z.literal(true),
     project_id: projectIdShown,
   })
@@ -222,7 +231,7 @@ export function toRest(v: VerificationMsg) {
       : {}),
     created_at: iso(v.createdAt),
     ...(v.verifiedAt ? { verified_at: iso(v.verifiedAt) } : {}),
-    ...(v.proof ? { proof: { token: v.proof.token, expires_at: iso(v.proof.expiresAt) } } : {}),
+    ...(v.proof ? { proof: proofBody(v.proof) } : {}),
     ...(v.clientMetadata ? { client_metadata: v.clientMetadata } : {}),
     ...(v.externalUserId ? { external_user_id: v.externalUserId } : {}),
     attempts: v.attempts,
@@ -235,6 +244,9 @@ export function toRest(v: VerificationMsg) {
     updated_at: iso(v.updatedAt ?? v.createdAt),
     ...(v.callbackUrl ? { callback_url: v.callbackUrl } : {}),
     ...(v.projectId ? { project_id: v.projectId } : {}),
+    proof_format: (v.proofFormat || "jwt") as "jwt" | "sd-jwt-vc",
+    ...(v.holderKey ? { holder_key: v.holderKey } : {}),
+    ...(v.suspendedAt ? { suspended_at: iso(v.suspendedAt), suspended_reason: v.suspendedReason as never } : {}),
   };
 }
 
@@ -268,6 +280,8 @@ export function verificationRoutes(c: Clients): RouteDef[] {
             chainId: body.chain_id === undefined ? undefined : BigInt(body.chain_id),
             callbackUrl: body.callback_url,
             projectId: body.project_id,
+            proofFormat: body.proof_format,
+            holderKey: body.holder_key as never,
             // channel auto runs its provider chain before it answers
           },
           body.dns_provider ? DOMAIN_CHECK_CALL : undefined,
@@ -370,6 +384,8 @@ export function verificationRoutes(c: Clients): RouteDef[] {
             verified_at: iso(v.verifiedAt),
             proof_token: v.proof?.token,
             proof_expires_at: iso(v.proof?.expiresAt),
+            ...(v.proof?.identifierSalt ? { identifier_salt: v.proof.identifierSalt } : {}),
+            ...(v.proof?.sdJwtVc ? { proof_sd_jwt_vc: v.proof.sdJwtVc } : {}),
             test_mode: true,
             ...(v.projectId ? { project_id: v.projectId } : {}),
           },

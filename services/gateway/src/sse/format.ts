@@ -39,8 +39,8 @@ const iso = (t: Timestamp | undefined) => (t ? timestampDate(t).toISOString() : 
 
 /**
  * `status_changed` data of a `verification.status_changed` event: `{verification_id, status,
- * previous_status, changed_at}` plus verified_at/proof when verified or revoked_at/revoked_reason
- * when revoked (type and channel are left out).
+ * previous_status, changed_at}` plus verified_at/proof when verified, revoked_at/revoked_reason
+ * when revoked, suspended_at/suspended_reason when suspended (type and channel are left out).
  */
 export function statusChangedData(m: VerificationStatusChanged): Record<string, unknown> {
   const out: Record<string, unknown> = {
@@ -55,6 +55,9 @@ export function statusChangedData(m: VerificationStatusChanged): Record<string, 
   } else if (m.status === "revoked") {
     if (m.revokedAt) out.revoked_at = iso(m.revokedAt);
     if (m.revokedReason !== undefined) out.revoked_reason = m.revokedReason;
+  } else if (m.status === "suspended") {
+    if (m.suspendedAt) out.suspended_at = iso(m.suspendedAt);
+    if (m.suspendedReason !== undefined) out.suspended_reason = m.suspendedReason;
   }
   return out;
 }

@@ -14,7 +14,10 @@ export const TEST_ISSUER = "https://issuer.icv.test";
 
 export interface TestProofService {
   url: string;
+  /** Each RPC called as the service its allow-list names (verification, else the gateway). */
   client: Client<typeof ProofService>;
+  /** Every RPC called as the gateway (to see the allow-list refuse it). */
+  asGateway: Client<typeof ProofService>;
   close(): Promise<void>;
 }
 
@@ -60,6 +63,7 @@ export async function startTestProofService(
   return {
     url: svc.url,
     client,
+    asGateway,
     async close() {
       verification.close();
       gateway.close();

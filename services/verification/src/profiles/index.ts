@@ -20,7 +20,7 @@ export interface ProfileDeps {
   clock: Clock;
 }
 
-export type PublicStatus = "valid" | "revoked" | "expired" | "invalid";
+export type PublicStatus = "valid" | "revoked" | "expired" | "suspended" | "invalid";
 
 export interface PublicProof {
   label: string;
@@ -42,6 +42,7 @@ export interface PublicView {
 interface ProofState {
   isRevoked: boolean;
   isExpired: boolean;
+  isSuspended?: boolean;
   revokedAt: Date | null;
   expiresAt: Date | null;
 }
@@ -53,8 +54,9 @@ const notFound = (): never => {
 /** A listed proof's state now: the proof service's word first; our row only ever makes it worse. */
 export function publicStatus(v: ListedVerification, proof: ProofState | undefined, now: Date): PublicStatus {
   if (v.status === "revoked" || proof?.isRevoked) return "revoked";
-  if (!proof || v.status !== "verified") return "invalid";
+  if (!proof || (v.status !== "verified" && v.status !== "suspended")) return "invalid";
   if (proof.isExpired || (proof.expiresAt && proof.expiresAt <= now)) return "expired";
+  if (v.status === "suspended" || proof.isSuspended) return "suspended";
   return "valid";
 }
 
@@ -108,7 +110,13 @@ export class Profiles {
     const proofOf = new Map(
       statuses.statuses.map((s) => [
         s.proofId,
-        { isRevoked: s.isRevoked, isExpired: s.isExpired, revokedAt: toDate(s.revokedAt) ?? null, expiresAt: toDate(s.expiresAt) ?? null },
+        {
+          isRevoked: s.isRevoked,
+          isExpired: s.isExpired,
+          isSuspended: s.isSuspended,
+          revokedAt: toDate(s.revokedAt) ?? null,
+          expiresAt: toDate(s.expiresAt) ?? null,
+        },
       ]),
     );
     const proofs = [...profile.proofs].sort(byDisplayOrder).flatMap((item): PublicProof[] => {

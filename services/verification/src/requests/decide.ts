@@ -10,10 +10,14 @@ const ts = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
 
 const OPEN: ReadonlySet<RequestStatus> = new Set(["pending", "partial"]);
 
-/** The asset status that a verification's status stands for. A revoked proof no longer counts. */
+/**
+ * The asset status that a verification's status stands for. A revoked proof no longer counts; a
+ * suspended one was verified (the request's outcome stands; the proof's status says the rest).
+ */
 export function assetStatusOf(v: Status): AssetStatus {
   if (v === "pending") return "in_progress";
   if (v === "revoked") return "failed";
+  if (v === "suspended") return "verified";
   return v;
 }
 
@@ -27,6 +31,8 @@ export function proofsOf(r: RequestView) {
       verificationId: a.verification_id ?? undefined,
       proofToken: a.proof_token!,
       expiresAt: ts(a.proof_expires_at),
+      sdJwtVc: a.proof_sd_jwt_vc ?? undefined,
+      identifierSalt: a.proof_identifier_salt ?? undefined,
     }));
 }
 

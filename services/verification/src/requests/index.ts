@@ -113,6 +113,8 @@ export class Requests {
           clientMetadata: input.clientMetadata,
           projectId: projectId ?? undefined,
           messageType: messageTypeOf(actionType),
+          proofFormat: a.proof_format,
+          holderKey: a.holder_key ?? undefined,
         });
         verificationIds.push(v.row.id);
       } catch (e) {
@@ -335,6 +337,8 @@ export class Requests {
         delivery: input.delivery,
         projectId: request.project_id ?? undefined,
         messageType: messageTypeOf(request.action_type),
+        proofFormat: asset.proof_format,
+        holderKey: asset.holder_key ?? undefined,
       })
       .catch(async (e: unknown) => {
         await this.d.store.releaseStart(scope, id, idx, MAX_ASSET_STARTS);

@@ -2,7 +2,7 @@
 import { AppError, OutboundError, parseTargetUrl, type Clock, type Config, type Logger, type Resolver } from "@icv/platform";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, normalizeIdentifier, type AssetType } from "../channels/index.ts";
 import type { ProjectStore, RequestAssetRow, RequestStore } from "../store/index.ts";
-import type { Verifications } from "../verifications/index.ts";
+import { proofOptions, type Verifications } from "../verifications/index.ts";
 
 export const DEFAULT_REQUEST_TTL_S = 86_400;
 export const MIN_REQUEST_TTL_S = 60;
@@ -19,6 +19,8 @@ export interface AssetInput {
   channel?: string;
   allowedChannels?: string[];
   required?: boolean;
+  proofFormat?: string;
+  holderKey?: unknown;
 }
 
 export interface CreateRequestInput {
@@ -100,5 +102,5 @@ export function assetRow(a: AssetInput, i: number): Omit<RequestAssetRow, "reque
       throw e;
     }
   }
-  return { idx: i, type, identifier, channel: a.channel ?? null, allowed_channels: allowed, required: a.required ?? true };
+  return { idx: i, type, identifier, channel: a.channel ?? null, allowed_channels: allowed, required: a.required ?? true, ...proofOptions(a, `${f}.`) };
 }

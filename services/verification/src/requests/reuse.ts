@@ -130,6 +130,8 @@ export async function autoVerify(d: ReuseDeps, scope: Scope, r: RequestView, idx
       identifierCanonical: chosen.identifier_canonical,
       externalUserId: r.external_user_id!,
       ttl,
+      proofFormat: a.proof_format ?? "jwt",
+      holderKey: a.holder_key ?? null,
     },
     now,
   );
@@ -167,6 +169,12 @@ export async function autoVerify(d: ReuseDeps, scope: Scope, r: RequestView, idx
     method: "reused_proof",
     reused_from: chosen.id,
     callback_url: null,
+    proof_format: a.proof_format ?? "jwt",
+    holder_key: a.holder_key ?? null,
+    proof_identifier_salt: proof.identifierSalt || null,
+    proof_sd_jwt_vc: proof.sdJwtVc ?? null,
+    suspended_at: null,
+    suspended_reason: null,
   };
   let after: RequestView;
   try {

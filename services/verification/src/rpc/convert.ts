@@ -33,8 +33,14 @@ export function toMessage({ row: v, code }: Answer): VerificationInit {
     createdAt: ts(v.created_at),
     verifiedAt: ts(v.verified_at),
     proof:
-      v.proof_token && (v.status === "verified" || v.status === "revoked")
-        ? { $typeName: "icv.verification.v1.ProofRef", token: v.proof_token, expiresAt: ts(v.proof_expires_at) }
+      v.proof_token && (v.status === "verified" || v.status === "suspended" || v.status === "revoked")
+        ? {
+            $typeName: "icv.verification.v1.ProofRef",
+            token: v.proof_token,
+            expiresAt: ts(v.proof_expires_at),
+            identifierSalt: v.proof_identifier_salt ?? "",
+            sdJwtVc: v.proof_sd_jwt_vc ?? undefined,
+          }
         : undefined,
     clientMetadata: (v.client_metadata as JsonObject | null) ?? undefined,
     externalUserId: v.external_user_id ?? undefined,
@@ -49,6 +55,10 @@ export function toMessage({ row: v, code }: Answer): VerificationInit {
     updatedAt: ts(v.updated_at),
     callbackUrl: v.callback_url ?? undefined,
     projectId: v.project_id ?? undefined,
+    proofFormat: v.proof_format,
+    holderKey: (v.holder_key ?? undefined) as JsonObject | undefined,
+    suspendedAt: ts(v.suspended_at),
+    suspendedReason: v.suspended_reason ?? undefined,
   };
 }
 
@@ -144,6 +154,8 @@ export function toRequestMessage(r: RequestView, url: string): RequestInit {
       required: a.required,
       status: a.status,
       verificationId: a.verification_id ?? undefined,
+      proofFormat: a.proof_format ?? "jwt",
+      holderKey: (a.holder_key ?? undefined) as JsonObject | undefined,
     })),
     verificationUrl: url,
     createdAt: ts(r.created_at),

@@ -21,6 +21,8 @@ export function verificationRequestRoutes(requests: Requests) {
               channel: a.channel,
               allowedChannels: a.allowedChannels,
               required: a.required,
+              proofFormat: a.proofFormat,
+              holderKey: a.holderKey,
             })),
             referenceId: req.referenceId,
             actionType: req.actionType,

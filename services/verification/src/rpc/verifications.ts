@@ -1,6 +1,7 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
+import { ProofFormat } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { AppError, eventMessage, isId, pageInfo, pageRequest, requireScope, toDate, ts } from "@icv/platform";
 import type { EventRow, VerificationRow, VerificationStore } from "../store/index.ts";
 import type { Verifications } from "../verifications/index.ts";
@@ -50,6 +51,8 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
           chainId: req.chainId === undefined ? undefined : Number(req.chainId),
           callbackUrl: req.callbackUrl,
           projectId: req.projectId,
+          proofFormat: req.proofFormat,
+          holderKey: req.holderKey,
         });
         return { verification: toMessage(answer), domainCheck: toDomainCheck(answer.domain?.last_check) };
       },
@@ -108,7 +111,7 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
         return { verificationId: v.id, status: v.status, revokedAt: ts(v.revoked_at) };
       },
       async validateProof(req) {
-        const r = await verifications.validate(requireScope(req.scope), req.proofToken, req.identifier);
+        const r = await verifications.validate(requireScope(req.scope), req.proofToken, req.identifier, { audience: req.audience, nonce: req.nonce });
         return r.valid
           ? {
               valid: true,
@@ -119,6 +122,10 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
               expiresAt: r.expiresAt,
               testMode: r.testMode,
               method: r.method,
+              proofFormat: r.format === ProofFormat.SD_JWT_VC ? "sd-jwt-vc" : "jwt",
+              identifier: r.disclosedIdentifier,
+              externalUserId: r.disclosedExternalUserId,
+              holderBinding: r.holderBound,
             }
           : { valid: false, reason: r.reason, message: r.message };
       },

@@ -38,9 +38,22 @@ export class RequestStore {
       );
       for (const a of assets) {
         await q.query(
-          `INSERT INTO ${S}.verification_request_assets (request_id, idx, type, identifier, channel, allowed_channels, required, status, verification_id, starts)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $9::text IS NULL THEN 0 ELSE 1 END)`,
-          [a.request_id, a.idx, a.type, a.identifier, a.channel, a.allowed_channels, a.required, a.status, a.verification_id],
+          `INSERT INTO ${S}.verification_request_assets (request_id, idx, type, identifier, channel, allowed_channels, required, status, verification_id, starts,
+                                                          proof_format, holder_key)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $9::text IS NULL THEN 0 ELSE 1 END, $10, $11)`,
+          [
+            a.request_id,
+            a.idx,
+            a.type,
+            a.identifier,
+            a.channel,
+            a.allowed_channels,
+            a.required,
+            a.status,
+            a.verification_id,
+            a.proof_format ?? "jwt",
+            a.holder_key ? JSON.stringify(a.holder_key) : null,
+          ],
         );
       }
     });
@@ -49,7 +62,8 @@ export class RequestStore {
   private async withAssets(q: Queryable, rows: RequestRow[]): Promise<RequestView[]> {
     if (!rows.length) return [];
     const a = await q.query<RequestAssetView>(
-      `SELECT a.*, v.status AS v_status, v.verified_at AS v_verified_at, v.proof_token, v.proof_expires_at
+      `SELECT a.*, v.status AS v_status, v.verified_at AS v_verified_at, v.proof_token, v.proof_expires_at,
+              v.proof_identifier_salt, v.proof_sd_jwt_vc
          FROM ${S}.verification_request_assets a LEFT JOIN ${S}.verifications v ON v.id = a.verification_id
         WHERE a.request_id = ANY($1::text[]) ORDER BY a.request_id, a.idx`,
       [rows.map((r) => r.id)],
@@ -328,8 +342,8 @@ export class RequestStore {
       await q.query(
         `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
            challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
-           created_at, updated_at, verified_at, proof_token, proof_expires_at, method, reused_from)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'verified', NULL, $8, $9, NULL, NULL, $10, $11, $12, $13, $14, $14, $14, $15, $16, $17, $18)`,
+           created_at, updated_at, verified_at, proof_token, proof_expires_at, method, reused_from, proof_format, holder_key, proof_identifier_salt, proof_sd_jwt_vc)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'verified', NULL, $8, $9, NULL, NULL, $10, $11, $12, $13, $14, $14, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
         [
           v.id,
           v.tenant_id,
@@ -349,6 +363,10 @@ export class RequestStore {
           v.proof_expires_at,
           v.method,
           v.reused_from,
+          v.proof_format,
+          v.holder_key ? JSON.stringify(v.holder_key) : null,
+          v.proof_identifier_salt,
+          v.proof_sd_jwt_vc,
         ],
       );
       const pending: VerificationRow = { ...v, status: "pending", verified_at: null, proof_token: null, proof_expires_at: null };

@@ -1,7 +1,7 @@
 /** The rows of the verification schema (one type per table or read shape). */
-import type { OutboxEvent, ProofMethod } from "@icv/platform";
+import type { HolderKey, OutboxEvent, ProofMethod } from "@icv/platform";
 
-export type Status = "pending" | "verified" | "failed" | "expired" | "revoked";
+export type Status = "pending" | "verified" | "suspended" | "failed" | "expired" | "revoked";
 
 export interface VerificationRow {
   id: string;
@@ -49,7 +49,21 @@ export interface VerificationRow {
   project_id?: string | null;
   /** The template type of its code messages (null: verification_request). */
   message_type?: string | null;
+  /** jwt (the RS256 JWT) or sd-jwt-vc (the JWT and an SD-JWT VC). */
+  proof_format: ProofFormat;
+  /** The holder's public JWK the proof is bound to (cnf), or null. */
+  holder_key: HolderKey | null;
+  /** The proof's identifier_salt (hex; null on proofs issued before hashes were salted, and until verified). */
+  proof_identifier_salt: string | null;
+  /** The SD-JWT VC issued beside the JWT (proof_format sd-jwt-vc). */
+  proof_sd_jwt_vc: string | null;
+  /** While suspended: since when and why. */
+  suspended_at: Date | null;
+  suspended_reason: string | null;
 }
+
+export type ProofFormat = "jwt" | "sd-jwt-vc";
+export const PROOF_FORMATS: readonly ProofFormat[] = ["jwt", "sd-jwt-vc"];
 
 export type NewVerification = Omit<
   VerificationRow,
@@ -66,8 +80,16 @@ export type NewVerification = Omit<
   | "method"
   | "reused_from"
   | "callback_url"
+  | "proof_format"
+  | "holder_key"
+  | "proof_identifier_salt"
+  | "proof_sd_jwt_vc"
+  | "suspended_at"
+  | "suspended_reason"
 > & {
   callback_url?: string | null;
+  proof_format?: ProofFormat;
+  holder_key?: HolderKey | null;
 };
 
 export interface ListFilter {
@@ -146,6 +168,9 @@ export interface RequestAssetRow {
   required: boolean;
   status: AssetStatus;
   verification_id: string | null;
+  /** The proof format and holder key its verification is created with. */
+  proof_format?: ProofFormat;
+  holder_key?: HolderKey | null;
 }
 
 /** An asset with its verification's current status and proof (when it has one). */
@@ -156,6 +181,8 @@ export interface RequestAssetView extends RequestAssetRow {
   v_verified_at: Date | null;
   proof_token: string | null;
   proof_expires_at: Date | null;
+  proof_identifier_salt: string | null;
+  proof_sd_jwt_vc: string | null;
 }
 
 export type RequestView = RequestRow & { assets: RequestAssetView[] };

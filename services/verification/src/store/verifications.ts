@@ -1,6 +1,7 @@
 import { appendEvents, EventCache, writeWithEvents, type Database, type ProofMethod, type Queryable, type Scope } from "@icv/platform";
 import type { UserSummaryRow, UserVerificationRow } from "../users.ts";
-import { statusEvents } from "../events.ts";
+import { statusEvents, suspensionEvent } from "../events.ts";
+import { suspensionMove, writeSuspension, type SuspensionMove } from "./suspensions.ts";
 import type { EventRow, ListFilter, NewVerification, TestMessageRow, VerificationRow } from "./rows.ts";
 import { insertTestMessage, pruneTestMessages, testMessages, testMessageWith } from "./test-messages.ts";
 import { DomainCheckStore, insertDomainCheck, type NewDomainCheck } from "./domain-checks.ts";
@@ -56,14 +57,20 @@ export class VerificationStore {
       method: null,
       reused_from: null,
       callback_url: v.callback_url ?? null,
+      proof_format: v.proof_format ?? "jwt",
+      holder_key: v.holder_key ?? null,
+      proof_identifier_salt: null,
+      proof_sd_jwt_vc: null,
+      suspended_at: null,
+      suspended_reason: null,
     };
     const r = await writeWithEvents<VerificationRow>(
       q,
       S,
       `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
          challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
-         created_at, updated_at, code_lookup, origin, delivery, callback_url, project_id, message_type)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18, $19, $20, $21, $22, $23) RETURNING *`,
+         created_at, updated_at, code_lookup, origin, delivery, callback_url, project_id, message_type, proof_format, holder_key)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18, $19, $20, $21, $22, $23, $24, $25) RETURNING *`,
       [
         v.id,
         v.tenant_id,
@@ -88,6 +95,8 @@ export class VerificationStore {
         row.callback_url,
         v.project_id ?? null,
         v.message_type ?? null,
+        row.proof_format,
+        row.holder_key ? JSON.stringify(row.holder_key) : null,
       ],
       statusEvents(row, null, v.created_at),
       v.created_at,
@@ -223,42 +232,57 @@ export class VerificationStore {
   }
 
   /** pending → verified with its proof; undefined when it was no longer pending. */
-  async markVerified(v: VerificationRow, proof: { token: string; expiresAt: Date; method: ProofMethod }, at: Date): Promise<VerificationRow | undefined> {
+  async markVerified(
+    v: VerificationRow,
+    proof: { token: string; expiresAt: Date; method: ProofMethod; identifierSalt: string; sdJwtVc?: string },
+    at: Date,
+  ): Promise<VerificationRow | undefined> {
     const after: VerificationRow = {
       ...v,
       status: "verified",
       verified_at: at,
       proof_token: proof.token,
       proof_expires_at: proof.expiresAt,
+      proof_identifier_salt: proof.identifierSalt || null,
+      proof_sd_jwt_vc: proof.sdJwtVc ?? null,
       method: proof.method,
       updated_at: at,
     };
     const r = await writeWithEvents<VerificationRow>(
       this.db,
       S,
-      `UPDATE ${S}.verifications SET status = 'verified', verified_at = $4, proof_token = $5, proof_expires_at = $6, method = $7, updated_at = $4
+      `UPDATE ${S}.verifications SET status = 'verified', verified_at = $4, proof_token = $5, proof_expires_at = $6, method = $7, updated_at = $4,
+              proof_identifier_salt = $8, proof_sd_jwt_vc = $9
         WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING *`,
-      [v.id, v.tenant_id, v.environment, at, proof.token, proof.expiresAt, proof.method],
+      [v.id, v.tenant_id, v.environment, at, proof.token, proof.expiresAt, proof.method, after.proof_identifier_salt, after.proof_sd_jwt_vc],
       statusEvents(after, "pending", at),
       at,
     );
     return r.rows[0];
   }
 
-  /** verified → revoked; undefined when it was not verified. `q`: the caller's transaction (the proof.revoked consumer's). */
+  /** verified or suspended → revoked; undefined when it was neither. `q`: the caller's transaction (the proof.revoked consumer's). */
   async markRevoked(v: VerificationRow, revokedAt: Date, reason: string, q: Queryable = this.db): Promise<VerificationRow | undefined> {
     const after: VerificationRow = { ...v, status: "revoked", revoked_at: revokedAt, revoked_reason: reason, updated_at: revokedAt };
     const r = await writeWithEvents<VerificationRow>(
       q,
       S,
       `UPDATE ${S}.verifications SET status = 'revoked', revoked_at = $4, revoked_reason = $5, updated_at = $4
-        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'verified' RETURNING *`,
-      [v.id, v.tenant_id, v.environment, revokedAt, reason],
-      statusEvents(after, "verified", revokedAt),
+        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = $6 RETURNING *`,
+      [v.id, v.tenant_id, v.environment, revokedAt, reason, v.status],
+      statusEvents(after, v.status, revokedAt),
       revokedAt,
     );
     this.settled.drop(v.id);
     return r.rows[0];
+  }
+
+  /** verified ⇄ suspended with its events (suspensions.ts); `q`: the caller's transaction (the proof events' consumer's). */
+  async markSuspension(v: VerificationRow, move: SuspensionMove, q: Queryable = this.db): Promise<VerificationRow | undefined> {
+    const { from, after } = suspensionMove(v, move);
+    const row = await writeSuspension(q, v, move, [...statusEvents(after, from, move.at), suspensionEvent(after, v)]);
+    this.settled.drop(v.id);
+    return row;
   }
 
   /** The verification a proof belongs to (the proof id is the verification id), read in `q`; undefined when there is none. */

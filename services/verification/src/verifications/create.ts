@@ -16,7 +16,7 @@ import { codeTarget, deliverCode, testMessageOf } from "../delivery.ts";
 import { checkCallbackUrl } from "../callback-url.ts";
 import { codeWords } from "../messages.ts";
 import { resolveProjectId, TEMPLATE_TYPES } from "../projects/index.ts";
-import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, MAX_METADATA_BYTES, type Answer, type CreateInput, type UseCaseHost } from "./deps.ts";
+import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, MAX_METADATA_BYTES, proofOptions, type Answer, type CreateInput, type UseCaseHost } from "./deps.ts";
 
 export async function createVerification(vs: UseCaseHost, scope: Scope, input: CreateInput): Promise<Answer> {
   const { config, clock, hmacKey, store } = vs.d;
@@ -42,6 +42,7 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
   if (input.clientMetadata && Buffer.byteLength(JSON.stringify(input.clientMetadata)) > MAX_METADATA_BYTES) {
     throw new AppError("validation_error", "client_metadata must be at most 4 KB of JSON");
   }
+  const proof = proofOptions(input);
   const proofTtl = input.proofExpiresIn ?? DEFAULT_PROOF_TTL_S;
   if (!Number.isInteger(proofTtl) || proofTtl < 60 || proofTtl > 31_536_000) {
     throw new AppError("validation_error", "proof_expires_in must be an integer from 60 to 31536000 seconds");
@@ -114,6 +115,7 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
       callback_url: callbackUrl,
       project_id: projectId,
       message_type: input.messageType ?? null,
+      ...proof,
     },
     testMessage,
     domain,

@@ -3,12 +3,24 @@ import { createHash } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import type { DomainService } from "@icv/contracts/gen/icv/domain/v1/domain_service_pb.ts";
-import { toEnvironment, type Clock, type Config, type Logger, type ProofMethod, type Scope, type TwilioClient, type WhatsAppClient } from "@icv/platform";
+import {
+  AppError,
+  checkHolderKey,
+  toEnvironment,
+  type HolderKey,
+  type Clock,
+  type Config,
+  type Logger,
+  type ProofMethod,
+  type Scope,
+  type TwilioClient,
+  type WhatsAppClient,
+} from "@icv/platform";
 import type { Evidence } from "../channels/index.ts";
 import type { DeliveryDeps } from "../delivery.ts";
 import type { Mailer } from "../mailer.ts";
 import type { SendLimits } from "../send-limits.ts";
-import type { DomainCheckRow, ProjectStore, VerificationRow, VerificationStore } from "../store/index.ts";
+import { PROOF_FORMATS, type DomainCheckRow, type ProjectStore, type ProofFormat, type VerificationRow, type VerificationStore } from "../store/index.ts";
 
 export const MAX_ATTEMPTS = 5;
 /** Email code resends (DECISIONS.md): at most MAX_RESENDS in all, at least RESEND_GAP_MS after the last send. */
@@ -40,6 +52,27 @@ export interface CreateInput {
   projectId?: string;
   /** Set by verification requests: login_request or 2fa_request for a request of that action_type. */
   messageType?: string;
+  /** jwt (default) or sd-jwt-vc. */
+  proofFormat?: string;
+  /** The holder's public JWK: the proof is bound to it. */
+  holderKey?: unknown;
+}
+
+/** The proof options of a create (or of a request's asset, `field` its prefix): validation_error for an unknown format or a bad key. */
+export function proofOptions(input: { proofFormat?: string; holderKey?: unknown }, field = ""): { proof_format: ProofFormat; holder_key: HolderKey | null } {
+  const format = input.proofFormat ?? "jwt";
+  if (!(PROOF_FORMATS as readonly string[]).includes(format)) {
+    throw new AppError("validation_error", `${field}proof_format must be one of ${PROOF_FORMATS.join(", ")}`, {
+      details: [{ field: `${field}proof_format`, message: "unknown format", code: "invalid_enum_value" }],
+    });
+  }
+  try {
+    return { proof_format: format as ProofFormat, holder_key: input.holderKey === undefined ? null : checkHolderKey(input.holderKey) };
+  } catch (e) {
+    if (e instanceof AppError && field)
+      throw new AppError(e.code, `${field}${e.message}`, { details: e.details?.map((d) => ({ ...d, field: `${field}${d.field}` })) });
+    throw e;
+  }
 }
 
 export type SubmitInput = Evidence;
@@ -87,7 +120,9 @@ export type Failure = ["invalid_code" | "invalid_signature", string];
 
 export const rpcScope = (s: Scope) => ({ tenantId: s.tenantId, environment: toEnvironment(s.env), requestId: s.requestId ?? "" });
 
-export const identifierHash = (canonical: string) => createHash("sha256").update(canonical).digest("hex");
+/** The proof's identifier_hash of an identifier: hex SHA-256 of the proof's salt bytes and its UTF-8 (no salt: a proof from before salting). */
+export const identifierHash = (salt: string, canonical: string) =>
+  createHash("sha256").update(Buffer.from(salt, "hex")).update(canonical, "utf8").digest("hex");
 
 /** What a use-case file needs of Verifications (index.ts): its dependencies and the steps every use case shares. */
 export interface UseCaseHost {

@@ -1,8 +1,10 @@
 import { timingSafeEqual } from "node:crypto";
-import { AppError, newId, toDate, ts, type ProofMethod, type Scope } from "@icv/platform";
+import { AppError, newId, toDate, ts, type HolderKey, type ProofMethod, type Scope } from "@icv/platform";
 import { channelOf, proofCanonical, type AssetType } from "../channels/index.ts";
 import type { DeliveryDeps } from "../delivery.ts";
-import type { ListFilter, Status, TestMessageRow, VerificationRow } from "../store/index.ts";
+import type { ListFilter, ProofFormat as Format, Status, TestMessageRow, VerificationRow } from "../store/index.ts";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { ProofFormat, type IssueProofResponse } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import {
   identifierHash,
   rpcScope,
@@ -16,10 +18,28 @@ import {
 } from "./deps.ts";
 import { createVerification } from "./create.ts";
 import { resendCode } from "./resend.ts";
+import { reinstateVerification, suspendVerification } from "./suspension.ts";
 import { completeInbound, recordSessionVerification } from "./inbound.ts";
 import { checkDomain, createDomainVerification, providerCheck, type DomainAnswer, type DomainCreateInput } from "./domain.ts";
 
 export * from "./deps.ts";
+
+const toProofFormat = (f: Format) => (f === "sd-jwt-vc" ? ProofFormat.SD_JWT_VC : ProofFormat.JWT);
+
+/** A proof as the verification keeps it: the JWT, its expiry, its identifier salt and, when asked for, the SD-JWT VC. */
+export interface IssuedProof {
+  token: string;
+  expiresAt: Date;
+  identifierSalt: string;
+  sdJwtVc?: string;
+}
+
+const issued = (p: IssueProofResponse): IssuedProof => ({
+  token: p.token,
+  expiresAt: toDate(p.expiresAt)!,
+  identifierSalt: p.identifierSalt,
+  sdJwtVc: p.sdJwtVc,
+});
 
 /** The verification use cases: plain functions over the store, the proof client, the clock. */
 export class Verifications implements UseCaseHost {
@@ -130,47 +150,76 @@ export class Verifications implements UseCaseHost {
   async revoke(scope: Scope, id: string, reason: string): Promise<VerificationRow> {
     const v = await this.get(scope, id);
     if (v.status === "revoked") return v;
-    if (v.status !== "verified") throw new AppError("invalid_state", `only a verified verification can be revoked (this one is ${v.status})`);
+    if (v.status !== "verified" && v.status !== "suspended")
+      throw new AppError("invalid_state", `only a verified (or suspended) verification can be revoked (this one is ${v.status})`);
     const r = await this.d.proofs.revokeProof({ scope: rpcScope(scope), proofId: id, reason });
     const revokedAt = toDate(r.revokedAt) ?? this.d.clock.now();
     return (await this.d.store.markRevoked(v, revokedAt, r.reason)) ?? (await this.get(scope, id));
   }
 
+  /** Suspends a verified verification's proof (suspension.ts; the domain re-checks of issue 27 call it). */
+  suspend(scope: Scope, id: string, reason: string): Promise<VerificationRow> {
+    return suspendVerification(this, scope, id, reason);
+  }
+
+  /** Ends a suspension: verified again (suspension.ts). */
+  reinstate(scope: Scope, id: string): Promise<VerificationRow> {
+    return reinstateVerification(this, scope, id);
+  }
+
   /**
    * Proof check for a caller of `scope`'s environment: a test proof is valid only for a test scope
-   * (the proof service answers test_proof otherwise). With an identifier, compares it by hash
-   * after normalizing it like the asset.
+   * (the proof service answers test_proof otherwise). With an identifier, normalized like the
+   * asset: a JWT's salted hash is compared, an SD-JWT VC presentation's disclosed identifier
+   * (identifier_not_disclosed when it discloses none).
    */
-  async validate(scope: Scope, token: string, identifier?: string) {
-    const r = await this.d.proofs.validateProof({ proofToken: token, scope: rpcScope(scope) });
+  async validate(scope: Scope, token: string, identifier?: string, binding: { audience?: string; nonce?: string } = {}) {
+    const r = await this.d.proofs.validateProof({ proofToken: token, scope: rpcScope(scope), ...binding });
     if (!r.valid || identifier === undefined) return r;
-    const canonical = proofCanonical(r.type, r.channel, identifier);
-    const a = Buffer.from(canonical ? identifierHash(canonical) : "", "hex");
-    const b = Buffer.from(r.identifierHash, "hex");
-    if (a.length !== b.length || !timingSafeEqual(a, b)) {
-      return { valid: false, reason: "identifier_mismatch", message: "the identifier does not match the proof" } as typeof r;
+    const canonical = proofCanonical(r.type, r.channel, identifier) ?? "";
+    const refuse = (reason: string, message: string) => ({ valid: false, reason, message }) as typeof r;
+    let a: Buffer;
+    let b: Buffer;
+    if (r.format === ProofFormat.SD_JWT_VC) {
+      if (r.disclosedIdentifier === undefined) return refuse("identifier_not_disclosed", "the presentation does not disclose the identifier");
+      [a, b] = [Buffer.from(canonical), Buffer.from(r.disclosedIdentifier)];
+    } else {
+      [a, b] = [Buffer.from(canonical ? identifierHash(r.identifierSalt, canonical) : "", "hex"), Buffer.from(r.identifierHash, "hex")];
     }
+    if (!canonical || a.length !== b.length || !timingSafeEqual(a, b)) return refuse("identifier_mismatch", "the identifier does not match the proof");
     return r;
   }
 
   /** Signs the proof of a verification completed from an earlier proof (reuse.ts): `method: reused_proof`; idempotent by id. */
   async issueReusedProof(
     scope: Scope,
-    v: { id: string; type: string; channel: string; identifierCanonical: string; externalUserId: string; ttl: number },
+    v: {
+      id: string;
+      type: string;
+      channel: string;
+      identifierCanonical: string;
+      externalUserId: string;
+      ttl: number;
+      proofFormat: Format;
+      holderKey: HolderKey | null;
+    },
     at: Date,
-  ): Promise<{ token: string; expiresAt: Date }> {
-    const proof = await this.d.proofs.issueProof({
-      scope: rpcScope(scope),
-      proofId: v.id,
-      type: v.type,
-      channel: v.channel,
-      identifierHash: identifierHash(v.identifierCanonical),
-      externalUserId: v.externalUserId,
-      verifiedAt: ts(at),
-      expiresInSeconds: v.ttl,
-      method: "reused_proof",
-    });
-    return { token: proof.token, expiresAt: toDate(proof.expiresAt)! };
+  ): Promise<IssuedProof> {
+    return issued(
+      await this.d.proofs.issueProof({
+        scope: rpcScope(scope),
+        proofId: v.id,
+        type: v.type,
+        channel: v.channel,
+        identifier: v.identifierCanonical,
+        externalUserId: v.externalUserId,
+        verifiedAt: ts(at),
+        expiresInSeconds: v.ttl,
+        method: "reused_proof",
+        format: toProofFormat(v.proofFormat),
+        holderKey: (v.holderKey ?? undefined) as JsonObject | undefined,
+      }),
+    );
   }
 
   /** Withdraws a proof that was issued for a verification that was then not stored. */
@@ -227,14 +276,16 @@ export class Verifications implements UseCaseHost {
       proofId: v.id,
       type: v.type,
       channel: v.channel,
-      identifierHash: identifierHash(v.identifier_canonical),
+      identifier: v.identifier_canonical,
       externalUserId: v.external_user_id ?? undefined,
       verifiedAt: ts(now),
       expiresInSeconds: v.proof_expires_in,
       method,
       subjectHash,
+      format: toProofFormat(v.proof_format),
+      holderKey: (v.holder_key ?? undefined) as JsonObject | undefined,
     });
-    const done = await this.d.store.markVerified(v, { token: proof.token, expiresAt: toDate(proof.expiresAt)!, method }, now);
+    const done = await this.d.store.markVerified(v, { ...issued(proof), method }, now);
     if (done) {
       this.d.logger.info({ request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: v.id, kid: proof.kid }, "verification verified");
       return done;

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file icv/events/v1/proof_events.proto.
  */
 export const file_icv_events_v1_proof_events: GenFile = /*@__PURE__*/
-  fileDesc("CiBpY3YvZXZlbnRzL3YxL3Byb29mX2V2ZW50cy5wcm90bxINaWN2LmV2ZW50cy52MSKLAQoLUHJvb2ZJc3N1ZWQSEAoIcHJvb2ZfaWQYASABKAkSCwoDa2lkGAIgASgJEgwKBHR5cGUYAyABKAkSDwoHY2hhbm5lbBgEIAEoCRIOCgZtZXRob2QYBSABKAkSLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiYAoMUHJvb2ZSZXZva2VkEhAKCHByb29mX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIuCgpyZXZva2VkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcGIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CiBpY3YvZXZlbnRzL3YxL3Byb29mX2V2ZW50cy5wcm90bxINaWN2LmV2ZW50cy52MSL4AQoLUHJvb2ZJc3N1ZWQSEAoIcHJvb2ZfaWQYASABKAkSCwoDa2lkGAIgASgJEgwKBHR5cGUYAyABKAkSDwoHY2hhbm5lbBgEIAEoCRIOCgZtZXRob2QYBSABKAkSLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMdG9rZW5fc2hhMjU2GAcgASgJEgsKA2VudhgIIAEoCRIPCgdzdWJqZWN0GAkgASgJEg4KBmZvcm1hdBgKIAEoCRITCgtzdGF0dXNfbGlzdBgLIAEoCRISCgpzdGF0dXNfaWR4GAwgASgFItgBCgxQcm9vZlJldm9rZWQSEAoIcHJvb2ZfaWQYASABKAkSDgoGcmVhc29uGAIgASgJEi4KCnJldm9rZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHRva2VuX3NoYTI1NhgEIAEoCRILCgNlbnYYBSABKAkSDAoEdHlwZRgGIAEoCRIPCgdjaGFubmVsGAcgASgJEg4KBm1ldGhvZBgIIAEoCRIPCgdzdWJqZWN0GAkgASgJEhMKC3N0YXR1c19saXN0GAogASgJItwBCg5Qcm9vZlN1c3BlbmRlZBIQCghwcm9vZl9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSMAoMc3VzcGVuZGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgx0b2tlbl9zaGEyNTYYBCABKAkSCwoDZW52GAUgASgJEgwKBHR5cGUYBiABKAkSDwoHY2hhbm5lbBgHIAEoCRIOCgZtZXRob2QYCCABKAkSDwoHc3ViamVjdBgJIAEoCRITCgtzdGF0dXNfbGlzdBgKIAEoCSKQAgoPUHJvb2ZSZWluc3RhdGVkEhAKCHByb29mX2lkGAEgASgJEjEKDXJlaW5zdGF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDHN1c3BlbmRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAQgASgJEhQKDHRva2VuX3NoYTI1NhgFIAEoCRILCgNlbnYYBiABKAkSDAoEdHlwZRgHIAEoCRIPCgdjaGFubmVsGAggASgJEg4KBm1ldGhvZBgJIAEoCRIPCgdzdWJqZWN0GAogASgJEhMKC3N0YXR1c19saXN0GAsgASgJYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * `proof.issued`: the proof service signed and stored a proof.
@@ -53,6 +53,47 @@ export type ProofIssued = Message<"icv.events.v1.ProofIssued"> & {
    * @generated from field: google.protobuf.Timestamp expires_at = 6;
    */
   expiresAt?: Timestamp | undefined;
+
+  /**
+   * hex SHA-256 of the JWT
+   *
+   * @generated from field: string token_sha256 = 7;
+   */
+  tokenSha256: string;
+
+  /**
+   * live or test
+   *
+   * @generated from field: string env = 8;
+   */
+  env: string;
+
+  /**
+   * the normalized identifier of a public asset (domain, wallet, social, telegram_bot); the
+   * salted identifier_hash of any other (phone, email, account): never a phone number or email
+   *
+   * @generated from field: string subject = 9;
+   */
+  subject: string;
+
+  /**
+   * jwt or sd-jwt-vc
+   *
+   * @generated from field: string format = 10;
+   */
+  format: string;
+
+  /**
+   * the id of its status list (`live-0`, …) and its index there
+   *
+   * @generated from field: string status_list = 11;
+   */
+  statusList: string;
+
+  /**
+   * @generated from field: int32 status_idx = 12;
+   */
+  statusIdx: number;
 };
 
 /**
@@ -82,6 +123,41 @@ export type ProofRevoked = Message<"icv.events.v1.ProofRevoked"> & {
    * @generated from field: google.protobuf.Timestamp revoked_at = 3;
    */
   revokedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string token_sha256 = 4;
+   */
+  tokenSha256: string;
+
+  /**
+   * @generated from field: string env = 5;
+   */
+  env: string;
+
+  /**
+   * @generated from field: string type = 6;
+   */
+  type: string;
+
+  /**
+   * @generated from field: string channel = 7;
+   */
+  channel: string;
+
+  /**
+   * @generated from field: string method = 8;
+   */
+  method: string;
+
+  /**
+   * @generated from field: string subject = 9;
+   */
+  subject: string;
+
+  /**
+   * @generated from field: string status_list = 10;
+   */
+  statusList: string;
 };
 
 /**
@@ -90,4 +166,141 @@ export type ProofRevoked = Message<"icv.events.v1.ProofRevoked"> & {
  */
 export const ProofRevokedSchema: GenMessage<ProofRevoked> = /*@__PURE__*/
   messageDesc(file_icv_events_v1_proof_events, 1);
+
+/**
+ * `proof.suspended`: a valid proof was suspended (status-list value 2) until reinstated.
+ *
+ * @generated from message icv.events.v1.ProofSuspended
+ */
+export type ProofSuspended = Message<"icv.events.v1.ProofSuspended"> & {
+  /**
+   * @generated from field: string proof_id = 1;
+   */
+  proofId: string;
+
+  /**
+   * record_missing, record_mismatch, unreachable or policy_refused
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp suspended_at = 3;
+   */
+  suspendedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string token_sha256 = 4;
+   */
+  tokenSha256: string;
+
+  /**
+   * @generated from field: string env = 5;
+   */
+  env: string;
+
+  /**
+   * @generated from field: string type = 6;
+   */
+  type: string;
+
+  /**
+   * @generated from field: string channel = 7;
+   */
+  channel: string;
+
+  /**
+   * @generated from field: string method = 8;
+   */
+  method: string;
+
+  /**
+   * @generated from field: string subject = 9;
+   */
+  subject: string;
+
+  /**
+   * @generated from field: string status_list = 10;
+   */
+  statusList: string;
+};
+
+/**
+ * Describes the message icv.events.v1.ProofSuspended.
+ * Use `create(ProofSuspendedSchema)` to create a new message.
+ */
+export const ProofSuspendedSchema: GenMessage<ProofSuspended> = /*@__PURE__*/
+  messageDesc(file_icv_events_v1_proof_events, 2);
+
+/**
+ * `proof.reinstated`: a suspended proof is valid again (status-list value 0).
+ *
+ * @generated from message icv.events.v1.ProofReinstated
+ */
+export type ProofReinstated = Message<"icv.events.v1.ProofReinstated"> & {
+  /**
+   * @generated from field: string proof_id = 1;
+   */
+  proofId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp reinstated_at = 2;
+   */
+  reinstatedAt?: Timestamp | undefined;
+
+  /**
+   * when the suspension it ends began, and why
+   *
+   * @generated from field: google.protobuf.Timestamp suspended_at = 3;
+   */
+  suspendedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: string token_sha256 = 5;
+   */
+  tokenSha256: string;
+
+  /**
+   * @generated from field: string env = 6;
+   */
+  env: string;
+
+  /**
+   * @generated from field: string type = 7;
+   */
+  type: string;
+
+  /**
+   * @generated from field: string channel = 8;
+   */
+  channel: string;
+
+  /**
+   * @generated from field: string method = 9;
+   */
+  method: string;
+
+  /**
+   * @generated from field: string subject = 10;
+   */
+  subject: string;
+
+  /**
+   * @generated from field: string status_list = 11;
+   */
+  statusList: string;
+};
+
+/**
+ * Describes the message icv.events.v1.ProofReinstated.
+ * Use `create(ProofReinstatedSchema)` to create a new message.
+ */
+export const ProofReinstatedSchema: GenMessage<ProofReinstated> = /*@__PURE__*/
+  messageDesc(file_icv_events_v1_proof_events, 3);
 

@@ -13,7 +13,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file icv/events/v1/verification_events.proto.
  */
 export const file_icv_events_v1_verification_events: GenFile = /*@__PURE__*/
-  fileDesc("CidpY3YvZXZlbnRzL3YxL3ZlcmlmaWNhdGlvbl9ldmVudHMucHJvdG8SDWljdi5ldmVudHMudjEiSQoIUHJvb2ZSZWYSDQoFdG9rZW4YASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAihAMKGVZlcmlmaWNhdGlvblN0YXR1c0NoYW5nZWQSFwoPdmVyaWZpY2F0aW9uX2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSIgoPcHJldmlvdXNfc3RhdHVzGAUgASgJQgSItRgBSACIAQESLgoKY2hhbmdlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdmVyaWZpZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKBXByb29mGAggASgLMhcuaWN2LmV2ZW50cy52MS5Qcm9vZlJlZhIuCgpyZXZva2VkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbCg5yZXZva2VkX3JlYXNvbhgKIAEoCUgBiAEBQhIKEF9wcmV2aW91c19zdGF0dXNCEQoPX3Jldm9rZWRfcmVhc29uItYCChVWZXJpZmljYXRpb25Db21wbGV0ZWQSFwoPdmVyaWZpY2F0aW9uX2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSLwoLdmVyaWZpZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKEGV4dGVybmFsX3VzZXJfaWQYBiABKAlCBIi1GAFIAIgBARI2Cg9jbGllbnRfbWV0YWRhdGEYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgSItRgBEiYKBXByb29mGAggASgLMhcuaWN2LmV2ZW50cy52MS5Qcm9vZlJlZhIZCgxjYWxsYmFja191cmwYCSABKAlIAYgBAUITChFfZXh0ZXJuYWxfdXNlcl9pZEIPCg1fY2FsbGJhY2tfdXJsYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_events_v1_options]);
+  fileDesc("CidpY3YvZXZlbnRzL3YxL3ZlcmlmaWNhdGlvbl9ldmVudHMucHJvdG8SDWljdi5ldmVudHMudjEioQEKCFByb29mUmVmEg0KBXRva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhwKD2lkZW50aWZpZXJfc2FsdBgDIAEoCUgAiAEBEhYKCXNkX2p3dF92YxgEIAEoCUgBiAEBQhIKEF9pZGVudGlmaWVyX3NhbHRCDAoKX3NkX2p3dF92YyLqAwoZVmVyaWZpY2F0aW9uU3RhdHVzQ2hhbmdlZBIXCg92ZXJpZmljYXRpb25faWQYASABKAkSDAoEdHlwZRgCIAEoCRIPCgdjaGFubmVsGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIiCg9wcmV2aW91c19zdGF0dXMYBSABKAlCBIi1GAFIAIgBARIuCgpjaGFuZ2VkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt2ZXJpZmllZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoFcHJvb2YYCCABKAsyFy5pY3YuZXZlbnRzLnYxLlByb29mUmVmEi4KCnJldm9rZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKDnJldm9rZWRfcmVhc29uGAogASgJSAGIAQESMAoMc3VzcGVuZGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIdChBzdXNwZW5kZWRfcmVhc29uGAwgASgJSAKIAQFCEgoQX3ByZXZpb3VzX3N0YXR1c0IRCg9fcmV2b2tlZF9yZWFzb25CEwoRX3N1c3BlbmRlZF9yZWFzb24i1gIKFVZlcmlmaWNhdGlvbkNvbXBsZXRlZBIXCg92ZXJpZmljYXRpb25faWQYASABKAkSDAoEdHlwZRgCIAEoCRIPCgdjaGFubmVsGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIvCgt2ZXJpZmllZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoQZXh0ZXJuYWxfdXNlcl9pZBgGIAEoCUIEiLUYAUgAiAEBEjYKD2NsaWVudF9tZXRhZGF0YRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBIi1GAESJgoFcHJvb2YYCCABKAsyFy5pY3YuZXZlbnRzLnYxLlByb29mUmVmEhkKDGNhbGxiYWNrX3VybBgJIAEoCUgBiAEBQhMKEV9leHRlcm5hbF91c2VyX2lkQg8KDV9jYWxsYmFja191cmwimQMKFlZlcmlmaWNhdGlvblN1c3BlbnNpb24SFwoPdmVyaWZpY2F0aW9uX2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSLwoLdmVyaWZpZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKEGV4dGVybmFsX3VzZXJfaWQYBiABKAlCBIi1GAFIAIgBARI2Cg9jbGllbnRfbWV0YWRhdGEYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgSItRgBEiYKBXByb29mGAggASgLMhcuaWN2LmV2ZW50cy52MS5Qcm9vZlJlZhIZCgxjYWxsYmFja191cmwYCSABKAlIAYgBARIwCgxzdXNwZW5kZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJlYXNvbhgLIAEoCUITChFfZXh0ZXJuYWxfdXNlcl9pZEIPCg1fY2FsbGJhY2tfdXJsYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_events_v1_options]);
 
 /**
  * The proof of a verified verification, as events carry it.
@@ -32,6 +32,20 @@ export type ProofRef = Message<"icv.events.v1.ProofRef"> & {
    * @generated from field: google.protobuf.Timestamp expires_at = 2;
    */
   expiresAt?: Timestamp | undefined;
+
+  /**
+   * hex; with the identifier it gives the JWT's identifier_hash (absent on older proofs)
+   *
+   * @generated from field: optional string identifier_salt = 3;
+   */
+  identifierSalt?: string | undefined;
+
+  /**
+   * proof_format sd-jwt-vc: the SD-JWT VC
+   *
+   * @generated from field: optional string sd_jwt_vc = 4;
+   */
+  sdJwtVc?: string | undefined;
 };
 
 /**
@@ -64,7 +78,7 @@ export type VerificationStatusChanged = Message<"icv.events.v1.VerificationStatu
   channel: string;
 
   /**
-   * pending, verified, failed, expired, revoked
+   * pending, verified, suspended, failed, expired, revoked
    *
    * @generated from field: string status = 4;
    */
@@ -109,6 +123,20 @@ export type VerificationStatusChanged = Message<"icv.events.v1.VerificationStatu
    * @generated from field: optional string revoked_reason = 10;
    */
   revokedReason?: string | undefined;
+
+  /**
+   * suspended only
+   *
+   * @generated from field: google.protobuf.Timestamp suspended_at = 11;
+   */
+  suspendedAt?: Timestamp | undefined;
+
+  /**
+   * suspended only
+   *
+   * @generated from field: optional string suspended_reason = 12;
+   */
+  suspendedReason?: string | undefined;
 };
 
 /**
@@ -183,4 +211,80 @@ export type VerificationCompleted = Message<"icv.events.v1.VerificationCompleted
  */
 export const VerificationCompletedSchema: GenMessage<VerificationCompleted> = /*@__PURE__*/
   messageDesc(file_icv_events_v1_verification_events, 2);
+
+/**
+ * `verification.suspended` and `verification.reinstated` (webhook events): a verified
+ * verification's proof was suspended because control of the asset could not be confirmed again,
+ * or it holds again. The payload of verification.completed plus the suspension (for reinstated:
+ * the suspension that ended).
+ *
+ * @generated from message icv.events.v1.VerificationSuspension
+ */
+export type VerificationSuspension = Message<"icv.events.v1.VerificationSuspension"> & {
+  /**
+   * @generated from field: string verification_id = 1;
+   */
+  verificationId: string;
+
+  /**
+   * @generated from field: string type = 2;
+   */
+  type: string;
+
+  /**
+   * @generated from field: string channel = 3;
+   */
+  channel: string;
+
+  /**
+   * suspended or verified
+   *
+   * @generated from field: string status = 4;
+   */
+  status: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp verified_at = 5;
+   */
+  verifiedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string external_user_id = 6;
+   */
+  externalUserId?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct client_metadata = 7;
+   */
+  clientMetadata?: JsonObject | undefined;
+
+  /**
+   * @generated from field: icv.events.v1.ProofRef proof = 8;
+   */
+  proof?: ProofRef | undefined;
+
+  /**
+   * @generated from field: optional string callback_url = 9;
+   */
+  callbackUrl?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp suspended_at = 10;
+   */
+  suspendedAt?: Timestamp | undefined;
+
+  /**
+   * record_missing, record_mismatch, unreachable or policy_refused
+   *
+   * @generated from field: string reason = 11;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message icv.events.v1.VerificationSuspension.
+ * Use `create(VerificationSuspensionSchema)` to create a new message.
+ */
+export const VerificationSuspensionSchema: GenMessage<VerificationSuspension> = /*@__PURE__*/
+  messageDesc(file_icv_events_v1_verification_events, 3);
 

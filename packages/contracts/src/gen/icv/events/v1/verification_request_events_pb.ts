@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file icv/events/v1/verification_request_events.proto.
  */
 export const file_icv_events_v1_verification_request_events: GenFile = /*@__PURE__*/
-  fileDesc("Ci9pY3YvZXZlbnRzL3YxL3ZlcmlmaWNhdGlvbl9yZXF1ZXN0X2V2ZW50cy5wcm90bxINaWN2LmV2ZW50cy52MSKuAQoMUmVxdWVzdFByb29mEhMKC2Fzc2V0X2luZGV4GAEgASgFEgwKBHR5cGUYAiABKAkSIgoPdmVyaWZpY2F0aW9uX2lkGAMgASgJQgSItRgBSACIAQESEwoLcHJvb2ZfdG9rZW4YBCABKAkSLgoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCEgoQX3ZlcmlmaWNhdGlvbl9pZCKvAgoaVmVyaWZpY2F0aW9uUmVxdWVzdENoYW5nZWQSEgoKcmVxdWVzdF9pZBgBIAEoCRIfCgxyZWZlcmVuY2VfaWQYAiABKAlCBIi1GAFIAIgBARIOCgZzdGF0dXMYAyABKAkSKwoGcHJvb2ZzGAQgAygLMhsuaWN2LmV2ZW50cy52MS5SZXF1ZXN0UHJvb2YSHQoQZXh0ZXJuYWxfdXNlcl9pZBgFIAEoCUgBiAEBEi4KCmNoYW5nZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhkKDGNhbGxiYWNrX3VybBgHIAEoCUgCiAEBQg8KDV9yZWZlcmVuY2VfaWRCEwoRX2V4dGVybmFsX3VzZXJfaWRCDwoNX2NhbGxiYWNrX3VybGIGcHJvdG8z", [file_google_protobuf_timestamp, file_icv_events_v1_options]);
+  fileDesc("Ci9pY3YvZXZlbnRzL3YxL3ZlcmlmaWNhdGlvbl9yZXF1ZXN0X2V2ZW50cy5wcm90bxINaWN2LmV2ZW50cy52MSKGAgoMUmVxdWVzdFByb29mEhMKC2Fzc2V0X2luZGV4GAEgASgFEgwKBHR5cGUYAiABKAkSIgoPdmVyaWZpY2F0aW9uX2lkGAMgASgJQgSItRgBSACIAQESEwoLcHJvb2ZfdG9rZW4YBCABKAkSLgoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoJc2Rfand0X3ZjGAYgASgJSAGIAQESHAoPaWRlbnRpZmllcl9zYWx0GAcgASgJSAKIAQFCEgoQX3ZlcmlmaWNhdGlvbl9pZEIMCgpfc2Rfand0X3ZjQhIKEF9pZGVudGlmaWVyX3NhbHQirwIKGlZlcmlmaWNhdGlvblJlcXVlc3RDaGFuZ2VkEhIKCnJlcXVlc3RfaWQYASABKAkSHwoMcmVmZXJlbmNlX2lkGAIgASgJQgSItRgBSACIAQESDgoGc3RhdHVzGAMgASgJEisKBnByb29mcxgEIAMoCzIbLmljdi5ldmVudHMudjEuUmVxdWVzdFByb29mEh0KEGV4dGVybmFsX3VzZXJfaWQYBSABKAlIAYgBARIuCgpjaGFuZ2VkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIZCgxjYWxsYmFja191cmwYByABKAlIAogBAUIPCg1fcmVmZXJlbmNlX2lkQhMKEV9leHRlcm5hbF91c2VyX2lkQg8KDV9jYWxsYmFja191cmxiBnByb3RvMw", [file_google_protobuf_timestamp, file_icv_events_v1_options]);
 
 /**
  * One verified asset's proof in a request event.
@@ -45,6 +45,20 @@ export type RequestProof = Message<"icv.events.v1.RequestProof"> & {
    * @generated from field: google.protobuf.Timestamp expires_at = 5;
    */
   expiresAt?: Timestamp | undefined;
+
+  /**
+   * the asset's proof_format sd-jwt-vc: its SD-JWT VC
+   *
+   * @generated from field: optional string sd_jwt_vc = 6;
+   */
+  sdJwtVc?: string | undefined;
+
+  /**
+   * hex; with the identifier it gives the JWT's identifier_hash (absent on older proofs)
+   *
+   * @generated from field: optional string identifier_salt = 7;
+   */
+  identifierSalt?: string | undefined;
 };
 
 /**

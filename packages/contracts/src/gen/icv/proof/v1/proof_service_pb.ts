@@ -2,19 +2,19 @@
 // @generated from file icv/proof/v1/proof_service.proto (package icv.proof.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Environment, TenantScope } from "../../common/v1/scope_pb.ts";
 import { file_icv_common_v1_scope } from "../../common/v1/scope_pb.ts";
-import type { Message } from "@bufbuild/protobuf";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file icv/proof/v1/proof_service.proto.
  */
 export const file_icv_proof_v1_proof_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBpY3YvcHJvb2YvdjEvcHJvb2Zfc2VydmljZS5wcm90bxIMaWN2LnByb29mLnYxIsUCChFJc3N1ZVByb29mUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSEAoIcHJvb2ZfaWQYAiABKAkSDAoEdHlwZRgDIAEoCRIPCgdjaGFubmVsGAQgASgJEhcKD2lkZW50aWZpZXJfaGFzaBgFIAEoCRIdChBleHRlcm5hbF91c2VyX2lkGAYgASgJSACIAQESLwoLdmVyaWZpZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgIIAEoBRIOCgZtZXRob2QYCSABKAkSGQoMc3ViamVjdF9oYXNoGAogASgJSAGIAQFCEwoRX2V4dGVybmFsX3VzZXJfaWRCDwoNX3N1YmplY3RfaGFzaCJgChJJc3N1ZVByb29mUmVzcG9uc2USDQoFdG9rZW4YASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASCwoDa2lkGAMgASgJIlYKFFZhbGlkYXRlUHJvb2ZSZXF1ZXN0EhMKC3Byb29mX3Rva2VuGAEgASgJEikKBXNjb3BlGAIgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZSKVAgoVVmFsaWRhdGVQcm9vZlJlc3BvbnNlEg0KBXZhbGlkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJEhAKCHByb29mX2lkGAQgASgJEgwKBHR5cGUYBSABKAkSDwoHY2hhbm5lbBgGIAEoCRIXCg9pZGVudGlmaWVyX2hhc2gYByABKAkSLwoLdmVyaWZpZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXRlc3RfbW9kZRgKIAEoCBIOCgZtZXRob2QYCyABKAki+QEKC1Byb29mU3RhdHVzEhAKCHByb29mX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIQCghpc192YWxpZBgDIAEoCBISCgppc19yZXZva2VkGAQgASgIEi4KCnJldm9rZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKDnJldm9rZWRfcmVhc29uGAYgASgJSACIAQESLgoKZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKaXNfZXhwaXJlZBgIIAEoCEIRCg9fcmV2b2tlZF9yZWFzb24iVAoVR2V0UHJvb2ZTdGF0dXNSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIQCghwcm9vZl9pZBgCIAEoCSJDChZHZXRQcm9vZlN0YXR1c1Jlc3BvbnNlEikKBnN0YXR1cxgBIAEoCzIZLmljdi5wcm9vZi52MS5Qcm9vZlN0YXR1cyJXChdHZXRQcm9vZlN0YXR1c2VzUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSEQoJcHJvb2ZfaWRzGAIgAygJIkcKGEdldFByb29mU3RhdHVzZXNSZXNwb25zZRIrCghzdGF0dXNlcxgBIAMoCzIZLmljdi5wcm9vZi52MS5Qcm9vZlN0YXR1cyJhChJSZXZva2VQcm9vZlJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEhAKCHByb29mX2lkGAIgASgJEg4KBnJlYXNvbhgDIAEoCSJnChNSZXZva2VQcm9vZlJlc3BvbnNlEhAKCHByb29mX2lkGAEgASgJEi4KCnJldm9rZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJlYXNvbhgDIAEoCSJgCgxSZXZva2VkRW50cnkSEAoIcHJvb2ZfaWQYASABKAkSLgoKcmV2b2tlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAMgASgJInYKGEdldFJldm9jYXRpb25MaXN0UmVxdWVzdBIpCgVzaW5jZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Io0BChlHZXRSZXZvY2F0aW9uTGlzdFJlc3BvbnNlEisKB3Jldm9rZWQYASADKAsyGi5pY3YucHJvb2YudjEuUmV2b2tlZEVudHJ5EjAKDGdlbmVyYXRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJc2lnbmF0dXJlGAMgASgJIk8KA0p3axILCgNrdHkYASABKAkSCQoBbhgCIAEoCRIJCgFlGAMgASgJEgsKA2FsZxgEIAEoCRILCgN1c2UYBSABKAkSCwoDa2lkGAYgASgJIkEKDkdldEp3a3NSZXF1ZXN0Ei8KC2Vudmlyb25tZW50GAEgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCIyCg9HZXRKd2tzUmVzcG9uc2USHwoEa2V5cxgBIAMoCzIRLmljdi5wcm9vZi52MS5Kd2siSgoXUm90YXRlU2lnbmluZ0tleVJlcXVlc3QSLwoLZW52aXJvbm1lbnQYASABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Im0KGFJvdGF0ZVNpZ25pbmdLZXlSZXNwb25zZRILCgNraWQYASABKAkSEwoLcmV0aXJlZF9raWQYAiABKAkSLwoLZW52aXJvbm1lbnQYAyABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Mt4FCgxQcm9vZlNlcnZpY2USTwoKSXNzdWVQcm9vZhIfLmljdi5wcm9vZi52MS5Jc3N1ZVByb29mUmVxdWVzdBogLmljdi5wcm9vZi52MS5Jc3N1ZVByb29mUmVzcG9uc2USWAoNVmFsaWRhdGVQcm9vZhIiLmljdi5wcm9vZi52MS5WYWxpZGF0ZVByb29mUmVxdWVzdBojLmljdi5wcm9vZi52MS5WYWxpZGF0ZVByb29mUmVzcG9uc2USWwoOR2V0UHJvb2ZTdGF0dXMSIy5pY3YucHJvb2YudjEuR2V0UHJvb2ZTdGF0dXNSZXF1ZXN0GiQuaWN2LnByb29mLnYxLkdldFByb29mU3RhdHVzUmVzcG9uc2USYQoQR2V0UHJvb2ZTdGF0dXNlcxIlLmljdi5wcm9vZi52MS5HZXRQcm9vZlN0YXR1c2VzUmVxdWVzdBomLmljdi5wcm9vZi52MS5HZXRQcm9vZlN0YXR1c2VzUmVzcG9uc2USUgoLUmV2b2tlUHJvb2YSIC5pY3YucHJvb2YudjEuUmV2b2tlUHJvb2ZSZXF1ZXN0GiEuaWN2LnByb29mLnYxLlJldm9rZVByb29mUmVzcG9uc2USZAoRR2V0UmV2b2NhdGlvbkxpc3QSJi5pY3YucHJvb2YudjEuR2V0UmV2b2NhdGlvbkxpc3RSZXF1ZXN0GicuaWN2LnByb29mLnYxLkdldFJldm9jYXRpb25MaXN0UmVzcG9uc2USRgoHR2V0SndrcxIcLmljdi5wcm9vZi52MS5HZXRKd2tzUmVxdWVzdBodLmljdi5wcm9vZi52MS5HZXRKd2tzUmVzcG9uc2USYQoQUm90YXRlU2lnbmluZ0tleRIlLmljdi5wcm9vZi52MS5Sb3RhdGVTaWduaW5nS2V5UmVxdWVzdBomLmljdi5wcm9vZi52MS5Sb3RhdGVTaWduaW5nS2V5UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_icv_common_v1_scope]);
+  fileDesc("CiBpY3YvcHJvb2YvdjEvcHJvb2Zfc2VydmljZS5wcm90bxIMaWN2LnByb29mLnYxIq8DChFJc3N1ZVByb29mUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSEAoIcHJvb2ZfaWQYAiABKAkSDAoEdHlwZRgDIAEoCRIPCgdjaGFubmVsGAQgASgJEh0KEGV4dGVybmFsX3VzZXJfaWQYBiABKAlIAIgBARIvCgt2ZXJpZmllZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGgoSZXhwaXJlc19pbl9zZWNvbmRzGAggASgFEg4KBm1ldGhvZBgJIAEoCRIZCgxzdWJqZWN0X2hhc2gYCiABKAlIAYgBARISCgppZGVudGlmaWVyGAsgASgJEikKBmZvcm1hdBgMIAEoDjIZLmljdi5wcm9vZi52MS5Qcm9vZkZvcm1hdBIrCgpob2xkZXJfa2V5GA0gASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEITChFfZXh0ZXJuYWxfdXNlcl9pZEIPCg1fc3ViamVjdF9oYXNoSgQIBRAGUg9pZGVudGlmaWVyX2hhc2ginwEKEklzc3VlUHJvb2ZSZXNwb25zZRINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgNraWQYAyABKAkSFwoPaWRlbnRpZmllcl9zYWx0GAQgASgJEhYKCXNkX2p3dF92YxgFIAEoCUgAiAEBQgwKCl9zZF9qd3RfdmMimAEKFFZhbGlkYXRlUHJvb2ZSZXF1ZXN0EhMKC3Byb29mX3Rva2VuGAEgASgJEikKBXNjb3BlGAIgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIVCghhdWRpZW5jZRgDIAEoCUgAiAEBEhIKBW5vbmNlGAQgASgJSAGIAQFCCwoJX2F1ZGllbmNlQggKBl9ub25jZSLzAwoVVmFsaWRhdGVQcm9vZlJlc3BvbnNlEg0KBXZhbGlkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJEhAKCHByb29mX2lkGAQgASgJEgwKBHR5cGUYBSABKAkSDwoHY2hhbm5lbBgGIAEoCRIXCg9pZGVudGlmaWVyX2hhc2gYByABKAkSLwoLdmVyaWZpZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXRlc3RfbW9kZRgKIAEoCBIOCgZtZXRob2QYCyABKAkSFwoPaWRlbnRpZmllcl9zYWx0GAwgASgJEikKBmZvcm1hdBgNIAEoDjIZLmljdi5wcm9vZi52MS5Qcm9vZkZvcm1hdBIhChRkaXNjbG9zZWRfaWRlbnRpZmllchgOIAEoCUgAiAEBEicKGmRpc2Nsb3NlZF9leHRlcm5hbF91c2VyX2lkGA8gASgJSAGIAQESFAoMaG9sZGVyX2JvdW5kGBAgASgIQhcKFV9kaXNjbG9zZWRfaWRlbnRpZmllckIdChtfZGlzY2xvc2VkX2V4dGVybmFsX3VzZXJfaWQi9QIKC1Byb29mU3RhdHVzEhAKCHByb29mX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIQCghpc192YWxpZBgDIAEoCBISCgppc19yZXZva2VkGAQgASgIEi4KCnJldm9rZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKDnJldm9rZWRfcmVhc29uGAYgASgJSACIAQESLgoKZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKaXNfZXhwaXJlZBgIIAEoCBIUCgxpc19zdXNwZW5kZWQYCSABKAgSMAoMc3VzcGVuZGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIdChBzdXNwZW5kZWRfcmVhc29uGAsgASgJSAGIAQFCEQoPX3Jldm9rZWRfcmVhc29uQhMKEV9zdXNwZW5kZWRfcmVhc29uIlQKFUdldFByb29mU3RhdHVzUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSEAoIcHJvb2ZfaWQYAiABKAkiQwoWR2V0UHJvb2ZTdGF0dXNSZXNwb25zZRIpCgZzdGF0dXMYASABKAsyGS5pY3YucHJvb2YudjEuUHJvb2ZTdGF0dXMiVwoXR2V0UHJvb2ZTdGF0dXNlc1JlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5pY3YuY29tbW9uLnYxLlRlbmFudFNjb3BlEhEKCXByb29mX2lkcxgCIAMoCSJHChhHZXRQcm9vZlN0YXR1c2VzUmVzcG9uc2USKwoIc3RhdHVzZXMYASADKAsyGS5pY3YucHJvb2YudjEuUHJvb2ZTdGF0dXMiYQoSUmV2b2tlUHJvb2ZSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIQCghwcm9vZl9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiZwoTUmV2b2tlUHJvb2ZSZXNwb25zZRIQCghwcm9vZl9pZBgBIAEoCRIuCgpyZXZva2VkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZyZWFzb24YAyABKAkiYAoMUmV2b2tlZEVudHJ5EhAKCHByb29mX2lkGAEgASgJEi4KCnJldm9rZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJlYXNvbhgDIAEoCSJ2ChhHZXRSZXZvY2F0aW9uTGlzdFJlcXVlc3QSKQoFc2luY2UYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2Vudmlyb25tZW50GAIgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCKNAQoZR2V0UmV2b2NhdGlvbkxpc3RSZXNwb25zZRIrCgdyZXZva2VkGAEgAygLMhouaWN2LnByb29mLnYxLlJldm9rZWRFbnRyeRIwCgxnZW5lcmF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXNpZ25hdHVyZRgDIAEoCSJPCgNKd2sSCwoDa3R5GAEgASgJEgkKAW4YAiABKAkSCQoBZRgDIAEoCRILCgNhbGcYBCABKAkSCwoDdXNlGAUgASgJEgsKA2tpZBgGIAEoCSJBCg5HZXRKd2tzUmVxdWVzdBIvCgtlbnZpcm9ubWVudBgBIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiMgoPR2V0Sndrc1Jlc3BvbnNlEh8KBGtleXMYASADKAsyES5pY3YucHJvb2YudjEuSndrIkoKF1JvdGF0ZVNpZ25pbmdLZXlSZXF1ZXN0Ei8KC2Vudmlyb25tZW50GAEgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCJtChhSb3RhdGVTaWduaW5nS2V5UmVzcG9uc2USCwoDa2lkGAEgASgJEhMKC3JldGlyZWRfa2lkGAIgASgJEi8KC2Vudmlyb25tZW50GAMgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCJiChNTdXNwZW5kUHJvb2ZSZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIQCghwcm9vZl9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiQQoUU3VzcGVuZFByb29mUmVzcG9uc2USKQoGc3RhdHVzGAEgASgLMhkuaWN2LnByb29mLnYxLlByb29mU3RhdHVzIlQKFVJlaW5zdGF0ZVByb29mUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmljdi5jb21tb24udjEuVGVuYW50U2NvcGUSEAoIcHJvb2ZfaWQYAiABKAkiQwoWUmVpbnN0YXRlUHJvb2ZSZXNwb25zZRIpCgZzdGF0dXMYASABKAsyGS5pY3YucHJvb2YudjEuUHJvb2ZTdGF0dXMiJwoUR2V0U3RhdHVzTGlzdFJlcXVlc3QSDwoHbGlzdF9pZBgBIAEoCSIkChVHZXRTdGF0dXNMaXN0UmVzcG9uc2USCwoDand0GAEgASgJKl0KC1Byb29mRm9ybWF0EhwKGFBST09GX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhQKEFBST09GX0ZPUk1BVF9KV1QQARIaChZQUk9PRl9GT1JNQVRfU0RfSldUX1ZDEAIy7AcKDFByb29mU2VydmljZRJPCgpJc3N1ZVByb29mEh8uaWN2LnByb29mLnYxLklzc3VlUHJvb2ZSZXF1ZXN0GiAuaWN2LnByb29mLnYxLklzc3VlUHJvb2ZSZXNwb25zZRJYCg1WYWxpZGF0ZVByb29mEiIuaWN2LnByb29mLnYxLlZhbGlkYXRlUHJvb2ZSZXF1ZXN0GiMuaWN2LnByb29mLnYxLlZhbGlkYXRlUHJvb2ZSZXNwb25zZRJbCg5HZXRQcm9vZlN0YXR1cxIjLmljdi5wcm9vZi52MS5HZXRQcm9vZlN0YXR1c1JlcXVlc3QaJC5pY3YucHJvb2YudjEuR2V0UHJvb2ZTdGF0dXNSZXNwb25zZRJhChBHZXRQcm9vZlN0YXR1c2VzEiUuaWN2LnByb29mLnYxLkdldFByb29mU3RhdHVzZXNSZXF1ZXN0GiYuaWN2LnByb29mLnYxLkdldFByb29mU3RhdHVzZXNSZXNwb25zZRJSCgtSZXZva2VQcm9vZhIgLmljdi5wcm9vZi52MS5SZXZva2VQcm9vZlJlcXVlc3QaIS5pY3YucHJvb2YudjEuUmV2b2tlUHJvb2ZSZXNwb25zZRJkChFHZXRSZXZvY2F0aW9uTGlzdBImLmljdi5wcm9vZi52MS5HZXRSZXZvY2F0aW9uTGlzdFJlcXVlc3QaJy5pY3YucHJvb2YudjEuR2V0UmV2b2NhdGlvbkxpc3RSZXNwb25zZRJGCgdHZXRKd2tzEhwuaWN2LnByb29mLnYxLkdldEp3a3NSZXF1ZXN0Gh0uaWN2LnByb29mLnYxLkdldEp3a3NSZXNwb25zZRJhChBSb3RhdGVTaWduaW5nS2V5EiUuaWN2LnByb29mLnYxLlJvdGF0ZVNpZ25pbmdLZXlSZXF1ZXN0GiYuaWN2LnByb29mLnYxLlJvdGF0ZVNpZ25pbmdLZXlSZXNwb25zZRJVCgxTdXNwZW5kUHJvb2YSIS5pY3YucHJvb2YudjEuU3VzcGVuZFByb29mUmVxdWVzdBoiLmljdi5wcm9vZi52MS5TdXNwZW5kUHJvb2ZSZXNwb25zZRJbCg5SZWluc3RhdGVQcm9vZhIjLmljdi5wcm9vZi52MS5SZWluc3RhdGVQcm9vZlJlcXVlc3QaJC5pY3YucHJvb2YudjEuUmVpbnN0YXRlUHJvb2ZSZXNwb25zZRJYCg1HZXRTdGF0dXNMaXN0EiIuaWN2LnByb29mLnYxLkdldFN0YXR1c0xpc3RSZXF1ZXN0GiMuaWN2LnByb29mLnYxLkdldFN0YXR1c0xpc3RSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_common_v1_scope]);
 
 /**
  * @generated from message icv.proof.v1.IssueProofRequest
@@ -39,13 +39,6 @@ export type IssueProofRequest = Message<"icv.proof.v1.IssueProofRequest"> & {
    * @generated from field: string channel = 4;
    */
   channel: string;
-
-  /**
-   * Hex SHA-256 of the canonical identifier; the raw identifier never reaches this service.
-   *
-   * @generated from field: string identifier_hash = 5;
-   */
-  identifierHash: string;
 
   /**
    * @generated from field: optional string external_user_id = 6;
@@ -77,6 +70,32 @@ export type IssueProofRequest = Message<"icv.proof.v1.IssueProofRequest"> & {
    * @generated from field: optional string subject_hash = 10;
    */
   subjectHash?: string | undefined;
+
+  /**
+   * The normalized identifier (required). The JWT carries only its salted hash (the
+   * `identifier_hash` claim: hex SHA-256 of the 16 random salt bytes and the identifier's UTF-8);
+   * the SD-JWT VC holds it as a selectively disclosable claim (and is stored, as the JWT is); a
+   * public asset's (domain, wallet, social, telegram_bot) is also the transparency log's subject,
+   * stored with the proof. A phone number or an email is never stored in clear outside the VC.
+   *
+   * @generated from field: string identifier = 11;
+   */
+  identifier: string;
+
+  /**
+   * JWT (UNSPECIFIED) or SD_JWT_VC (the JWT and the credential).
+   *
+   * @generated from field: icv.proof.v1.ProofFormat format = 12;
+   */
+  format: ProofFormat;
+
+  /**
+   * The holder's public JWK (EC P-256, Ed25519 or RSA >= 2048; no private member): the proof
+   * then carries `cnf: {jwk}` and every presentation needs a key-binding JWT signed by it.
+   *
+   * @generated from field: google.protobuf.Struct holder_key = 13;
+   */
+  holderKey?: JsonObject | undefined;
 };
 
 /**
@@ -104,6 +123,21 @@ export type IssueProofResponse = Message<"icv.proof.v1.IssueProofResponse"> & {
    * @generated from field: string kid = 3;
    */
   kid: string;
+
+  /**
+   * Hex, 16 bytes: with the identifier it gives the token's identifier_hash. Returned to the
+   * tenant beside the token, never inside it.
+   *
+   * @generated from field: string identifier_salt = 4;
+   */
+  identifierSalt: string;
+
+  /**
+   * SD_JWT_VC: the issuer-signed JWT and every disclosure, `~`-joined, without a key-binding JWT.
+   *
+   * @generated from field: optional string sd_jwt_vc = 5;
+   */
+  sdJwtVc?: string | undefined;
 };
 
 /**
@@ -118,6 +152,8 @@ export const IssueProofResponseSchema: GenMessage<IssueProofResponse> = /*@__PUR
  */
 export type ValidateProofRequest = Message<"icv.proof.v1.ValidateProofRequest"> & {
   /**
+   * The JWT, or an SD-JWT VC presentation (issuer-jwt~disclosures~[kb-jwt]).
+   *
    * @generated from field: string proof_token = 1;
    */
   proofToken: string;
@@ -129,6 +165,20 @@ export type ValidateProofRequest = Message<"icv.proof.v1.ValidateProofRequest"> 
    * @generated from field: icv.common.v1.TenantScope scope = 2;
    */
   scope?: TenantScope | undefined;
+
+  /**
+   * Holder binding: the audience and nonce the relying party asked the holder to sign. Given,
+   * a presentation without a valid key-binding JWT is not valid (holder_binding_required); a
+   * holder-bound proof always needs them.
+   *
+   * @generated from field: optional string audience = 3;
+   */
+  audience?: string | undefined;
+
+  /**
+   * @generated from field: optional string nonce = 4;
+   */
+  nonce?: string | undefined;
 };
 
 /**
@@ -200,6 +250,40 @@ export type ValidateProofResponse = Message<"icv.proof.v1.ValidateProofResponse"
    * @generated from field: string method = 11;
    */
   method: string;
+
+  /**
+   * The salt of identifier_hash (hex) for the online identifier check; empty for proofs issued
+   * before hashes were salted (their hash is the identifier's plain SHA-256).
+   *
+   * @generated from field: string identifier_salt = 12;
+   */
+  identifierSalt: string;
+
+  /**
+   * What was presented: the JWT or an SD-JWT VC.
+   *
+   * @generated from field: icv.proof.v1.ProofFormat format = 13;
+   */
+  format: ProofFormat;
+
+  /**
+   * SD-JWT VC: the claims the presentation disclosed (absent when it did not).
+   *
+   * @generated from field: optional string disclosed_identifier = 14;
+   */
+  disclosedIdentifier?: string | undefined;
+
+  /**
+   * @generated from field: optional string disclosed_external_user_id = 15;
+   */
+  disclosedExternalUserId?: string | undefined;
+
+  /**
+   * A key-binding JWT signed by the proof's holder key was checked.
+   *
+   * @generated from field: bool holder_bound = 16;
+   */
+  holderBound: boolean;
 };
 
 /**
@@ -252,6 +336,21 @@ export type ProofStatus = Message<"icv.proof.v1.ProofStatus"> & {
    * @generated from field: bool is_expired = 8;
    */
   isExpired: boolean;
+
+  /**
+   * @generated from field: bool is_suspended = 9;
+   */
+  isSuspended: boolean;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp suspended_at = 10;
+   */
+  suspendedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string suspended_reason = 11;
+   */
+  suspendedReason?: string | undefined;
 };
 
 /**
@@ -598,7 +697,160 @@ export const RotateSigningKeyResponseSchema: GenMessage<RotateSigningKeyResponse
   messageDesc(file_icv_proof_v1_proof_service, 18);
 
 /**
- * Proofs: RS256 JWTs over verified assets, their revocation, and the public keys to check them offline.
+ * @generated from message icv.proof.v1.SuspendProofRequest
+ */
+export type SuspendProofRequest = Message<"icv.proof.v1.SuspendProofRequest"> & {
+  /**
+   * @generated from field: icv.common.v1.TenantScope scope = 1;
+   */
+  scope?: TenantScope | undefined;
+
+  /**
+   * @generated from field: string proof_id = 2;
+   */
+  proofId: string;
+
+  /**
+   * record_missing, record_mismatch, unreachable or policy_refused.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message icv.proof.v1.SuspendProofRequest.
+ * Use `create(SuspendProofRequestSchema)` to create a new message.
+ */
+export const SuspendProofRequestSchema: GenMessage<SuspendProofRequest> = /*@__PURE__*/
+  messageDesc(file_icv_proof_v1_proof_service, 19);
+
+/**
+ * @generated from message icv.proof.v1.SuspendProofResponse
+ */
+export type SuspendProofResponse = Message<"icv.proof.v1.SuspendProofResponse"> & {
+  /**
+   * @generated from field: icv.proof.v1.ProofStatus status = 1;
+   */
+  status?: ProofStatus | undefined;
+};
+
+/**
+ * Describes the message icv.proof.v1.SuspendProofResponse.
+ * Use `create(SuspendProofResponseSchema)` to create a new message.
+ */
+export const SuspendProofResponseSchema: GenMessage<SuspendProofResponse> = /*@__PURE__*/
+  messageDesc(file_icv_proof_v1_proof_service, 20);
+
+/**
+ * @generated from message icv.proof.v1.ReinstateProofRequest
+ */
+export type ReinstateProofRequest = Message<"icv.proof.v1.ReinstateProofRequest"> & {
+  /**
+   * @generated from field: icv.common.v1.TenantScope scope = 1;
+   */
+  scope?: TenantScope | undefined;
+
+  /**
+   * @generated from field: string proof_id = 2;
+   */
+  proofId: string;
+};
+
+/**
+ * Describes the message icv.proof.v1.ReinstateProofRequest.
+ * Use `create(ReinstateProofRequestSchema)` to create a new message.
+ */
+export const ReinstateProofRequestSchema: GenMessage<ReinstateProofRequest> = /*@__PURE__*/
+  messageDesc(file_icv_proof_v1_proof_service, 21);
+
+/**
+ * @generated from message icv.proof.v1.ReinstateProofResponse
+ */
+export type ReinstateProofResponse = Message<"icv.proof.v1.ReinstateProofResponse"> & {
+  /**
+   * @generated from field: icv.proof.v1.ProofStatus status = 1;
+   */
+  status?: ProofStatus | undefined;
+};
+
+/**
+ * Describes the message icv.proof.v1.ReinstateProofResponse.
+ * Use `create(ReinstateProofResponseSchema)` to create a new message.
+ */
+export const ReinstateProofResponseSchema: GenMessage<ReinstateProofResponse> = /*@__PURE__*/
+  messageDesc(file_icv_proof_v1_proof_service, 22);
+
+/**
+ * @generated from message icv.proof.v1.GetStatusListRequest
+ */
+export type GetStatusListRequest = Message<"icv.proof.v1.GetStatusListRequest"> & {
+  /**
+   * The last path segment of the list's uri (`live-0`, `test-3`, …).
+   *
+   * @generated from field: string list_id = 1;
+   */
+  listId: string;
+};
+
+/**
+ * Describes the message icv.proof.v1.GetStatusListRequest.
+ * Use `create(GetStatusListRequestSchema)` to create a new message.
+ */
+export const GetStatusListRequestSchema: GenMessage<GetStatusListRequest> = /*@__PURE__*/
+  messageDesc(file_icv_proof_v1_proof_service, 23);
+
+/**
+ * @generated from message icv.proof.v1.GetStatusListResponse
+ */
+export type GetStatusListResponse = Message<"icv.proof.v1.GetStatusListResponse"> & {
+  /**
+   * The status list token (typ statuslist+jwt), signed by a key of the list's own environment.
+   *
+   * @generated from field: string jwt = 1;
+   */
+  jwt: string;
+};
+
+/**
+ * Describes the message icv.proof.v1.GetStatusListResponse.
+ * Use `create(GetStatusListResponseSchema)` to create a new message.
+ */
+export const GetStatusListResponseSchema: GenMessage<GetStatusListResponse> = /*@__PURE__*/
+  messageDesc(file_icv_proof_v1_proof_service, 24);
+
+/**
+ * The formats a proof can be issued in. The RS256 JWT is always issued; SD_JWT_VC adds the
+ * selectively disclosable credential beside it.
+ *
+ * @generated from enum icv.proof.v1.ProofFormat
+ */
+export enum ProofFormat {
+  /**
+   * @generated from enum value: PROOF_FORMAT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: PROOF_FORMAT_JWT = 1;
+   */
+  JWT = 1,
+
+  /**
+   * @generated from enum value: PROOF_FORMAT_SD_JWT_VC = 2;
+   */
+  SD_JWT_VC = 2,
+}
+
+/**
+ * Describes the enum icv.proof.v1.ProofFormat.
+ */
+export const ProofFormatSchema: GenEnum<ProofFormat> = /*@__PURE__*/
+  enumDesc(file_icv_proof_v1_proof_service, 0);
+
+/**
+ * Proofs: RS256 JWTs (and, when asked, SD-JWT VCs) over verified assets, their revocation and
+ * suspension, the Token Status Lists, and the public keys to check them offline.
  *
  * @generated from service icv.proof.v1.ProofService
  */
@@ -673,6 +925,39 @@ export const ProofService: GenService<{
     methodKind: "unary";
     input: typeof RotateSigningKeyRequestSchema;
     output: typeof RotateSigningKeyResponseSchema;
+  },
+  /**
+   * Suspends a valid proof (status-list value 2; validate answers `suspended`) until it is
+   * reinstated. Idempotent: a suspended proof answers its original suspended_at. A revoked or
+   * expired proof is invalid_state; another scope's is NOT_FOUND.
+   *
+   * @generated from rpc icv.proof.v1.ProofService.SuspendProof
+   */
+  suspendProof: {
+    methodKind: "unary";
+    input: typeof SuspendProofRequestSchema;
+    output: typeof SuspendProofResponseSchema;
+  },
+  /**
+   * Ends a suspension (status-list value 0 again). Idempotent: a proof that is not suspended
+   * answers as it is. A revoked proof is invalid_state (revocation is final).
+   *
+   * @generated from rpc icv.proof.v1.ProofService.ReinstateProof
+   */
+  reinstateProof: {
+    methodKind: "unary";
+    input: typeof ReinstateProofRequestSchema;
+    output: typeof ReinstateProofResponseSchema;
+  },
+  /**
+   * One Token Status List (draft-ietf-oauth-status-list) as its signed JWT (public).
+   *
+   * @generated from rpc icv.proof.v1.ProofService.GetStatusList
+   */
+  getStatusList: {
+    methodKind: "unary";
+    input: typeof GetStatusListRequestSchema;
+    output: typeof GetStatusListResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_icv_proof_v1_proof_service, 0);

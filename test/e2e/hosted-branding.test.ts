@@ -25,9 +25,8 @@ let cdn: https.Server;
 beforeAll(async () => {
   const ca = await createCa("Test CDN CA");
   const leaf = await issueCertificate(ca, "localhost");
-  // Node ≥ 22.19 / 24.5 (the installed @types/node predates it)
-  const caStore = tls as unknown as { setDefaultCACertificates(c: string[]): void; getCACertificates(k: string): string[] };
-  caStore.setDefaultCACertificates([...caStore.getCACertificates("default"), ca.cert]);
+  // Node ≥ 22.19 / 24.5: the project's own Node (test/node-runtime.test.ts)
+  tls.setDefaultCACertificates([...tls.getCACertificates("default"), ca.cert]);
   logoPng = await QRCode.toBuffer("ACME", { type: "png", width: 96, margin: 1, color: { dark: "#0a7f5a", light: "#ffffff" } });
   cdn = https.createServer({ cert: leaf.cert, key: leaf.key }, (req, res) => {
     logoHits.push(req.url ?? "");

@@ -28,7 +28,7 @@ const revoked = generateApiKey("test");
 
 /** What the services answer: one verification, and a validation that depends on the token. */
 function fakeClients(config: ReturnType<typeof parseConfig>, calls: string[]): Clients {
-  const real = makeClients(config, {} as TlsIdentity);
+  const real = makeClients(config, {} as TlsIdentity, createLogger({ level: "silent" }));
   return {
     ...real,
     verification: {

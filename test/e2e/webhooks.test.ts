@@ -225,9 +225,9 @@ describe("the delivery endpoints", () => {
 
   it("paginate newest first", async () => {
     const p1 = await t.c.get("/api/v1/webhook-deliveries?limit=2");
-    expect(p1.body.pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2, hasMore: true });
+    expect(p1.body.pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2, hasMore: true, has_more: true });
     const p2 = await t.c.get("/api/v1/webhook-deliveries?limit=2&page=2");
-    expect(p2.body.pagination).toEqual({ page: 2, limit: 2, total: 3, pages: 2, hasMore: false });
+    expect(p2.body.pagination).toEqual({ page: 2, limit: 2, total: 3, pages: 2, hasMore: false, has_more: false });
     const all = [...p1.body.data, ...p2.body.data];
     expect(new Set(all.map((d) => d.id)).size).toBe(3);
     const created = all.map((d) => d.created_at);

@@ -9,6 +9,7 @@ import { errorHandler, notFound, requestId, requireJson } from "./http.ts";
 import type { HostedHub } from "./hosted/hub.ts";
 import { mountHostedPage } from "./hosted/page.ts";
 import { mountLogoProxy } from "./hosted/logo.ts";
+import { mountFavicon } from "./hosted/favicon.ts";
 import { mountProviderHooks } from "./hooks/routes.ts";
 import { idempotency } from "./idempotency.ts";
 import { jsonBody, queryEncoding } from "./input.ts";
@@ -64,7 +65,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
   app.set("trust proxy", config.TRUST_PROXY);
   app.set("query parser", "simple");
 
-  const auth = keyAuth(store, config.API_KEY_CACHE_TTL_MS, { limiter, perMinute: config.AUTH_FAILURES_PER_MINUTE });
+  const auth = keyAuth(store, config.API_KEY_CACHE_TTL_MS, { limiter, perMinute: config.AUTH_FAILURES_PER_MINUTE }, logger);
   let openapiDoc: Record<string, unknown> | undefined;
   let docsHtml: string | undefined;
   const health: HealthDeps = { clients, database: () => store.ping(), redis: deps.redisPing, kafka: deps.kafkaUp };
@@ -133,6 +134,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
   mountHostedPage(app, ipLimit);
   mountLogoProxy(app, ipLimit, { config, logger, projects: clients.projects });
   mountProfilePage(app, ipLimit, clients.profiles);
+  mountFavicon(app);
   mountProviderHooks(app, { config, logger, session: clients.session, limiter });
   app.use(notFound);
   app.use(errorHandler(logger));

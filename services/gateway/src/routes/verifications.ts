@@ -21,6 +21,10 @@ const Challenge = z
   })
   .meta({ id: "Challenge" });
 
+/** A verification's proof, as GET answers it (test-verify answers it beside its flat proof_token and proof_expires_at). */
+const ProofOfVerification = z.object({ token: z.string(), expires_at: timestamp }).meta({ id: "VerificationProof" });
+const toRestProof = (p: NonNullable<VerificationMsg["proof"]>) => ({ token: p.token, expires_at: iso(p.expiresAt) });
+
 export const Verification = z
   .object({
     id: z.string(),
@@ -31,7 +35,7 @@ export const Verification = z
     challenge: Challenge.optional(),
     created_at: timestamp,
     verified_at: timestamp.optional(),
-    proof: z.object({ token: z.string(), expires_at: timestamp }).optional(),
+    proof: ProofOfVerification.optional(),
     client_metadata: jsonObject.optional(),
     external_user_id: z.string().optional(),
     attempts: z.number().int(),
@@ -127,8 +131,9 @@ const TestVerifyResponse = z
     status: z.literal("verified"),
     identifier: z.string(),
     verified_at: timestamp,
-    proof_token: z.string(),
-    proof_expires_at: timestamp,
+    proof_token: z.string().describe("The spec's flat field: the same as proof.token"),
+    proof_expires_at: timestamp.describe("The spec's flat field: the same as proof.expires_at"),
+    proof: ProofOfVerification.describe("The proof as GET /api/v1/verifications/{id} answers it"),
     test_mode: z.literal(true),
     project_id: projectIdShown,
   })
@@ -222,7 +227,7 @@ export function toRest(v: VerificationMsg) {
       : {}),
     created_at: iso(v.createdAt),
     ...(v.verifiedAt ? { verified_at: iso(v.verifiedAt) } : {}),
-    ...(v.proof ? { proof: { token: v.proof.token, expires_at: iso(v.proof.expiresAt) } } : {}),
+    ...(v.proof ? { proof: toRestProof(v.proof) } : {}),
     ...(v.clientMetadata ? { client_metadata: v.clientMetadata } : {}),
     ...(v.externalUserId ? { external_user_id: v.externalUserId } : {}),
     attempts: v.attempts,
@@ -370,6 +375,7 @@ export function verificationRoutes(c: Clients): RouteDef[] {
             verified_at: iso(v.verifiedAt),
             proof_token: v.proof?.token,
             proof_expires_at: iso(v.proof?.expiresAt),
+            ...(v.proof ? { proof: toRestProof(v.proof) } : {}),
             test_mode: true,
             ...(v.projectId ? { project_id: v.projectId } : {}),
           },

@@ -12,6 +12,8 @@ export interface ShellBlock {
   code: string;
   /** The reason of a `docs-run: skip` marker. */
   skip?: string;
+  /** Its sample output: the ```json (or plain) block that follows it with nothing but blank lines between. */
+  sample?: string;
 }
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
@@ -22,18 +24,29 @@ export function shellBlocks(file: string): ShellBlock[] {
   const out: ShellBlock[] = [];
   let heading = "";
   for (let i = 0; i < lines.length; i++) {
-    const fence = /^(```|~~~)\s*(\S*)/.exec(lines[i]);
+    // a fence may be indented (a block inside a list item): its lines lose that indentation
+    const fence = /^(\s*)(```|~~~)\s*(\S*)/.exec(lines[i]);
     if (!fence) {
       const h = /^#{1,6}\s+(.*)$/.exec(lines[i]);
       if (h) heading = h[1].trim();
       continue;
     }
+    const [, indent, mark, lang] = fence;
     const start = i;
     const body: string[] = [];
-    for (i++; i < lines.length && !lines[i].startsWith(fence[1]); i++) body.push(lines[i]);
-    if (!SHELL.has(fence[2])) continue;
+    for (i++; i < lines.length && !lines[i].trimStart().startsWith(mark); i++)
+      body.push(lines[i].startsWith(indent) ? lines[i].slice(indent.length) : lines[i]);
+    if (!SHELL.has(lang)) continue;
     const marker = /<!--\s*docs-run:\s*skip\s*\((.+)\)\s*-->/.exec(lines[start - 1] ?? "");
-    out.push({ where: `${file}:${start + 1}`, heading, code: `${body.join("\n")}\n`, skip: marker?.[1] });
+    let next = i + 1;
+    while (lines[next]?.trim() === "") next++;
+    const sampleFence = /^\s*(```|~~~)\s*(json|text)?\s*$/.exec(lines[next] ?? "");
+    let sample: string | undefined;
+    if (sampleFence) {
+      const end = lines.findIndex((l, n) => n > next && l.trimStart().startsWith(sampleFence[1]));
+      if (end > next) sample = lines.slice(next + 1, end).join("\n");
+    }
+    out.push({ where: `${file}:${start + 1}`, heading, code: `${body.join("\n")}\n`, skip: marker?.[1], sample });
   }
   return out;
 }

@@ -95,9 +95,9 @@ describe("branding in the page API and the logo proxy", () => {
     expect((await fetch(`${stack.url}/hosted/logo/..%2f..%2fetc%2fpasswd`)).status).toBe(404);
   });
 
-  it("a request without project_id shows the default project (no branding set); callbacks send a cancelled request to cancel_url", async () => {
+  it("a request without project_id shows the default project (no branding set: the tenant's name); callbacks send a cancelled request to cancel_url", async () => {
     const plain = await request({ assets: [{ type: "email" }] });
-    expect((await view(plain)).branding).toEqual({ business_name: null, logo_url: null, primary_color: null, support_email: null });
+    expect((await view(plain)).branding).toEqual({ business_name: "Branded page", logo_url: null, primary_color: null, support_email: null });
     const pid = await project(
       {},
       { success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancelled", failure_url: "https://shop.example/failed" },

@@ -10,6 +10,7 @@ import type { HostedHub } from "./hosted/hub.ts";
 import { mountHostedPage } from "./hosted/page.ts";
 import { mountLogoProxy } from "./hosted/logo.ts";
 import { mountFavicon } from "./hosted/favicon.ts";
+import { tenantNames } from "./hosted/branding.ts";
 import { mountProviderHooks } from "./hooks/routes.ts";
 import { idempotency } from "./idempotency.ts";
 import { jsonBody, queryEncoding } from "./input.ts";
@@ -65,6 +66,8 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
   app.set("trust proxy", config.TRUST_PROXY);
   app.set("query parser", "simple");
 
+  // who is asking, on the hosted pages of a project without a business name
+  const names = tenantNames((id) => store.tenantName(id));
   const auth = keyAuth(store, config.API_KEY_CACHE_TTL_MS, { limiter, perMinute: config.AUTH_FAILURES_PER_MINUTE }, logger);
   let openapiDoc: Record<string, unknown> | undefined;
   let docsHtml: string | undefined;
@@ -80,12 +83,12 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
     ...domainRoutes(clients),
     ...verificationEventRoutes(clients, deps.sse),
     ...verificationRequestRoutes(config, clients.requests),
-    ...hostedRoutes(config, deps.hosted, clients.requests),
+    ...hostedRoutes(config, deps.hosted, clients.requests, names),
     ...reuseRoutes(config, clients.requests),
     ...proofRoutes(clients),
     ...webhookDeliveryRoutes(clients),
     ...testMessageRoutes(clients),
-    ...sessionRoutes(clients),
+    ...sessionRoutes(clients, names),
     ...oauthRoutes(clients.verification),
     ...projectRoutes(clients.projects),
     ...profileRoutes(config, clients),

@@ -45,6 +45,10 @@ export class GatewayStore {
     return (await this.db.query<{ id: string; name: string; created_at: Date }>(`SELECT id, name, created_at FROM ${S}.tenants ORDER BY id`)).rows;
   }
 
+  async tenantName(id: string): Promise<string | undefined> {
+    return (await this.db.query<{ name: string }>(`SELECT name FROM ${S}.tenants WHERE id = $1`, [id])).rows[0]?.name;
+  }
+
   async tenantExists(id: string): Promise<boolean> {
     return (await this.db.query(`SELECT 1 FROM ${S}.tenants WHERE id = $1`, [id])).rowCount === 1;
   }

@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync,
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { shellBlocks, type ShellBlock } from "./support/doc-blocks.ts";
+import { shellBlocks, shellEnv, type ShellBlock } from "./support/doc-blocks.ts";
 import { freePort } from "./support/private-servers.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -33,14 +33,6 @@ let stack: ChildProcess | undefined;
 let output = "";
 let env: Record<string, string> = {};
 let keys = { test: "", live: "" };
-
-/** A fresh shell's environment: the machine's tools and Node, nothing of this project's PATH or of vitest. */
-function shellEnv(extra: Record<string, string>): Record<string, string> {
-  const { DATABASE_URL: _d, REDIS_URL: _r, NODE_OPTIONS: _o, ...inherited } = process.env as Record<string, string>;
-  for (const k of Object.keys(inherited)) if (k.startsWith("npm_") || k.startsWith("VITEST") || k === "INIT_CWD") delete inherited[k];
-  const PATH = (inherited.PATH ?? "").split(path.delimiter).filter((d) => !d.includes(`${path.sep}node_modules`));
-  return { ...inherited, PATH: PATH.join(path.delimiter), ...extra };
-}
 
 beforeAll(async () => {
   const grpc: Record<string, string> = {};
@@ -176,15 +168,17 @@ describe("the guides' shell blocks, run as written against `npm start`", () => {
       const { outputs, failure } = runGuide(guide, run);
       expect(failure).toBeUndefined();
       const diffs: string[] = [];
-      run.forEach((b, i) => {
-        if (b.sample === undefined) return;
-        const want = parsed(b.sample);
-        if (!want) return;
+      for (const [i, b] of run.entries()) {
+        const want = b.sample === undefined ? undefined : parsed(b.sample);
+        if (!want) continue;
         const got = parsed(outputs[i]);
-        if (!got) return void diffs.push(`${b.where}: the sample is JSON, the answer is not: ${outputs[i].slice(0, 300)}`);
+        if (!got) {
+          diffs.push(`${b.where}: the sample is JSON, the answer is not: ${outputs[i].slice(0, 300)}`);
+          continue;
+        }
         if (want.values.length !== got.values.length) diffs.push(`${b.where}: ${want.values.length} documents in the sample, ${got.values.length} answered`);
-        want.values.forEach((w, n) => diffs.push(...fieldDiff(w, got.values[n]).map((d) => `${b.where}: ${d}`)));
-      });
+        for (const [n, w] of want.values.entries()) diffs.push(...fieldDiff(w, got.values[n]).map((d) => `${b.where}: ${d}`));
+      }
       expect(diffs).toEqual([]);
     });
   }

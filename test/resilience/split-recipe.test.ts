@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { shellBlocks } from "../support/doc-blocks.ts";
+import { shellBlocks, shellEnv } from "../support/doc-blocks.ts";
 import { freePort, freePorts, havePostgresBinaries, privatePostgres, type PrivatePostgres } from "../support/private-servers.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { api } from "../support/stack.ts";
@@ -24,16 +24,6 @@ let rx: Receiver | undefined;
 let env: Record<string, string> = {};
 let base = "";
 let printed = "";
-
-/** The environment of a fresh shell: this test's settings, the machine's tools, nothing of this project's PATH. */
-function shellEnv(extra: Record<string, string>): Record<string, string> {
-  const { DATABASE_URL: _d, REDIS_URL: _r, NODE_OPTIONS: _o, ...inherited } = process.env as Record<string, string>;
-  for (const k of Object.keys(inherited)) if (k.startsWith("npm_") || k.startsWith("VITEST")) delete inherited[k];
-  const PATH = (inherited.PATH ?? "")
-    .split(path.delimiter)
-    .filter((d) => !d.includes(`${path.sep}node_modules${path.sep}`) && !d.endsWith("node_modules/.bin"));
-  return { ...inherited, PATH: PATH.join(path.delimiter), ...extra };
-}
 
 const pids = () =>
   (existsSync(dataDir) ? readdirSync(dataDir).filter((f) => f.endsWith(".pid")) : []).map((f) => Number(readFileSync(path.join(dataDir, f), "utf8")));

@@ -50,3 +50,14 @@ export function shellBlocks(file: string): ShellBlock[] {
   }
   return out;
 }
+
+/**
+ * The environment of a fresh shell a reader opens to run a guide's block: the machine's tools and
+ * Node, nothing of this project's PATH (node_modules/.bin), npm's or vitest's; `extra` on top.
+ */
+export function shellEnv(extra: Record<string, string>): Record<string, string> {
+  const { DATABASE_URL: _d, REDIS_URL: _r, NODE_OPTIONS: _o, ...inherited } = process.env as Record<string, string>;
+  for (const k of Object.keys(inherited)) if (k.startsWith("npm_") || k.startsWith("VITEST") || k === "INIT_CWD") delete inherited[k];
+  const PATH = (inherited.PATH ?? "").split(path.delimiter).filter((d) => !d.includes(`${path.sep}node_modules`));
+  return { ...inherited, PATH: PATH.join(path.delimiter), ...extra };
+}

@@ -11,11 +11,13 @@ import type { EnvironmentWebhooks } from "@icv/contracts/gen/icv/webhook/v1/webh
 import { iso, loadConfig } from "@icv/platform";
 
 const USAGE = `usage: npm run --silent admin -- <command> [--json]
-  tenant create --name NAME        create a tenant; prints its live and test keys (shown once) and webhook secrets
+  tenant create --name NAME        create a tenant; prints its live and test keys (shown once) with their ids, and webhook secrets
   tenant list                      list tenants
+  key list --tenant ID             a tenant's keys: id, environment, prefix, created, last used, revoked (never the keys)
   key create --tenant ID --env live|test
                                    create another API key for a tenant
-  key revoke --key KEY_ID          revoke an API key (refused everywhere within the key cache TTL)
+  key revoke --key KEY_ID|KEY      revoke an API key, named by its id (key_…) or the key itself (pk_…);
+                                   refused everywhere within the key cache TTL
   signing-key rotate [--env live|test]
                                    new proof signing key of that set (default live: jwks.json; test: jwks-test.json);
                                    the old one stays published in its set while its proofs live
@@ -105,11 +107,20 @@ async function run(): Promise<void> {
           name: t.name,
           created_at: iso(t.createdAt),
           live_key: r.liveKey,
+          live_key_id: r.liveKeyId,
           test_key: r.testKey,
+          test_key_id: r.testKeyId,
           live_webhook_secret: r.liveWebhookSecret,
           test_webhook_secret: r.testWebhookSecret,
         },
-        `tenant ${t.id} (${t.name})\nlive key ${r.liveKey}\ntest key ${r.testKey}\nlive webhook secret ${r.liveWebhookSecret}\ntest webhook secret ${r.testWebhookSecret}\nThe keys are shown only now.`,
+        [
+          `tenant ${t.id} (${t.name})`,
+          `live key ${r.liveKeyId} ${r.liveKey}`,
+          `test key ${r.testKeyId} ${r.testKey}`,
+          `live webhook secret ${r.liveWebhookSecret}`,
+          `test webhook secret ${r.testWebhookSecret}`,
+          "The keys are shown only now (their ids stay: key list, key revoke).",
+        ].join("\n"),
       );
     }
     case "tenant list": {
@@ -122,9 +133,26 @@ async function run(): Promise<void> {
       const r = await admin.createApiKey({ tenantId: values.tenant, environment: values.env === "live" ? Environment.LIVE : Environment.TEST }, { headers });
       return print({ key_id: r.keyId, key: r.key }, `key ${r.keyId}\n${r.key}\nThe key is shown only now.`);
     }
+    case "key list": {
+      if (!values.tenant) fail("key list needs --tenant ID");
+      const r = await admin.listApiKeys({ tenantId: values.tenant }, { headers });
+      const rows = r.keys.map((k) => ({
+        key_id: k.keyId,
+        env: k.environment === Environment.LIVE ? "live" : "test",
+        prefix: k.prefix,
+        created_at: iso(k.createdAt),
+        last_used_at: iso(k.lastUsedAt) ?? null,
+        revoked_at: iso(k.revokedAt) ?? null,
+      }));
+      const line = (k: (typeof rows)[number]) =>
+        `${k.key_id}  ${k.env}  ${k.prefix}…  created ${k.created_at}  last used ${k.last_used_at ?? "never"}${k.revoked_at ? `  REVOKED ${k.revoked_at}` : ""}`;
+      return print(rows, rows.map(line).join("\n") || "(no keys)");
+    }
     case "key revoke": {
-      if (!values.key) fail("key revoke needs --key KEY_ID");
-      const r = await admin.revokeApiKey({ keyId: values.key }, { headers });
+      if (!values.key) fail("key revoke needs --key KEY_ID or --key KEY");
+      // the key itself (pk_live_…/pk_test_…) is found by its hash; anything else is an id
+      const by = /^pk_(live|test)_/.test(values.key) ? { key: values.key } : { keyId: values.key };
+      const r = await admin.revokeApiKey(by, { headers });
       return print({ key_id: r.keyId, revoked_at: iso(r.revokedAt) }, `revoked ${r.keyId} at ${iso(r.revokedAt)}`);
     }
     case "signing-key rotate": {

@@ -76,7 +76,7 @@ async function startServices(): Promise<void> {
   running.push(await startSessionService(config, logger));
   const gw = await startGateway(config, logger);
   running.push(gw);
-  logger.info({ url: gw.url, ms: Date.now() - started }, "ICV is up");
+  logger.info({ url: gw.url, ms: Date.now() - started, node: process.version }, "ICV is up");
   worker?.ready();
   if (gw.devTenant) printDevTenant(gw.devTenant, gw.url);
 }

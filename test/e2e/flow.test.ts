@@ -35,6 +35,13 @@ describe("the whole path: create → test-verify → proof → validate → revo
     const verified = await c.post(`/api/v1/verifications/${created.body.id}/test-verify`);
     expect(verified.status).toBe(200);
     expect(verified.body).toMatchObject({ id: created.body.id, status: "verified", test_mode: true });
+    // the spec's flat fields, and beside them the proof object as GET answers it
+    expect(verified.body.proof).toEqual({
+      token: verified.body.proof_token,
+      expires_at: verified.body.proof_expires_at,
+      identifier_salt: verified.body.identifier_salt,
+    });
+    expect((await c.get(`/api/v1/verifications/${created.body.id}`)).body.proof).toEqual(verified.body.proof);
 
     // offline: the (test) JWKS alone checks the signature; the raw phone number is nowhere in the token
     const jwks = await api(stack.url).get("/.well-known/jwks-test.json");

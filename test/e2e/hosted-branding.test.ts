@@ -25,9 +25,8 @@ let cdn: https.Server;
 beforeAll(async () => {
   const ca = await createCa("Test CDN CA");
   const leaf = await issueCertificate(ca, "localhost");
-  // Node ≥ 22.19 / 24.5 (the installed @types/node predates it)
-  const caStore = tls as unknown as { setDefaultCACertificates(c: string[]): void; getCACertificates(k: string): string[] };
-  caStore.setDefaultCACertificates([...caStore.getCACertificates("default"), ca.cert]);
+  // Node ≥ 22.19 / 24.5: the project's own Node (test/node-runtime.test.ts)
+  tls.setDefaultCACertificates([...tls.getCACertificates("default"), ca.cert]);
   logoPng = await QRCode.toBuffer("ACME", { type: "png", width: 96, margin: 1, color: { dark: "#0a7f5a", light: "#ffffff" } });
   cdn = https.createServer({ cert: leaf.cert, key: leaf.key }, (req, res) => {
     logoHits.push(req.url ?? "");
@@ -96,9 +95,9 @@ describe("branding in the page API and the logo proxy", () => {
     expect((await fetch(`${stack.url}/hosted/logo/..%2f..%2fetc%2fpasswd`)).status).toBe(404);
   });
 
-  it("a request without project_id shows the default project (no branding set); callbacks send a cancelled request to cancel_url", async () => {
+  it("a request without project_id shows the default project (no branding set: the tenant's name); callbacks send a cancelled request to cancel_url", async () => {
     const plain = await request({ assets: [{ type: "email" }] });
-    expect((await view(plain)).branding).toEqual({ business_name: null, logo_url: null, primary_color: null, support_email: null });
+    expect((await view(plain)).branding).toEqual({ business_name: "Branded page", logo_url: null, primary_color: null, support_email: null });
     const pid = await project(
       {},
       { success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancelled", failure_url: "https://shop.example/failed" },

@@ -95,6 +95,8 @@ describe("the hosted page's API", () => {
       token_expired: false,
     });
     expect(s.action_context).toEqual({ title: "Confirm your order", description: "Order 42 needs your email and phone." });
+    // no branded project: the page names the tenant (its name at tenant create), so it says who is asking
+    expect(s.branding).toEqual({ business_name: "Hosted", logo_url: null, primary_color: null, support_email: null });
     expect(s.assets[0]).toMatchObject({
       index: 0,
       type: "email",
@@ -107,8 +109,9 @@ describe("the hosted page's API", () => {
     const p = s.assets[1];
     expect(p).toMatchObject({ index: 1, type: "phone", channel: "telegram", status: "in_progress", method: "code" });
     expect(p.challenge.code).toMatch(/^[A-Z0-9]{6}$/);
-    expect(p.challenge.deep_link).toBe(`https://t.me/icv_test_bot?start=${p.challenge.code}`);
-    expect(p.challenge.qr_code).toMatch(/^data:image\/png;base64,/);
+    // test mode without a configured bot: the placeholder bot is not ours, so no link and no QR code to it
+    expect(p.challenge.deep_link).toBeUndefined();
+    expect(p.challenge.qr_code).toBeUndefined();
     for (const secret of ["callback_url", "client_metadata", "external_user_id", "hook-secret", "u-1", "proof"]) expect(res.text).not.toContain(secret);
   });
 
@@ -278,11 +281,12 @@ describe.skipIf(!existsSync(CHROMIUM))(
         const email = tab.locator("#asset-0");
         const phoneCard = tab.locator("#asset-1");
         await expect.poll(() => tab.locator("#progress").textContent()).toBe("0 of 2 verified");
-        // the phone challenge: code, link and QR
+        // the phone challenge: the code, and no link or QR code to the test placeholder bot (not ours)
         const code = await phoneCard.locator(".code").textContent();
         expect(code).toMatch(/^[A-Z0-9]{6}$/);
-        expect(await phoneCard.getByRole("link", { name: "Open Telegram" }).getAttribute("href")).toBe(`https://t.me/icv_test_bot?start=${code}`);
-        expect(await phoneCard.getByRole("img").getAttribute("src")).toMatch(/^data:image\/png;base64,/);
+        expect(await phoneCard.getByRole("link").count()).toBe(0);
+        expect(await phoneCard.getByRole("img").count()).toBe(0);
+        expect(await phoneCard.textContent()).toContain("Test mode: there is no Telegram bot to open.");
         // a code the page shows is never typed back into it: no code box for the reverse-OTP code
         expect(await phoneCard.locator("input[name=challenge_code]").count()).toBe(0);
 
@@ -296,6 +300,17 @@ describe.skipIf(!existsSync(CHROMIUM))(
         await email.getByLabel("Code from the email").waitFor();
         expect(await tab.evaluate(() => document.activeElement?.id)).toBe("challenge_code-0");
         await expect.poll(() => email.locator(".status").textContent()).toBe("In progress");
+        // test mode sends nothing, and the page does not claim otherwise
+        expect(await email.textContent()).toContain("Test mode: no email is sent.");
+        expect(await email.textContent()).not.toContain("We sent");
+        expect(await email.textContent()).toContain("5 attempts left");
+        // a wrong code: the error beside its field, the attempts as the API now counts them
+        await email.getByLabel("Code from the email").fill("ZZZZZZ");
+        await email.getByRole("button", { name: "Confirm" }).click();
+        await expect.poll(() => email.locator(".field-error").textContent()).toMatch(/.+/);
+        expect(await tab.locator("#alert").isHidden()).toBe(true);
+        await expect.poll(() => email.textContent()).toContain("4 attempts left");
+        expect(await email.getByLabel("Code from the email").getAttribute("aria-invalid")).toBe("true");
 
         await tab.screenshot({ path: `${ARTIFACTS}/hosted-page-1280.png`, fullPage: true });
         await tab.setViewportSize({ width: 360, height: 780 });

@@ -167,17 +167,17 @@ describe("GET /api/v1/verifications", () => {
   };
   const newestFirst = (list: typeof made) => [...list].reverse().map((v) => v.id);
 
-  it("pages newest first with data and pagination {page, limit, total, pages, hasMore}", async () => {
+  it("pages newest first with data and pagination {page, limit, total, pages, hasMore, has_more}", async () => {
     const all = await c().get("/api/v1/verifications");
-    expect(all.body.pagination).toEqual({ page: 1, limit: 20, total: 5, pages: 1, hasMore: false });
+    expect(all.body.pagination).toEqual({ page: 1, limit: 20, total: 5, pages: 1, hasMore: false, has_more: false });
     expect(all.body.data.map((v: { id: string }) => v.id)).toEqual(newestFirst(made));
 
     const p1 = await c().get("/api/v1/verifications?limit=2");
-    expect(p1.body.pagination).toEqual({ page: 1, limit: 2, total: 5, pages: 3, hasMore: true });
+    expect(p1.body.pagination).toEqual({ page: 1, limit: 2, total: 5, pages: 3, hasMore: true, has_more: true });
     const p2 = await c().get("/api/v1/verifications?limit=2&page=2");
-    expect(p2.body.pagination).toEqual({ page: 2, limit: 2, total: 5, pages: 3, hasMore: true });
+    expect(p2.body.pagination).toEqual({ page: 2, limit: 2, total: 5, pages: 3, hasMore: true, has_more: true });
     const p3 = await c().get("/api/v1/verifications?limit=2&page=3");
-    expect(p3.body.pagination).toEqual({ page: 3, limit: 2, total: 5, pages: 3, hasMore: false });
+    expect(p3.body.pagination).toEqual({ page: 3, limit: 2, total: 5, pages: 3, hasMore: false, has_more: false });
     const pages = [p1, p2, p3].flatMap((p) => p.body.data.map((v: { id: string }) => v.id));
     expect(pages).toEqual(newestFirst(made));
     const beyond = await c().get("/api/v1/verifications?limit=2&page=4");
@@ -195,7 +195,7 @@ describe("GET /api/v1/verifications", () => {
     expect(await ids("?external_user_id=u-1&status=pending")).toEqual([made[4].id]);
     expect(await ids("?status=failed")).toEqual([]);
     const counted = await c().get("/api/v1/verifications?type=phone&limit=1");
-    expect(counted.body.pagination).toEqual({ page: 1, limit: 1, total: 3, pages: 3, hasMore: true });
+    expect(counted.body.pagination).toEqual({ page: 1, limit: 1, total: 3, pages: 3, hasMore: true, has_more: true });
   });
 
   it("filters by created_after and created_before", async () => {
@@ -225,5 +225,18 @@ describe("/health when a core service is down", () => {
     expect(r.body.services.proof).toBe("down");
     expect(r.body.services.verification).toBe("up");
     expect(r.body.services.database).toBe("up");
+  });
+});
+
+describe("/favicon.ico", () => {
+  it("is an icon (an ICO holding a 32×32 PNG), cached for a day, with no key", async () => {
+    const r = await fetch(`${stack.url}/favicon.ico`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("image/x-icon");
+    expect(r.headers.get("cache-control")).toBe("public, max-age=86400");
+    const b = Buffer.from(await r.arrayBuffer());
+    expect([b.readUInt16LE(0), b.readUInt16LE(2), b.readUInt16LE(4), b[6], b[7]]).toEqual([0, 1, 1, 32, 32]);
+    expect(b.readUInt32LE(14)).toBe(b.length - 22);
+    expect(b.subarray(22, 30)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
   });
 });

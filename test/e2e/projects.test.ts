@@ -31,7 +31,7 @@ describe("projects", () => {
     expect(b.body.data[0].id).toBe(a.body.data[0].id);
     expect(a.body.data[0]).toMatchObject({ name: "Default project", is_default: true, description: null });
     expect(a.body.data[0].id).toMatch(/^prj_[0-9A-Z]{26}$/);
-    expect(a.body.pagination).toEqual({ page: 1, limit: 20, total: 1, pages: 1, hasMore: false });
+    expect(a.body.pagination).toEqual({ page: 1, limit: 20, total: 1, pages: 1, hasMore: false, has_more: false });
     const live = await as(t.liveKey).get(P);
     expect(live.body.data).toHaveLength(1);
     expect(live.body.data[0].id).not.toBe(a.body.data[0].id);

@@ -99,7 +99,7 @@ describe("test messages", () => {
     expect(mine.body.pagination.total).toBeGreaterThan(0);
     const r = await messages(other.testKey);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ data: [], pagination: { page: 1, limit: 20, total: 0, pages: 0, hasMore: false } });
+    expect(r.body).toEqual({ data: [], pagination: { page: 1, limit: 20, total: 0, pages: 0, hasMore: false, has_more: false } });
     const id = mine.body.data[0].verification_id;
     expect((await messages(other.testKey, `?verification_id=${id}`)).body.data).toEqual([]);
   });
@@ -114,7 +114,7 @@ describe("test messages", () => {
     // wallets have no message
     await create(u.testKey, { type: "wallet", channel: "ethereum", identifier: "0x52908400098527886E0F7030069857D2E4169EE7" });
     const p1 = await messages(u.testKey, "?limit=2");
-    expect(p1.body.pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2, hasMore: true });
+    expect(p1.body.pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2, hasMore: true, has_more: true });
     expect(p1.body.data.map((m: { verification_id: string }) => m.verification_id)).toEqual([ids[2], ids[1]]);
     const p2 = await messages(u.testKey, "?limit=2&page=2");
     expect(p2.body.pagination).toMatchObject({ page: 2, hasMore: false });

@@ -368,7 +368,7 @@ describe("reading", () => {
 
     const p1 = await t.c.get("/api/v1/verification-requests?reference_id=ref-page&limit=2");
     expect(p1.body.data.map((r: any) => r.id)).toEqual([ids[2], ids[1]]);
-    expect(p1.body.pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2, hasMore: true });
+    expect(p1.body.pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2, hasMore: true, has_more: true });
     const p2 = await t.c.get("/api/v1/verification-requests?reference_id=ref-page&limit=2&page=2");
     expect(p2.body.data.map((r: any) => r.id)).toEqual([ids[0]]);
     expect(p2.body.pagination.hasMore).toBe(false);

@@ -82,7 +82,7 @@ describe("GET /api/v1/verifications/users", () => {
   it("groups verified verifications by external_user_id, newest activity first, with masked identifiers", async () => {
     const r = await aTest.get("/api/v1/verifications/users");
     expect(r.status, r.text).toBe(200);
-    expect(r.body.pagination).toEqual({ page: 1, limit: 20, total: 2, pages: 1, hasMore: false });
+    expect(r.body.pagination).toEqual({ page: 1, limit: 20, total: 2, pages: 1, hasMore: false, has_more: false });
     // carol (only revoked), dave (only pending) and the verification without a user are not listed
     expect(r.body.data.map((u: any) => u.external_user_id)).toEqual([BOB, "alice"]);
     const alice = r.body.data[1];
@@ -108,12 +108,12 @@ describe("GET /api/v1/verifications/users", () => {
   it("pages per DECISIONS.md", async () => {
     const p1 = await aTest.get("/api/v1/verifications/users?limit=1");
     expect(p1.body.data.map((u: any) => u.external_user_id)).toEqual([BOB]);
-    expect(p1.body.pagination).toEqual({ page: 1, limit: 1, total: 2, pages: 2, hasMore: true });
+    expect(p1.body.pagination).toEqual({ page: 1, limit: 1, total: 2, pages: 2, hasMore: true, has_more: true });
     const p2 = await aTest.get("/api/v1/verifications/users?limit=1&page=2");
     expect(p2.body.data.map((u: any) => u.external_user_id)).toEqual(["alice"]);
-    expect(p2.body.pagination).toEqual({ page: 2, limit: 1, total: 2, pages: 2, hasMore: false });
+    expect(p2.body.pagination).toEqual({ page: 2, limit: 1, total: 2, pages: 2, hasMore: false, has_more: false });
     const past = await aTest.get("/api/v1/verifications/users?limit=1&page=3");
-    expect(past.body).toEqual({ data: [], pagination: { page: 3, limit: 1, total: 2, pages: 2, hasMore: false } });
+    expect(past.body).toEqual({ data: [], pagination: { page: 3, limit: 1, total: 2, pages: 2, hasMore: false, has_more: false } });
     expectError(await aTest.get("/api/v1/verifications/users?limit=101"), 400, "validation_error");
     expectError(await aTest.get("/api/v1/verifications/users?page=0"), 400, "validation_error");
     expectError(await aTest.get("/api/v1/verifications/users?sort=name"), 400, "validation_error");
@@ -233,7 +233,7 @@ describe.runIf(process.env.DATABASE_URL)("on 100 000 verifications (Postgres)", 
     const deep = await time("/api/v1/verifications/users?limit=100&page=150");
     const one = await time("/api/v1/verifications/users/user-13");
     console.log(`[verified-users] gateway on pg: list ${list.ms.toFixed(1)} ms, page 150 ${deep.ms.toFixed(1)} ms, detail ${one.ms.toFixed(1)} ms`);
-    expect(list.res.body.pagination).toEqual({ page: 1, limit: 100, total: 15_000, pages: 150, hasMore: true });
+    expect(list.res.body.pagination).toEqual({ page: 1, limit: 100, total: 15_000, pages: 150, hasMore: true, has_more: true });
     expect(list.res.body.data[0].external_user_id).toBe("user-19999");
     expect(deep.res.body.data).toHaveLength(100);
     expect(one.res.body.verification_count).toBe(5);

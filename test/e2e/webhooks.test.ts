@@ -225,9 +225,9 @@ describe("the delivery endpoints", () => {
 
   it("paginate newest first", async () => {
     const p1 = await t.c.get("/api/v1/webhook-deliveries?limit=2");
-    expect(p1.body.pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2, hasMore: true });
+    expect(p1.body.pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2, hasMore: true, has_more: true });
     const p2 = await t.c.get("/api/v1/webhook-deliveries?limit=2&page=2");
-    expect(p2.body.pagination).toEqual({ page: 2, limit: 2, total: 3, pages: 2, hasMore: false });
+    expect(p2.body.pagination).toEqual({ page: 2, limit: 2, total: 3, pages: 2, hasMore: false, has_more: false });
     const all = [...p1.body.data, ...p2.body.data];
     expect(new Set(all.map((d) => d.id)).size).toBe(3);
     const created = all.map((d) => d.created_at);
@@ -321,7 +321,9 @@ describe("the SSRF guard", () => {
     const call = (url: string) => stack.admin.setWebhookEndpoint({ tenantId: t.tenantId, environment: Environment.TEST, url }, { headers: stack.adminHeaders });
     await restartWebhook({ ALLOW_PRIVATE_TARGETS: "false" });
     try {
-      await expect(call("http://127.0.0.1:9/hook")).rejects.toThrow(/invalid webhook URL: refused: 127.0.0.1 is a loopback address/);
+      await expect(call("http://127.0.0.1:9/hook")).rejects.toThrow(
+        /invalid webhook URL: refused: 127.0.0.1 is a loopback address; loopback and private addresses are allowed only with ALLOW_PRIVATE_TARGETS=true/,
+      );
       await expect(call("http://[::127.0.0.1]/hook")).rejects.toThrow(/refused: ::7f00:1 is an IPv4-compatible address/);
       await expect(call("http://169.254.169.254/latest/")).rejects.toThrow(/refused: 169.254.169.254 is a cloud metadata address/);
       await expect(call("http://[64:ff9b::a00:1]/")).rejects.toThrow(/refused: 64:ff9b::a00:1 is a NAT64 address/);
@@ -331,7 +333,9 @@ describe("the SSRF guard", () => {
         (e: { code?: number; stderr?: string }) => e,
       );
       expect(cli?.code).toBe(1);
-      expect(cli?.stderr).toContain("refused: ::ffff:a00:1 is a private address");
+      expect(cli?.stderr).toContain(
+        "refused: ::ffff:a00:1 is a private address; loopback and private addresses are allowed only with ALLOW_PRIVATE_TARGETS=true",
+      );
       expect((await stack.admin.getWebhookSettings({ tenantId: t.tenantId }, { headers: stack.adminHeaders })).test?.url).toBe("");
     } finally {
       await restartWebhook({ ALLOW_PRIVATE_TARGETS: "true" });

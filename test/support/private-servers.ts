@@ -29,6 +29,17 @@ export async function freePort(): Promise<number> {
   }
 }
 
+/** `n` consecutive free ports (as freePort): for a setting that counts up from a base port. */
+export async function freePorts(n: number): Promise<number[]> {
+  for (;;) {
+    const base = await freePort();
+    const rest = Array.from({ length: n - 1 }, (_, i) => base + 1 + i);
+    if (rest.some((p) => handedOut.has(p))) continue;
+    for (const p of rest) handedOut.add(p);
+    if ((await Promise.all(rest.map(isFree))).every(Boolean)) return [base, ...rest];
+  }
+}
+
 const PG_ROOT = "/usr/lib/postgresql";
 const pgBin = (): string | undefined => {
   if (!existsSync(PG_ROOT)) return undefined;

@@ -1,6 +1,6 @@
 import path from "node:path";
 import type { ConnectRouter } from "@connectrpc/connect";
-import type { Config, ServiceName } from "./config.ts";
+import { ConfigError, type Config, type ServiceName } from "./config.ts";
 import type { RunningService } from "./running.ts";
 import { startServiceHost } from "./service-host.ts";
 import { openDatabase, type Database } from "./database.ts";
@@ -29,8 +29,15 @@ export async function openServiceDatabase(
   logger: Logger,
   opts: { outbox?: boolean } = {},
 ): Promise<Database> {
-  if (name !== "gateway") await openEarlyHealth(name, config.GRPC_HOST, config.healthPort(name));
   const url = config.databaseUrl(name);
+  // alone on the embedded database, this service's events would stay in a database no other process can open
+  if (config.alone && !url && opts.outbox && !config.KAFKA_BROKERS)
+    throw new ConfigError(
+      `invalid configuration: DATABASE_URL is not set: ${name}, started alone, would keep its events in an embedded database of its own ` +
+        `(${path.join(config.DATA_DIR, "pgdata")}) that the other services' processes cannot read. Set DATABASE_URL (one Postgres for every service, ` +
+        `or ${name.toUpperCase()}_DATABASE_URL) or KAFKA_BROKERS, or run every service in one process (npm start)`,
+    );
+  if (name !== "gateway") await openEarlyHealth(name, config.GRPC_HOST, config.healthPort(name));
   const db = await openDatabase({
     url,
     dataDir: url ? undefined : path.join(config.DATA_DIR, "pgdata"),

@@ -112,7 +112,8 @@ const base = z.object({
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
-  BOOTSTRAP_DEV_TENANT: bool.default(true),
+  // the development tenant on a first start: by default only on the embedded database (see parseConfig)
+  BOOTSTRAP_DEV_TENANT: bool.optional(),
   // events: the postgres transport (outbox tables, LISTEN/NOTIFY) unless KAFKA_BROKERS is set
   KAFKA_BROKERS: z
     .string()
@@ -295,6 +296,10 @@ export type Config = Base & {
   healthPort(name: ServiceName): number | undefined;
   /** The directory of generated certificates (TLS_DIR, default <DATA_DIR>/tls). */
   tlsDir: string;
+  /** Make and print a development tenant on a start with none: BOOTSTRAP_DEV_TENANT, default true only on the embedded database. */
+  BOOTSTRAP_DEV_TENANT: boolean;
+  /** Set by a service's own entry (runAlone): this process hosts that service only, the others run elsewhere. */
+  alone?: ServiceName | "gateway";
 };
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
@@ -338,6 +343,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     serviceUrl: (name) => (c[`${name.toUpperCase()}_URL`] as string | undefined) ?? `https://127.0.0.1:${servicePort(name)}`,
     healthPort: (name) => c[`${name.toUpperCase()}_HEALTH_PORT`] as number | undefined,
     tlsDir: c.TLS_DIR ?? path.join(c.DATA_DIR, "tls"),
+    // on a Postgres (production) a first start makes no tenant and prints no keys unless asked
+    BOOTSTRAP_DEV_TENANT: c.BOOTSTRAP_DEV_TENANT ?? !((c.GATEWAY_DATABASE_URL as string | undefined) ?? c.DATABASE_URL),
     databaseUrl: (name) => (c[`${name.toUpperCase()}_DATABASE_URL`] as string | undefined) ?? c.DATABASE_URL,
   };
 }

@@ -33,3 +33,4 @@ export * from "./messaging/index.ts";
 export * from "./observe.ts";
 export * from "./event-cache.ts";
 export * from "./workers.ts";
+export * from "./standalone.ts";

@@ -80,6 +80,9 @@ export function addressRefusal(address: string): string | undefined {
   return `${address} is ${RANGE_NAMES[range] ?? "a reserved address"}`;
 }
 
+/** Said when a URL is refused as it is set: how a local receiver is allowed (never in production). */
+export const PRIVATE_HINT = "loopback and private addresses are allowed only with ALLOW_PRIVATE_TARGETS=true (local development)";
+
 /**
  * A tenant-given URL checked when it is set (webhook endpoints): parsed as parseTargetUrl does,
  * then, unless allowPrivate, its host (an IP literal in any textual form, or every address the
@@ -94,7 +97,7 @@ export async function checkTargetUrl(input: string, opts: { allowPrivate: boolea
   if (!addresses.length) throw new OutboundError("invalid_url", `${host} does not resolve`);
   for (const a of addresses) {
     const why = addressRefusal(a);
-    if (why) throw new OutboundError("refused", `refused: ${why}${literal ? "" : ` (${host} resolves to it)`}`);
+    if (why) throw new OutboundError("refused", `refused: ${why}${literal ? "" : ` (${host} resolves to it)`}; ${PRIVATE_HINT}`);
   }
   return url;
 }

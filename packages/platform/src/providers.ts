@@ -26,6 +26,13 @@ export const MESSAGING_TEST_PLACEHOLDERS = {
 };
 
 /**
+ * A test-mode deep link to the placeholder Telegram bot: a public username this service does not
+ * own, so the hosted pages never offer it as a link (a tester's code would go to a stranger's
+ * bot); a configured TELEGRAM_BOT_USERNAME gives real links instead.
+ */
+export const isPlaceholderBotLink = (link: string): boolean => link.startsWith(`https://t.me/${MESSAGING_TEST_PLACEHOLDERS.telegramBot}?`);
+
+/**
  * Where users write on a messaging channel: `@bot` for telegram, our E.164 number for whatsapp
  * and sms; the test placeholders when the provider is not configured (live keys never get that
  * far: missingMessagingProvider refuses them first).

@@ -253,15 +253,22 @@ export function rpcClient<T extends DescService>(
   return createClient(service, transport);
 }
 
-/** Asks a service's grpc.health.v1 endpoint as `identity`; false on any failure. */
-export async function checkHealth(baseUrl: string, identity: TlsIdentity, serverName: string, timeoutMs = 2_000): Promise<boolean> {
+/** Asks a service's grpc.health.v1 endpoint as `identity`; false on any failure (given to `onError`). */
+export async function checkHealth(
+  baseUrl: string,
+  identity: TlsIdentity,
+  serverName: string,
+  timeoutMs = 2_000,
+  onError?: (e: unknown) => void,
+): Promise<boolean> {
   try {
     const key = `${identity.name} ${baseUrl}`;
     const client = healthClients.get(key) ?? rpcClient(Health, baseUrl, identity, timeoutMs, serverName);
     healthClients.set(key, client);
     const r = await client.check({ service: "" }, { timeoutMs });
     return r.status === Status.SERVING;
-  } catch {
+  } catch (e) {
+    onError?.(e);
     return false;
   }
 }

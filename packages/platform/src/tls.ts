@@ -300,3 +300,31 @@ export async function serviceIdentity(config: Config, name: InternalName, logger
   }
   return TlsIdentity.load(name, files, logger, config.TLS_RELOAD_INTERVAL_MS);
 }
+
+/** Node's codes for a peer certificate this process cannot accept, or a client certificate the peer refused. */
+const CERTIFICATE_ERRORS = new Set([
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_SIGNATURE_FAILURE",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "ERR_SSL_TLSV1_ALERT_UNKNOWN_CA",
+  "ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE",
+]);
+
+/**
+ * Why a call to a peer failed when the reason is this deployment's certificates (another CA, the
+ * wrong service at the address), with what to set; undefined for anything else (a peer that is
+ * not up yet, a timeout). Reads the error's cause chain (ConnectError → Node's socket error).
+ */
+export function certificateProblem(err: unknown, config: Config): string | undefined {
+  for (let e = err as { code?: unknown; message?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (typeof e.code !== "string" || !CERTIFICATE_ERRORS.has(e.code)) continue;
+    if (e.code === "ERR_TLS_CERT_ALTNAME_INVALID") return `another service answers at that address (${e.message})`;
+    const fix = config.TLS_CA_FILE ? `a TLS_CA_FILE (here ${config.TLS_CA_FILE}) naming the CA of them all` : `the same TLS_DIR (here ${config.tlsDir})`;
+    return `its certificate is not of this process's CA (${e.message}): every process of a split deployment needs ${fix}`;
+  }
+  return undefined;
+}

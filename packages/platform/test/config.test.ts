@@ -85,6 +85,14 @@ describe("parseConfig", () => {
     expect(c.databaseUrl("gateway")).toBe("postgres://db/gateway");
   });
 
+  it("makes a development tenant on a first start by default only on the embedded database, or when asked", () => {
+    expect(parseConfig({}).BOOTSTRAP_DEV_TENANT).toBe(true);
+    expect(parseConfig({ DATABASE_URL: "postgres://db/main" }).BOOTSTRAP_DEV_TENANT).toBe(false);
+    expect(parseConfig({ GATEWAY_DATABASE_URL: "postgres://db/gateway" }).BOOTSTRAP_DEV_TENANT).toBe(false);
+    expect(parseConfig({ DATABASE_URL: "postgres://db/main", BOOTSTRAP_DEV_TENANT: "true" }).BOOTSTRAP_DEV_TENANT).toBe(true);
+    expect(parseConfig({ BOOTSTRAP_DEV_TENANT: "false" }).BOOTSTRAP_DEV_TENANT).toBe(false);
+  });
+
   it.each([
     ["PORT", { PORT: "abc" }],
     ["PORT", { PORT: "70000" }],

@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addressRefusal, checkTargetUrl, createOutboundClient, OutboundError, parseTargetUrl, type Resolver } from "../src/outbound.ts";
+import { addressRefusal, checkTargetUrl, createOutboundClient, OutboundError, parseTargetUrl, PRIVATE_HINT, type Resolver } from "../src/outbound.ts";
 
 interface Seen {
   host?: string;
@@ -235,11 +235,12 @@ describe("checkTargetUrl (a URL checked when it is set)", () => {
   });
 
   it.each([
-    ["http://127.0.0.1:8080/", "refused: 127.0.0.1 is a loopback address"],
-    ["http://[::127.0.0.1]/", "refused: ::7f00:1 is an IPv4-compatible address"],
-    ["http://[::ffff:169.254.169.254]/", "refused: ::ffff:a9fe:a9fe is a cloud metadata address"],
-    ["http://2130706433/", "refused: 127.0.0.1 is a loopback address"],
-    ["http://inside.example/", "refused: ::ffff:10.0.0.1 is a private address (inside.example resolves to it)"],
+    // a refusal at set time also says how a local receiver is allowed
+    ["http://127.0.0.1:8080/", `refused: 127.0.0.1 is a loopback address; ${PRIVATE_HINT}`],
+    ["http://[::127.0.0.1]/", `refused: ::7f00:1 is an IPv4-compatible address; ${PRIVATE_HINT}`],
+    ["http://[::ffff:169.254.169.254]/", `refused: ::ffff:a9fe:a9fe is a cloud metadata address; ${PRIVATE_HINT}`],
+    ["http://2130706433/", `refused: 127.0.0.1 is a loopback address; ${PRIVATE_HINT}`],
+    ["http://inside.example/", `refused: ::ffff:10.0.0.1 is a private address (inside.example resolves to it); ${PRIVATE_HINT}`],
     ["http://nowhere.example/", "nowhere.example does not resolve"],
     ["ftp://hooks.example/", "only http and https URLs are allowed, not ftp"],
   ])("refuses %s", async (url, message) => {

@@ -55,6 +55,8 @@ export async function startAdminServer(opts: {
             testKey: r.testKey,
             liveWebhookSecret: secrets.liveSecret,
             testWebhookSecret: secrets.testSecret,
+            liveKeyId: r.liveKeyId,
+            testKeyId: r.testKeyId,
           };
         },
         async listTenants() {
@@ -68,10 +70,23 @@ export async function startAdminServer(opts: {
           return r;
         },
         async revokeApiKey(req) {
-          const at = await opts.tenants.revokeKey(req.keyId);
+          const r = await opts.tenants.revokeKey({ keyId: req.keyId, key: req.key });
           opts.onKeyRevoked();
-          opts.logger.info({ key_id: req.keyId }, "api key revoked");
-          return { keyId: req.keyId, revokedAt: ts(at) };
+          opts.logger.info({ key_id: r.keyId }, "api key revoked");
+          return { keyId: r.keyId, revokedAt: ts(r.revokedAt) };
+        },
+        async listApiKeys(req) {
+          const keys = await opts.tenants.listKeys(req.tenantId);
+          return {
+            keys: keys.map((k) => ({
+              keyId: k.id,
+              environment: k.environment === "live" ? Environment.LIVE : Environment.TEST,
+              prefix: k.key_prefix,
+              createdAt: ts(k.created_at),
+              lastUsedAt: k.last_used_at ? ts(k.last_used_at) : undefined,
+              revokedAt: k.revoked_at ? ts(k.revoked_at) : undefined,
+            })),
+          };
         },
         async rotateSigningKey(req) {
           const r = await opts.clients.proof.rotateSigningKey({ environment: req.environment });

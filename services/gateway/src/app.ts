@@ -9,6 +9,8 @@ import { errorHandler, notFound, requestId, requireJson } from "./http.ts";
 import type { HostedHub } from "./hosted/hub.ts";
 import { mountHostedPage } from "./hosted/page.ts";
 import { mountLogoProxy } from "./hosted/logo.ts";
+import { mountFavicon } from "./hosted/favicon.ts";
+import { tenantNames } from "./hosted/branding.ts";
 import { mountProviderHooks } from "./hooks/routes.ts";
 import { idempotency } from "./idempotency.ts";
 import { jsonBody, queryEncoding } from "./input.ts";
@@ -65,7 +67,9 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
   app.set("trust proxy", config.TRUST_PROXY);
   app.set("query parser", "simple");
 
-  const auth = keyAuth(store, config.API_KEY_CACHE_TTL_MS, { limiter, perMinute: config.AUTH_FAILURES_PER_MINUTE });
+  // who is asking, on the hosted pages of a project without a business name
+  const names = tenantNames((id) => store.tenantName(id));
+  const auth = keyAuth(store, config.API_KEY_CACHE_TTL_MS, { limiter, perMinute: config.AUTH_FAILURES_PER_MINUTE }, logger);
   let openapiDoc: Record<string, unknown> | undefined;
   let docsHtml: string | undefined;
   const health: HealthDeps = { clients, database: () => store.ping(), redis: deps.redisPing, kafka: deps.kafkaUp };
@@ -80,13 +84,13 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
     ...domainRoutes(clients),
     ...verificationEventRoutes(clients, deps.sse),
     ...verificationRequestRoutes(config, clients.requests),
-    ...hostedRoutes(config, deps.hosted, clients.requests),
+    ...hostedRoutes(config, deps.hosted, clients.requests, names),
     ...reuseRoutes(config, clients.requests),
     ...proofRoutes(clients),
     ...credentialRoutes(config, clients),
     ...webhookDeliveryRoutes(clients),
     ...testMessageRoutes(clients),
-    ...sessionRoutes(clients),
+    ...sessionRoutes(clients, names),
     ...oauthRoutes(clients.verification),
     ...projectRoutes(clients.projects),
     ...profileRoutes(config, clients),
@@ -135,6 +139,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
   mountHostedPage(app, ipLimit);
   mountLogoProxy(app, ipLimit, { config, logger, projects: clients.projects });
   mountProfilePage(app, ipLimit, clients.profiles);
+  mountFavicon(app);
   mountProviderHooks(app, { config, logger, session: clients.session, limiter });
   app.use(notFound);
   app.use(errorHandler(logger));

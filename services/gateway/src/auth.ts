@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
-import { AppError, type Scope } from "@icv/platform";
+import { AppError, type Logger, type Scope } from "@icv/platform";
 import { hashApiKey, KeyCache, parseApiKey } from "./api-keys.ts";
 import type { GatewayStore } from "./store.ts";
 import type { RateDecision, RateLimiter } from "./rate-limit.ts";
@@ -27,7 +27,7 @@ export interface FailureLimit {
  * Failed attempts are counted per client IP: past `failures.perMinute` the answer is 429, so
  * guessing keys (or flooding key lookups) is throttled.
  */
-export function keyAuth(store: GatewayStore, ttlMs: number, failures: FailureLimit): KeyAuth {
+export function keyAuth(store: GatewayStore, ttlMs: number, failures: FailureLimit, logger: Logger): KeyAuth {
   const cache = new KeyCache<Found | null>(ttlMs);
   // no closures made per request: this runs on every keyed request
   const fail = (req: Request, next: NextFunction, shaped: boolean) =>
@@ -60,6 +60,8 @@ export function keyAuth(store: GatewayStore, ttlMs: number, failures: FailureLim
       store.keyByHash(hash).then((k) => {
         const found = k && !k.revoked_at ? { tenantId: k.tenant_id, env: k.environment, keyId: k.id } : null;
         cache.set(hash, found);
+        // last_used_at for the key lists, written beside the request (at most once a minute per key)
+        if (k && found) store.touchKey(k, new Date()).catch((err) => logger.warn({ err, key_id: k.id }, "could not record the key's last use"));
         done(req, next, found);
       }, next);
     },

@@ -1,4 +1,3 @@
-import type { Client } from "@connectrpc/connect";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import { VerificationRequestService } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
@@ -6,7 +5,8 @@ import { ProjectService } from "@icv/contracts/gen/icv/verification/v1/project_s
 import { ProfileService } from "@icv/contracts/gen/icv/verification/v1/profile_service_pb.ts";
 import { SessionService } from "@icv/contracts/gen/icv/session/v1/session_service_pb.ts";
 import { WebhookService } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
-import { checkHealth, rpcClient, toEnvironment, type Config, type ServiceName, type TlsIdentity } from "@icv/platform";
+import { ConnectError, type Client } from "@connectrpc/connect";
+import { certificateProblem, checkHealth, rpcClient, toEnvironment, type Config, type Logger, type ServiceName, type TlsIdentity } from "@icv/platform";
 import type { Request } from "express";
 
 export interface Clients {
@@ -24,7 +24,20 @@ export interface Clients {
 }
 
 /** The gateway's clients of the services, all calling as `identity` (the gateway's certificate). */
-export function makeClients(config: Config, identity: TlsIdentity): Clients {
+export function makeClients(config: Config, identity: TlsIdentity, logger: Logger): Clients {
+  // why each service is down, logged once per change (a peer of another CA, say, says what to set)
+  const down = new Map<ServiceName, string>();
+  const health = async (name: ServiceName) => {
+    const url = config.serviceUrl(name);
+    let reason = "not serving";
+    const up = await checkHealth(url, identity, name, undefined, (e) => (reason = certificateProblem(e, config) ?? ConnectError.from(e).rawMessage));
+    if (up && down.delete(name)) logger.info({ peer: name, url }, "service up again");
+    if (!up && down.get(name) !== reason) {
+      down.set(name, reason);
+      logger.warn({ peer: name, url, reason }, "service down");
+    }
+    return up;
+  };
   return {
     verification: rpcClient(VerificationService, config.serviceUrl("verification"), identity),
     proof: rpcClient(ProofService, config.serviceUrl("proof"), identity),
@@ -33,7 +46,7 @@ export function makeClients(config: Config, identity: TlsIdentity): Clients {
     requests: rpcClient(VerificationRequestService, config.serviceUrl("verification"), identity),
     projects: rpcClient(ProjectService, config.serviceUrl("verification"), identity),
     profiles: rpcClient(ProfileService, config.serviceUrl("verification"), identity),
-    health: (name) => checkHealth(config.serviceUrl(name), identity, name),
+    health,
     urls: {
       verification: config.serviceUrl("verification"),
       proof: config.serviceUrl("proof"),

@@ -1,13 +1,10 @@
-import { createLogger, loadConfig, onShutdown, startObservability } from "@icv/platform";
+// The gateway alone in its process (one Deployment per service); `npm start` hosts every service in one.
+import { runAlone } from "@icv/platform";
 import { startGateway } from "./start.ts";
 import { printDevTenant } from "./print.ts";
 
-const config = loadConfig();
-const logger = createLogger({ level: config.LOG_LEVEL });
-const observability = await startObservability(config, logger, "icv-gateway", { metricsServer: true });
-const gw = await startGateway(config, logger);
-if (gw.devTenant) printDevTenant(gw.devTenant, gw.url);
-onShutdown(async () => {
-  await gw.close();
-  await observability();
-}, logger);
+await runAlone("gateway", ["verification", "proof", "session", "domain", "webhook"], async (config, logger) => {
+  const gw = await startGateway(config, logger);
+  if (gw.devTenant) printDevTenant(gw.devTenant, gw.url);
+  return gw;
+});

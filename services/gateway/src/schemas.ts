@@ -24,16 +24,24 @@ export const ErrorBody = z
   .meta({ id: "Error" });
 
 export const Pagination = z
-  .object({ page: z.number().int(), limit: z.number().int(), total: z.number().int(), pages: z.number().int(), hasMore: z.boolean() })
+  .object({
+    page: z.number().int(),
+    limit: z.number().int(),
+    total: z.number().int(),
+    pages: z.number().int(),
+    hasMore: z.boolean().describe("the spec's name; has_more is the same value"),
+    has_more: z.boolean(),
+  })
   .meta({ id: "Pagination" });
 
-/** The REST pagination block of an RPC's page info. */
+/** The REST pagination block of an RPC's page info: the spec's camelCase hasMore and, beside it, has_more. */
 export const toPagination = (p: { page: number; limit: number; total: number; pages: number; hasMore: boolean }) => ({
   page: p.page,
   limit: p.limit,
   total: p.total,
   pages: p.pages,
   hasMore: p.hasMore,
+  has_more: p.hasMore,
 });
 
 const intParam = (name: string, min: number, max: number) =>

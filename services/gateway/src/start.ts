@@ -87,7 +87,7 @@ async function startApp(
     : undefined;
   const limiter = rateLimiterOn(redis, log);
   const identity = await serviceIdentity(config, "gateway", log);
-  const clients = makeClients(config, identity);
+  const clients = makeClients(config, identity, log);
   const tenants = new Tenants(store, clock);
   // event streams: one broadcast subscription fans verification events out to this replica's streams;
   // connection leases outlive a few missed heartbeats, so a dead replica's slots free themselves

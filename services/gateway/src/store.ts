@@ -9,7 +9,21 @@ export interface KeyRecord {
   tenant_id: string;
   environment: EnvName;
   revoked_at: Date | null;
+  last_used_at: Date | null;
 }
+
+/** A key as the admin CLI lists it (never its hash). */
+export interface ListedKey {
+  id: string;
+  environment: EnvName;
+  key_prefix: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+/** last_used_at is written at most this often per key. */
+const TOUCH_EVERY = "1 minute";
 
 export interface IdempotencyRecord {
   method: string;
@@ -29,6 +43,10 @@ export class GatewayStore {
 
   async listTenants(): Promise<{ id: string; name: string; created_at: Date }[]> {
     return (await this.db.query<{ id: string; name: string; created_at: Date }>(`SELECT id, name, created_at FROM ${S}.tenants ORDER BY id`)).rows;
+  }
+
+  async tenantName(id: string): Promise<string | undefined> {
+    return (await this.db.query<{ name: string }>(`SELECT name FROM ${S}.tenants WHERE id = $1`, [id])).rows[0]?.name;
   }
 
   async tenantExists(id: string): Promise<boolean> {
@@ -75,7 +93,7 @@ export class GatewayStore {
   async revokeKey(id: string, at: Date): Promise<KeyRecord | undefined> {
     return this.db.tx(async (q) => {
       const r = await q.query<KeyRecord>(
-        `UPDATE ${S}.api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING id, tenant_id, environment, revoked_at`,
+        `UPDATE ${S}.api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING id, tenant_id, environment, revoked_at, last_used_at`,
         [id, at],
       );
       if (r.rows[0]) {
@@ -84,13 +102,31 @@ export class GatewayStore {
         await appendEvent(q, S, outboxEvent("api_key.revoked", head, create(ApiKeyRevokedSchema, { keyId: id })), at);
         return k;
       }
-      return (await q.query<KeyRecord>(`SELECT id, tenant_id, environment, revoked_at FROM ${S}.api_keys WHERE id = $1`, [id])).rows[0];
+      return (await q.query<KeyRecord>(`SELECT id, tenant_id, environment, revoked_at, last_used_at FROM ${S}.api_keys WHERE id = $1`, [id])).rows[0];
     });
   }
 
   async keyByHash(hash: string): Promise<KeyRecord | undefined> {
-    const r = await this.db.query<KeyRecord>(`SELECT id, tenant_id, environment, revoked_at FROM ${S}.api_keys WHERE key_hash = $1`, [hash]);
+    const r = await this.db.query<KeyRecord>(`SELECT id, tenant_id, environment, revoked_at, last_used_at FROM ${S}.api_keys WHERE key_hash = $1`, [hash]);
     return r.rows[0];
+  }
+
+  /** Records a use of the key, unless one was recorded within TOUCH_EVERY (no write then). */
+  async touchKey(k: KeyRecord, at: Date): Promise<void> {
+    if (k.last_used_at && at.getTime() - k.last_used_at.getTime() < 60_000) return;
+    await this.db.query(
+      `UPDATE ${S}.api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2::timestamptz - interval '${TOUCH_EVERY}')`,
+      [k.id, at],
+    );
+  }
+
+  /** A tenant's keys of both environments, oldest first. */
+  async keysOfTenant(tenantId: string): Promise<ListedKey[]> {
+    const r = await this.db.query<ListedKey>(
+      `SELECT id, environment, key_prefix, created_at, last_used_at, revoked_at FROM ${S}.api_keys WHERE tenant_id = $1 ORDER BY created_at, id`,
+      [tenantId],
+    );
+    return r.rows;
   }
 
   /**

@@ -28,7 +28,7 @@ const revoked = generateApiKey("test");
 
 /** What the services answer: one verification, and a validation that depends on the token. */
 function fakeClients(config: ReturnType<typeof parseConfig>, calls: string[]): Clients {
-  const real = makeClients(config, {} as TlsIdentity);
+  const real = makeClients(config, {} as TlsIdentity, createLogger({ level: "silent" }));
   return {
     ...real,
     verification: {
@@ -89,6 +89,7 @@ async function serve(withFastPath: boolean, limit = LIMIT): Promise<Served> {
       if (hash === hashApiKey(revoked.key)) return { id: "key_2", tenant_id: "ten_1", environment: "test", revoked_at: new Date() };
       return undefined;
     },
+    touchKey: async () => {},
   } as unknown as GatewayStore;
   const { app, listener } = buildApp({
     config,
@@ -263,6 +264,7 @@ describe("what the fast path takes", () => {
     const calls: string[] = [];
     const store = {
       keyByHash: async (h: string) => (h === hashApiKey(key.key) ? { id: "key_1", tenant_id: "ten_1", environment: "test", revoked_at: null } : undefined),
+      touchKey: async () => {},
     } as unknown as GatewayStore;
     const logger = createLogger({ level: "silent" });
     const limiter = new MemoryRateLimiter();

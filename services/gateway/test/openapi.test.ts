@@ -21,7 +21,7 @@ beforeAll(async () => {
     config,
     logger: createLogger({ level: "silent" }),
     store: {} as GatewayStore,
-    clients: makeClients(config, {} as TlsIdentity),
+    clients: makeClients(config, {} as TlsIdentity, createLogger({ level: "silent" })),
     limiter: new MemoryRateLimiter(),
   });
   server = http.createServer(app);

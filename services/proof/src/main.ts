@@ -1,11 +1,5 @@
-import { createLogger, loadConfig, onShutdown, startObservability } from "@icv/platform";
+// The proof service alone in its process (one Deployment per service); `npm start` hosts every service in one.
+import { runAlone } from "@icv/platform";
 import { startProofService } from "./start.ts";
 
-const config = loadConfig();
-const logger = createLogger({ level: config.LOG_LEVEL });
-const observability = await startObservability(config, logger, "icv-proof", { metricsServer: true });
-const svc = await startProofService(config, logger);
-onShutdown(async () => {
-  await svc.close();
-  await observability();
-}, logger);
+await runAlone("proof", [], startProofService);

@@ -11,6 +11,7 @@ export const sessionCallers = [
     getSession: ["gateway"],
     testVerifySession: ["gateway"],
     getSessionQrCode: ["gateway"],
+    getSessionPage: ["gateway"],
     handleInbound: ["gateway"],
   }),
 ];

@@ -12,7 +12,7 @@ const kindOf = (k: string): SessionKind => {
 };
 
 /** Row → RPC message. */
-export function toMessage({ row: s, deepLink, qrCode, instructions }: SessionView): Omit<Session, "$typeName" | "$unknown"> {
+export function toMessage({ row: s, deepLink, qrCode, instructions, pageUrl }: SessionView): Omit<Session, "$typeName" | "$unknown"> {
   return {
     id: s.id,
     kind: s.kind,
@@ -32,6 +32,7 @@ export function toMessage({ row: s, deepLink, qrCode, instructions }: SessionVie
     failedAt: ts(s.failed_at),
     testMode: s.environment === "test",
     projectId: s.project_id ?? undefined,
+    sessionUrl: pageUrl,
   };
 }
 
@@ -53,6 +54,10 @@ export function sessionRoutes(sessions: Sessions, inbound: Inbound) {
       },
       async testVerifySession(req) {
         return { session: toMessage(await sessions.testVerify(requireScope(req.scope), kindOf(req.kind), req.id, req.phoneNumber)) };
+      },
+      async getSessionPage(req) {
+        const p = await sessions.page(req.id, req.signature);
+        return { session: toMessage(p.view), tenantId: p.view.row.tenant_id, businessName: p.businessName };
       },
       async getSessionQrCode(req) {
         return { png: await sessions.qrPng(req.id, req.signature) };

@@ -42,6 +42,8 @@ export interface SessionView {
   deepLink?: string;
   qrCode?: string;
   instructions: string;
+  /** session_url: the session's hosted page. */
+  pageUrl: string;
 }
 
 export interface SessionDeps {
@@ -195,6 +197,16 @@ export class Sessions {
     return !!s && s.channel === channel && s.environment === "live" && s.status === "pending" && s.expires_at > this.d.clock.now();
   }
 
+  /** The session behind a session_url (its signature), with its project's business name; not_found otherwise. */
+  async page(id: string, signature: string): Promise<{ view: SessionView; businessName?: string }> {
+    const found = signature && (id.startsWith("sess_") || id.startsWith("auth_")) ? await this.d.store.byId(id) : undefined;
+    if (!found || !qrSignatureValid(this.d.key, id, signature)) throw new AppError("not_found", "session not found");
+    let s = found;
+    if (s.status === "pending" && s.expires_at <= this.d.clock.now()) s = (await this.d.store.expireOne(s.id, this.d.clock.now())) ?? s;
+    const businessName = this.d.projects ? (await projectReply(this.d.projects, s, "pending")).businessName : undefined;
+    return { view: await this.view(s), businessName };
+  }
+
   /** The PNG of a pending phone-first session's deep link, for its signed qr_code URL; not_found otherwise. */
   async qrPng(id: string, signature: string): Promise<Buffer> {
     const s = signature && id.startsWith("sess_") ? await this.d.store.byId(id) : undefined;
@@ -282,12 +294,14 @@ export class Sessions {
 
   private async view(row: SessionRow): Promise<SessionView> {
     const instructions = sessionInstructions(row.kind, row.channel, row.auth_type, this.target(row.channel));
-    if (row.status !== "pending") return { row, instructions };
+    // the page the user can be sent to; its signature is the QR image's (the same public face of the session)
+    const pageUrl = `${this.d.config.publicBaseUrl}/session/${row.id}#${qrSignature(this.d.key, row.id)}`;
+    if (row.status !== "pending") return { row, instructions, pageUrl };
     const deepLink = this.deepLink(row);
     const qrCode =
       row.kind === "phone"
         ? `${this.d.config.publicBaseUrl}/api/v1/sessions/${row.id}/qr.png?sig=${qrSignature(this.d.key, row.id)}`
         : await this.authQr(row.id, deepLink);
-    return { row, deepLink, qrCode, instructions };
+    return { row, deepLink, qrCode, instructions, pageUrl };
   }
 }

@@ -1,5 +1,5 @@
 import path from "node:path";
-import type { Config } from "../config.ts";
+import { ConfigError, type Config } from "../config.ts";
 import { DatabaseError, openDatabase, type Database } from "../database.ts";
 import type { Logger } from "../logger.ts";
 import { EVENTS_CHANNEL } from "./channels.ts";
@@ -58,6 +58,12 @@ export class PostgresEventLog implements EventLog {
     let s = this.sources.get(name);
     if (!s) {
       const url = this.config.databaseUrl(name as Parameters<Config["databaseUrl"]>[0]);
+      // a service alone follows another's outbox in that service's database: an embedded one of this process would never hold it
+      if (this.config.alone && this.config.alone !== name && !url)
+        throw new ConfigError(
+          `invalid configuration: DATABASE_URL is not set: ${this.config.alone}, started alone, follows the events of ${name}, which are in ${name}'s database; ` +
+            `set DATABASE_URL (one Postgres for every service, or ${name.toUpperCase()}_DATABASE_URL) or KAFKA_BROKERS`,
+        );
       s = openSource(name, url, url ? undefined : path.join(this.config.DATA_DIR, "pgdata"), this.logger, this.config.RETRY_BACKOFF_MAX_MS);
       this.sources.set(name, s);
       s.catch(() => this.sources.delete(name));

@@ -76,13 +76,33 @@
     clearError();
     const buttons = card ? [...card.querySelectorAll("button")] : [];
     for (const b of buttons) b.disabled = true;
+    const asset = card?.closest("li.asset")?.id;
     try {
       apply(await fn());
       if (focusAfter) focusAfter();
     } catch (e) {
       for (const b of buttons) b.disabled = false;
-      showError(e);
+      // a wrong code spent an attempt: the card shows the count the API now holds
+      if (e.attempts_remaining !== undefined || e.code === "max_attempts_exceeded") await api("GET", "").then(apply, () => {});
+      fieldError(asset ? $(asset) : null, e);
     }
+  }
+
+  /** An error beside the field it is about (the card's form), else in the page's alert. */
+  function fieldError(card, e) {
+    const form = card?.querySelector("form");
+    const input = form?.querySelector("input:not([type=radio]), textarea");
+    if (!form || !input) return showError(e);
+    const id = `${input.id}-error`;
+    let p = form.querySelector(".field-error");
+    if (!p) {
+      p = el("p", { id, class: "field-error", role: "alert" });
+      input.after(p);
+    }
+    p.textContent = T.errors[e.code] || e.message || T.errors.generic;
+    input.setAttribute("aria-invalid", "true");
+    input.setAttribute("aria-describedby", id);
+    input.focus();
   }
 
   function focusAsset(index) {
@@ -206,15 +226,15 @@
     const channel = channelName(a.channel);
     if (a.type === "phone" && a.delivery === "outbound") {
       // the code was sent to the phone; the page never shows it, the user types it
-      out.push(el("p", { text: T.phoneSent(channel) }), submitForm(a, T.phoneCodeLabel(channel), "challenge_code"));
+      out.push(el("p", { text: state.test_mode ? T.phoneNotSent(channel) : T.phoneSent(channel) }), submitForm(a, T.phoneCodeLabel(channel), "challenge_code"));
     } else if (a.type === "phone") {
       // reverse OTP: the code is sent from the phone; no code box (a code this page shows is never evidence)
-      out.push(el("p", { text: T.phoneHow(channel) }));
+      out.push(el("p", { text: ch.deep_link || !state.test_mode ? T.phoneHow(channel) : T.noLinkInTest(channel) }));
       if (ch.code) out.push(el("p", { class: "tag", text: T.phoneCode }), el("p", { class: "code", text: ch.code }));
       if (ch.deep_link) out.push(el("a", { class: "button", href: ch.deep_link, rel: "noopener noreferrer", target: "_blank", text: T.openApp(channel) }));
       if (ch.qr_code) out.push(el("img", { class: "qr", src: ch.qr_code, alt: T.qrAlt(channel), width: 192, height: 192 }));
     } else if (a.method === "code") {
-      out.push(el("p", { text: T.emailSent }), submitForm(a, T.codeLabel, "challenge_code"));
+      out.push(el("p", { text: state.test_mode ? T.emailNotSent : T.emailSent }), submitForm(a, T.codeLabel, "challenge_code"));
     } else if (a.method === "signature") {
       out.push(el("p", { text: T.signMessage }), el("pre", { text: ch.message || "" }));
       if (a.channel === "ethereum" && window.ethereum) {

@@ -25,6 +25,9 @@ const files: Record<string, Asset> = {
   "accounts.js": { body: readFileSync(path.join(DIR, "page-accounts.js")), type: "text/javascript; charset=utf-8" },
   "branding.js": { body: readFileSync(path.join(DIR, "branding-client.js")), type: "text/javascript; charset=utf-8" },
   "page.css": { body: readFileSync(path.join(DIR, "page.css")), type: "text/css; charset=utf-8" },
+  // the sessions' page (session_url)
+  session: { body: readFileSync(path.join(DIR, "session.html")), type: "text/html; charset=utf-8" },
+  "session.js": { body: readFileSync(path.join(DIR, "session-client.js")), type: "text/javascript; charset=utf-8" },
 };
 
 function send(res: Response, a: Asset): void {
@@ -46,12 +49,13 @@ export function pageHeaders(res: Response, csp: string): void {
   res.setHeader("Cache-Control", "no-store");
 }
 
-/** GET /verify/{id} (the page at verification_url) and its static files under /hosted/. */
+/** GET /verify/{id} (the page at verification_url), GET /session/{id} (a session's session_url) and their static files under /hosted/. */
 export function mountHostedPage(app: Express, limit: RequestHandler): void {
   app.get("/verify/:id", limit, (_req, res) => send(res, files.page));
+  app.get("/session/:id", limit, (_req, res) => send(res, files.session));
   app.get("/hosted/:file", limit, (req, res, next) => {
     const name = String(req.params.file);
-    const a = name !== "page" && Object.hasOwn(files, name) ? files[name] : undefined;
+    const a = name !== "page" && name !== "session" && Object.hasOwn(files, name) ? files[name] : undefined;
     if (!a) return next();
     send(res, a);
   });

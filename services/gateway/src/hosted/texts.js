@@ -71,12 +71,16 @@ window.ICV_TEXTS = {
   deliveryLegend: "How do you want to confirm your number?",
   delivery: { inbound: "Send a code from my phone", outbound: "Get a code by SMS or WhatsApp" },
   phoneSent: (channel) => `We sent a 6-character code to your phone by ${channel}.`,
+  // test mode sends nothing: the code is only in the tenant's test messages
+  phoneNotSent: (channel) => `Test mode: no ${channel} message is sent. The code is in the test messages, or complete this step with the button below.`,
   phoneCodeLabel: (channel) => `Code from the ${channel} message`,
   phoneCode: "Your code",
   phoneHow: (channel) => `Send this code to us on ${channel}. The button opens the conversation with the code filled in.`,
   openApp: (channel) => `Open ${channel}`,
   qrAlt: (channel) => `QR code that opens ${channel} with your code, for scanning with your phone`,
   emailSent: "We sent a 6-character code to your email address.",
+  emailNotSent: "Test mode: no email is sent. The code is in the test messages, or complete this step with the button below.",
+  noLinkInTest: (channel) => `Test mode: there is no ${channel} bot to open. Complete this step with the button below.`,
   codeLabel: "Code from the email",
   confirm: "Confirm",
   signMessage: "Sign this message with your wallet:",
@@ -112,7 +116,7 @@ window.ICV_TEXTS = {
   verifiedNote: "Done.",
   final: {
     completed: "Everything is verified. Thank you!",
-    partial: "Enough is verified to continue.",
+    partial: "Part of it is verified, and that is enough to go on: continue now, or finish the rest below first.",
     expired: "This verification link has expired.",
     cancelled: "This verification was cancelled.",
   },
@@ -124,6 +128,26 @@ window.ICV_TEXTS = {
     request_expired: "This verification link has expired.",
     network: "We could not reach the server. Check your connection and try again.",
     generic: "Something went wrong. Please try again.",
+  },
+  // the sessions' page (session.html, session-client.js)
+  session: {
+    titles: { phone: "Confirm your phone number", "2fa": "Confirm it is you", login: "Confirm your sign-in", recovery: "Confirm your account recovery" },
+    asking: (name) => `${name} asks you to confirm`,
+    testMode: "Test mode: nothing is sent, and no message to a bot confirms this; the service completes it for you.",
+    status: {
+      pending: "Waiting for your message…",
+      verified: "Confirmed.",
+      failed: "Not confirmed: another phone answered.",
+      expired: "This link has expired.",
+    },
+    done: {
+      verified: "Your phone number is confirmed. You can close this page.",
+      failed: "Another phone number answered, so this was not confirmed. Start again where you came from.",
+      expired: "This confirmation expired. Start again where you came from.",
+    },
+    scan: (channel) => `On a computer? Scan this with your phone's camera to open ${channel}:`,
+    noLinkInTest: (channel) => `Test mode: there is no ${channel} bot to open.`,
+    errors: { not_found: "This link is not valid. Check that you opened the whole link." },
   },
   live: {
     connecting: "Connecting for live updates…",

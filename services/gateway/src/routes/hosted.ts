@@ -3,7 +3,7 @@ import type { Request, Response } from "express";
 import QRCode from "qrcode";
 import { z } from "zod";
 import type { VerificationRequestService, HostedRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
-import { AppError, iso, type Config } from "@icv/platform";
+import { AppError, isPlaceholderBotLink, iso, type Config } from "@icv/platform";
 import { DOMAIN_CHECK_CALL } from "../clients.ts";
 import type { HostedHub, HostedState } from "../hosted/hub.ts";
 import { idParams } from "../input.ts";
@@ -115,8 +115,10 @@ function hostedDomain(d: HostedRequest["assets"][number]["domain"]) {
   };
 }
 
-/** RPC message → the page's JSON (snake_case, ISO timestamps, null where unset). */
-export async function toHostedBody(r: HostedRequest) {
+/** RPC message → the page's JSON (snake_case, ISO timestamps, null where unset); tenantName: the tenant's, when the project has no business name. */
+export async function toHostedBody(r: HostedRequest, tenantName?: (id: string) => Promise<string | undefined>) {
+  // no button or QR code to the placeholder bot of test mode (not ours)
+  const link = (l: string | undefined) => (l && !isPlaceholderBotLink(l) ? l : undefined);
   return {
     id: r.id,
     status: r.status,
@@ -139,8 +141,8 @@ export async function toHostedBody(r: HostedRequest) {
           ? {
               ...(a.challenge.code ? { code: a.challenge.code } : {}),
               instruction: a.challenge.instruction,
-              ...(a.challenge.deepLink ? { deep_link: a.challenge.deepLink } : {}),
-              ...(a.challenge.deepLink && a.type === "phone" ? { qr_code: await qrOf(a.challenge.deepLink) } : {}),
+              ...(link(a.challenge.deepLink) ? { deep_link: a.challenge.deepLink } : {}),
+              ...(link(a.challenge.deepLink) && a.type === "phone" ? { qr_code: await qrOf(a.challenge.deepLink!) } : {}),
               ...(a.challenge.message ? { message: a.challenge.message } : {}),
               expires_at: iso(a.challenge.expiresAt)!,
               attempts_remaining: a.challenge.attemptsRemaining,
@@ -155,7 +157,7 @@ export async function toHostedBody(r: HostedRequest) {
     has_redirect: r.hasRedirect,
     redirect_to: r.redirectTo ?? null,
     token_expired: r.tokenExpired,
-    branding: brandingBody(r.branding),
+    branding: brandingBody(r.branding, r.branding?.businessName ? undefined : await tenantName?.(r.tenantId)),
   };
 }
 
@@ -177,8 +179,14 @@ const DESCRIPTION = `The hosted page's API: no API key, authorised by the token 
 404 not_found; actions on an expired request answer 410 request_expired (GET then answers the final status only).`;
 
 /** The hosted page's API under /api/v1/verify/request/{id} (public routes, per-IP limits). */
-export function hostedRoutes(_config: Config, hub: HostedHub | undefined, client: Client<typeof VerificationRequestService>): RouteDef[] {
+export function hostedRoutes(
+  _config: Config,
+  hub: HostedHub | undefined,
+  client: Client<typeof VerificationRequestService>,
+  tenantName?: (id: string) => Promise<string | undefined>,
+): RouteDef[] {
   const c = client;
+  const toBody = (r: HostedRequest) => toHostedBody(r, tenantName);
   const base = "/api/v1/verify/request/{id}";
   const assetErrors = {
     400: err("validation_error, invalid_identifier, invalid_code, invalid_signature, challenge_expired, channel_unavailable"),
@@ -200,7 +208,7 @@ export function hostedRoutes(_config: Config, hub: HostedHub | undefined, client
       async handler({ req, res, params }) {
         privateHeaders(res);
         const r = await c.getHostedRequest({ requestId: params.id, token: tokenOf(req) });
-        return { body: await toHostedBody(r.request!) };
+        return { body: await toBody(r.request!) };
       },
     }),
     route({
@@ -229,7 +237,7 @@ export function hostedRoutes(_config: Config, hub: HostedHub | undefined, client
           channel: body.channel,
           delivery: body.delivery,
         });
-        return { body: await toHostedBody(r.request!) };
+        return { body: await toBody(r.request!) };
       },
     }),
     route({
@@ -253,7 +261,7 @@ export function hostedRoutes(_config: Config, hub: HostedHub | undefined, client
           apiKey: body.api_key,
           apiSecret: body.api_secret,
         });
-        return { body: await toHostedBody(r.request!) };
+        return { body: await toBody(r.request!) };
       },
     }),
     route({
@@ -267,10 +275,10 @@ export function hostedRoutes(_config: Config, hub: HostedHub | undefined, client
       async handler({ req, res, params }) {
         privateHeaders(res);
         const r = await c.testVerifyHostedAsset({ requestId: params.id, token: tokenOf(req), assetIndex: params.assetIndex });
-        return { body: await toHostedBody(r.request!) };
+        return { body: await toBody(r.request!) };
       },
     }),
-    hostedCheckRoute(c, base, assetErrors),
+    hostedCheckRoute(c, base, assetErrors, toBody),
     route({
       method: "get",
       path: `${base}/events`,
@@ -292,7 +300,7 @@ export function hostedRoutes(_config: Config, hub: HostedHub | undefined, client
             privateHeaders(res);
             const token = query.token;
             if (!token) throw new AppError("not_found", "verification request not found");
-            const read = async () => (await toHostedBody((await c.getHostedRequest({ requestId: params.id, token })).request!)) as HostedState;
+            const read = async () => (await toBody((await c.getHostedRequest({ requestId: params.id, token })).request!)) as HostedState;
             await hub.open(res, params.id, read);
             return {};
           }
@@ -306,6 +314,7 @@ function hostedCheckRoute(
   c: Client<typeof VerificationRequestService>,
   base: string,
   errors: Record<number, { description: string; schema: typeof ErrorBody }>,
+  toBody: (r: HostedRequest) => ReturnType<typeof toHostedBody>,
 ): RouteDef {
   return route({
     method: "post",
@@ -323,7 +332,7 @@ function hostedCheckRoute(
     async handler({ req, res, params }) {
       privateHeaders(res);
       const r = await c.checkHostedAsset({ requestId: params.id, token: tokenOf(req), assetIndex: params.assetIndex }, DOMAIN_CHECK_CALL);
-      return { body: await toHostedBody(r.request!) };
+      return { body: await toBody(r.request!) };
     },
   });
 }

@@ -268,7 +268,7 @@ export function projectRoutes(client: Client<typeof ProjectService>): RouteDef[]
         const r = await c.listTemplates({ scope: scopeOf(req), projectId: params.id });
         const n = r.templates.length;
         return {
-          body: { data: r.templates.map(toRestTemplate), pagination: { page: 1, limit: 100, total: n, pages: n ? 1 : 0, hasMore: false } },
+          body: { data: r.templates.map(toRestTemplate), pagination: toPagination({ page: 1, limit: 100, total: n, pages: n ? 1 : 0, hasMore: false }) },
         };
       },
     }),

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Session as SessionMsg } from "@icv/contracts/gen/icv/session/v1/session_service_pb.ts";
-import { iso } from "@icv/platform";
+import QRCode from "qrcode";
+import { AppError, iso, isPlaceholderBotLink } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
 import { idOf, idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
@@ -56,6 +57,9 @@ const PhoneSession = z
     created_at: timestamp,
     test_mode: z.boolean(),
     project_id: projectIdShown,
+    session_url: z
+      .string()
+      .describe("The session's hosted page for the user: deep link, QR code, instructions and live status ({PUBLIC_BASE_URL}/session/{id}#…)"),
   })
   .meta({ id: "PhoneSession" });
 
@@ -78,8 +82,14 @@ const AuthSession = z
     created_at: timestamp,
     test_mode: z.boolean(),
     project_id: projectIdShown,
+    session_url: z
+      .string()
+      .describe("The session's hosted page for the user: deep link, QR code, instructions and live status ({PUBLIC_BASE_URL}/session/{id}#…)"),
   })
   .meta({ id: "AuthSession" });
+
+/** The session page sends session_url's signature in this header (never in a URL). */
+export const SESSION_TOKEN_HEADER = "x-session-token";
 
 const SessionQrQuery = z.object({ sig: z.string().min(1).max(64) }).strict();
 
@@ -105,11 +115,29 @@ export function toRest(s: SessionMsg) {
     created_at: iso(s.createdAt),
     test_mode: s.testMode,
     ...(s.projectId ? { project_id: s.projectId } : {}),
+    session_url: s.sessionUrl,
   };
 }
 
-/** Phone-first sessions (/sessions) and auth sessions (/auth/sessions): one set of routes per kind. */
-export function sessionRoutes(c: Clients): RouteDef[] {
+/** What a session's hosted page shows: never the number, the proof or the tenant's metadata. */
+const SessionPage = z
+  .object({
+    id: z.string(),
+    kind: z.enum(["phone", "auth"]),
+    type: z.string().nullable().describe("Auth sessions: 2fa, login or recovery"),
+    channel: z.enum(SESSION_CHANNELS),
+    status: z.string(),
+    deep_link: z.string().nullable().describe("While pending (none to the test placeholder bot)"),
+    qr_code: z.string().nullable().describe("While pending: a data: URI of a PNG of deep_link"),
+    instructions: z.string(),
+    expires_at: timestamp,
+    test_mode: z.boolean(),
+    business_name: z.string().nullable().describe("The project's business name, else the tenant's name"),
+  })
+  .meta({ id: "SessionPage" });
+
+/** Phone-first sessions (/sessions) and auth sessions (/auth/sessions): one set of routes per kind; the sessions' hosted page's API. */
+export function sessionRoutes(c: Clients, tenantName: (id: string) => Promise<string | undefined> = async () => undefined): RouteDef[] {
   const family = (kind: "phone" | "auth") => {
     const base = kind === "phone" ? "/api/v1/sessions" : "/api/v1/auth/sessions";
     const tag = kind === "phone" ? "Sessions" : "Auth sessions";
@@ -208,6 +236,42 @@ export function sessionRoutes(c: Clients): RouteDef[] {
         res.setHeader("cache-control", "private, max-age=600");
         res.type("png").send(Buffer.from(r.png));
         return {};
+      },
+    }),
+    route({
+      method: "get",
+      path: "/api/v1/session-page/{id}",
+      tag: "Sessions",
+      summary: "What a session's hosted page shows (session_url), polled by that page",
+      description: `Public: authorised by the signature in session_url's fragment, sent in the ${SESSION_TOKEN_HEADER} header.`,
+      auth: "public",
+      // any other id is not found, like a wrong signature
+      params: z.object({ id: z.string().min(1).max(64) }),
+      responses: { 200: { description: "The page state", schema: SessionPage }, 404: err("not_found") },
+      async handler({ req, res, params }) {
+        res.setHeader("Cache-Control", "no-store");
+        res.setHeader("Referrer-Policy", "no-referrer");
+        const signature = req.get(SESSION_TOKEN_HEADER) ?? "";
+        if (!signature) throw new AppError("not_found", "session not found");
+        const r = await c.session.getSessionPage({ id: params.id, signature });
+        const s = r.session!;
+        // no link, and so no QR code, to the placeholder bot of test mode (not ours)
+        const link = s.deepLink && !isPlaceholderBotLink(s.deepLink) ? s.deepLink : null;
+        return {
+          body: {
+            id: s.id,
+            kind: s.kind as "phone" | "auth",
+            type: s.type || null,
+            channel: s.channel as (typeof SESSION_CHANNELS)[number],
+            status: s.status,
+            deep_link: link,
+            qr_code: link ? await QRCode.toDataURL(link, { errorCorrectionLevel: "M", margin: 2, scale: 6 }) : null,
+            instructions: s.instructions,
+            expires_at: iso(s.expiresAt)!,
+            test_mode: s.testMode,
+            business_name: r.businessName || (await tenantName(r.tenantId)) || null,
+          },
+        };
       },
     }),
   ];

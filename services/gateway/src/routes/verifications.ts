@@ -22,6 +22,8 @@ const Challenge = z
   })
   .meta({ id: "Challenge" });
 
+/** A verification's proof, as GET answers it (test-verify answers it beside its flat proof_token and proof_expires_at). */
+
 export const Verification = z
   .object({
     id: z.string(),
@@ -134,10 +136,11 @@ const TestVerifyResponse = z
     status: z.literal("verified"),
     identifier: z.string(),
     verified_at: timestamp,
-    proof_token: z.string(),
-    proof_expires_at: timestamp,
+    proof_token: z.string().describe("The spec's flat field: the same as proof.token"),
+    proof_expires_at: timestamp.describe("The spec's flat field: the same as proof.expires_at"),
     identifier_salt: ProofRefBody.shape.identifier_salt,
     proof_sd_jwt_vc: ProofRefBody.shape.sd_jwt_vc,
+    proof: ProofRefBody.describe("The proof as GET /api/v1/verifications/{id} answers it"),
     test_mode: z.literal(true),
     project_id: projectIdShown,
   })
@@ -386,6 +389,7 @@ export function verificationRoutes(c: Clients): RouteDef[] {
             proof_expires_at: iso(v.proof?.expiresAt),
             ...(v.proof?.identifierSalt ? { identifier_salt: v.proof.identifierSalt } : {}),
             ...(v.proof?.sdJwtVc ? { proof_sd_jwt_vc: v.proof.sdJwtVc } : {}),
+            ...(v.proof ? { proof: proofBody(v.proof) } : {}),
             test_mode: true,
             ...(v.projectId ? { project_id: v.projectId } : {}),
           },

@@ -232,6 +232,7 @@ export function toHostedMessage(h: HostedView): HostedInit {
     redirectTo: h.redirectTo,
     tokenExpired: h.tokenExpired,
     branding: h.branding ? { $typeName: "icv.verification.v1.HostedBranding", ...h.branding } : undefined,
+    tenantId: r.tenant_id,
   };
 }
 

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file icv/gateway/v1/admin_service.proto.
  */
 export const file_icv_gateway_v1_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJpY3YvZ2F0ZXdheS92MS9hZG1pbl9zZXJ2aWNlLnByb3RvEg5pY3YuZ2F0ZXdheS52MSJSCgZUZW5hbnQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIjChNDcmVhdGVUZW5hbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkinAEKFENyZWF0ZVRlbmFudFJlc3BvbnNlEiYKBnRlbmFudBgBIAEoCzIWLmljdi5nYXRld2F5LnYxLlRlbmFudBIQCghsaXZlX2tleRgCIAEoCRIQCgh0ZXN0X2tleRgDIAEoCRIbChNsaXZlX3dlYmhvb2tfc2VjcmV0GAQgASgJEhsKE3Rlc3Rfd2ViaG9va19zZWNyZXQYBSABKAkiFAoSTGlzdFRlbmFudHNSZXF1ZXN0Ij4KE0xpc3RUZW5hbnRzUmVzcG9uc2USJwoHdGVuYW50cxgBIAMoCzIWLmljdi5nYXRld2F5LnYxLlRlbmFudCJZChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiMwoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USDgoGa2V5X2lkGAEgASgJEgsKA2tleRgCIAEoCSIlChNSZXZva2VBcGlLZXlSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCSJWChRSZXZva2VBcGlLZXlSZXNwb25zZRIOCgZrZXlfaWQYASABKAkSLgoKcmV2b2tlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSgoXUm90YXRlU2lnbmluZ0tleVJlcXVlc3QSLwoLZW52aXJvbm1lbnQYASABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Im0KGFJvdGF0ZVNpZ25pbmdLZXlSZXNwb25zZRILCgNraWQYASABKAkSEwoLcmV0aXJlZF9raWQYAiABKAkSLwoLZW52aXJvbm1lbnQYAyABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50ImwKGVNldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEi8KC2Vudmlyb25tZW50GAIgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudBILCgN1cmwYAyABKAkiUwoaU2V0V2ViaG9va0VuZHBvaW50UmVzcG9uc2USNQoId2ViaG9va3MYASABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzImIKHFJlbW92ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEi8KC2Vudmlyb25tZW50GAIgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCJiChxFbmFibGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiVgodRW5hYmxlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USNQoId2ViaG9va3MYASABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzIjQKHVJlbW92ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEhMKC3JlbW92ZWRfdXJsGAEgASgJIi4KGUdldFdlYmhvb2tTZXR0aW5nc1JlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJIoIBChpHZXRXZWJob29rU2V0dGluZ3NSZXNwb25zZRIxCgRsaXZlGAEgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcxIxCgR0ZXN0GAIgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcyJgChpSb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50IlQKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRI1Cgh3ZWJob29rcxgBIAEoCzIjLmljdi53ZWJob29rLnYxLkVudmlyb25tZW50V2ViaG9va3MylAgKDEFkbWluU2VydmljZRJZCgxDcmVhdGVUZW5hbnQSIy5pY3YuZ2F0ZXdheS52MS5DcmVhdGVUZW5hbnRSZXF1ZXN0GiQuaWN2LmdhdGV3YXkudjEuQ3JlYXRlVGVuYW50UmVzcG9uc2USVgoLTGlzdFRlbmFudHMSIi5pY3YuZ2F0ZXdheS52MS5MaXN0VGVuYW50c1JlcXVlc3QaIy5pY3YuZ2F0ZXdheS52MS5MaXN0VGVuYW50c1Jlc3BvbnNlElkKDENyZWF0ZUFwaUtleRIjLmljdi5nYXRld2F5LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaJC5pY3YuZ2F0ZXdheS52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJZCgxSZXZva2VBcGlLZXkSIy5pY3YuZ2F0ZXdheS52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GiQuaWN2LmdhdGV3YXkudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USZQoQUm90YXRlU2lnbmluZ0tleRInLmljdi5nYXRld2F5LnYxLlJvdGF0ZVNpZ25pbmdLZXlSZXF1ZXN0GiguaWN2LmdhdGV3YXkudjEuUm90YXRlU2lnbmluZ0tleVJlc3BvbnNlEmsKElNldFdlYmhvb2tFbmRwb2ludBIpLmljdi5nYXRld2F5LnYxLlNldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QaKi5pY3YuZ2F0ZXdheS52MS5TZXRXZWJob29rRW5kcG9pbnRSZXNwb25zZRJ0ChVSZW1vdmVXZWJob29rRW5kcG9pbnQSLC5pY3YuZ2F0ZXdheS52MS5SZW1vdmVXZWJob29rRW5kcG9pbnRSZXF1ZXN0Gi0uaWN2LmdhdGV3YXkudjEuUmVtb3ZlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USdAoVRW5hYmxlV2ViaG9va0VuZHBvaW50EiwuaWN2LmdhdGV3YXkudjEuRW5hYmxlV2ViaG9va0VuZHBvaW50UmVxdWVzdBotLmljdi5nYXRld2F5LnYxLkVuYWJsZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEmsKEkdldFdlYmhvb2tTZXR0aW5ncxIpLmljdi5nYXRld2F5LnYxLkdldFdlYmhvb2tTZXR0aW5nc1JlcXVlc3QaKi5pY3YuZ2F0ZXdheS52MS5HZXRXZWJob29rU2V0dGluZ3NSZXNwb25zZRJuChNSb3RhdGVXZWJob29rU2VjcmV0EiouaWN2LmdhdGV3YXkudjEuUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QaKy5pY3YuZ2F0ZXdheS52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_icv_common_v1_scope, file_icv_webhook_v1_webhook_service]);
+  fileDesc("CiJpY3YvZ2F0ZXdheS92MS9hZG1pbl9zZXJ2aWNlLnByb3RvEg5pY3YuZ2F0ZXdheS52MSJSCgZUZW5hbnQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIjChNDcmVhdGVUZW5hbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkixgEKFENyZWF0ZVRlbmFudFJlc3BvbnNlEiYKBnRlbmFudBgBIAEoCzIWLmljdi5nYXRld2F5LnYxLlRlbmFudBIQCghsaXZlX2tleRgCIAEoCRIQCgh0ZXN0X2tleRgDIAEoCRIbChNsaXZlX3dlYmhvb2tfc2VjcmV0GAQgASgJEhsKE3Rlc3Rfd2ViaG9va19zZWNyZXQYBSABKAkSEwoLbGl2ZV9rZXlfaWQYBiABKAkSEwoLdGVzdF9rZXlfaWQYByABKAkiFAoSTGlzdFRlbmFudHNSZXF1ZXN0Ij4KE0xpc3RUZW5hbnRzUmVzcG9uc2USJwoHdGVuYW50cxgBIAMoCzIWLmljdi5nYXRld2F5LnYxLlRlbmFudCJZChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiMwoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USDgoGa2V5X2lkGAEgASgJEgsKA2tleRgCIAEoCSIyChNSZXZva2VBcGlLZXlSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCRILCgNrZXkYAiABKAkiVgoUUmV2b2tlQXBpS2V5UmVzcG9uc2USDgoGa2V5X2lkGAEgASgJEi4KCnJldm9rZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIicKEkxpc3RBcGlLZXlzUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAki6wEKBkFwaUtleRIOCgZrZXlfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Eg4KBnByZWZpeBgDIAEoCRIuCgpjcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjsKE0xpc3RBcGlLZXlzUmVzcG9uc2USJAoEa2V5cxgBIAMoCzIWLmljdi5nYXRld2F5LnYxLkFwaUtleSJKChdSb3RhdGVTaWduaW5nS2V5UmVxdWVzdBIvCgtlbnZpcm9ubWVudBgBIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQibQoYUm90YXRlU2lnbmluZ0tleVJlc3BvbnNlEgsKA2tpZBgBIAEoCRITCgtyZXRpcmVkX2tpZBgCIAEoCRIvCgtlbnZpcm9ubWVudBgDIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQibAoZU2V0V2ViaG9va0VuZHBvaW50UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50EgsKA3VybBgDIAEoCSJTChpTZXRXZWJob29rRW5kcG9pbnRSZXNwb25zZRI1Cgh3ZWJob29rcxgBIAEoCzIjLmljdi53ZWJob29rLnYxLkVudmlyb25tZW50V2ViaG9va3MiYgocUmVtb3ZlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50ImIKHEVuYWJsZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEi8KC2Vudmlyb25tZW50GAIgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCJWCh1FbmFibGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRI1Cgh3ZWJob29rcxgBIAEoCzIjLmljdi53ZWJob29rLnYxLkVudmlyb25tZW50V2ViaG9va3MiNAodUmVtb3ZlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USEwoLcmVtb3ZlZF91cmwYASABKAkiLgoZR2V0V2ViaG9va1NldHRpbmdzUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkiggEKGkdldFdlYmhvb2tTZXR0aW5nc1Jlc3BvbnNlEjEKBGxpdmUYASABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzEjEKBHRlc3QYAiABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzImAKGlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiVAobUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEjUKCHdlYmhvb2tzGAEgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rczLsCAoMQWRtaW5TZXJ2aWNlElkKDENyZWF0ZVRlbmFudBIjLmljdi5nYXRld2F5LnYxLkNyZWF0ZVRlbmFudFJlcXVlc3QaJC5pY3YuZ2F0ZXdheS52MS5DcmVhdGVUZW5hbnRSZXNwb25zZRJWCgtMaXN0VGVuYW50cxIiLmljdi5nYXRld2F5LnYxLkxpc3RUZW5hbnRzUmVxdWVzdBojLmljdi5nYXRld2F5LnYxLkxpc3RUZW5hbnRzUmVzcG9uc2USWQoMQ3JlYXRlQXBpS2V5EiMuaWN2LmdhdGV3YXkudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBokLmljdi5nYXRld2F5LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlElkKDFJldm9rZUFwaUtleRIjLmljdi5nYXRld2F5LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJC5pY3YuZ2F0ZXdheS52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJWCgtMaXN0QXBpS2V5cxIiLmljdi5nYXRld2F5LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBojLmljdi5nYXRld2F5LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USZQoQUm90YXRlU2lnbmluZ0tleRInLmljdi5nYXRld2F5LnYxLlJvdGF0ZVNpZ25pbmdLZXlSZXF1ZXN0GiguaWN2LmdhdGV3YXkudjEuUm90YXRlU2lnbmluZ0tleVJlc3BvbnNlEmsKElNldFdlYmhvb2tFbmRwb2ludBIpLmljdi5nYXRld2F5LnYxLlNldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QaKi5pY3YuZ2F0ZXdheS52MS5TZXRXZWJob29rRW5kcG9pbnRSZXNwb25zZRJ0ChVSZW1vdmVXZWJob29rRW5kcG9pbnQSLC5pY3YuZ2F0ZXdheS52MS5SZW1vdmVXZWJob29rRW5kcG9pbnRSZXF1ZXN0Gi0uaWN2LmdhdGV3YXkudjEuUmVtb3ZlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USdAoVRW5hYmxlV2ViaG9va0VuZHBvaW50EiwuaWN2LmdhdGV3YXkudjEuRW5hYmxlV2ViaG9va0VuZHBvaW50UmVxdWVzdBotLmljdi5nYXRld2F5LnYxLkVuYWJsZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEmsKEkdldFdlYmhvb2tTZXR0aW5ncxIpLmljdi5nYXRld2F5LnYxLkdldFdlYmhvb2tTZXR0aW5nc1JlcXVlc3QaKi5pY3YuZ2F0ZXdheS52MS5HZXRXZWJob29rU2V0dGluZ3NSZXNwb25zZRJuChNSb3RhdGVXZWJob29rU2VjcmV0EiouaWN2LmdhdGV3YXkudjEuUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QaKy5pY3YuZ2F0ZXdheS52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_icv_common_v1_scope, file_icv_webhook_v1_webhook_service]);
 
 /**
  * @generated from message icv.gateway.v1.Tenant
@@ -94,6 +94,18 @@ export type CreateTenantResponse = Message<"icv.gateway.v1.CreateTenantResponse"
    * @generated from field: string test_webhook_secret = 5;
    */
   testWebhookSecret: string;
+
+  /**
+   * The keys' ids (key_…), to revoke or list them later.
+   *
+   * @generated from field: string live_key_id = 6;
+   */
+  liveKeyId: string;
+
+  /**
+   * @generated from field: string test_key_id = 7;
+   */
+  testKeyId: string;
 };
 
 /**
@@ -182,9 +194,16 @@ export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@_
  */
 export type RevokeApiKeyRequest = Message<"icv.gateway.v1.RevokeApiKeyRequest"> & {
   /**
+   * The key's id (key_…), or else `key`: the key itself (pk_live_…/pk_test_…), found by its hash.
+   *
    * @generated from field: string key_id = 1;
    */
   keyId: string;
+
+  /**
+   * @generated from field: string key = 2;
+   */
+  key: string;
 };
 
 /**
@@ -217,6 +236,86 @@ export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@_
   messageDesc(file_icv_gateway_v1_admin_service, 8);
 
 /**
+ * @generated from message icv.gateway.v1.ListApiKeysRequest
+ */
+export type ListApiKeysRequest = Message<"icv.gateway.v1.ListApiKeysRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+};
+
+/**
+ * Describes the message icv.gateway.v1.ListApiKeysRequest.
+ * Use `create(ListApiKeysRequestSchema)` to create a new message.
+ */
+export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 9);
+
+/**
+ * @generated from message icv.gateway.v1.ApiKey
+ */
+export type ApiKey = Message<"icv.gateway.v1.ApiKey"> & {
+  /**
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * @generated from field: icv.common.v1.Environment environment = 2;
+   */
+  environment: Environment;
+
+  /**
+   * The key's first 12 characters (pk_test_AbCd): enough to tell keys apart, useless to call with.
+   *
+   * @generated from field: string prefix = 3;
+   */
+  prefix: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 4;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * When a request last authenticated with it (to about a minute); unset when never used.
+   *
+   * @generated from field: google.protobuf.Timestamp last_used_at = 5;
+   */
+  lastUsedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp revoked_at = 6;
+   */
+  revokedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message icv.gateway.v1.ApiKey.
+ * Use `create(ApiKeySchema)` to create a new message.
+ */
+export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 10);
+
+/**
+ * @generated from message icv.gateway.v1.ListApiKeysResponse
+ */
+export type ListApiKeysResponse = Message<"icv.gateway.v1.ListApiKeysResponse"> & {
+  /**
+   * @generated from field: repeated icv.gateway.v1.ApiKey keys = 1;
+   */
+  keys: ApiKey[];
+};
+
+/**
+ * Describes the message icv.gateway.v1.ListApiKeysResponse.
+ * Use `create(ListApiKeysResponseSchema)` to create a new message.
+ */
+export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 11);
+
+/**
  * @generated from message icv.gateway.v1.RotateSigningKeyRequest
  */
 export type RotateSigningKeyRequest = Message<"icv.gateway.v1.RotateSigningKeyRequest"> & {
@@ -233,7 +332,7 @@ export type RotateSigningKeyRequest = Message<"icv.gateway.v1.RotateSigningKeyRe
  * Use `create(RotateSigningKeyRequestSchema)` to create a new message.
  */
 export const RotateSigningKeyRequestSchema: GenMessage<RotateSigningKeyRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 9);
+  messageDesc(file_icv_gateway_v1_admin_service, 12);
 
 /**
  * @generated from message icv.gateway.v1.RotateSigningKeyResponse
@@ -260,7 +359,7 @@ export type RotateSigningKeyResponse = Message<"icv.gateway.v1.RotateSigningKeyR
  * Use `create(RotateSigningKeyResponseSchema)` to create a new message.
  */
 export const RotateSigningKeyResponseSchema: GenMessage<RotateSigningKeyResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 10);
+  messageDesc(file_icv_gateway_v1_admin_service, 13);
 
 /**
  * @generated from message icv.gateway.v1.SetWebhookEndpointRequest
@@ -287,7 +386,7 @@ export type SetWebhookEndpointRequest = Message<"icv.gateway.v1.SetWebhookEndpoi
  * Use `create(SetWebhookEndpointRequestSchema)` to create a new message.
  */
 export const SetWebhookEndpointRequestSchema: GenMessage<SetWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 11);
+  messageDesc(file_icv_gateway_v1_admin_service, 14);
 
 /**
  * @generated from message icv.gateway.v1.SetWebhookEndpointResponse
@@ -304,7 +403,7 @@ export type SetWebhookEndpointResponse = Message<"icv.gateway.v1.SetWebhookEndpo
  * Use `create(SetWebhookEndpointResponseSchema)` to create a new message.
  */
 export const SetWebhookEndpointResponseSchema: GenMessage<SetWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 12);
+  messageDesc(file_icv_gateway_v1_admin_service, 15);
 
 /**
  * @generated from message icv.gateway.v1.RemoveWebhookEndpointRequest
@@ -326,7 +425,7 @@ export type RemoveWebhookEndpointRequest = Message<"icv.gateway.v1.RemoveWebhook
  * Use `create(RemoveWebhookEndpointRequestSchema)` to create a new message.
  */
 export const RemoveWebhookEndpointRequestSchema: GenMessage<RemoveWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 13);
+  messageDesc(file_icv_gateway_v1_admin_service, 16);
 
 /**
  * @generated from message icv.gateway.v1.EnableWebhookEndpointRequest
@@ -348,7 +447,7 @@ export type EnableWebhookEndpointRequest = Message<"icv.gateway.v1.EnableWebhook
  * Use `create(EnableWebhookEndpointRequestSchema)` to create a new message.
  */
 export const EnableWebhookEndpointRequestSchema: GenMessage<EnableWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 14);
+  messageDesc(file_icv_gateway_v1_admin_service, 17);
 
 /**
  * @generated from message icv.gateway.v1.EnableWebhookEndpointResponse
@@ -365,7 +464,7 @@ export type EnableWebhookEndpointResponse = Message<"icv.gateway.v1.EnableWebhoo
  * Use `create(EnableWebhookEndpointResponseSchema)` to create a new message.
  */
 export const EnableWebhookEndpointResponseSchema: GenMessage<EnableWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 15);
+  messageDesc(file_icv_gateway_v1_admin_service, 18);
 
 /**
  * @generated from message icv.gateway.v1.RemoveWebhookEndpointResponse
@@ -382,7 +481,7 @@ export type RemoveWebhookEndpointResponse = Message<"icv.gateway.v1.RemoveWebhoo
  * Use `create(RemoveWebhookEndpointResponseSchema)` to create a new message.
  */
 export const RemoveWebhookEndpointResponseSchema: GenMessage<RemoveWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 16);
+  messageDesc(file_icv_gateway_v1_admin_service, 19);
 
 /**
  * @generated from message icv.gateway.v1.GetWebhookSettingsRequest
@@ -399,7 +498,7 @@ export type GetWebhookSettingsRequest = Message<"icv.gateway.v1.GetWebhookSettin
  * Use `create(GetWebhookSettingsRequestSchema)` to create a new message.
  */
 export const GetWebhookSettingsRequestSchema: GenMessage<GetWebhookSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 17);
+  messageDesc(file_icv_gateway_v1_admin_service, 20);
 
 /**
  * @generated from message icv.gateway.v1.GetWebhookSettingsResponse
@@ -421,7 +520,7 @@ export type GetWebhookSettingsResponse = Message<"icv.gateway.v1.GetWebhookSetti
  * Use `create(GetWebhookSettingsResponseSchema)` to create a new message.
  */
 export const GetWebhookSettingsResponseSchema: GenMessage<GetWebhookSettingsResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 18);
+  messageDesc(file_icv_gateway_v1_admin_service, 21);
 
 /**
  * @generated from message icv.gateway.v1.RotateWebhookSecretRequest
@@ -443,7 +542,7 @@ export type RotateWebhookSecretRequest = Message<"icv.gateway.v1.RotateWebhookSe
  * Use `create(RotateWebhookSecretRequestSchema)` to create a new message.
  */
 export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 19);
+  messageDesc(file_icv_gateway_v1_admin_service, 22);
 
 /**
  * @generated from message icv.gateway.v1.RotateWebhookSecretResponse
@@ -460,7 +559,7 @@ export type RotateWebhookSecretResponse = Message<"icv.gateway.v1.RotateWebhookS
  * Use `create(RotateWebhookSecretResponseSchema)` to create a new message.
  */
 export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 20);
+  messageDesc(file_icv_gateway_v1_admin_service, 23);
 
 /**
  * Operator actions behind the admin CLI. Served on the gateway's loopback admin port and protected by the admin token.
@@ -499,6 +598,16 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof RevokeApiKeyRequestSchema;
     output: typeof RevokeApiKeyResponseSchema;
+  },
+  /**
+   * A tenant's keys of both environments, oldest first: ids and prefixes, never the keys.
+   *
+   * @generated from rpc icv.gateway.v1.AdminService.ListApiKeys
+   */
+  listApiKeys: {
+    methodKind: "unary";
+    input: typeof ListApiKeysRequestSchema;
+    output: typeof ListApiKeysResponseSchema;
   },
   /**
    * @generated from rpc icv.gateway.v1.AdminService.RotateSigningKey

@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file icv/session/v1/session_service.proto.
  */
 export const file_icv_session_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRpY3Yvc2Vzc2lvbi92MS9zZXNzaW9uX3NlcnZpY2UucHJvdG8SDmljdi5zZXNzaW9uLnYxIvcECgdTZXNzaW9uEgoKAmlkGAEgASgJEgwKBGtpbmQYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDAoEdHlwZRgFIAEoCRIWCglkZWVwX2xpbmsYBiABKAlIAIgBARIUCgdxcl9jb2RlGAcgASgJSAGIAQESLgoKZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMaW5zdHJ1Y3Rpb25zGAkgASgJEhkKDHBob25lX251bWJlchgKIAEoCUgCiAEBEi8KC3ZlcmlmaWVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcCg92ZXJpZmljYXRpb25faWQYDCABKAlIA4gBARIwCgVwcm9vZhgNIAEoCzIcLmljdi5zZXNzaW9uLnYxLlNlc3Npb25Qcm9vZkgEiAEBEjAKD2NsaWVudF9tZXRhZGF0YRgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLgoKY3JlYXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJZmFpbGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgl0ZXN0X21vZGUYESABKAgSFwoKcHJvamVjdF9pZBgoIAEoCUgFiAEBQgwKCl9kZWVwX2xpbmtCCgoIX3FyX2NvZGVCDwoNX3Bob25lX251bWJlckISChBfdmVyaWZpY2F0aW9uX2lkQggKBl9wcm9vZkINCgtfcHJvamVjdF9pZCJNCgxTZXNzaW9uUHJvb2YSDQoFdG9rZW4YASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiggIKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIMCgRraW5kGAIgASgJEg8KB2NoYW5uZWwYAyABKAkSGQoMcGhvbmVfbnVtYmVyGAQgASgJSACIAQESEQoEdHlwZRgFIAEoCUgBiAEBEjAKD2NsaWVudF9tZXRhZGF0YRgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFwoKcHJvamVjdF9pZBgUIAEoCUgCiAEBQg8KDV9waG9uZV9udW1iZXJCBwoFX3R5cGVCDQoLX3Byb2plY3RfaWQiQQoVQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEigKB3Nlc3Npb24YASABKAsyFy5pY3Yuc2Vzc2lvbi52MS5TZXNzaW9uIlgKEUdldFNlc3Npb25SZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIMCgRraW5kGAIgASgJEgoKAmlkGAMgASgJIj4KEkdldFNlc3Npb25SZXNwb25zZRIoCgdzZXNzaW9uGAEgASgLMhcuaWN2LnNlc3Npb24udjEuU2Vzc2lvbiKLAQoYVGVzdFZlcmlmeVNlc3Npb25SZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIMCgRraW5kGAIgASgJEgoKAmlkGAMgASgJEhkKDHBob25lX251bWJlchgEIAEoCUgAiAEBQg8KDV9waG9uZV9udW1iZXIiRQoZVGVzdFZlcmlmeVNlc3Npb25SZXNwb25zZRIoCgdzZXNzaW9uGAEgASgLMhcuaWN2LnNlc3Npb24udjEuU2Vzc2lvbiI4ChdHZXRTZXNzaW9uUXJDb2RlUmVxdWVzdBIKCgJpZBgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkiJwoYR2V0U2Vzc2lvblFyQ29kZVJlc3BvbnNlEgsKA3BuZxgBIAEoDCI2ChRIYW5kbGVJbmJvdW5kUmVxdWVzdBIQCghwcm92aWRlchgBIAEoCRIMCgRib2R5GAIgASgMIikKFUhhbmRsZUluYm91bmRSZXNwb25zZRIQCghvdXRjb21lcxgBIAMoCTLyAwoOU2Vzc2lvblNlcnZpY2USXAoNQ3JlYXRlU2Vzc2lvbhIkLmljdi5zZXNzaW9uLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GiUuaWN2LnNlc3Npb24udjEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlElMKCkdldFNlc3Npb24SIS5pY3Yuc2Vzc2lvbi52MS5HZXRTZXNzaW9uUmVxdWVzdBoiLmljdi5zZXNzaW9uLnYxLkdldFNlc3Npb25SZXNwb25zZRJoChFUZXN0VmVyaWZ5U2Vzc2lvbhIoLmljdi5zZXNzaW9uLnYxLlRlc3RWZXJpZnlTZXNzaW9uUmVxdWVzdBopLmljdi5zZXNzaW9uLnYxLlRlc3RWZXJpZnlTZXNzaW9uUmVzcG9uc2USZQoQR2V0U2Vzc2lvblFyQ29kZRInLmljdi5zZXNzaW9uLnYxLkdldFNlc3Npb25RckNvZGVSZXF1ZXN0GiguaWN2LnNlc3Npb24udjEuR2V0U2Vzc2lvblFyQ29kZVJlc3BvbnNlElwKDUhhbmRsZUluYm91bmQSJC5pY3Yuc2Vzc2lvbi52MS5IYW5kbGVJbmJvdW5kUmVxdWVzdBolLmljdi5zZXNzaW9uLnYxLkhhbmRsZUluYm91bmRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_common_v1_scope]);
+  fileDesc("CiRpY3Yvc2Vzc2lvbi92MS9zZXNzaW9uX3NlcnZpY2UucHJvdG8SDmljdi5zZXNzaW9uLnYxIowFCgdTZXNzaW9uEgoKAmlkGAEgASgJEgwKBGtpbmQYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDAoEdHlwZRgFIAEoCRIWCglkZWVwX2xpbmsYBiABKAlIAIgBARIUCgdxcl9jb2RlGAcgASgJSAGIAQESLgoKZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMaW5zdHJ1Y3Rpb25zGAkgASgJEhkKDHBob25lX251bWJlchgKIAEoCUgCiAEBEi8KC3ZlcmlmaWVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcCg92ZXJpZmljYXRpb25faWQYDCABKAlIA4gBARIwCgVwcm9vZhgNIAEoCzIcLmljdi5zZXNzaW9uLnYxLlNlc3Npb25Qcm9vZkgEiAEBEjAKD2NsaWVudF9tZXRhZGF0YRgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLgoKY3JlYXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJZmFpbGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgl0ZXN0X21vZGUYESABKAgSEwoLc2Vzc2lvbl91cmwYEiABKAkSFwoKcHJvamVjdF9pZBgoIAEoCUgFiAEBQgwKCl9kZWVwX2xpbmtCCgoIX3FyX2NvZGVCDwoNX3Bob25lX251bWJlckISChBfdmVyaWZpY2F0aW9uX2lkQggKBl9wcm9vZkINCgtfcHJvamVjdF9pZCJNCgxTZXNzaW9uUHJvb2YSDQoFdG9rZW4YASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiggIKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIMCgRraW5kGAIgASgJEg8KB2NoYW5uZWwYAyABKAkSGQoMcGhvbmVfbnVtYmVyGAQgASgJSACIAQESEQoEdHlwZRgFIAEoCUgBiAEBEjAKD2NsaWVudF9tZXRhZGF0YRgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFwoKcHJvamVjdF9pZBgUIAEoCUgCiAEBQg8KDV9waG9uZV9udW1iZXJCBwoFX3R5cGVCDQoLX3Byb2plY3RfaWQiQQoVQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEigKB3Nlc3Npb24YASABKAsyFy5pY3Yuc2Vzc2lvbi52MS5TZXNzaW9uIlgKEUdldFNlc3Npb25SZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIMCgRraW5kGAIgASgJEgoKAmlkGAMgASgJIj4KEkdldFNlc3Npb25SZXNwb25zZRIoCgdzZXNzaW9uGAEgASgLMhcuaWN2LnNlc3Npb24udjEuU2Vzc2lvbiKLAQoYVGVzdFZlcmlmeVNlc3Npb25SZXF1ZXN0EikKBXNjb3BlGAEgASgLMhouaWN2LmNvbW1vbi52MS5UZW5hbnRTY29wZRIMCgRraW5kGAIgASgJEgoKAmlkGAMgASgJEhkKDHBob25lX251bWJlchgEIAEoCUgAiAEBQg8KDV9waG9uZV9udW1iZXIiRQoZVGVzdFZlcmlmeVNlc3Npb25SZXNwb25zZRIoCgdzZXNzaW9uGAEgASgLMhcuaWN2LnNlc3Npb24udjEuU2Vzc2lvbiI4ChdHZXRTZXNzaW9uUXJDb2RlUmVxdWVzdBIKCgJpZBgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkiJwoYR2V0U2Vzc2lvblFyQ29kZVJlc3BvbnNlEgsKA3BuZxgBIAEoDCI2ChVHZXRTZXNzaW9uUGFnZVJlcXVlc3QSCgoCaWQYASABKAkSEQoJc2lnbmF0dXJlGAIgASgJIoMBChZHZXRTZXNzaW9uUGFnZVJlc3BvbnNlEigKB3Nlc3Npb24YASABKAsyFy5pY3Yuc2Vzc2lvbi52MS5TZXNzaW9uEhEKCXRlbmFudF9pZBgCIAEoCRIaCg1idXNpbmVzc19uYW1lGAMgASgJSACIAQFCEAoOX2J1c2luZXNzX25hbWUiNgoUSGFuZGxlSW5ib3VuZFJlcXVlc3QSEAoIcHJvdmlkZXIYASABKAkSDAoEYm9keRgCIAEoDCIpChVIYW5kbGVJbmJvdW5kUmVzcG9uc2USEAoIb3V0Y29tZXMYASADKAky0wQKDlNlc3Npb25TZXJ2aWNlElwKDUNyZWF0ZVNlc3Npb24SJC5pY3Yuc2Vzc2lvbi52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBolLmljdi5zZXNzaW9uLnYxLkNyZWF0ZVNlc3Npb25SZXNwb25zZRJTCgpHZXRTZXNzaW9uEiEuaWN2LnNlc3Npb24udjEuR2V0U2Vzc2lvblJlcXVlc3QaIi5pY3Yuc2Vzc2lvbi52MS5HZXRTZXNzaW9uUmVzcG9uc2USaAoRVGVzdFZlcmlmeVNlc3Npb24SKC5pY3Yuc2Vzc2lvbi52MS5UZXN0VmVyaWZ5U2Vzc2lvblJlcXVlc3QaKS5pY3Yuc2Vzc2lvbi52MS5UZXN0VmVyaWZ5U2Vzc2lvblJlc3BvbnNlEmUKEEdldFNlc3Npb25RckNvZGUSJy5pY3Yuc2Vzc2lvbi52MS5HZXRTZXNzaW9uUXJDb2RlUmVxdWVzdBooLmljdi5zZXNzaW9uLnYxLkdldFNlc3Npb25RckNvZGVSZXNwb25zZRJfCg5HZXRTZXNzaW9uUGFnZRIlLmljdi5zZXNzaW9uLnYxLkdldFNlc3Npb25QYWdlUmVxdWVzdBomLmljdi5zZXNzaW9uLnYxLkdldFNlc3Npb25QYWdlUmVzcG9uc2USXAoNSGFuZGxlSW5ib3VuZBIkLmljdi5zZXNzaW9uLnYxLkhhbmRsZUluYm91bmRSZXF1ZXN0GiUuaWN2LnNlc3Npb24udjEuSGFuZGxlSW5ib3VuZFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_common_v1_scope]);
 
 /**
  * @generated from message icv.session.v1.Session
@@ -120,6 +120,14 @@ export type Session = Message<"icv.session.v1.Session"> & {
    * @generated from field: bool test_mode = 17;
    */
   testMode: boolean;
+
+  /**
+   * The session's hosted page: {PUBLIC_BASE_URL}/session/{id}#{signature} (deep link, QR code,
+   * instructions and live status for the user).
+   *
+   * @generated from field: string session_url = 18;
+   */
+  sessionUrl: string;
 
   /**
    * The project given at create; unset: the tenant environment's default project.
@@ -363,6 +371,60 @@ export const GetSessionQrCodeResponseSchema: GenMessage<GetSessionQrCodeResponse
   messageDesc(file_icv_session_v1_session_service, 9);
 
 /**
+ * @generated from message icv.session.v1.GetSessionPageRequest
+ */
+export type GetSessionPageRequest = Message<"icv.session.v1.GetSessionPageRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string signature = 2;
+   */
+  signature: string;
+};
+
+/**
+ * Describes the message icv.session.v1.GetSessionPageRequest.
+ * Use `create(GetSessionPageRequestSchema)` to create a new message.
+ */
+export const GetSessionPageRequestSchema: GenMessage<GetSessionPageRequest> = /*@__PURE__*/
+  messageDesc(file_icv_session_v1_session_service, 10);
+
+/**
+ * @generated from message icv.session.v1.GetSessionPageResponse
+ */
+export type GetSessionPageResponse = Message<"icv.session.v1.GetSessionPageResponse"> & {
+  /**
+   * Its hosted page reads only the status, the channel, the type, the deep link, the QR code,
+   * the instructions, expires_at and test_mode of it.
+   *
+   * @generated from field: icv.session.v1.Session session = 1;
+   */
+  session?: Session | undefined;
+
+  /**
+   * @generated from field: string tenant_id = 2;
+   */
+  tenantId: string;
+
+  /**
+   * The session's project's business name, when it has one.
+   *
+   * @generated from field: optional string business_name = 3;
+   */
+  businessName?: string | undefined;
+};
+
+/**
+ * Describes the message icv.session.v1.GetSessionPageResponse.
+ * Use `create(GetSessionPageResponseSchema)` to create a new message.
+ */
+export const GetSessionPageResponseSchema: GenMessage<GetSessionPageResponse> = /*@__PURE__*/
+  messageDesc(file_icv_session_v1_session_service, 11);
+
+/**
  * @generated from message icv.session.v1.HandleInboundRequest
  */
 export type HandleInboundRequest = Message<"icv.session.v1.HandleInboundRequest"> & {
@@ -386,7 +448,7 @@ export type HandleInboundRequest = Message<"icv.session.v1.HandleInboundRequest"
  * Use `create(HandleInboundRequestSchema)` to create a new message.
  */
 export const HandleInboundRequestSchema: GenMessage<HandleInboundRequest> = /*@__PURE__*/
-  messageDesc(file_icv_session_v1_session_service, 10);
+  messageDesc(file_icv_session_v1_session_service, 12);
 
 /**
  * @generated from message icv.session.v1.HandleInboundResponse
@@ -405,7 +467,7 @@ export type HandleInboundResponse = Message<"icv.session.v1.HandleInboundRespons
  * Use `create(HandleInboundResponseSchema)` to create a new message.
  */
 export const HandleInboundResponseSchema: GenMessage<HandleInboundResponse> = /*@__PURE__*/
-  messageDesc(file_icv_session_v1_session_service, 11);
+  messageDesc(file_icv_session_v1_session_service, 13);
 
 /**
  * Phone-first sessions (sess_…: the bot captures the user's number) and auth sessions (auth_…:
@@ -456,6 +518,17 @@ export const SessionService: GenService<{
     methodKind: "unary";
     input: typeof GetSessionQrCodeRequestSchema;
     output: typeof GetSessionQrCodeResponseSchema;
+  },
+  /**
+   * The session's hosted page (session_url): what the user may see of a session, for the
+   * `signature` of its session_url (NOT_FOUND when it does not match), with the name to show.
+   *
+   * @generated from rpc icv.session.v1.SessionService.GetSessionPage
+   */
+  getSessionPage: {
+    methodKind: "unary";
+    input: typeof GetSessionPageRequestSchema;
+    output: typeof GetSessionPageResponseSchema;
   },
   /**
    * One inbound provider update whose signature the gateway has checked. Idempotent by the

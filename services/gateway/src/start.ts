@@ -25,7 +25,7 @@ import { startAdminServer } from "./admin.ts";
 import { buildApp } from "./app.ts";
 import { makeClients } from "./clients.ts";
 import { IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
-import { answerClientError } from "./input.ts";
+import { gatewayServer } from "./server.ts";
 import { FallbackConnectionLimiter, MemoryConnectionLimiter, RedisConnectionLimiter } from "./sse/connection-limiter.ts";
 import { SseHub } from "./sse/hub.ts";
 import { startingHandler } from "./starting.ts";
@@ -48,8 +48,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
   // A worker of `npm start` listens once its app serves instead: the primary hands connections
   // only to listening workers, so a worker (re)starting beside the others takes none of them.
   let handle = startingHandler();
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => handle(req, res));
-  server.on("clientError", answerClientError);
+  const server = gatewayServer(config, (req, res) => handle(req, res));
   const listen = () =>
     new Promise<void>((resolve, reject) => {
       server.once("error", reject);

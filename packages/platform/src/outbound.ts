@@ -152,6 +152,8 @@ export interface OutboundOptions {
   rejectUnauthorized?: boolean;
   /** Keep connections open for reuse (default true; the domain check opens one per fetch). */
   keepAlive?: boolean;
+  /** How long a pooled connection may sit idle before we close it (default 4 s: below the common 5 s server keep-alive). */
+  idleSocketMs?: number;
 }
 
 export interface OutboundRequest {
@@ -184,6 +186,9 @@ export interface OutboundClient {
 }
 
 const DRAIN_LIMIT = 1024 * 1024;
+const IDLE_SOCKET_MS = 4_000;
+/** How a pooled connection the receiver had already closed fails a request written on it. */
+const STALE = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED"]);
 
 /** The lookup of one request: answers the already checked address, whatever the host name. */
 const pinned = (target: ResolvedAddress): LookupFunction =>
@@ -215,10 +220,18 @@ export function createOutboundClient(opts: OutboundOptions): OutboundClient {
     maxSockets: opts.maxSockets ?? 64,
     maxFreeSockets: opts.maxSockets ?? 64,
     scheduling: "lifo" as const,
+    // closes a pooled connection idle this long (Node's agent destroys only free sockets on it), before
+    // the receiver's own keep-alive timer (Node's 5 s) can close it under a request we are sending
+    timeout: opts.idleSocketMs ?? IDLE_SOCKET_MS,
   };
   const agents = {
     "http:": new http.Agent(agentOptions),
     "https:": new https.Agent({ ...agentOptions, rejectUnauthorized: opts.rejectUnauthorized ?? true }),
+  };
+  /** New connections only, closed after their request (the retry on a fresh connection). */
+  const freshAgents = {
+    "http:": new http.Agent({ keepAlive: false }),
+    "https:": new https.Agent({ keepAlive: false, rejectUnauthorized: opts.rejectUnauthorized ?? true }),
   };
 
   /** The address to connect to, after checking every address the host resolves to. */
@@ -245,7 +258,12 @@ export function createOutboundClient(opts: OutboundOptions): OutboundClient {
     return addresses[0];
   }
 
-  function send(url: URL, to: ResolvedAddress, req: OutboundRequest, signal: AbortSignal): Promise<OutboundResponse> {
+  /**
+   * One request; `fresh`: on a new connection, not a pooled one. A request written on a pooled
+   * connection that fails before any response byte (reset, broken pipe) met a connection the
+   * receiver had closed while it sat idle: it is sent again at once, once, on a fresh connection.
+   */
+  function send(url: URL, to: ResolvedAddress, req: OutboundRequest, signal: AbortSignal, fresh = false): Promise<OutboundResponse> {
     return new Promise((resolve, reject) => {
       const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body);
       const headers: Record<string, string | number> = { ...req.headers };
@@ -257,12 +275,19 @@ export function createOutboundClient(opts: OutboundOptions): OutboundClient {
         path: `${url.pathname}${url.search}`,
         method: req.method ?? "GET",
         headers,
-        agent: agents[url.protocol as "http:" | "https:"],
+        // the one retry goes on a connection of its own (the pool may hold more stale ones)
+        agent: fresh ? freshAgents[url.protocol as "http:" | "https:"] : agents[url.protocol as "http:" | "https:"],
         lookup: pinned(to),
         signal,
       });
-      r.on("error", (e: NodeJS.ErrnoException) => reject(signal.aborted ? signal.reason : new OutboundError("network", networkMessage(e))));
+      let answered = false;
+      r.on("error", (e: NodeJS.ErrnoException) => {
+        if (signal.aborted) return reject(signal.reason);
+        if (!fresh && !answered && r.reusedSocket && e.code && STALE.has(e.code)) return resolve(send(url, to, req, signal, true));
+        reject(new OutboundError("network", networkMessage(e)));
+      });
       r.on("response", (res) => {
+        answered = true;
         const chunks: Buffer[] = [];
         let kept = 0;
         let seen = 0;
@@ -313,8 +338,10 @@ export function createOutboundClient(opts: OutboundOptions): OutboundClient {
       }
     },
     close() {
-      agents["http:"].destroy();
-      agents["https:"].destroy();
+      for (const a of [agents, freshAgents]) {
+        a["http:"].destroy();
+        a["https:"].destroy();
+      }
     },
   };
 }

@@ -23,6 +23,7 @@ import {
 } from "@icv/platform";
 import { startAdminServer } from "./admin.ts";
 import { buildApp } from "./app.ts";
+import { followKeyRevocations } from "./auth.ts";
 import { makeClients } from "./clients.ts";
 import { IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
 import { gatewayServer } from "./server.ts";
@@ -117,6 +118,9 @@ async function startApp(
     hosted,
   });
 
+  // a key revoked anywhere (admin API of any replica or worker) is forgotten here as its event arrives
+  const keyRevocations = await followKeyRevocations(auth, events);
+
   await serve(listener);
   const port = (server.address() as AddressInfo).port;
   log.info({ port }, "gateway listening");
@@ -160,6 +164,7 @@ async function startApp(
     async close() {
       // open streams would hold server.close() forever: end them first
       for (const untrack of untrackStreams) untrack();
+      await keyRevocations.close();
       await sse.close();
       await hosted.close();
       server.closeIdleConnections();

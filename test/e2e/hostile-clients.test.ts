@@ -2,7 +2,8 @@
 // `npm start` runs it: a declared body over the limit is answered 413 at once without reading it,
 // a body (or headers) that stop arriving are dropped with 408 after a short, configurable
 // timeout, an idle kept-alive connection is closed, and one client address holds at most
-// HTTP_MAX_CONNECTIONS_PER_IP connections.
+// HTTP_MAX_CONNECTIONS_PER_IP connections. And (item 7) the probes' routes are not limited like
+// API traffic: a burst from the kubelet's address never answers 429.
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { useStack } from "../support/use-stack.ts";
@@ -17,6 +18,8 @@ const stack = useStack({
   HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_MS),
   HTTP_MAX_CONNECTIONS_PER_IP: String(PER_IP),
+  // public routes: 6 requests per minute per client address
+  RATE_LIMIT_PER_MINUTE: "1",
 });
 
 interface Conn {
@@ -153,5 +156,23 @@ describe("connections per client address", () => {
     }
     expect(status(again.text())).toBe(200);
     for (const c of held) c.socket.destroy();
+  });
+});
+
+describe("the probes' routes", () => {
+  it("answer a burst from one address without 429, while the other public routes are limited per address", async () => {
+    const get = (path: string) => fetch(`${stack.url}${path}`).then(async (r) => ({ status: r.status, body: await r.text() }));
+    // one after another: on one kept-alive connection (the connection cap of this file is 4)
+    const health: { status: number; body: string }[] = [];
+    for (let i = 0; i < 20; i++) health.push(await get("/health"));
+    expect(health.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(JSON.parse(health[0].body)).toMatchObject({ status: "healthy" });
+    const info: number[] = [];
+    for (let i = 0; i < 20; i++) info.push((await get("/api/v1")).status);
+    expect(info).toEqual(Array(20).fill(200));
+    // the JWKS is public API traffic: limited to 6 a minute per address
+    const jwks: number[] = [];
+    for (let i = 0; i < 8; i++) jwks.push((await get("/.well-known/jwks.json")).status);
+    expect(jwks.filter((s) => s === 429).length).toBeGreaterThan(0);
   });
 });

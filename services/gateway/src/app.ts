@@ -55,8 +55,8 @@ export interface GatewayDeps {
 const PUBLIC_LIMIT_FACTOR = 6; // public endpoints: 6× the per-key limit, per client IP
 /**
  * The probes' routes (readiness: /health; startup and liveness: /api/v1) are not limited like API
- * traffic: a burst from the kubelet's address must never answer 429. /health's checks are shared
- * by the calls of one second (routes/meta.ts), so calling it often costs the backends nothing more.
+ * traffic: a burst from the kubelet's address must never answer 429. Calls of /health made while
+ * its check runs share that check (routes/meta.ts): a burst costs the backends one check at a time.
  */
 const PROBES = new Set(["/health", "/api/v1"]);
 

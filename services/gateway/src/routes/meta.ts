@@ -32,19 +32,18 @@ export interface HealthDeps {
   kafka?: () => boolean;
 }
 
-/** The answer of `check`, shared by every call within `ms` of the check that made it (and by calls while it runs). */
-export function shared<T>(check: () => Promise<T>, ms: number): () => Promise<T> {
-  let last: { at: number; answer: Promise<T> } | undefined;
-  return () => {
-    const now = performance.now();
-    if (!last || now - last.at >= ms) last = { at: now, answer: check() };
-    return last.answer;
-  };
+/** The answer of `check`, shared by every call made while it runs: at most one check in flight. */
+export function shared<T>(check: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  return () =>
+    (running ??= check().finally(() => {
+      running = undefined;
+    }));
 }
 
 /**
  * /health: the database, Redis and each service through its gRPC health endpoint, checked in
- * parallel; not rate limited (the probes call it), so the calls of one second share one check.
+ * parallel; not rate limited (the probes call it), so calls made while a check runs share it.
  */
 export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unknown>, docs: () => string): RouteDef[] {
   const checks = shared(async () => {
@@ -55,7 +54,7 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
       ...names.map((n) => deps.clients.health(n)),
     ]);
     return { names, db, redis, svcs };
-  }, 1_000);
+  });
   return [
     route({
       method: "get",

@@ -87,14 +87,18 @@ export const PRIVATE_HINT = "loopback and private addresses are allowed only wit
  * A tenant-given URL checked when it is set (webhook endpoints): parsed as parseTargetUrl does,
  * then, unless allowPrivate, its host (an IP literal in any textual form, or every address the
  * name resolves to) must be public unicast. Sending checks again, on the address it connects to.
+ * `allowUnresolved`: a name that resolves to nothing (yet) passes (a logo shown later).
  */
-export async function checkTargetUrl(input: string, opts: { allowPrivate: boolean; resolver?: Resolver }): Promise<URL> {
+export async function checkTargetUrl(input: string, opts: { allowPrivate: boolean; resolver?: Resolver; allowUnresolved?: boolean }): Promise<URL> {
   const url = parseTargetUrl(input.trim());
   if (opts.allowPrivate) return url;
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const literal = isIP(host) > 0;
   const addresses = literal ? [host] : (await (opts.resolver ?? systemResolver)(host).catch(() => [])).map((a) => a.address);
-  if (!addresses.length) throw new OutboundError("invalid_url", `${host} does not resolve`);
+  if (!addresses.length) {
+    if (opts.allowUnresolved) return url; // a name not set up yet: checked like every address when fetched
+    throw new OutboundError("invalid_url", `${host} does not resolve`);
+  }
   for (const a of addresses) {
     const why = addressRefusal(a);
     if (why) throw new OutboundError("refused", `refused: ${why}${literal ? "" : ` (${host} resolves to it)`}; ${PRIVATE_HINT}`);

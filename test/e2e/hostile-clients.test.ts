@@ -84,7 +84,9 @@ describe("a declared body over the limit", () => {
   it("on a keyed route too, before the key is even looked up", async () => {
     const c = await connect("127.0.0.12");
     const t0 = performance.now();
-    c.socket.write(`POST /api/v1/verifications HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer pk_test_x\r\nContent-Type: application/json\r\nContent-Length: 10241\r\n\r\n`);
+    c.socket.write(
+      `POST /api/v1/verifications HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer pk_test_x\r\nContent-Type: application/json\r\nContent-Length: 10241\r\n\r\n`,
+    );
     await until(() => c.text().includes("\r\n\r\n{"), 2_000, "the 413");
     expect(performance.now() - t0).toBeLessThanOrEqual(2_000);
     expect(status(c.text())).toBe(413);

@@ -141,7 +141,10 @@ describe("the logo proxy (SSRF)", () => {
         "https://169.254.169.254/latest/meta-data",
       ]) {
         const e = await expectError(as(t.testKey).post(P, { name: "Inside", branding: { logo_url: logo } }), 400, "validation_error");
-        expect(e.details?.map((d: { field: string }) => d.field), logo).toEqual(["branding.logo_url"]);
+        expect(
+          e.details?.map((d: { field: string }) => d.field),
+          logo,
+        ).toEqual(["branding.logo_url"]);
         expect(e.message, logo).toMatch(/refused: .* (loopback|metadata)/);
         // nor set later on a saved project
         const saved = await newProject(t.testKey, { name: "Outside" });

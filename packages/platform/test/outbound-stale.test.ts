@@ -75,7 +75,8 @@ async function receiver(onRequest: (n: number, path: string) => "answer" | "rese
   return r;
 }
 
-const post = (client: ReturnType<typeof createOutboundClient>, url: string) => client.request(url, { method: "POST", body: '{"a":1}', headers: { "content-type": "application/json" } });
+const post = (client: ReturnType<typeof createOutboundClient>, url: string) =>
+  client.request(url, { method: "POST", body: '{"a":1}', headers: { "content-type": "application/json" } });
 
 describe("a pooled connection the receiver dropped", () => {
   it("the attempt on it is sent again at once on a fresh connection and answers the receiver's 200", async () => {

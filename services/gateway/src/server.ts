@@ -63,7 +63,10 @@ function capPerPeer(server: http.Server, max: number, refused: WeakSet<Socket>):
     const n = (open.get(peer) ?? 0) + 1;
     if (n > max) {
       refused.add(socket);
-      const r = errorReply(new AppError("too_many_connections", `at most ${max} connections per client address`), requestIdOf({ headers: {} } as http.IncomingMessage));
+      const r = errorReply(
+        new AppError("too_many_connections", `at most ${max} connections per client address`),
+        requestIdOf({ headers: {} } as http.IncomingMessage),
+      );
       const body = JSON.stringify(r.body);
       socket.end(
         `HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +

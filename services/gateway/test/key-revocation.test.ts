@@ -67,7 +67,9 @@ afterAll(async () => {
 /** What a replica's middleware decides for a key: "ok", or the error code it answers. */
 function authenticate(auth: KeyAuth, key: string): Promise<string> {
   const req = { headers: { authorization: `Bearer ${key}` }, ip: "203.0.113.7" } as unknown as Request;
-  return new Promise((resolve) => auth.middleware(req, {} as Response, ((err?: { code?: string }) => resolve(err ? (err.code ?? "error") : "ok")) as NextFunction));
+  return new Promise((resolve) =>
+    auth.middleware(req, {} as Response, ((err?: { code?: string }) => resolve(err ? (err.code ?? "error") : "ok")) as NextFunction),
+  );
 }
 
 describe("revoking an API key", () => {

@@ -58,7 +58,11 @@ export class Projects {
   private async checkLogo(values: ProjectValues): Promise<void> {
     if (!values.logo_url) return;
     try {
-      await checkTargetUrl(values.logo_url, { allowPrivate: this.d.logoTargets?.allowPrivate ?? false, resolver: this.d.logoTargets?.resolver, allowUnresolved: true });
+      await checkTargetUrl(values.logo_url, {
+        allowPrivate: this.d.logoTargets?.allowPrivate ?? false,
+        resolver: this.d.logoTargets?.resolver,
+        allowUnresolved: true,
+      });
     } catch (e) {
       if (!(e instanceof OutboundError)) throw e;
       const message = e.message;

@@ -237,12 +237,10 @@ export class VerificationStore {
     proof: { token: string; expiresAt: Date; verifiedAt?: Date; method: ProofMethod; identifierSalt: string; sdJwtVc?: string },
     at: Date,
   ): Promise<VerificationRow | undefined> {
-    // verified_at is the token's (a retry after a crash gets the proof issued before, and its time)
-    const verifiedAt = proof.verifiedAt ?? at;
     const after: VerificationRow = {
       ...v,
       status: "verified",
-      verified_at: verifiedAt,
+      verified_at: proof.verifiedAt ?? at, // the token's: a retry after a crash gets the proof issued before, and its time
       proof_token: proof.token,
       proof_expires_at: proof.expiresAt,
       proof_identifier_salt: proof.identifierSalt || null,
@@ -256,7 +254,7 @@ export class VerificationStore {
       `UPDATE ${S}.verifications SET status = 'verified', verified_at = $10, proof_token = $5, proof_expires_at = $6, method = $7, updated_at = $4,
               proof_identifier_salt = $8, proof_sd_jwt_vc = $9
         WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING *`,
-      [v.id, v.tenant_id, v.environment, at, proof.token, proof.expiresAt, proof.method, after.proof_identifier_salt, after.proof_sd_jwt_vc, verifiedAt],
+      [v.id, v.tenant_id, v.environment, at, proof.token, proof.expiresAt, proof.method, after.proof_identifier_salt, after.proof_sd_jwt_vc, after.verified_at],
       statusEvents(after, "pending", at),
       at,
     );

@@ -34,10 +34,17 @@ if (cluster.isPrimary) {
       },
     });
   } else {
-    await startServices();
+    await startServices().catch(refuse);
   }
 } else {
-  await startServices();
+  await startServices().catch(refuse);
+}
+
+/** A configuration that can only be judged while starting (INTERNAL_CLIENTS_FILE): one line, exit 1. */
+function refuse(e: unknown): never {
+  if (!(e instanceof ConfigError)) throw e;
+  process.stderr.write(`${e.message}\n`);
+  process.exit(1);
 }
 
 async function startServices(): Promise<void> {

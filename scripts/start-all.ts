@@ -68,6 +68,16 @@ async function startServices(): Promise<void> {
     import("../services/gateway/src/start.ts"),
     import("../services/gateway/src/print.ts"),
   ]);
+  // a bad client file stops the start before anything opens (the services read it again)
+  if (config.INTERNAL_CLIENTS_FILE) {
+    const { InternalClientsError, readInternalClients } = await import("@icv/platform/internal-clients.ts");
+    try {
+      readInternalClients(config.INTERNAL_CLIENTS_FILE);
+    } catch (e) {
+      if (e instanceof InternalClientsError) refuse(new ConfigError(`invalid configuration: INTERNAL_CLIENTS_FILE ${e.message}`));
+      throw e;
+    }
+  }
   const running: Array<{ close(): Promise<void> }> = [];
   // metrics of every service here on the admin listener (GET /metrics); traces when OTLP is configured
   const observability = await startObservability(config, logger, "icv", { metricsServer: false });

@@ -79,7 +79,7 @@ export function parseInternalClients(text: string, file: string): InternalClient
     throw new InternalClientsError(file, at?.range ? lines.linePos(at.range[0]).line : 1, reason);
   };
   const err = doc.errors[0];
-  if (err) throw new InternalClientsError(file, err.linePos?.[0].line ?? 1, err.message.split("\n")[0]);
+  if (err) throw new InternalClientsError(file, lines.linePos(err.pos[0]).line, err.message.split("\n")[0]);
   const root = doc.contents;
   if (!isMap(root)) return fail(root, "the file must be a map with a list `clients`");
   const keyOf = (map: YAMLMap, allowed: string[]) => {

@@ -696,6 +696,8 @@ export const GetVerificationResponseSchema: GenMessage<GetVerificationResponse> 
  */
 export type ListVerificationsRequest = Message<"icv.verification.v1.ListVerificationsRequest"> & {
   /**
+   * Required: the tenant and environment to read.
+   *
    * @generated from field: icv.common.v1.TenantScope scope = 1;
    */
   scope?: TenantScope | undefined;
@@ -706,26 +708,36 @@ export type ListVerificationsRequest = Message<"icv.verification.v1.ListVerifica
   page?: PageRequest | undefined;
 
   /**
+   * Only this status (pending, verified, failed, expired, revoked, suspended).
+   *
    * @generated from field: optional string status = 3;
    */
   status?: string | undefined;
 
   /**
+   * Only this type (phone, email, domain, wallet, social, account, …).
+   *
    * @generated from field: optional string type = 4;
    */
   type?: string | undefined;
 
   /**
+   * Only this channel (sms, whatsapp, telegram, email, dns_txt, …).
+   *
    * @generated from field: optional string channel = 5;
    */
   channel?: string | undefined;
 
   /**
+   * Only the verifications created with this external_user_id.
+   *
    * @generated from field: optional string external_user_id = 6;
    */
   externalUserId?: string | undefined;
 
   /**
+   * Only verifications created after / before these times.
+   *
    * @generated from field: google.protobuf.Timestamp created_after = 7;
    */
   createdAfter?: Timestamp | undefined;
@@ -798,7 +810,7 @@ export type ExportVerificationsRequest = Message<"icv.verification.v1.ExportVeri
   status?: string | undefined;
 
   /**
-   * Only this type (phone, email, domain, wallet, social, account, telegram).
+   * Only this type (phone, email, domain, wallet, social, account, …).
    *
    * @generated from field: optional string type = 5;
    */

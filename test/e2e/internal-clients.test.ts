@@ -128,6 +128,21 @@ afterAll(async () => {
 });
 
 describe("an internal team on gRPC", () => {
+  it("npm start refuses a bad client file with one line naming the file, the line and the reason", async () => {
+    const bad = path.join(dir, "bad.yaml");
+    writeFileSync(bad, `clients:\n  - name: billing\n    allow:\n      - ${VS}/ExportVerification\n`);
+    const r = await promisify(execFile)(path.join(ROOT, "node_modules/.bin/node"), ["--import", "tsx", "scripts/start-all.ts"], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: path.join(dir, "refused"), PORT: "0", ADMIN_PORT: "0", INTERNAL_CLIENTS_FILE: bad, LOG_LEVEL: "silent" },
+      timeout: 60_000,
+    }).then(
+      () => ({ code: 0, stderr: "" }),
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`invalid configuration: INTERNAL_CLIENTS_FILE ${bad}:4: client "billing": ${VS} has no method ExportVerification\n`);
+  });
+
   it("calls an allowed RPC with the CLI's certificate and pages through a tenant's verifications with the cursor", async () => {
     expect(await exportAll("billing", 2)).toEqual(created);
     const one = await call(as("billing"), VerificationService.method.getVerification, { scope: scope(), id: created[0] });
@@ -229,6 +244,21 @@ describe("an internal team on gRPC", () => {
       stream.on("end", resolve);
       stream.on("error", reject);
     });
+    // grpcurl asks v1 first, older tools v1alpha: both answer
+    const alpha = await new Promise<string[]>((resolve, reject) => {
+      const s = client.makeBidiStreamRequest(
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+        (m: unknown) => Buffer.from(toBinary(ServerReflectionRequestSchema, m as never)),
+        (b: Buffer) => fromBinary(ServerReflectionResponseSchema, b),
+        new grpc.Metadata(),
+      );
+      s.on("data", (r: ServerReflectionResponse) =>
+        resolve(r.messageResponse.case === "listServicesResponse" ? r.messageResponse.value.service.map((x) => x.name) : []),
+      );
+      s.on("error", reject);
+      s.end(create(ServerReflectionRequestSchema, { messageRequest: { case: "listServices", value: "" } }));
+    });
+    expect(alpha).toContain(VS);
     stream.write(create(ServerReflectionRequestSchema, { messageRequest: { case: "listServices", value: "" } }));
     stream.write(create(ServerReflectionRequestSchema, { messageRequest: { case: "fileContainingSymbol", value: `${VS}.ExportVerifications` } }));
     stream.end();

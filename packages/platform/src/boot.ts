@@ -127,7 +127,7 @@ export async function hostService(config: Config, name: ServiceName, opts: HostS
     await relay?.stop();
     await closeEarlyHealth(name);
     identity.close();
-    clients?.release();
+    await clients?.release();
     throw e;
   }
   return {
@@ -138,7 +138,7 @@ export async function hostService(config: Config, name: ServiceName, opts: HostS
       await relay?.stop();
       await db?.close();
       identity.close();
-      clients?.release();
+      await clients?.release();
     },
   };
 }

@@ -14,9 +14,9 @@ import { ProjectService } from "@icv/contracts/gen/icv/verification/v1/project_s
 import { VerificationRequestService } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import { WebhookService } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
-import { ConfigError } from "./config.ts";
+import { ConfigError, type Config } from "./config.ts";
 import type { Logger } from "./logger.ts";
-import { MemoryRateLimiter, type RateDecision } from "./rate-limit.ts";
+import { createRateLimiter, type RateDecision, type RateLimiter } from "./rate-limit.ts";
 import { INTERNAL_NAMES } from "./tls.ts";
 
 /** Every service a client may be granted RPCs of (health and reflection are open to any certificate of the CA). */
@@ -139,14 +139,17 @@ interface Grant {
 /** The clients of one file in this process: the table in use, reloads, and a per-client rate limit. */
 export class InternalClients {
   private table = new Map<string, Grant>();
-  private readonly limiter = new MemoryRateLimiter();
 
   constructor(
     readonly file: string,
     private readonly logger: Logger,
     private readonly defaultRate: number,
+    /** Counts per client name: in Redis with REDIS_URL (across replicas), else in this process. */
+    private readonly limiter: RateLimiter,
+    /** The file's clients as read at start. */
+    clients: InternalClient[],
   ) {
-    this.set(readInternalClients(file));
+    this.set(clients);
   }
 
   private set(clients: InternalClient[]): void {
@@ -183,13 +186,13 @@ export class InternalClients {
     });
   }
 
-  /** Takes one call from the client's budget (per minute, in this process). */
+  /** Takes one call from the client's budget (per minute). */
   consume(name: string): Promise<RateDecision> {
     return this.limiter.consume(`internal-client:${name}`, this.table.get(name)?.rate ?? this.defaultRate);
   }
 }
 
-const shared = new Map<string, { clients: InternalClients; users: number }>();
+const shared = new Map<string, { clients: InternalClients; users: number; close(): Promise<void> }>();
 const onHangup = () => {
   for (const s of shared.values()) s.clients.reload();
 };
@@ -200,19 +203,23 @@ const onHangup = () => {
  * ConfigError naming the line. `release()` when the service stops.
  */
 export function acquireInternalClients(
-  config: { INTERNAL_CLIENTS_FILE?: string; INTERNAL_CLIENT_RATE_PER_MINUTE: number },
+  config: Pick<Config, "INTERNAL_CLIENTS_FILE" | "INTERNAL_CLIENT_RATE_PER_MINUTE"> &
+    Partial<Pick<Config, "REDIS_URL" | "REDIS_TIMEOUT_MS" | "RETRY_BACKOFF_MAX_MS">>,
   logger: Logger,
-): { clients: InternalClients; release(): void } | undefined {
+): { clients: InternalClients; release(): Promise<void> } | undefined {
   if (!config.INTERNAL_CLIENTS_FILE) return undefined;
   const file = path.resolve(config.INTERNAL_CLIENTS_FILE);
   let entry = shared.get(file);
   if (!entry) {
+    let initial: InternalClient[];
     try {
-      entry = { clients: new InternalClients(file, logger, config.INTERNAL_CLIENT_RATE_PER_MINUTE), users: 0 };
+      initial = readInternalClients(file);
     } catch (e) {
       if (e instanceof InternalClientsError) throw new ConfigError(`invalid configuration: INTERNAL_CLIENTS_FILE ${e.message}`);
       throw e;
     }
+    const rate = createRateLimiter(config, logger, Date.now, "internal-clients");
+    entry = { clients: new InternalClients(file, logger, config.INTERNAL_CLIENT_RATE_PER_MINUTE, rate.limiter, initial), users: 0, close: rate.close };
     if (shared.size === 0) process.on("SIGHUP", onHangup);
     shared.set(file, entry);
   }
@@ -221,12 +228,13 @@ export function acquireInternalClients(
   let released = false;
   return {
     clients: e.clients,
-    release() {
+    async release() {
       if (released) return;
       released = true;
       if (--e.users > 0) return;
       shared.delete(file);
       if (shared.size === 0) process.off("SIGHUP", onHangup);
+      await e.close();
     },
   };
 }

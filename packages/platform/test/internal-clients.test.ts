@@ -59,7 +59,7 @@ describe("the client file", () => {
     expect(problem("clients: {}\n")).toMatchObject({ line: 1, reason: "`clients` must be a list" });
   });
 
-  it("a bad file refuses the start (ConfigError with file and line); a bad reload is logged and the clients in use stay", () => {
+  it("a bad file refuses the start (ConfigError with file and line); a bad reload is logged and the clients in use stay", async () => {
     const file = path.join(dir, "clients.yaml");
     writeFileSync(file, `clients:\n  - name: billing\n    allow:\n      - ${VS}/Nope\n`);
     const logs = lineCollector();
@@ -77,7 +77,7 @@ describe("the client file", () => {
     expect(held.clients.allowed(["billing"], VS, "GetVerification")).toBe("billing");
     expect(held.clients.allowed(["billing"], VS, "ListVerifications")).toBeUndefined();
     expect(logs.records().at(-1)).toMatchObject({ file, line: 2, reason: expect.stringContaining("allow must be a non-empty list") });
-    held.release();
+    await held.release();
     expect(process.listenerCount("SIGHUP")).toBe(0);
   });
 });

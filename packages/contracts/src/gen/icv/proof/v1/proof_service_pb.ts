@@ -883,6 +883,9 @@ export const ProofService: GenService<{
     output: typeof ValidateProofResponseSchema;
   },
   /**
+   * One proof of the scope: active, suspended, revoked or expired, with its dates (read-only).
+   * NOT_FOUND for another scope's proof.
+   *
    * @generated from rpc icv.proof.v1.ProofService.GetProofStatus
    */
   getProofStatus: {
@@ -912,6 +915,8 @@ export const ProofService: GenService<{
     output: typeof RevokeProofResponseSchema;
   },
   /**
+   * The public revocation list (read-only; no scope: it holds proof ids only).
+   *
    * @generated from rpc icv.proof.v1.ProofService.GetRevocationList
    */
   getRevocationList: {
@@ -920,6 +925,8 @@ export const ProofService: GenService<{
     output: typeof GetRevocationListResponseSchema;
   },
   /**
+   * The public keys that verify proofs, as a JWK set (read-only; no scope).
+   *
    * @generated from rpc icv.proof.v1.ProofService.GetJwks
    */
   getJwks: {

@@ -115,6 +115,15 @@ describe("a body that stops arriving", () => {
   });
 });
 
+describe("a connection that sends nothing", () => {
+  it("is dropped after HTTP_HEADERS_TIMEOUT_MS (one client cannot hold sockets by opening them)", async () => {
+    const c = await connect("127.0.0.18");
+    const held = await c.closed;
+    expect(held).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 100);
+    expect(held).toBeLessThanOrEqual(HEADERS_TIMEOUT_MS + 5_000);
+  });
+});
+
 describe("an idle kept-alive connection", () => {
   it("is closed by the server after HTTP_KEEP_ALIVE_TIMEOUT_MS", async () => {
     const c = await connect("127.0.0.15");

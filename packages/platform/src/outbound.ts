@@ -224,14 +224,12 @@ export function createOutboundClient(opts: OutboundOptions): OutboundClient {
     maxSockets: opts.maxSockets ?? 64,
     maxFreeSockets: opts.maxSockets ?? 64,
     scheduling: "lifo" as const,
-    // closes a pooled connection idle this long (Node's agent destroys only free sockets on it), before
-    // the receiver's own keep-alive timer (Node's 5 s) can close it under a request we are sending
-    timeout: opts.idleSocketMs ?? IDLE_SOCKET_MS,
   };
   const agents = {
     "http:": new http.Agent(agentOptions),
     "https:": new https.Agent({ ...agentOptions, rejectUnauthorized: opts.rejectUnauthorized ?? true }),
   };
+  for (const agent of Object.values(agents)) closeIdle(agent, opts.idleSocketMs ?? IDLE_SOCKET_MS);
   /** New connections only, closed after their request (the retry on a fresh connection). */
   const freshAgents = {
     "http:": new http.Agent({ keepAlive: false }),
@@ -348,6 +346,24 @@ export function createOutboundClient(opts: OutboundOptions): OutboundClient {
       }
     },
   };
+}
+
+/**
+ * Closes a pooled connection that sat idle `ms` since it was last freed, before the receiver's
+ * own keep-alive timer (Node's 5 s) can close it under a request we are sending. (Not the agent's
+ * `timeout` option: that is the socket's inactivity timer, which also runs while a request waits
+ * for a slow answer.)
+ */
+function closeIdle(agent: http.Agent, ms: number): void {
+  const timers = new WeakMap<object, NodeJS.Timeout>();
+  agent.on("free", (socket: import("node:net").Socket, options: http.ClientRequestArgs) => {
+    clearTimeout(timers.get(socket));
+    const timer = setTimeout(() => {
+      if (agent.freeSockets[agent.getName(options)]?.includes(socket)) socket.destroy();
+    }, ms);
+    timer.unref();
+    timers.set(socket, timer);
+  });
 }
 
 /** Rejects with the signal's reason as soon as it aborts. */

@@ -62,6 +62,7 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
           customerId: req.customerId,
           verificationMethod: req.verificationMethod,
           clientMetadata: req.clientMetadata,
+          recheckInterval: req.recheckInterval,
         });
         return { domain: toDomainMessage(d.row, d.state), verification: toMessage({ row: d.row }) };
       },

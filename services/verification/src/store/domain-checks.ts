@@ -14,6 +14,10 @@ export interface StoredObservation {
 /** What one check saw (the `last_check` member). */
 export interface StoredCheck {
   passed: boolean;
+  /** Why it failed: record_missing, record_mismatch, unreachable, policy_refused (absent when it passed). */
+  reason?: string;
+  /** Run by the re-check sweeper, not by a call. */
+  scheduled?: boolean;
   summary: string;
   /** ISO 8601. */
   checked_at: string;
@@ -31,6 +35,11 @@ export interface DomainCheckRow {
   check_count: number;
   last_checked_at: Date | null;
   last_check: StoredCheck | null;
+  /** Scheduled re-checks: seconds between two (null: none) and when the next is due. */
+  recheck_interval_s: number | null;
+  next_recheck_at: Date | null;
+  /** Failed checks in a row that reached no server. */
+  unreachable_count: number;
 }
 
 export type NewDomainCheck = Pick<DomainCheckRow, "token" | "email_prefix" | "provider_detected" | "provider_name">;
@@ -85,13 +94,62 @@ export class DomainCheckStore {
     return { retryAt: new Date((cur.last_checked_at ?? at).getTime() + gapMs) };
   }
 
-  /** Keeps what a check saw. */
-  async recordCheck(scope: Scope, id: string, check: StoredCheck): Promise<void> {
-    await this.db.query(`UPDATE ${S}.domain_checks SET last_check = $4 WHERE verification_id = $1 AND tenant_id = $2 AND environment = $3`, [
+  /** Keeps what a check saw; counts the unreachable streak (reset by any other outcome) and answers it. */
+  async recordCheck(scope: Scope, id: string, check: StoredCheck): Promise<number> {
+    const r = await this.db.query<{ unreachable_count: number }>(
+      `UPDATE ${S}.domain_checks SET last_check = $4, unreachable_count = CASE WHEN $5 THEN unreachable_count + 1 ELSE 0 END
+        WHERE verification_id = $1 AND tenant_id = $2 AND environment = $3 RETURNING unreachable_count`,
+      [id, scope.tenantId, scope.env, JSON.stringify(check), !check.passed && check.reason === "unreachable"],
+    );
+    return r.rows[0]?.unreachable_count ?? 0;
+  }
+
+  /** Sets the re-check interval (at create). */
+  async setInterval(scope: Scope, id: string, seconds: number): Promise<void> {
+    await this.db.query(`UPDATE ${S}.domain_checks SET recheck_interval_s = $4 WHERE verification_id = $1 AND tenant_id = $2 AND environment = $3`, [
       id,
       scope.tenantId,
       scope.env,
-      JSON.stringify(check),
+      seconds,
     ]);
+  }
+
+  /** When the next scheduled re-check is due (null: none). */
+  async scheduleNext(scope: Scope, id: string, at: Date | null): Promise<void> {
+    await this.db.query(`UPDATE ${S}.domain_checks SET next_recheck_at = $4 WHERE verification_id = $1 AND tenant_id = $2 AND environment = $3`, [
+      id,
+      scope.tenantId,
+      scope.env,
+      at,
+    ]);
+  }
+
+  /**
+   * Claims up to `limit` due re-checks, every tenant's, for this replica: rows locked with FOR
+   * UPDATE SKIP LOCKED (another replica's concurrent claim skips them) and their due time pushed
+   * to `leaseUntil` in the same statement, so no other replica takes them until this one has
+   * checked them (or died: the lease runs out and another replica takes them). Each claim counts
+   * as a check. Rows whose verification is no longer verified or suspended, or whose proof has
+   * expired, leave the schedule first.
+   */
+  async claimDue(now: Date, limit: number, leaseUntil: Date): Promise<DomainCheckRow[]> {
+    await this.db.query(
+      `UPDATE ${S}.domain_checks d SET next_recheck_at = NULL FROM ${S}.verifications v
+        WHERE v.id = d.verification_id AND d.next_recheck_at <= $1
+          AND (v.status NOT IN ('verified', 'suspended') OR v.proof_expires_at IS NULL OR v.proof_expires_at <= $1)`,
+      [now],
+    );
+    const r = await this.db.query<DomainCheckRow>(
+      `WITH due AS (
+         SELECT verification_id FROM ${S}.domain_checks
+          WHERE next_recheck_at <= $1 AND environment = 'live'
+          ORDER BY next_recheck_at LIMIT $2
+          FOR UPDATE SKIP LOCKED)
+       UPDATE ${S}.domain_checks d SET next_recheck_at = $3, check_count = d.check_count + 1, last_checked_at = $1
+         FROM due WHERE d.verification_id = due.verification_id
+       RETURNING d.*`,
+      [now, limit, leaseUntil],
+    );
+    return r.rows;
   }
 }

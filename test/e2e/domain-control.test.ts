@@ -17,6 +17,7 @@ import { expectError, waitFor } from "../support/expect-error.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { api } from "../support/stack.ts";
 import { useStack, useTenant } from "../support/use-stack.ts";
+import { WEBHOOK_SCHEMAS } from "../../services/gateway/src/webhook-schemas.ts";
 
 const NS1 = "127.0.0.1";
 const NS2 = "127.0.0.2";
@@ -113,6 +114,8 @@ describe("a re-check of a verified domain", () => {
       ["verification.suspended", "suspended", "record_missing"],
       ["verification.reinstated", "verified", "record_missing"],
     ]);
+    // each body is what the OpenAPI's x-webhooks says it is
+    for (const h of hooks!) WEBHOOK_SCHEMAS[h.event as keyof typeof WEBHOOK_SCHEMAS].strict().parse(h);
   });
 
   it("another value where the record was suspends with record_mismatch; a passing check of a verified proof changes nothing", async () => {

@@ -221,6 +221,30 @@ describe("the owner's _icv policy", () => {
   });
 });
 
+describe("the hosted page", () => {
+  it("a verified domain asset shows when control was last re-checked and what that check saw", async () => {
+    const domain = zone();
+    const r = await live().post("/api/v1/verification-requests", { assets: [{ type: "domain", identifier: domain, channel: "dns" }] });
+    expect(r.status, r.text).toBe(201);
+    const token = new URL(r.body.verification_url).hash.slice(1);
+    const view = async () => (await api(stack.url).get(`/api/v1/verify/request/${r.body.id}`, { "x-request-token": token })).body.assets[0];
+    const open = await view();
+    dns.addTxt(open.domain.dns_record.name, open.domain.dns_record.value);
+    expect((await check(open.verification_id)).status).toBe("verified");
+    const done = await waitFor(async () => {
+      const a = await view();
+      return a.status === "verified" ? a : undefined;
+    }, 5000);
+    expect(done.domain).toMatchObject({ check_count: 1, last_check: { passed: true } });
+
+    dns.removeTxt(open.domain.dns_record.name, open.domain.dns_record.value, NS1);
+    expect((await check(open.verification_id)).status).toBe("suspended");
+    const after = await view();
+    expect(after.domain).toMatchObject({ check_count: 2, last_check: { passed: false, reason: "record_missing", checked_at: expect.any(String) } });
+    expect(after.domain.last_check.summary).toMatch(/not on every authoritative server/);
+  });
+});
+
 describe("recheck_interval", () => {
   it("is refused below RECHECK_MIN_INTERVAL_S, as a fraction or not a number, and on a create that cannot take it; the message names the minimum", async () => {
     for (const bad of [59, 3599, 3600.5, -1]) {

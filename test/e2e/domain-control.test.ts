@@ -118,6 +118,28 @@ describe("a re-check of a verified domain", () => {
     for (const h of hooks!) WEBHOOK_SCHEMAS[h.event as keyof typeof WEBHOOK_SCHEMAS].strict().parse(h);
   });
 
+  it("the verification's own callback_url gets verification.suspended and verification.reinstated too", async () => {
+    const domain = zone();
+    const callback = `${rx.url}-callback`;
+    const v = await live().post("/api/v1/verifications", { type: "domain", channel: "dns", identifier: domain, callback_url: callback });
+    expect(v.status, v.text).toBe(201);
+    const name = `_icv-challenge.${domain}`;
+    dns.addTxt(name, v.body.challenge.message);
+    expect((await check(v.body.id)).status).toBe("verified");
+    dns.removeTxt(name, v.body.challenge.message);
+    expect((await check(v.body.id)).status).toBe("suspended");
+    dns.addTxt(name, v.body.challenge.message);
+    expect((await check(v.body.id)).status).toBe("verified");
+    const atCallback = () =>
+      rx.requests
+        .filter((r) => r.path.endsWith("-callback"))
+        .map((r) => JSON.parse(r.body) as { event: string; verification_id: string })
+        .filter((b) => b.verification_id === v.body.id)
+        .map((b) => b.event);
+    expect(await waitFor(async () => atCallback().length >= 3, 5000)).toBe(true);
+    expect(atCallback()).toEqual(["verification.completed", "verification.suspended", "verification.reinstated"]);
+  });
+
   it("another value where the record was suspends with record_mismatch; a passing check of a verified proof changes nothing", async () => {
     const p = await verified();
     expect(await check(p.id)).toMatchObject({ status: "verified", last_check: { passed: true } });

@@ -22,6 +22,7 @@ const READ_ELSEWHERE: Record<string, { file: string; why: string }> = {
   BENCH_MODES: { file: "scripts/bench.ts", why: "npm run bench: the database modes run" },
   BENCH_NODE_FLAGS: { file: "scripts/bench/stack.ts", why: "npm run bench: the stack's runtime flags" },
   BENCH_CPU_PROF: { file: "scripts/bench/stack.ts", why: "npm run bench: profile the benchmarked stack" },
+  BENCH_RECHECKS: { file: "scripts/bench/rechecks.ts", why: "the re-check bench run alone: due proofs swept" },
 };
 
 /** Names assigned in .env.example, commented out or not. */

@@ -27,6 +27,7 @@ const replicas: Verifications[] = [];
 const checks = new Map<string, number>();
 const active = new Map<string, number>();
 let overlap = 0;
+const slow = new Set<string>();
 
 const domains = {
   detectProvider: async () => ({ detected: "unknown", name: "Unknown", nameServers: [] }),
@@ -36,7 +37,7 @@ const domains = {
     if (now > 1) overlap++;
     checks.set(req.domain, (checks.get(req.domain) ?? 0) + 1);
     // a check takes a while (the name servers' round trips): room for the other replica to collide
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, slow.has(req.domain) ? 400 : 20));
     active.set(req.domain, now - 1);
     return { result: { passed: true, reason: "", summary: "found", observations: [], checkedAt: undefined } };
   },
@@ -111,5 +112,23 @@ describe(`scheduled re-checks with two replicas (${process.env.DATABASE_URL ? "P
     expect(state).toMatchObject({ check_count: 2, last_check: { passed: true, scheduled: true } });
     expect(state!.next_recheck_at!.getTime()).toBeGreaterThan(Date.now());
     expect((await a.d.store.checks.get(scope, ids[0]))!.next_recheck_at).toBeNull();
+  });
+
+  it("a check by a call holds the sweeper off that proof while it runs", async () => {
+    const [a, b] = replicas;
+    const d = await a.createDomain(scope, { domain: "held.example.com", recheckInterval: 1 });
+    await a.checkDomain(scope, d.row.id);
+    // due, and the 5 s gap between two checks by calls is past
+    await new Promise((r) => setTimeout(r, 5_100));
+    slow.add("held.example.com");
+    checks.delete("held.example.com");
+    const call = a.checkDomain(scope, d.row.id);
+    await new Promise((r) => setTimeout(r, 100));
+    await b.recheckDue();
+    await call;
+    expect(checks.get("held.example.com")).toBe(1);
+    expect(overlap).toBe(0);
+    const state = await a.d.store.checks.get(scope, d.row.id);
+    expect(state!.next_recheck_at!.getTime() - Date.now()).toBeLessThan(2_000);
   });
 });

@@ -78,15 +78,19 @@ export class DomainCheckStore {
 
   /**
    * Claims the next check: counts it and stamps `at`, but only when the last check is at least
-   * `gapMs` old (one conditional UPDATE, so concurrent checks and replicas cannot both pass).
+   * `gapMs` old (one conditional UPDATE, so concurrent checks and replicas cannot both pass). A
+   * scheduled re-check due meanwhile is moved to `leaseUntil` (the sweeper does not take it while
+   * this check runs; the check's end sets the real next one).
    * Answers the row, or when refused the time the next check is allowed.
    */
-  async claim(scope: Scope, id: string, at: Date, gapMs: number): Promise<{ row: DomainCheckRow } | { retryAt: Date } | undefined> {
+  async claim(scope: Scope, id: string, at: Date, gapMs: number, leaseUntil?: Date): Promise<{ row: DomainCheckRow } | { retryAt: Date } | undefined> {
+    // a scheduled re-check is held off (lease) while this call checks, as claimDue does for the sweeper
     const r = await this.db.query<DomainCheckRow>(
-      `UPDATE ${S}.domain_checks SET check_count = check_count + 1, last_checked_at = $4
+      `UPDATE ${S}.domain_checks SET check_count = check_count + 1, last_checked_at = $4,
+              next_recheck_at = CASE WHEN next_recheck_at IS NULL OR $6::timestamptz IS NULL THEN next_recheck_at ELSE GREATEST(next_recheck_at, $6) END
         WHERE verification_id = $1 AND tenant_id = $2 AND environment = $3 AND (last_checked_at IS NULL OR last_checked_at <= $5)
         RETURNING *`,
-      [id, scope.tenantId, scope.env, at, new Date(at.getTime() - gapMs)],
+      [id, scope.tenantId, scope.env, at, new Date(at.getTime() - gapMs), leaseUntil ?? null],
     );
     if (r.rows[0]) return { row: r.rows[0] };
     const cur = await this.get(scope, id);

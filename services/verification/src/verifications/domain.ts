@@ -86,7 +86,7 @@ export async function checkDomain(vs: UseCaseHost, scope: Scope, id: string): Pr
   if (v.status !== "pending" && v.status !== "verified" && v.status !== "suspended") throw new AppError("invalid_state", `verification is ${v.status}`);
   const now = vs.d.clock.now();
   refuseExpired(v, now);
-  const claim = await vs.d.store.checks.claim(scope, id, now, CHECK_GAP_MS);
+  const claim = await vs.d.store.checks.claim(scope, id, now, CHECK_GAP_MS, new Date(now.getTime() + RECHECK_LEASE_MS));
   if (!claim) throw new AppError("invalid_state", "this domain verification has no check record; create a new one");
   if ("retryAt" in claim) {
     const retryAfter = Math.max(1, Math.ceil((claim.retryAt.getTime() - now.getTime()) / 1000));

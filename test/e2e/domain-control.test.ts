@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 const clock = new ManualClock(Date.now());
-const stack = useStack(() => ({ ...domainCheckEnv({ dns }), DNS_QUERY_TIMEOUT_MS: "300", ALLOW_PRIVATE_TARGETS: "true" }), clock);
+const stack = useStack(() => ({ ...domainCheckEnv({ dns }), DNS_QUERY_TIMEOUT_MS: "1000", ALLOW_PRIVATE_TARGETS: "true" }), clock);
 const t = useTenant(stack, "Current control");
 beforeAll(async () => {
   await stack.admin.setWebhookEndpoint({ tenantId: t.tenantId, environment: Environment.LIVE, url: rx.url }, { headers: stack.adminHeaders });

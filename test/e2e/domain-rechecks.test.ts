@@ -27,7 +27,7 @@ afterAll(async () => {
 
 const stack = useStack(() => ({
   ...domainCheckEnv({ dns }),
-  DNS_QUERY_TIMEOUT_MS: "300",
+  DNS_QUERY_TIMEOUT_MS: "1000",
   ALLOW_PRIVATE_TARGETS: "true",
   RECHECK_MIN_INTERVAL_S: "1",
   RECHECK_SWEEP_MS: "200",

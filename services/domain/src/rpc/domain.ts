@@ -40,14 +40,16 @@ export function domainRoutes(checks: DomainChecks) {
         return { result: toResult(await checks.policy(domain, scope.tenantId, checks.http(domain, requireExpected(req.expectedValue)))) };
       },
       async checkWithProvider(req) {
-        requireScope(req.scope);
+        const scope = requireScope(req.scope);
+        const domain = requireDomain(req.domain);
         const r = await checks.withProvider({
-          domain: requireDomain(req.domain),
+          domain,
           expected: requireExpected(req.expectedValue),
           provider: req.provider,
           credentials: req.credentials,
         });
-        return { result: toResult(r.outcome), recordRemoved: r.recordRemoved };
+        // the owner's policy holds for a record we wrote ourselves too
+        return { result: toResult(await checks.policy(domain, scope.tenantId, Promise.resolve(r.outcome))), recordRemoved: r.recordRemoved };
       },
       async detectProvider(req) {
         requireScope(req.scope);

@@ -86,6 +86,10 @@ const base = z.object({
   TLS_CERT_FILE: z.string().min(1).optional(),
   TLS_KEY_FILE: z.string().min(1).optional(),
   TLS_RELOAD_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
+  // internal teams calling the services over gRPC (docs/internal-clients.md): the client file
+  // (JSON or YAML, reloaded on SIGHUP) and each client's default calls per minute (Redis, else per process)
+  INTERNAL_CLIENTS_FILE: z.string().min(1).optional(),
+  INTERNAL_CLIENT_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   ADMIN_TOKEN: z.string().min(24, "must be at least 24 characters").optional(),
   PROOF_ISSUER: z.string().min(1).optional(),
   PROOF_KEY_ENCRYPTION_KEY: z

@@ -47,6 +47,12 @@ export const rpcRefused = new Counter({
   labelNames: ["caller", "service", "method"] as const,
   registers,
 });
+export const rpcCallerRequests = new Counter({
+  name: "icv_rpc_requests_total",
+  help: "Internal RPCs by caller (a service, or an internal team's client of INTERNAL_CLIENTS_FILE), service, method and gRPC code",
+  labelNames: ["caller", "service", "method", "code"] as const,
+  registers,
+});
 export const proofsIssued = new Counter({
   name: "icv_proofs_issued_total",
   help: "Proofs signed, by proof method",

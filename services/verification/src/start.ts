@@ -21,6 +21,7 @@ import {
 } from "@icv/platform";
 import { verificationCallers } from "./callers.ts";
 import { verificationRoutes } from "./rpc/verifications.ts";
+import { exportHandlers } from "./rpc/export.ts";
 import { OAuthStore, ProfileStore, ProjectStore, RequestStore, TEST_MESSAGE_TTL_MS, VerificationStore } from "./store/index.ts";
 import { OAuthSignIn } from "./oauth/sign-in.ts";
 import { Profiles } from "./profiles/index.ts";
@@ -120,7 +121,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     identity,
     callers: verificationCallers,
     routes: (router) => {
-      verificationRoutes(verifications, store, clock, signIn)(router);
+      verificationRoutes(verifications, store, clock, signIn, exportHandlers(db))(router);
       verificationRequestRoutes(requests)(router);
       projectRoutes(new Projects({ store: projectStore, clock }))(router);
       profileRoutes(new Profiles({ store: new ProfileStore(db), proofs, clock }))(router);

@@ -1,4 +1,5 @@
-/** A domain check as REST shows it (last_check): what each server or URL showed, and why it failed. */
+// The REST shape of a domain check (what each name server or URL showed, and why it failed),
+// shared by the verification, domain and hosted-page routes.
 import type { DomainCheck as DomainCheckMsg } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
 import { iso } from "@icv/platform";
 import { z } from "zod";

@@ -3,11 +3,11 @@ import type { Verification as VerificationMsg } from "@icv/contracts/gen/icv/ver
 import { AppError, iso, PROOF_METHODS, type ProofMethod } from "@icv/platform";
 import { z } from "zod";
 import { DOMAIN_CHECK_CALL, scopeOf, type Clients } from "../clients.ts";
+import { DomainCheck, toRestCheck } from "./domain-check.ts";
 import { idOf, idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ASSET_TYPES, ErrorBody, jsonObject, PageQuery, Pagination, projectIdShown, timestamp, toPagination } from "../schemas.ts";
 import { HolderKey, ProofFormat, ProofRefBody, proofBody } from "../schemas.ts";
-import { DomainCheck, toRestCheck } from "./domain-check.ts";
 
 const VERIFICATION_STATUSES = ["pending", "verified", "suspended", "failed", "expired", "revoked"] as const;
 

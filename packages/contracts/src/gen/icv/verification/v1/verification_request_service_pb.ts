@@ -1323,6 +1323,8 @@ export const VerificationRequestService: GenService<{
     output: typeof CreateVerificationRequestResponseSchema;
   },
   /**
+   * One request of the scope with its assets' state (read-only). NOT_FOUND for another scope's.
+   *
    * @generated from rpc icv.verification.v1.VerificationRequestService.GetVerificationRequest
    */
   getVerificationRequest: {
@@ -1341,6 +1343,8 @@ export const VerificationRequestService: GenService<{
     output: typeof GetVerificationRequestByReferenceResponseSchema;
   },
   /**
+   * A page of the scope's requests, newest first, with filters and a total (read-only).
+   *
    * @generated from rpc icv.verification.v1.VerificationRequestService.ListVerificationRequests
    */
   listVerificationRequests: {

@@ -5,7 +5,8 @@
 // authoritative DNS pair in a child process (test/support/dns-server.ts). The database is PGlite
 // in memory, or a fresh database on DATABASE_URL. Figure: re-checks per second until none is due.
 //
-// In `npm run bench` (scripts/bench/cases.ts), or alone: `node --import tsx scripts/bench/rechecks.ts`
+// In `npm run bench` (scripts/bench/cases.ts; only it: BENCH_CASES=rechecks), or without any stack:
+// `node --import tsx scripts/bench/rechecks.ts`
 // (env BENCH_RECHECKS, default 10000; RECHECK_BATCH, default 50; DNS_MAX_INFLIGHT_PER_SERVER, default 8).
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";

@@ -116,6 +116,10 @@ describe("a re-check of a verified domain", () => {
     ]);
     // each body is what the OpenAPI's x-webhooks says it is
     for (const h of hooks!) WEBHOOK_SCHEMAS[h.event as keyof typeof WEBHOOK_SCHEMAS].strict().parse(h);
+    // and the operators see it
+    const metrics = await (await fetch(`${stack.gateway.adminUrl}/metrics`)).text();
+    expect(metrics).toMatch(/icv_domain_rechecks_total\{trigger="call",outcome="record_missing",change="suspended"\} [1-9]/);
+    expect(metrics).toMatch(/icv_domain_rechecks_total\{trigger="call",outcome="passed",change="reinstated"\} [1-9]/);
   });
 
   it("the verification's own callback_url gets verification.suspended and verification.reinstated too", async () => {

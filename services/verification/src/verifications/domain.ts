@@ -5,7 +5,7 @@
  * last check saw); the domain service only looks.
  */
 import type { CheckResult } from "@icv/contracts/gen/icv/domain/v1/domain_service_pb.ts";
-import { AppError, fromConnectError, iso, type Scope } from "@icv/platform";
+import { AppError, domainRechecks, fromConnectError, iso, type Scope } from "@icv/platform";
 import { checkProofMethod, normalizeIdentifier, VALUE_PREFIX } from "../channels/index.ts";
 import type { DomainCheckRow, StoredCheck, VerificationRow } from "../store/index.ts";
 import { rpcScope, type Answer, type UseCaseHost } from "./deps.ts";
@@ -161,6 +161,10 @@ async function settle(
   const streak = await vs.d.store.checks.recordCheck(scope, v.id, check);
   const row = v.status === "pending" ? (check.passed ? await vs.complete(scope, v, method) : v) : await applyRecheck(vs, scope, v, check, streak);
   const next = await scheduleAfter(vs, scope, state, row, v.status === "pending");
+  if (v.status !== "pending" && scope.env === "live") {
+    const change = row.status === v.status ? "none" : row.status === "suspended" ? "suspended" : "reinstated";
+    domainRechecks.inc({ trigger: check.scheduled ? "scheduled" : "call", outcome: check.passed ? "passed" : (check.reason ?? "unknown"), change });
+  }
   vs.d.logger.info(
     {
       request_id: scope.requestId,

@@ -73,6 +73,7 @@ function summary(results: Partial<Record<BenchMode, ModeResult>>): string {
     ["SSE, 10,000 streams, change → event p99", both("sse_p99_ms", (v) => `${v.toFixed(0)} ms`), "≤ 100 ms"],
     ["webhook deliveries/s", both("webhooks_per_s", (v) => v.toFixed(0)), "≥ 1,000"],
     ["domain check against a local authoritative server", (["embedded", "postgres"] as const).map(domainCheck), "(info)"],
+    ["scheduled re-checks, 10,000 due proofs, re-checks/s", both("rechecks: rechecks_per_s", (v) => v.toFixed(0)), "(info)"],
   ];
   const head = ["path", "embedded (PGlite)", "Postgres + Redis", "target"];
   const cells = lines.map(([name, vals, target]) => [name, ...vals, target]);

@@ -1,0 +1,67 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  createEventLog,
+  dataDirSecret,
+  hostService,
+  openServiceDatabase,
+  systemClock,
+  trackLogPending,
+  type Clock,
+  type Config,
+  type Logger,
+  type RunningService,
+} from "@icv/platform";
+import { logCallers } from "./callers.ts";
+import { LOG_CONSUMER_GROUP, logConsumer } from "./consumer.ts";
+import { ensureLogKey, originOf, type LogKey } from "./log-key.ts";
+import { logRoutes } from "./rpc/log.ts";
+import { Sequencer } from "./sequencer.ts";
+import { LogStore, type LogEnv } from "./store/log.ts";
+
+const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
+
+export interface LogServiceOptions {
+  /** Crash-test seam: runs after the consumer queued a batch, before its transaction commits. */
+  beforeAck?: () => void | Promise<void>;
+}
+
+/**
+ * Starts the transparency log: its database, each environment's log key (generated at the first
+ * start), the consumer of the proof events, the sequencer (one replica at a time, by lease) and the
+ * RPC server of the public reads.
+ */
+export async function startLogService(config: Config, logger: Logger, clock: Clock = systemClock, opts: LogServiceOptions = {}): Promise<RunningService> {
+  const log = logger.child({ service: "log" });
+  const db = await openServiceDatabase(config, "log", MIGRATIONS, log);
+  const kek = Buffer.from(config.LOG_KEY_ENCRYPTION_KEY ?? dataDirSecret(config.DATA_DIR, "log-kek", "LOG_KEY_ENCRYPTION_KEY", log), "base64");
+  const store = new LogStore(db);
+  const keys = new Map<LogEnv, LogKey>();
+  for (const env of ["live", "test"] as const) keys.set(env, await ensureLogKey(store, env, originOf(config.publicBaseUrl, env), kek, log));
+  const sequencer = new Sequencer({ store, keys, clock, logger: log });
+  await sequencer.init();
+  sequencer.start();
+  const events = await createEventLog(config, log);
+  const consumer = await events.consume({
+    group: LOG_CONSUMER_GROUP,
+    topics: ["proof"],
+    db,
+    schema: "log",
+    ...logConsumer(() => sequencer.wake()),
+    beforeAck: opts.beforeAck,
+  });
+  const untrack = trackLogPending({}, () => store.pendingCount());
+  return hostService(config, "log", {
+    rpcName: "icv.log.v1.LogService",
+    logger: log,
+    db,
+    callers: logCallers,
+    routes: logRoutes(store, keys),
+    async onClose() {
+      untrack();
+      await consumer.close();
+      await sequencer.stop();
+      await events.close();
+    },
+  });
+}

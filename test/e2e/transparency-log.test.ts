@@ -255,6 +255,35 @@ describe("the transparency log", () => {
     expect((await fetch(`${stack.url}/api/v1/log/tile/0/000.p/${w + 1}?env=test`)).status).toBe(404); // beyond the tree
   });
 
+  it("names a domain in clear, and a public profile shows it as logged with a link to its inclusion proof", async () => {
+    const v = await c.post("/api/v1/verifications", { type: "domain", channel: "dns", identifier: "Shop-Log.Example.com" });
+    expect(v.status).toBe(201);
+    expect((await c.post(`/api/v1/verifications/${v.body.id}/test-verify`)).status).toBe(200);
+    const inc = await inclusionOf(v.body.id);
+    expect(JSON.parse(Buffer.from(inc.entry, "base64").toString())).toMatchObject({ type: "domain", subject: "shop-log.example.com" });
+    const prof = await c.post("/api/v1/me/profiles", { display_name: "Shop", is_public: true, proofs: [{ verification_id: v.body.id, label: "Site" }] });
+    expect(prof.status, prof.text).toBe(201);
+    const json = await pub.get(`/p/${prof.body.id}.json`);
+    expect(json.body.proofs[0].log_index).toBe(inc.leaf_index);
+    const html = await (await fetch(`${stack.url}/p/${prof.body.id}`)).text();
+    const href = /<a class="logged" href="([^"]+)">logged<\/a>/.exec(html)?.[1].replaceAll("&amp;", "&");
+    expect(href).toBe(`/api/v1/log/proof?leaf_index=${inc.leaf_index}&env=test`);
+    const proof = await pub.get(href!);
+    expect(proof.status).toBe(200);
+    const cp = openCheckpoint(proof.body.checkpoint, await logKey("test"));
+    const entry = Buffer.from(proof.body.entry, "base64");
+    expect(entry.equals(Buffer.from(inc.entry, "base64"))).toBe(true);
+    expect(
+      rootFromInclusion(
+        proof.body.leaf_index,
+        cp.size,
+        leaf(entry),
+        proof.body.proof.map((x: string) => Buffer.from(x, "base64")),
+      )?.equals(cp.root),
+    ).toBe(true);
+    expectError(await pub.get(`/api/v1/log/proof?leaf_index=${cp.size + 5}&env=test`), 404, "not_found");
+  });
+
   it("refuses bad input: an unknown or another tenant's proof is 404, a bad range validation_error", async () => {
     expectError(await c.get("/api/v1/proofs/ver_01J00000000000000000000099/inclusion"), 404, "not_found");
     const p = await testProof();

@@ -32,10 +32,10 @@ async function rangeHashes(store: LogStore, env: LogEnv, ranges: Range[]): Promi
 }
 
 /** A proof's entry (issued or revoked), its audit path to the latest checkpoint, and that checkpoint. */
-export async function inclusion(store: LogStore, env: LogEnv, proofId: string, kind: string) {
+export async function inclusion(store: LogStore, env: LogEnv, which: { proofId: string; kind: string } | { leafIndex: number }) {
   // the checkpoint first: nodes are never changed, so a path to its size stays right whatever is appended meanwhile
   const cp = await latestCheckpoint(store, env);
-  const e = await store.entryOf(env, proofId, kind);
+  const e = "proofId" in which ? await store.entryOf(env, which.proofId, which.kind) : await store.entryAt(env, which.leafIndex);
   if (!e || e.leaf_index >= cp.size) throw new AppError("not_found", "the proof is not in the log yet");
   const proof = await rangeHashes(store, env, inclusionRanges(e.leaf_index, cp.size));
   return { entry: e.entry, leafIndex: e.leaf_index, proof, checkpoint: cp.note, treeSize: cp.size };

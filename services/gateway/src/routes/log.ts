@@ -95,6 +95,19 @@ export function logRoutes(c: Clients): RouteDef[] {
     }),
     route({
       method: "get",
+      path: "/api/v1/log/proof",
+      tag: "Transparency log",
+      summary: 'The inclusion proof of the entry at leaf_index (public: a profile page\'s "logged" link)',
+      auth: "public",
+      query: z.object({ leaf_index: size, env: envParam }).strict(),
+      responses: { 200: { description: "The inclusion proof", schema: Inclusion }, 404: err("not_found: beyond the latest checkpoint") },
+      async handler({ query }) {
+        const r = await c.log.getInclusion({ environment: environmentOf(query.env), leafIndex: BigInt(query.leaf_index) });
+        return { body: { entry: b64(r.entry), leaf_index: Number(r.leafIndex), proof: r.proof.map(b64), checkpoint: r.checkpoint } };
+      },
+    }),
+    route({
+      method: "get",
       path: "/api/v1/proofs/{id}/inclusion",
       tag: "Transparency log",
       summary: "The inclusion proof of one of your proofs in the log (its issuance, or with kind=revoked its revocation)",

@@ -25,7 +25,7 @@ export function logRoutes(store: LogStore, keys: ReadonlyMap<LogEnv, LogKey>) {
       async getInclusion(req) {
         const kind = req.kind || "issued";
         if (kind !== "issued" && kind !== "revoked") throw new AppError("validation_error", "kind must be issued or revoked");
-        const r = await inclusion(store, envOf(req.environment), req.proofId, kind);
+        const r = await inclusion(store, envOf(req.environment), req.proofId ? { proofId: req.proofId, kind } : { leafIndex: num(req.leafIndex) });
         return { entry: r.entry, leafIndex: BigInt(r.leafIndex), proof: r.proof, checkpoint: r.checkpoint, treeSize: BigInt(r.treeSize) };
       },
       async getConsistency(req) {

@@ -167,6 +167,13 @@ export class LogStore {
     return row && { leaf_index: row.leaf_index, entry: buf(row.entry) };
   }
 
+  /** The entry at leaf_index of env's log. */
+  async entryAt(env: LogEnv, leafIndex: number): Promise<{ leaf_index: number; entry: Buffer } | undefined> {
+    const r = await this.db.query<{ entry: Uint8Array }>(`SELECT entry FROM ${S}.entries WHERE environment = $1 AND leaf_index = $2`, [env, leafIndex]);
+    const row = r.rows[0];
+    return row && { leaf_index: leafIndex, entry: buf(row.entry) };
+  }
+
   /** Entries [start, end) of env's log, in order. */
   async entries(env: LogEnv, start: number, end: number): Promise<Buffer[]> {
     const r = await this.db.query<{ entry: Uint8Array }>(

@@ -15,7 +15,7 @@ const { values: args } = parseArgs({
   options: {
     subject: { type: "string" },
     since: { type: "string" },
-    url: { type: "string", default: process.env.ICV_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}` },
+    url: { type: "string", default: `http://127.0.0.1:${process.env.PORT ?? 3000}` },
     env: { type: "string", default: "live" },
     state: { type: "string" },
     interval: { type: "string", default: "5000" },

@@ -5,7 +5,8 @@ import { DOMAIN_CHECK_CALL, scopeOf, type Clients } from "../clients.ts";
 import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody, jsonObject, timestamp } from "../schemas.ts";
-import { DomainCheck, toRest, toRestCheck, Verification } from "./verifications.ts";
+import { DomainCheck, toRestCheck } from "./domain-check.ts";
+import { toRest, Verification } from "./verifications.ts";
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 const TAG = "Domains";

@@ -9,7 +9,7 @@ import type { HostedHub, HostedState } from "../hosted/hub.ts";
 import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody } from "../schemas.ts";
-import { DomainCheck, toRestCheck } from "./verifications.ts";
+import { DomainCheck, toRestCheck } from "./domain-check.ts";
 import { brandingBody, HostedBranding } from "../hosted/branding.ts";
 
 const err = (description: string) => ({ description, schema: ErrorBody });

@@ -1,8 +1,9 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { DomainCheck as DomainCheckMsg, Verification as VerificationMsg } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
+import type { Verification as VerificationMsg } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
 import { AppError, iso, PROOF_METHODS, type ProofMethod } from "@icv/platform";
 import { z } from "zod";
 import { DOMAIN_CHECK_CALL, scopeOf, type Clients } from "../clients.ts";
+import { DomainCheck, toRestCheck } from "./domain-check.ts";
 import { idOf, idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ASSET_TYPES, ErrorBody, jsonObject, PageQuery, Pagination, projectIdShown, timestamp, toPagination } from "../schemas.ts";
@@ -157,35 +158,6 @@ const ListVerificationsQuery = z
     created_before: timestampParam.optional(),
   })
   .strict();
-
-export const DomainCheck = z
-  .object({
-    passed: z.boolean().describe("On a verified domain: whether the record or file still stands"),
-    summary: z.string().describe("One sentence: what passed, or what was missing and where"),
-    checked_at: timestamp,
-    found: z
-      .array(
-        z.object({
-          source: z.string().describe("The name server asked (`ns1.example.com (192.0.2.1:53)`), the URL fetched, or `{provider} API`"),
-          values: z.array(z.string()).describe("The TXT values it held, or the HTTP status and the first bytes of the body"),
-          error: z.string().optional().describe("What went wrong there: timeout, NXDOMAIN, refused, redirect refused, …"),
-          matched: z.boolean(),
-        }),
-      )
-      .describe("What each server or URL showed"),
-  })
-  .meta({ id: "DomainCheck" });
-
-/** RPC message → the REST last_check of a domain check. */
-export function toRestCheck(c: DomainCheckMsg | undefined) {
-  if (!c) return undefined;
-  return {
-    passed: c.passed,
-    summary: c.summary,
-    checked_at: iso(c.checkedAt)!,
-    found: c.observations.map((o) => ({ source: o.source, values: o.found, ...(o.error ? { error: o.error } : {}), matched: o.matched })),
-  };
-}
 
 const CreatedVerification = Verification.extend({
   last_check: DomainCheck.optional().describe("Domain on channel auto: the check the create ran through the provider's API"),

@@ -97,6 +97,15 @@ describe("the sequencer", () => {
     expect(await entryCount("ver_01J00000000000000000000A03")).toBe(1);
   });
 
+  it("takes a batch oldest first across digit boundaries (queue numbers 9 and 10, 99 and 100) and leaves nothing behind", async () => {
+    const ids = Array.from({ length: 120 }, (_, i) => `ver_01J0000000000000000000B${String(i).padStart(3, "0")}`);
+    await consume(ids.map((id) => issued(id)));
+    expect(await first.once()).toEqual({ logged: 120, more: false });
+    expect(await store.pendingCount()).toBe(0);
+    expect(await first.once()).toEqual({ logged: 0, more: false });
+    for (const id of [ids[0], ids[9], ids[99], ids[119]]) expect(await entryCount(id)).toBe(1);
+  });
+
   it("lets one replica sequence while it holds the lease; another goes on from the stored tree once it is released", async () => {
     const other = sequencer();
     await consume([issued("ver_01J00000000000000000000A04")]);

@@ -97,8 +97,9 @@ export class LogStore {
     await this.db.query(`UPDATE ${S}.lease SET expires_at = 'epoch' WHERE name = 'sequencer' AND holder = $1`, [holder]);
   }
 
+  /** The oldest queued events (ordered by the column: the text alias would sort "10" before "9"). */
   static async pending(q: Queryable, limit: number): Promise<PendingRow[]> {
-    const r = await q.query<PendingRow>(`SELECT n::text AS n, event_id, environment, fields FROM ${S}.pending ORDER BY n LIMIT $1`, [limit]);
+    const r = await q.query<PendingRow>(`SELECT p.n::text AS n, p.event_id, p.environment, p.fields FROM ${S}.pending p ORDER BY p.n LIMIT $1`, [limit]);
     return r.rows;
   }
 

@@ -3,6 +3,7 @@
 // after the built-in cases, and prints its rows in that mode's table (and its figures in --json).
 import { benchDomainCheck } from "./domain-check.ts";
 import { sdJwtVcCase, statusListCase } from "./proof-formats.ts";
+import { logCase } from "./log.ts";
 import type { Row } from "./report.ts";
 import type { RunningStack } from "./stack.ts";
 
@@ -35,4 +36,4 @@ const domainCheckCase: BenchCase = {
 };
 
 /** Extra cases, one line each. */
-export const extraCases: BenchCase[] = [domainCheckCase, sdJwtVcCase, statusListCase];
+export const extraCases: BenchCase[] = [domainCheckCase, sdJwtVcCase, statusListCase, logCase];

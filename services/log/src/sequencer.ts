@@ -67,6 +67,7 @@ export class Sequencer {
   /** One batch; answers how many entries it logged and whether more wait. */
   async once(): Promise<{ logged: number; more: boolean }> {
     const limit = this.o.batch ?? 20_000;
+    if (!(await this.o.store.anyPending())) return { logged: 0, more: false };
     const r = await this.o.store.withLease(this.holder, this.o.leaseMs ?? 10_000, async (q) => {
       const rows = await LogStore.pending(q, limit);
       if (!rows.length) return { logged: 0, more: false, trees: new Map<LogEnv, Frontier>() };

@@ -5,6 +5,7 @@ import {
   dataDirSecret,
   hostService,
   openServiceDatabase,
+  runsBackgroundWork,
   systemClock,
   trackLogPending,
   type Clock,
@@ -19,6 +20,8 @@ import { logRoutes } from "./rpc/log.ts";
 import { Sequencer } from "./sequencer.ts";
 import { LogStore, type LogEnv } from "./store/log.ts";
 
+/** How long the log's consumer gathers proof events before one transaction queues them. */
+const CONSUMER_WINDOW_MS = 250;
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 
 export interface LogServiceOptions {
@@ -39,9 +42,15 @@ export async function startLogService(config: Config, logger: Logger, clock: Clo
   const keys = new Map<LogEnv, LogKey>();
   for (const env of ["live", "test"] as const) keys.set(env, await ensureLogKey(store, env, originOf(config.publicBaseUrl, env), kek, log));
   const sequencer = new Sequencer({ store, keys, clock, logger: log });
-  await sequencer.init();
-  sequencer.start();
-  const events = await createEventLog(config, log);
+  // under `npm start` with workers, the background worker sequences (as it consumes); replicas
+  // elsewhere wait for the lease
+  if (runsBackgroundWork()) {
+    await sequencer.init();
+    sequencer.start();
+  }
+  // the log has 5 s to log an event: its consumer gathers a quarter of a second of proof events
+  // into one transaction instead of waking for each commit
+  const events = await createEventLog({ ...config, EVENT_BATCH_WINDOW_MS: Math.max(config.EVENT_BATCH_WINDOW_MS, CONSUMER_WINDOW_MS) }, log);
   const consumer = await events.consume({
     group: LOG_CONSUMER_GROUP,
     topics: ["proof"],

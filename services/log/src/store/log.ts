@@ -92,6 +92,11 @@ export class LogStore {
     });
   }
 
+  /** Whether any event waits (a read without a transaction: an idle sequencer neither takes nor renews the lease). */
+  async anyPending(): Promise<boolean> {
+    return (await this.db.query(`SELECT 1 FROM ${S}.pending LIMIT 1`)).rowCount === 1;
+  }
+
   /** Gives the lease up (a clean stop): another replica takes over at once instead of after it expires. */
   async releaseLease(holder: string): Promise<void> {
     await this.db.query(`UPDATE ${S}.lease SET expires_at = 'epoch' WHERE name = 'sequencer' AND holder = $1`, [holder]);

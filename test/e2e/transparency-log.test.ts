@@ -251,6 +251,10 @@ describe("the transparency log", () => {
       at += 2 + len;
     }
     expect(at).toBe(bundle.length);
+    // the test log's own tlog-tiles prefix answers the same
+    const prefixed = Buffer.from(await (await fetch(`${stack.url}/api/v1/log/test/tile/0/000.p/${w}`)).arrayBuffer());
+    expect(prefixed.subarray(0, 32 * w).equals(hashes)).toBe(true);
+    expect(openCheckpoint(await (await fetch(`${stack.url}/api/v1/log/test/checkpoint`)).text(), await logKey("test")).size).toBeGreaterThanOrEqual(cp.size);
     expect((await fetch(`${stack.url}/api/v1/log/tile/0/000?env=test`)).status).toBe(404); // not full yet
     expect((await fetch(`${stack.url}/api/v1/log/tile/0/000.p/${w + 1}?env=test`)).status).toBe(404); // beyond the tree
   });

@@ -151,20 +151,35 @@ export function parseTilePath(parts: string[]): { index: number; width: number }
   return { index: Number(digits), width };
 }
 
-/** GET /api/v1/log/tile/<L>/<N>[.p/<W>] and /api/v1/log/tile/entries/<N>[.p/<W>] (C2SP tlog-tiles), ?env=test for the test log. */
+/**
+ * GET /api/v1/log/tile/<L>/<N>[.p/<W>] and /api/v1/log/tile/entries/<N>[.p/<W>] (C2SP tlog-tiles),
+ * ?env=test for the test log. The test log also has its own tlog-tiles prefix,
+ * /api/v1/log/test/ (checkpoint and tiles), for tile clients that take a prefix URL alone.
+ */
 export function mountLogTiles(app: Express, limit: RequestHandler, log: Client<typeof LogService>): void {
-  app.get("/api/v1/log/tile/*path", limit, async (req: Request, res: Response, next: NextFunction) => {
+  const tile = (fixed?: "test") => async (req: Request, res: Response, next: NextFunction) => {
     try {
       const parts = (req.params as { path: string[] }).path;
       const level = parts[0] === "entries" ? -1 : /^\d{1,2}$/.test(parts[0]) ? Number(parts[0]) : undefined;
       const at = parseTilePath(parts.slice(1));
-      const env = req.query.env;
+      const env = fixed ?? req.query.env;
       if (level === undefined || !at || (env !== undefined && env !== "live" && env !== "test")) return next();
       const r = await log.getTile({ environment: environmentOf(env), level, index: BigInt(at.index), width: at.width });
       res.setHeader("Content-Type", "application/octet-stream");
       // a tile never changes once it exists (a partial one is superseded by a wider one)
       res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
       res.status(200).end(Buffer.from(r.data));
+    } catch (e) {
+      next(e);
+    }
+  };
+  app.get("/api/v1/log/tile/*path", limit, tile());
+  app.get("/api/v1/log/test/tile/*path", limit, tile("test"));
+  app.get("/api/v1/log/test/checkpoint", limit, async (_req: Request, res: Response, next: NextFunction) => {
+    try {
+      const r = await log.getCheckpoint({ environment: Environment.TEST });
+      res.setHeader("Cache-Control", "no-cache");
+      res.type("text/plain; charset=utf-8").send(r.note);
     } catch (e) {
       next(e);
     }

@@ -9,6 +9,7 @@ import { AdminService } from "@icv/contracts/gen/icv/gateway/v1/admin_service_pb
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import type { EnvironmentWebhooks } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
 import { iso, loadConfig } from "@icv/platform";
+import { internalClient } from "./admin/internal-client.ts";
 
 const USAGE = `usage: npm run --silent admin -- <command> [--json]
   tenant create --name NAME        create a tenant; prints its live and test keys (shown once) with their ids, and webhook secrets
@@ -30,6 +31,11 @@ const USAGE = `usage: npm run --silent admin -- <command> [--json]
                                    re-enable an endpoint disabled after failing every attempt for 5 days
   webhook-secret rotate --tenant ID --env live|test
                                    new webhook secret; the previous one keeps signing alongside it for 24 h
+  internal-client cert --name NAME --out DIR [--days N]
+                                   a client certificate for an internal team (NAME.crt, NAME.key, ca.crt) signed
+                                   by the data dir's CA (default 90 days); needs no running service
+  internal-client list [--file FILE]
+                                   the clients of INTERNAL_CLIENTS_FILE and the RPCs each may call
 environment: ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT), ADMIN_TOKEN (default: read from $DATA_DIR/secrets/admin-token)`;
 
 const { values, positionals } = parseArgs({
@@ -40,6 +46,9 @@ const { values, positionals } = parseArgs({
     env: { type: "string" },
     key: { type: "string" },
     url: { type: "string" },
+    out: { type: "string" },
+    days: { type: "string" },
+    file: { type: "string" },
     json: { type: "boolean", default: false },
     help: { type: "boolean", short: "h", default: false },
   },
@@ -52,6 +61,11 @@ function fail(msg: string): never {
 
 if (values.help || positionals.length < 2) fail(USAGE);
 const config = loadConfig();
+const print = (json: unknown, text: string): void => void process.stdout.write(`${values.json ? JSON.stringify(json, null, 2) : text}\n`);
+if (positionals[0] === "internal-client") {
+  await internalClient(config, { verb: positionals[1], ...values }, print, fail);
+  process.exit(0);
+}
 let token = process.env.ADMIN_TOKEN;
 if (!token) {
   try {
@@ -63,8 +77,6 @@ if (!token) {
 const baseUrl = process.env.ADMIN_URL ?? `http://127.0.0.1:${config.ADMIN_PORT}`;
 const admin = createClient(AdminService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
 const headers = { authorization: `Bearer ${token}` };
-
-const print = (json: unknown, text: string): void => void process.stdout.write(`${values.json ? JSON.stringify(json, null, 2) : text}\n`);
 
 const environment = (verb: string): Environment => {
   if (!values.tenant || (values.env !== "live" && values.env !== "test")) fail(`${verb} needs --tenant ID --env live|test`);

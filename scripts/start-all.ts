@@ -34,10 +34,17 @@ if (cluster.isPrimary) {
       },
     });
   } else {
-    await startServices();
+    await startServices().catch(refuse);
   }
 } else {
-  await startServices();
+  await startServices().catch(refuse);
+}
+
+/** A configuration that can only be judged while starting (INTERNAL_CLIENTS_FILE): one line, exit 1. */
+function refuse(e: unknown): never {
+  if (!(e instanceof ConfigError)) throw e;
+  process.stderr.write(`${e.message}\n`);
+  process.exit(1);
 }
 
 async function startServices(): Promise<void> {
@@ -63,6 +70,16 @@ async function startServices(): Promise<void> {
     import("../services/gateway/src/start.ts"),
     import("../services/gateway/src/print.ts"),
   ]);
+  // a bad client file stops the start before anything opens (the services read it again)
+  if (config.INTERNAL_CLIENTS_FILE) {
+    const { InternalClientsError, readInternalClients } = await import("@icv/platform/internal-clients.ts");
+    try {
+      readInternalClients(config.INTERNAL_CLIENTS_FILE);
+    } catch (e) {
+      if (e instanceof InternalClientsError) refuse(new ConfigError(`invalid configuration: INTERNAL_CLIENTS_FILE ${e.message}`));
+      throw e;
+    }
+  }
   const running: Array<{ close(): Promise<void> }> = [];
   // metrics of every service here on the admin listener (GET /metrics); traces when OTLP is configured
   const observability = await startObservability(config, logger, "icv", { metricsServer: false });

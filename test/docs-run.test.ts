@@ -5,8 +5,8 @@
 // from a checkout), after the walkthrough's first block (BASE, KEY, AUTH, JSON). A block whose
 // next fence is its sample output (JSON, or JSON lines) must answer the same fields: a field the
 // API added or dropped fails here. What a reader would type differently is replaced, and nothing
-// else: `localhost:3000`/`127.0.0.1:3001` (this stack's ports), `pk_test_…`/`pk_live_…` (the keys
-// `npm start` printed). A block that needs what this machine lacks (another host, a cluster, a
+// else: `localhost:3000`/`127.0.0.1:3001` (this stack's ports), `pk_test_…`/`pk_live_…`/`ten_…` (the keys
+// and tenant `npm start` printed). A block that needs what this machine lacks (another host, a cluster, a
 // container engine, a provider) says so on the line before its fence
 // (`<!-- docs-run: skip (why) -->`), and only then is it not run.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
@@ -32,7 +32,15 @@ const dir = mkdtempSync(path.join(tmpdir(), "icv-docs-run-"));
 let stack: ChildProcess | undefined;
 let output = "";
 let env: Record<string, string> = {};
-let keys = { test: "", live: "" };
+let keys = { test: "", live: "", tenant: "" };
+
+/** docs/internal-clients.md's client file (its yaml block that starts `# internal-clients.yaml`), saved where npm start reads it. */
+function clientsFile(): string {
+  const md = readFileSync(path.join(ROOT, "docs/internal-clients.md"), "utf8");
+  const file = path.join(dir, "internal-clients.yaml");
+  writeFileSync(file, /^```yaml\n(# internal-clients\.yaml[\s\S]*?)^```/m.exec(md)![1]);
+  return file;
+}
 
 beforeAll(async () => {
   const grpc: Record<string, string> = {};
@@ -44,6 +52,8 @@ beforeAll(async () => {
     DATA_DIR: path.join(dir, "data"),
     // the guides together make a few hundred requests with one key within a minute
     RATE_LIMIT_PER_MINUTE: "2000",
+    // docs/internal-clients.md: its client file, as the guide starts npm start with it
+    INTERNAL_CLIENTS_FILE: clientsFile(),
   });
   // its own process group: npm, its shell and the service stop together
   stack = spawn("npm", ["start"], { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
@@ -55,7 +65,7 @@ beforeAll(async () => {
     await new Promise((r) => setTimeout(r, 200));
   }
   const [, test, live] = /test key (pk_test_\S+)[\s\S]*live key (pk_live_\S+)/.exec(output)!;
-  keys = { test, live };
+  keys = { test, live, tenant: /tenant\s+(ten_\w+)/.exec(output)?.[1] ?? "" };
 }, 180_000);
 
 afterAll(async () => {
@@ -74,7 +84,8 @@ const localize = (code: string) =>
     .replaceAll("localhost:3000", `127.0.0.1:${env.PORT}`)
     .replaceAll("127.0.0.1:3001", `127.0.0.1:${env.ADMIN_PORT}`)
     .replaceAll("pk_test_…", keys.test)
-    .replaceAll("pk_live_…", keys.live);
+    .replaceAll("pk_live_…", keys.live)
+    .replaceAll("ten_…", keys.tenant);
 
 /** A directory like a checkout: every top-level entry of the repository linked in. */
 function workDir(name: string): string {

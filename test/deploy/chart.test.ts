@@ -168,6 +168,76 @@ describe.skipIf(!helm)("helm chart: mutual TLS between the services", () => {
   });
 });
 
+describe.skipIf(!helm)("helm chart: internal teams' clients (internalClients)", () => {
+  const values = path.join(dir, "internal-clients-values.yaml");
+  const clients = [
+    "internalClients:",
+    "  - name: billing",
+    "    namespace: billing",
+    "    ratePerMinute: 100",
+    "    allow:",
+    "      - icv.verification.v1.VerificationService/ExportVerifications",
+    "      - icv.proof.v1.ProofService/GetJwks",
+    "  - name: risk",
+    "    namespace: risk-team",
+    "    allow: [icv.verification.v1.VerificationService/*]",
+  ];
+  const withClients = (...sets: string[]) => {
+    writeFileSync(values, clients.join("\n"));
+    return renderWith(["-f", values, ...sets.flatMap((x) => ["--set", x])]);
+  };
+
+  it("with cert-manager: a Certificate per client naming it (client auth), in its namespace when a ClusterIssuer signs", async () => {
+    const docs = withClients("certManager.enabled=true", "certManager.issuerRef.name=corp-ca", "certManager.issuerRef.kind=ClusterIssuer");
+    const certs = docs.filter((d) => d.kind === "Certificate" && d.metadata.name.startsWith("icv-client-"));
+    expect(certs.map((c: any) => [c.metadata.namespace, c.spec.secretName, c.spec.commonName, c.spec.dnsNames])).toEqual([
+      ["billing", "icv-client-billing-tls", "billing", ["billing"]],
+      ["risk-team", "icv-client-risk-tls", "risk", ["risk"]],
+    ]);
+    for (const c of certs) expect(c.spec.usages).toEqual(["digital signature", "client auth"]);
+    expect(certs.map((c) => c.spec.issuerRef.kind)).toEqual(["ClusterIssuer", "ClusterIssuer"]);
+    expect(await schemaErrors(docs)).toEqual([]);
+    // a namespaced Issuer (the chart's own CA) signs in the release's namespace only
+    const own = withClients("certManager.enabled=true").filter((d) => d.kind === "Certificate" && d.metadata.name.startsWith("icv-client-"));
+    expect(own.map((c: any) => [c.metadata.namespace, c.spec.issuerRef.name])).toEqual([
+      ["default", "icv-ca"],
+      ["default", "icv-ca"],
+    ]);
+  });
+
+  it("every gRPC service reads the client file, and opens its gRPC port to the namespaces of the clients granted its RPCs", () => {
+    const docs = withClients();
+    const file = docs.find((d) => d.kind === "ConfigMap" && d.metadata.name === "icv-internal-clients")!;
+    expect(parseAllDocuments(file.data!["internal-clients.yaml"])[0].toJS()).toEqual({
+      clients: [
+        { name: "billing", rate_per_minute: 100, allow: ["icv.verification.v1.VerificationService/ExportVerifications", "icv.proof.v1.ProofService/GetJwks"] },
+        { name: "risk", allow: ["icv.verification.v1.VerificationService/*"] },
+      ],
+    });
+    for (const d of ofKind(docs, "Deployment")) {
+      const c = d.spec.template.spec.containers[0];
+      const mounted = c.volumeMounts.some((m: any) => m.name === "internal-clients" && m.mountPath === "/etc/icv/clients" && m.readOnly);
+      expect(mounted, component(d)).toBe(component(d) !== "gateway");
+      if (component(d) !== "gateway") expect(envOf(c).INTERNAL_CLIENTS_FILE).toBe("/etc/icv/clients/internal-clients.yaml");
+    }
+    const opened = (name: string) =>
+      docs
+        .filter((d) => d.kind === "NetworkPolicy" && selected(d) === name)
+        .flatMap((p) => p.spec.ingress)
+        .filter((r: any) => r.ports.some((x: any) => x.port === "grpc"))
+        .flatMap((r: any) => r.from.map((f: any) => f.namespaceSelector?.matchLabels["kubernetes.io/metadata.name"]))
+        .filter(Boolean);
+    expect(opened("verification")).toEqual(["billing", "risk-team"]);
+    expect(opened("proof")).toEqual(["billing"]);
+    for (const name of ["session", "domain", "webhook"]) expect(opened(name), name).toEqual([]);
+  });
+
+  it("a client named like a service is refused", () => {
+    writeFileSync(values, "internalClients:\n  - {name: proof, namespace: x, allow: [icv.proof.v1.ProofService/GetJwks]}\n");
+    expect(() => renderWith(["-f", values])).toThrow(/"proof" is a service's name/);
+  });
+});
+
 // --- the objects an operator gets: schema-valid, highly available, migrated before rollout ---
 
 const SERVICES = ["gateway", "verification", "proof", "session", "domain", "webhook", "log"];

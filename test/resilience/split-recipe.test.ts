@@ -4,9 +4,16 @@
 // processes that work together: /health healthy, a tenant made by the admin CLI, a verification
 // whose webhook is delivered by the webhook process. A split that cannot work refuses to start with
 // one line naming what to set: a process with a CA of its own, a service alone on the embedded
-// database, a service following events from a database it was not given.
+// database, a service following events from a database it was not given. An internal team's
+// client (INTERNAL_CLIENTS_FILE, a certificate from the admin CLI) calls the verification process
+// directly over gRPC, and is granted one more RPC by a SIGHUP to that process.
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import * as grpc from "@grpc/grpc-js";
+import { create, fromBinary, toBinary, type DescMessage, type DescMethodUnary } from "@bufbuild/protobuf";
+import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
+import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
+import { grpcCredentials, targetName } from "../../packages/platform/test/support/tls.ts";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,6 +31,14 @@ let rx: Receiver | undefined;
 let env: Record<string, string> = {};
 let base = "";
 let printed = "";
+const clientsFile = path.join(dir, "internal-clients.yaml");
+const grantBilling = (...methods: string[]) =>
+  writeFileSync(
+    clientsFile,
+    `clients:\n  - name: billing\n    allow:\n${methods.map((m) => `      - icv.verification.v1.VerificationService/${m}\n`).join("")}`,
+  );
+/** What the webhook test made: the tenant and its verification, for the internal client to read. */
+let made: { tenantId: string; verificationId: string } | undefined;
 
 const pids = () =>
   (existsSync(dataDir) ? readdirSync(dataDir).filter((f) => f.endsWith(".pid")) : []).map((f) => Number(readFileSync(path.join(dataDir, f), "utf8")));
@@ -78,7 +93,9 @@ beforeAll(async () => {
     // the webhook below goes to a receiver on loopback
     ALLOW_PRIVATE_TARGETS: "true",
     LOG_LEVEL: "info",
+    INTERNAL_CLIENTS_FILE: clientsFile,
   });
+  grantBilling("ExportVerifications");
   base = `http://127.0.0.1:${port}`;
   try {
     printed = execFileSync("bash", ["-eu", "-o", "pipefail", "-c", recipe.code], {
@@ -139,6 +156,54 @@ describe.skipIf(!havePostgresBinaries)("the split recipe of docs/operations.md, 
     // written by the verification process, delivered by the webhook process
     const [hook] = await rx.waitFor(1, 30_000);
     expect(JSON.parse(hook.body)).toMatchObject({ event: "verification.completed", verification_id: v.body.id });
+    made = { tenantId: tenant.tenant_id, verificationId: v.body.id };
+  });
+
+  it("an internal team's client calls the verification process directly, and a SIGHUP to it grants one more RPC", async () => {
+    expect(made).toBeDefined();
+    const out = path.join(dir, "billing-certs");
+    execFileSync(
+      path.join(ROOT, "node_modules/.bin/node"),
+      ["--import", "tsx", "scripts/admin.ts", "internal-client", "cert", "--name", "billing", "--out", out],
+      {
+        cwd: ROOT,
+        env,
+        stdio: "ignore",
+      },
+    );
+    const file = (f: string) => readFileSync(path.join(out, f), "utf8");
+    const creds = grpcCredentials(file("ca.crt"), { cert: file("billing.crt"), key: file("billing.key") });
+    const client = new grpc.Client(`127.0.0.1:${env.VERIFICATION_GRPC_PORT}`, creds, targetName("verification"));
+    const call = <I extends DescMessage, O extends DescMessage>(m: DescMethodUnary<I, O>, input: unknown) =>
+      new Promise<{ code: grpc.status; body?: any }>((resolve) =>
+        client.makeUnaryRequest(
+          `/${m.parent.typeName}/${m.name}`,
+          (x: unknown) => Buffer.from(toBinary(m.input, x as never)),
+          (b: Buffer) => fromBinary(m.output, b),
+          create(m.input, input as never) as unknown,
+          new grpc.Metadata(),
+          { deadline: Date.now() + 10_000 },
+          (err, res) => resolve(err ? { code: err.code } : { code: grpc.status.OK, body: res }),
+        ),
+      );
+    try {
+      const scope = { tenantId: made!.tenantId, environment: Environment.TEST };
+      const exported = await call(VerificationService.method.exportVerifications, { scope });
+      expect(exported.code, logs()).toBe(grpc.status.OK);
+      expect(exported.body.verifications.map((v: { id: string; status: string }) => [v.id, v.status])).toEqual([[made!.verificationId, "verified"]]);
+      const get = () => call(VerificationService.method.getVerification, { scope, id: made!.verificationId });
+      expect((await get()).code).toBe(grpc.status.PERMISSION_DENIED);
+      grantBilling("ExportVerifications", "GetVerification");
+      process.kill(Number(readFileSync(path.join(dataDir, "verification.pid"), "utf8")), "SIGHUP");
+      const end = Date.now() + 15_000;
+      while ((await get()).code !== grpc.status.OK && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+      expect((await get()).body?.verification.id).toBe(made!.verificationId);
+      expect(readFileSync(path.join(dataDir, "verification.log"), "utf8")).toMatch(
+        /"caller":"billing","rpc":"icv.verification.v1.VerificationService\/GetVerification"/,
+      );
+    } finally {
+      client.close();
+    }
   });
 
   it("refuses a gateway whose certificates come from a CA of its own, naming TLS_DIR", async () => {

@@ -11,6 +11,7 @@ import { isTransientDbError } from "./transient.ts";
 import { startOutboxRelay } from "./events/relay.ts";
 import type { ServiceCallers } from "./callers.ts";
 import { serviceIdentity, type TlsIdentity } from "./tls.ts";
+import { acquireInternalClients } from "./internal-clients.ts";
 import { trackDatabase } from "./observe.ts";
 import { adoptEarlyHealth, closeEarlyHealth, openEarlyHealth } from "./health.ts";
 
@@ -102,6 +103,8 @@ export interface HostServiceOptions {
 /** Serves a service's RPCs on its configured port; close() drains calls, then background work, then the database. */
 export async function hostService(config: Config, name: ServiceName, opts: HostServiceOptions): Promise<RunningService> {
   const { db } = opts;
+  // a bad client file refuses the start (ConfigError naming its line) before anything is opened
+  const clients = acquireInternalClients(config, opts.logger);
   const identity = opts.identity ?? (await serviceIdentity(config, name, opts.logger));
   const relay = db && opts.outbox ? await startOutboxRelay({ config, db, schema: name, logger: opts.logger }) : undefined;
   let host: Awaited<ReturnType<typeof startServiceHost>>;
@@ -114,6 +117,7 @@ export async function hostService(config: Config, name: ServiceName, opts: HostS
       healthListener: adoptEarlyHealth(name),
       identity,
       callers: opts.callers,
+      clients: clients?.clients,
       logger: opts.logger,
       routes: opts.routes,
       ready: db ? async () => (await db.query("SELECT 1")).rowCount === 1 : undefined,
@@ -123,6 +127,7 @@ export async function hostService(config: Config, name: ServiceName, opts: HostS
     await relay?.stop();
     await closeEarlyHealth(name);
     identity.close();
+    await clients?.release();
     throw e;
   }
   return {
@@ -133,6 +138,7 @@ export async function hostService(config: Config, name: ServiceName, opts: HostS
       await relay?.stop();
       await db?.close();
       identity.close();
+      await clients?.release();
     },
   };
 }

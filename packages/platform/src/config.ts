@@ -87,6 +87,10 @@ const base = z.object({
   TLS_CERT_FILE: z.string().min(1).optional(),
   TLS_KEY_FILE: z.string().min(1).optional(),
   TLS_RELOAD_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
+  // internal teams calling the services over gRPC (docs/internal-clients.md): the client file
+  // (JSON or YAML, reloaded on SIGHUP) and each client's default calls per minute (Redis, else per process)
+  INTERNAL_CLIENTS_FILE: z.string().min(1).optional(),
+  INTERNAL_CLIENT_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   ADMIN_TOKEN: z.string().min(24, "must be at least 24 characters").optional(),
   PROOF_ISSUER: z.string().min(1).optional(),
   PROOF_KEY_ENCRYPTION_KEY: z
@@ -221,6 +225,13 @@ const base = z.object({
     .optional(),
   DNS_AUTHORITATIVE_PORT: port.refine((n) => n > 0, "must be a port number").default(53),
   DNS_QUERY_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(2_000),
+  // questions in flight to one authoritative name server at most, per domain-service process
+  DNS_MAX_INFLIGHT_PER_SERVER: z.coerce.number().int().min(1).max(1_000).default(8),
+  // scheduled domain re-checks: the shortest recheck_interval a create may ask (seconds), how
+  // often the sweeper looks for due ones, and how many one sweep claims
+  RECHECK_MIN_INTERVAL_S: z.coerce.number().int().min(1).default(3_600),
+  RECHECK_SWEEP_MS: z.coerce.number().int().min(50).default(5_000),
+  RECHECK_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
   DOMAIN_HTTP_PORT: port.refine((n) => n > 0, "must be a port number").default(80),
   DOMAIN_HTTPS_PORT: port.refine((n) => n > 0, "must be a port number").default(443),
   DNS_PROPAGATION_TIMEOUT_MS: z.coerce.number().int().min(0).max(120_000).default(8_000),

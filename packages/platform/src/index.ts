@@ -26,6 +26,7 @@ export * from "./redis.ts";
 export * from "./providers.ts";
 export * from "./tls.ts";
 export * from "./callers.ts";
+export * from "./internal-clients.ts";
 export * from "./proof-methods.ts";
 export * from "./holder-key.ts";
 export * from "./metrics.ts";

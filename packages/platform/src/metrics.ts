@@ -47,6 +47,12 @@ export const rpcRefused = new Counter({
   labelNames: ["caller", "service", "method"] as const,
   registers,
 });
+export const rpcCallerRequests = new Counter({
+  name: "icv_rpc_requests_total",
+  help: "Internal RPCs by caller (a service, or an internal team's client of INTERNAL_CLIENTS_FILE), service, method and gRPC code",
+  labelNames: ["caller", "service", "method", "code"] as const,
+  registers,
+});
 export const proofsIssued = new Counter({
   name: "icv_proofs_issued_total",
   help: "Proofs signed, by proof method",
@@ -63,6 +69,12 @@ export const codeSendFailures = new Counter({
   name: "icv_send_failures_total",
   help: "Code sends the provider refused or failed, by channel",
   labelNames: ["channel"] as const,
+  registers,
+});
+export const domainRechecks = new Counter({
+  name: "icv_domain_rechecks_total",
+  help: "Re-checks of verified domains, by trigger (call, scheduled) and outcome (passed, or the failure's reason), and what they did (none, suspended, reinstated)",
+  labelNames: ["trigger", "outcome", "change"] as const,
   registers,
 });
 export const webhookAttempts = new Counter({

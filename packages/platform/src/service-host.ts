@@ -7,8 +7,10 @@ import { toConnectError } from "./errors.ts";
 import { registerLocalService } from "./rpc.ts";
 import type { Logger } from "./logger.ts";
 import { callerCheck, LOCAL_CALLER_HEADER, peerNames, type ServiceCallers } from "./callers.ts";
+import type { InternalClients } from "./internal-clients.ts";
 import { certificateNames, type TlsIdentity } from "./tls.ts";
 import { serverObserver } from "./rpc-observe.ts";
+import { reflectionRoutes } from "./reflection.ts";
 import { healthState, openHealthListener, type HealthListener } from "./health.ts";
 
 export interface ServiceHostOptions {
@@ -21,6 +23,8 @@ export interface ServiceHostOptions {
   identity: TlsIdentity;
   /** Who may call which RPC (see callers.ts); anything not listed is refused. */
   callers: readonly ServiceCallers[];
+  /** Internal teams' clients (INTERNAL_CLIENTS_FILE), allowed after the services' table. */
+  clients?: InternalClients;
   /** A plain-text listener that serves only grpc.health.v1 (for Kubernetes probes); unset: none. */
   healthPort?: number;
   /** That listener, when it was opened already (before the service waited for its database): adopted instead of healthPort, closed on close(). */
@@ -67,13 +71,15 @@ export async function startServiceHost(opts: ServiceHostOptions): Promise<Servic
   const routes = (router: ConnectRouter) => {
     health.routes(router);
     opts.routes(router);
+    // reflection describes what is registered so far (health and the service's own RPCs)
+    reflectionRoutes(router, [...new Set(router.handlers.map((h) => h.service))]);
   };
 
   // who calls: on the network the verified client certificate (read once per connection), in
   // process the caller's name set by rpcClient's in-memory path (no header is trusted on a socket)
   let denied = 0;
   const check = (identify: Parameters<typeof callerCheck>[0]["identify"]) =>
-    callerCheck({ service: opts.name, lists: opts.callers, identify, logger: opts.logger, onDenied: () => void denied++ });
+    callerCheck({ service: opts.name, lists: opts.callers, clients: opts.clients, identify, logger: opts.logger, onDenied: () => void denied++ });
   const errors = errorInterceptor(opts.logger);
   const observe = serverObserver(opts.name);
   const peers = new WeakMap<http2.Http2Session, readonly string[]>();

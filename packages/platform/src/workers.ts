@@ -157,6 +157,11 @@ export function runPrimary(opts: PrimaryOptions): void {
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+  // SIGHUP (reload INTERNAL_CLIENTS_FILE) reaches the primary: every worker reloads
+  if (process.env.INTERNAL_CLIENTS_FILE)
+    process.on("SIGHUP", () => {
+      for (const s of slots.values()) s.worker?.process.kill("SIGHUP");
+    });
 
   for (let slot = 1; slot <= opts.workers; slot++) slots.set(slot, { started: 0, delay: 0 });
   void fork(1);

@@ -23,6 +23,8 @@ export const verificationCallers = [
     listVerifiedUsers: ["gateway"],
     getVerifiedUser: ["gateway"],
     listTestMessages: ["gateway"],
+    // for internal teams only (INTERNAL_CLIENTS_FILE): no service reads in bulk
+    exportVerifications: [],
     // the end user's OAuth sign-in, through the gateway's public /oauth routes
     startOAuthSignIn: ["gateway"],
     completeOAuthSignIn: ["gateway"],

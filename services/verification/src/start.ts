@@ -22,6 +22,7 @@ import {
 } from "@icv/platform";
 import { verificationCallers } from "./callers.ts";
 import { verificationRoutes } from "./rpc/verifications.ts";
+import { exportHandlers } from "./rpc/export.ts";
 import { OAuthStore, ProfileStore, ProjectStore, RequestStore, TEST_MESSAGE_TTL_MS, VerificationStore } from "./store/index.ts";
 import { OAuthSignIn } from "./oauth/sign-in.ts";
 import { Profiles } from "./profiles/index.ts";
@@ -66,6 +67,8 @@ export async function startVerificationService(config: Config, logger: Logger, c
     projects: projectStore,
   });
   const sweeper = startSweeper("verification-expiry", () => verifications.expireDue(), config.SWEEP_INTERVAL_MS, log);
+  // scheduled re-checks of verified domains (each due proof claimed by one replica at a time)
+  const rechecks = startSweeper("domain-rechecks", () => verifications.recheckDue(), config.RECHECK_SWEEP_MS, log);
   const attemptsPruner = startSweeper(
     "inbound-attempts-and-test-messages-prune",
     async () =>
@@ -119,13 +122,14 @@ export async function startVerificationService(config: Config, logger: Logger, c
     identity,
     callers: verificationCallers,
     routes: (router) => {
-      verificationRoutes(verifications, store, clock, signIn)(router);
+      verificationRoutes(verifications, store, clock, signIn, exportHandlers(db))(router);
       verificationRequestRoutes(requests)(router);
       projectRoutes(new Projects({ store: projectStore, clock }))(router);
       profileRoutes(new Profiles({ store: new ProfileStore(db), proofs, log: rpcClient(LogService, config.serviceUrl("log"), identity), clock }))(router);
     },
     async onClose() {
       await sweeper.stop();
+      await rechecks.stop();
       await attemptsPruner.stop();
       await requestSweeper.stop();
       await statePruner.stop();

@@ -221,6 +221,11 @@ DATABASE_URL
   value: /etc/icv/tls/tls.key
 - name: TLS_RELOAD_INTERVAL_MS
   value: {{ $root.Values.tls.reloadIntervalMs | int | quote }}
+{{- if and $root.Values.internalClients (ne $name "gateway") }}
+# internal teams' clients (internalClients): the file from the ConfigMap
+- name: INTERNAL_CLIENTS_FILE
+  value: /etc/icv/clients/internal-clients.yaml
+{{- end }}
 {{- if eq $name "gateway" }}
 - name: HOST
   value: "0.0.0.0"
@@ -335,6 +340,10 @@ spec:
         {{- include "icv.selectorLabels" . | nindent 8 }}
       annotations:
         checksum/secret: {{ include (print $root.Template.BasePath "/secret.yaml") $root | sha256sum }}
+        {{- if $root.Values.internalClients }}
+        # a changed client list rolls the pods (they read the file at start)
+        checksum/internal-clients: {{ include (print $root.Template.BasePath "/internal-clients.yaml") $root | sha256sum }}
+        {{- end }}
         {{- with $root.Values.podAnnotations }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
@@ -442,6 +451,11 @@ spec:
             - name: tls
               mountPath: /etc/icv/tls
               readOnly: true
+            {{- if and $root.Values.internalClients (ne .name "gateway") }}
+            - name: internal-clients
+              mountPath: /etc/icv/clients
+              readOnly: true
+            {{- end }}
       volumes:
         - name: tmp
           emptyDir:
@@ -452,6 +466,11 @@ spec:
           secret:
             secretName: {{ include "icv.tlsSecretName" . }}
             defaultMode: 0440
+        {{- if and $root.Values.internalClients (ne .name "gateway") }}
+        - name: internal-clients
+          configMap:
+            name: {{ include "icv.fullname" $root }}-internal-clients
+        {{- end }}
       {{- with $root.Values.nodeSelector }}
       nodeSelector:
         {{- toYaml . | nindent 8 }}

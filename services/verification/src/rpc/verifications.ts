@@ -10,6 +10,7 @@ import { systemClock, type Clock } from "@icv/platform";
 import { DETAIL_STATUSES, LIST_STATUSES, toVerifiedUsers } from "../users.ts";
 import type { OAuthSignIn } from "../oauth/sign-in.ts";
 import { oauthHandlers } from "./oauth.ts";
+import type { exportHandlers } from "./export.ts";
 
 const one = (row: VerificationRow) => ({ verification: toMessage({ row }) });
 
@@ -33,10 +34,17 @@ export function eventsAnswer(v: VerificationRow, rows: EventRow[], after?: strin
   };
 }
 
-export function verificationRoutes(verifications: Verifications, store: VerificationStore, clock: Clock = systemClock, signIn?: OAuthSignIn) {
+export function verificationRoutes(
+  verifications: Verifications,
+  store: VerificationStore,
+  clock: Clock = systemClock,
+  signIn?: OAuthSignIn,
+  exporter?: ReturnType<typeof exportHandlers>,
+) {
   return (router: ConnectRouter) =>
     router.service(VerificationService, {
       ...(signIn ? oauthHandlers(signIn) : {}),
+      ...exporter,
       async createVerification(req) {
         const answer = await verifications.create(requireScope(req.scope), {
           type: req.type,
@@ -62,6 +70,7 @@ export function verificationRoutes(verifications: Verifications, store: Verifica
           customerId: req.customerId,
           verificationMethod: req.verificationMethod,
           clientMetadata: req.clientMetadata,
+          recheckInterval: req.recheckInterval,
         });
         return { domain: toDomainMessage(d.row, d.state), verification: toMessage({ row: d.row }) };
       },

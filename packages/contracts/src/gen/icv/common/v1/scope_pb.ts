@@ -13,7 +13,9 @@ export const file_icv_common_v1_scope: GenFile = /*@__PURE__*/
   fileDesc("ChlpY3YvY29tbW9uL3YxL3Njb3BlLnByb3RvEg1pY3YuY29tbW9uLnYxImUKC1RlbmFudFNjb3BlEhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQSEgoKcmVxdWVzdF9pZBgDIAEoCSIqCgtQYWdlUmVxdWVzdBIMCgRwYWdlGAEgASgFEg0KBWxpbWl0GAIgASgFIlcKCFBhZ2VJbmZvEgwKBHBhZ2UYASABKAUSDQoFbGltaXQYAiABKAUSDQoFdG90YWwYAyABKAUSDQoFcGFnZXMYBCABKAUSEAoIaGFzX21vcmUYBSABKAgqVgoLRW52aXJvbm1lbnQSGwoXRU5WSVJPTk1FTlRfVU5TUEVDSUZJRUQQABIUChBFTlZJUk9OTUVOVF9MSVZFEAESFAoQRU5WSVJPTk1FTlRfVEVTVBACYgZwcm90bzM");
 
 /**
- * The tenant and environment a call is made for (set by the gateway from the API key).
+ * The tenant and environment a call is made for: set by the gateway from the API key, and
+ * required from internal teams' clients (a call without tenant_id and environment is
+ * INVALID_ARGUMENT). Every answer holds only what this tenant owns in this environment.
  *
  * @generated from message icv.common.v1.TenantScope
  */
@@ -44,7 +46,7 @@ export const TenantScopeSchema: GenMessage<TenantScope> = /*@__PURE__*/
   messageDesc(file_icv_common_v1_scope, 0);
 
 /**
- * Page request: page is 1-based.
+ * Page request: page is 1-based; limit 1 to 100 (default 20).
  *
  * @generated from message icv.common.v1.PageRequest
  */

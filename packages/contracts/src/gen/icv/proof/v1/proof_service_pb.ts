@@ -874,6 +874,9 @@ export const ProofService: GenService<{
     output: typeof ValidateProofResponseSchema;
   },
   /**
+   * One proof of the scope: active, suspended, revoked or expired, with its dates (read-only).
+   * NOT_FOUND for another scope's proof.
+   *
    * @generated from rpc icv.proof.v1.ProofService.GetProofStatus
    */
   getProofStatus: {
@@ -903,6 +906,8 @@ export const ProofService: GenService<{
     output: typeof RevokeProofResponseSchema;
   },
   /**
+   * The public revocation list (read-only; no scope: it holds proof ids only).
+   *
    * @generated from rpc icv.proof.v1.ProofService.GetRevocationList
    */
   getRevocationList: {
@@ -911,6 +916,8 @@ export const ProofService: GenService<{
     output: typeof GetRevocationListResponseSchema;
   },
   /**
+   * The public keys that verify proofs, as a JWK set (read-only; no scope).
+   *
    * @generated from rpc icv.proof.v1.ProofService.GetJwks
    */
   getJwks: {

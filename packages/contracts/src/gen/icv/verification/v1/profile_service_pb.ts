@@ -516,6 +516,8 @@ export const GetPublicProfileResponseSchema: GenMessage<GetPublicProfileResponse
  */
 export const ProfileService: GenService<{
   /**
+   * A page of the scope's profiles with a total (read-only).
+   *
    * @generated from rpc icv.verification.v1.ProfileService.ListProfiles
    */
   listProfiles: {

@@ -873,6 +873,8 @@ export const ProjectService: GenService<{
     output: typeof CreateProjectResponseSchema;
   },
   /**
+   * One project of the scope (read-only). NOT_FOUND for another scope's.
+   *
    * @generated from rpc icv.verification.v1.ProjectService.GetProject
    */
   getProject: {

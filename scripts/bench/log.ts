@@ -1,5 +1,6 @@
-// Issue 34's bench, run on its own: `node --import tsx scripts/bench/log.ts` (embedded PGlite; with
-// DATABASE_URL the services use that Postgres). Three figures:
+// Issue 34's bench. In `npm run bench` (cases.ts; only it: BENCH_CASES="transparency log") the first
+// two figures below; run on its own, `node --import tsx scripts/bench/log.ts` (embedded PGlite; with
+// DATABASE_URL the services use that Postgres), all three:
 //  1. appends/s: the sequencer's throughput with 100,000 entries already in the tree (its own
 //     database, no stack: the queued events are sequenced batch after batch, without the
 //     one-second pause between checkpoints, which caps a replica at `batch` entries a second);

@@ -229,7 +229,7 @@ describe.skipIf(!helm)("helm chart: internal teams' clients (internalClients)", 
         .filter(Boolean);
     expect(opened("verification")).toEqual(["billing", "risk-team"]);
     expect(opened("proof")).toEqual(["billing"]);
-    for (const name of ["session", "domain", "webhook"]) expect(opened(name), name).toEqual([]);
+    for (const name of ["session", "domain", "webhook", "log"]) expect(opened(name), name).toEqual([]);
   });
 
   it("a client named like a service is refused", () => {

@@ -24,17 +24,12 @@ import { LogStore, type LogEnv } from "./store/log.ts";
 const CONSUMER_WINDOW_MS = 250;
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 
-export interface LogServiceOptions {
-  /** Crash-test seam: runs after the consumer queued a batch, before its transaction commits. */
-  beforeAck?: () => void | Promise<void>;
-}
-
 /**
  * Starts the transparency log: its database, each environment's log key (generated at the first
  * start), the consumer of the proof events, the sequencer (one replica at a time, by lease) and the
  * RPC server of the public reads.
  */
-export async function startLogService(config: Config, logger: Logger, clock: Clock = systemClock, opts: LogServiceOptions = {}): Promise<RunningService> {
+export async function startLogService(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningService> {
   const log = logger.child({ service: "log" });
   const db = await openServiceDatabase(config, "log", MIGRATIONS, log);
   const kek = Buffer.from(config.LOG_KEY_ENCRYPTION_KEY ?? dataDirSecret(config.DATA_DIR, "log-kek", "LOG_KEY_ENCRYPTION_KEY", log), "base64");
@@ -57,7 +52,6 @@ export async function startLogService(config: Config, logger: Logger, clock: Clo
     db,
     schema: "log",
     ...logConsumer(() => sequencer.wake()),
-    beforeAck: opts.beforeAck,
   });
   const untrack = trackLogPending({}, () => store.pendingCount());
   return hostService(config, "log", {

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { createLogger, loadConfig, openServiceDatabase } from "@icv/platform";
 
 /** The services that keep a schema (the domain service has no database yet), and whether it holds an outbox (as their start.ts opens it). */
-const MIGRATED_SERVICES = { gateway: true, verification: true, proof: true, session: false, webhook: true } as const;
+const MIGRATED_SERVICES = { gateway: true, verification: true, proof: true, session: false, webhook: true, log: false } as const;
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 

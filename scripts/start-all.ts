@@ -56,6 +56,7 @@ async function startServices(): Promise<void> {
     { startSessionService },
     { startDomainService },
     { startWebhookService },
+    { startLogService },
     { startGateway },
     { printDevTenant },
   ] = await Promise.all([
@@ -65,6 +66,7 @@ async function startServices(): Promise<void> {
     import("../services/session/src/start.ts"),
     import("../services/domain/src/start.ts"),
     import("../services/webhook/src/start.ts"),
+    import("../services/log/src/start.ts"),
     import("../services/gateway/src/start.ts"),
     import("../services/gateway/src/print.ts"),
   ]);
@@ -88,7 +90,14 @@ async function startServices(): Promise<void> {
   }, logger);
 
   // services that call nobody first, then their callers
-  running.push(...(await Promise.all([startProofService(config, logger), startDomainService(config, logger), startWebhookService(config, logger)])));
+  running.push(
+    ...(await Promise.all([
+      startProofService(config, logger),
+      startDomainService(config, logger),
+      startWebhookService(config, logger),
+      startLogService(config, logger),
+    ])),
+  );
   running.push(await startVerificationService(config, logger));
   running.push(await startSessionService(config, logger));
   const gw = await startGateway(config, logger);

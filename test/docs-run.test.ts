@@ -44,7 +44,7 @@ function clientsFile(): string {
 
 beforeAll(async () => {
   const grpc: Record<string, string> = {};
-  for (const n of ["VERIFICATION", "PROOF", "SESSION", "DOMAIN", "WEBHOOK"]) grpc[`${n}_GRPC_PORT`] = String(await freePort());
+  for (const n of ["VERIFICATION", "PROOF", "SESSION", "DOMAIN", "WEBHOOK", "LOG"]) grpc[`${n}_GRPC_PORT`] = String(await freePort());
   env = shellEnv({
     ...grpc,
     PORT: String(await freePort()),

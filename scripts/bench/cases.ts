@@ -4,6 +4,7 @@
 import { benchDomainCheck } from "./domain-check.ts";
 import { benchRechecks } from "./rechecks.ts";
 import { sdJwtVcCase, statusListCase } from "./proof-formats.ts";
+import { logCase } from "./log.ts";
 import type { Row } from "./report.ts";
 import type { RunningStack } from "./stack.ts";
 
@@ -45,4 +46,4 @@ const recheckCase: BenchCase = {
 };
 
 /** Extra cases, one line each. */
-export const extraCases: BenchCase[] = [domainCheckCase, sdJwtVcCase, statusListCase, recheckCase];
+export const extraCases: BenchCase[] = [domainCheckCase, sdJwtVcCase, statusListCase, recheckCase, logCase];

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, "..", "..");
-const SERVICE_PORT_VARS = ["VERIFICATION_GRPC_PORT", "PROOF_GRPC_PORT", "SESSION_GRPC_PORT", "DOMAIN_GRPC_PORT", "WEBHOOK_GRPC_PORT"];
+const SERVICE_PORT_VARS = ["VERIFICATION_GRPC_PORT", "PROOF_GRPC_PORT", "SESSION_GRPC_PORT", "DOMAIN_GRPC_PORT", "WEBHOOK_GRPC_PORT", "LOG_GRPC_PORT"];
 
 /** n distinct free loopback ports (all held open together, then released). */
 export async function freePorts(n: number): Promise<number[]> {

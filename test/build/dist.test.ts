@@ -102,8 +102,8 @@ describe("the compiled build with production dependencies only", () => {
   });
 
   it("starts the all-in-one from dist and answers /health, and serves the hosted page's script", async () => {
-    const [port, admin, ...grpc] = await Promise.all(Array.from({ length: 7 }, freePort));
-    const names = ["proof", "verification", "session", "domain", "webhook"];
+    const [port, admin, ...grpc] = await Promise.all(Array.from({ length: 8 }, freePort));
+    const names = ["proof", "verification", "session", "domain", "webhook", "log"];
     const env: Record<string, string> = { DATA_DIR: path.join(work, "all"), PORT: String(port), ADMIN_PORT: String(admin) };
     names.forEach((n, i) => {
       env[`${n.toUpperCase()}_GRPC_PORT`] = String(grpc[i]);
@@ -138,7 +138,7 @@ describe("the compiled build with production dependencies only", () => {
         child.stderr.on("data", (d: Buffer) => (out += d.toString()));
         child.on("exit", (code) => resolve({ code, out }));
       });
-    const names = ["gateway", "verification", "proof", "session", "domain", "webhook"];
+    const names = ["gateway", "verification", "proof", "session", "domain", "webhook", "log"];
     const results = await Promise.all(names.map(run));
     results.forEach(({ code, out }, i) => {
       expect(out, names[i]).not.toContain("ERR_MODULE_NOT_FOUND");

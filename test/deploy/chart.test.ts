@@ -21,6 +21,7 @@ import { proofCallers } from "../../services/proof/src/callers.ts";
 import { sessionCallers } from "../../services/session/src/callers.ts";
 import { domainCallers } from "../../services/domain/src/callers.ts";
 import { webhookCallers } from "../../services/webhook/src/callers.ts";
+import { logCallers } from "../../services/log/src/callers.ts";
 
 const CHART = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../deploy/k8s/icv");
 const ALLOW_LISTS: Record<string, ServiceCallers[]> = {
@@ -29,11 +30,13 @@ const ALLOW_LISTS: Record<string, ServiceCallers[]> = {
   session: sessionCallers,
   domain: domainCallers,
   webhook: webhookCallers,
+  log: logCallers,
 };
 const REQUIRED = [
   "publicBaseUrl=https://icv.example.com",
   "secret.DATABASE_URL=postgres://db/icv",
   "secret.PROOF_KEY_ENCRYPTION_KEY=a2V5",
+  "secret.LOG_KEY_ENCRYPTION_KEY=a2V5",
   "secret.CHALLENGE_HMAC_KEY=hmac",
   "secret.ADMIN_TOKEN=token",
 ];
@@ -88,7 +91,7 @@ describe.skipIf(!helm)("helm chart: mutual TLS between the services", () => {
   it("each NetworkPolicy admits on the gRPC port exactly the callers of that service's allow-list", () => {
     for (const docs of [own, certManager]) {
       const policies = docs.filter((d) => d.kind === "NetworkPolicy");
-      expect(policies.map(selected).sort()).toEqual(["domain", "gateway", "proof", "session", "verification", "webhook"]);
+      expect(policies.map(selected).sort()).toEqual(["domain", "gateway", "log", "proof", "session", "verification", "webhook"]);
       for (const [name, lists] of Object.entries(ALLOW_LISTS)) {
         const p = policies.find((d) => selected(d) === name)!;
         const grpcRules = p.spec.ingress.filter((r: any) => r.ports.some((x: any) => x.port === "grpc"));
@@ -157,7 +160,7 @@ describe.skipIf(!helm)("helm chart: mutual TLS between the services", () => {
   it("with cert-manager: a Certificate per Deployment naming its service, and no chart-made keys", () => {
     const certs = certManager.filter((d) => d.kind === "Certificate" && !d.spec.isCA);
     expect(certs.map((c) => [c.spec.secretName, c.spec.dnsNames]).sort()).toEqual(
-      ["domain", "gateway", "proof", "session", "verification", "webhook"].map((n) => [`icv-${n}-tls`, [n]]),
+      ["domain", "gateway", "log", "proof", "session", "verification", "webhook"].map((n) => [`icv-${n}-tls`, [n]]),
     );
     for (const c of certs) expect(c.spec.usages).toEqual(["digital signature", "server auth", "client auth"]);
     // the configuration and the migrations Job's copy of the database URL: no key material
@@ -226,7 +229,7 @@ describe.skipIf(!helm)("helm chart: internal teams' clients (internalClients)", 
         .filter(Boolean);
     expect(opened("verification")).toEqual(["billing", "risk-team"]);
     expect(opened("proof")).toEqual(["billing"]);
-    for (const name of ["session", "domain", "webhook"]) expect(opened(name), name).toEqual([]);
+    for (const name of ["session", "domain", "webhook", "log"]) expect(opened(name), name).toEqual([]);
   });
 
   it("a client named like a service is refused", () => {
@@ -237,7 +240,7 @@ describe.skipIf(!helm)("helm chart: internal teams' clients (internalClients)", 
 
 // --- the objects an operator gets: schema-valid, highly available, migrated before rollout ---
 
-const SERVICES = ["gateway", "verification", "proof", "session", "domain", "webhook"];
+const SERVICES = ["gateway", "verification", "proof", "session", "domain", "webhook", "log"];
 const PRODUCTION = path.join(CHART, "values-production.yaml");
 /** Helm's view of a cluster with the Prometheus Operator's CRDs installed. */
 const WITH_PROMETHEUS_OPERATOR = ["--api-versions", "monitoring.coreos.com/v1/ServiceMonitor", "--api-versions", "monitoring.coreos.com/v1/PrometheusRule"];
@@ -370,7 +373,7 @@ describe.skipIf(!helm)("helm chart: what an operator gets", () => {
 
   it("TELEGRAM_MODE=polling with more than one session replica is refused", () => {
     expect(() => render("env.TELEGRAM_MODE=polling")).toThrow(/TELEGRAM_MODE=polling needs services.session.replicas=1/);
-    expect(ofKind(render("env.TELEGRAM_MODE=polling", "services.session.replicas=1"), "Deployment")).toHaveLength(6);
+    expect(ofKind(render("env.TELEGRAM_MODE=polling", "services.session.replicas=1"), "Deployment")).toHaveLength(7);
   });
 
   it("a migrations Job runs scripts/migrate.ts as a pre-install/pre-upgrade hook, reading each service's database URL from a hook Secret made before it", () => {
@@ -385,7 +388,7 @@ describe.skipIf(!helm)("helm chart: what an operator gets", () => {
     expect(Number(hookSecret.metadata.annotations["helm.sh/hook-weight"])).toBeLessThan(Number(job.metadata.annotations["helm.sh/hook-weight"]));
     // only the database URL: no keys the Job does not need
     expect(hookSecret.stringData).toEqual({ DATABASE_URL: "postgres://db/icv" });
-    for (const s of ["gateway", "verification", "proof", "session", "webhook"]) {
+    for (const s of ["gateway", "verification", "proof", "session", "webhook", "log"]) {
       expect(env[`${s.toUpperCase()}_DATABASE_URL`], s).toEqual({ secretKeyRef: { name: "icv-migrations", key: "DATABASE_URL" } });
     }
     // a Secret the operator manages exists before the hooks: the Job reads it, no copy is made
@@ -475,9 +478,9 @@ describe.skipIf(!helm)("helm chart: what an operator gets", () => {
       HTTP_MAX_CONNECTIONS_PER_IP: "0",
     });
     const hpas = ofKind(production, "HorizontalPodAutoscaler");
-    expect(hpas).toHaveLength(6);
+    expect(hpas).toHaveLength(7);
     for (const h of hpas) expect(h.spec.minReplicas).toBe(3);
-    expect(ofKind(production, "PodDisruptionBudget")).toHaveLength(6);
+    expect(ofKind(production, "PodDisruptionBudget")).toHaveLength(7);
     expect(ofKind(production, "Ingress")).toHaveLength(1);
     expect(ofKind(production, "Certificate").every((c) => c.spec.issuerRef.name === "internal-ca")).toBe(true);
     expect(ofKind(production, "ServiceMonitor")[0].metadata).toMatchObject({ labels: { release: "kube-prometheus-stack" } });

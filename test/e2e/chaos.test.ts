@@ -111,7 +111,7 @@ describe("chaos under load", () => {
     if (withPostgres) pg = await privatePostgres();
     const [port, adminPort] = [await freePort(), await freePort()];
     const grpc: Record<string, string> = {};
-    for (const s of ["VERIFICATION", "PROOF", "SESSION", "DOMAIN", "WEBHOOK"]) grpc[`${s}_GRPC_PORT`] = String(await freePort());
+    for (const s of ["VERIFICATION", "PROOF", "SESSION", "DOMAIN", "WEBHOOK", "LOG"]) grpc[`${s}_GRPC_PORT`] = String(await freePort());
     const env = {
       DATA_DIR: dir,
       HOST: "127.0.0.1",

@@ -200,6 +200,8 @@ describe("the public profile", () => {
         status: "valid",
         expires_at: expect.any(String),
         revoked_at: null,
+        // its place in the transparency log once logged (within 5 s of its issuance)
+        log_index: expect.toBeOneOf([null, expect.any(Number)]),
       },
       {
         label: "Sales",
@@ -210,6 +212,8 @@ describe("the public profile", () => {
         status: "valid",
         expires_at: expect.any(String),
         revoked_at: null,
+        // its place in the transparency log once logged (within 5 s of its issuance)
+        log_index: expect.toBeOneOf([null, expect.any(Number)]),
       },
       {
         label: "Phone",
@@ -220,6 +224,8 @@ describe("the public profile", () => {
         status: "valid",
         expires_at: expect.any(String),
         revoked_at: null,
+        // its place in the transparency log once logged (within 5 s of its issuance)
+        log_index: expect.toBeOneOf([null, expect.any(Number)]),
       },
     ]);
     expect(r.text).not.toContain(emailAddress);

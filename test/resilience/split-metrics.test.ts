@@ -14,7 +14,7 @@ import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { api } from "../support/stack.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
-const NAMES = ["proof", "domain", "webhook", "verification", "session", "gateway"] as const;
+const NAMES = ["proof", "domain", "webhook", "log", "verification", "session", "gateway"] as const;
 type Name = (typeof NAMES)[number];
 const ADMIN_TOKEN = "split-metrics-admin-token-0123456789";
 

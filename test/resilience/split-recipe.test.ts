@@ -1,6 +1,6 @@
 // docs/operations.md "Running one service alone": its local multi-process recipe, the shell block
 // taken from the Markdown and run as written by bash (its settings given as a reader would export
-// them first: a Postgres of this test's own, free ports, a temp data dir), must bring up six
+// them first: a Postgres of this test's own, free ports, a temp data dir), must bring up seven
 // processes that work together: /health healthy, a tenant made by the admin CLI, a verification
 // whose webhook is delivered by the webhook process. A split that cannot work refuses to start with
 // one line naming what to set: a process with a CA of its own, a service alone on the embedded
@@ -80,9 +80,9 @@ beforeAll(async () => {
   if (!havePostgresBinaries || !recipe) return;
   server = await privatePostgres();
   const port = await freePort();
-  const metrics = await freePorts(6);
+  const metrics = await freePorts(7);
   const grpc: Record<string, string> = {};
-  for (const n of ["VERIFICATION", "PROOF", "SESSION", "DOMAIN", "WEBHOOK"]) grpc[`${n}_GRPC_PORT`] = String(await freePort());
+  for (const n of ["VERIFICATION", "PROOF", "SESSION", "DOMAIN", "WEBHOOK", "LOG"]) grpc[`${n}_GRPC_PORT`] = String(await freePort());
   env = shellEnv({
     ...grpc,
     DATABASE_URL: server.url,
@@ -128,8 +128,8 @@ describe.skipIf(!havePostgresBinaries)("the split recipe of docs/operations.md, 
     expect(recipe?.code).toMatch(/_URL=https:\/\//);
   });
 
-  it("starts six processes that work together: healthy, a tenant from the admin CLI, a webhook delivered across processes", async () => {
-    expect(pids()).toHaveLength(6);
+  it("starts seven processes that work together: healthy, a tenant from the admin CLI, a webhook delivered across processes", async () => {
+    expect(pids()).toHaveLength(7);
     const health = await api(base).get("/health");
     expect(health.body, logs()).toMatchObject({
       status: "healthy",

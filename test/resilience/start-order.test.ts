@@ -12,16 +12,18 @@ import { startVerificationService } from "../../services/verification/src/start.
 import { startSessionService } from "../../services/session/src/start.ts";
 import { startDomainService } from "../../services/domain/src/start.ts";
 import { startWebhookService } from "../../services/webhook/src/start.ts";
+import { startLogService } from "../../services/log/src/start.ts";
 import { startGateway, type RunningGateway } from "../../services/gateway/src/start.ts";
 import { freePort, havePostgresBinaries, privatePostgres, type PrivatePostgres } from "../support/private-servers.ts";
 import { api } from "../support/stack.ts";
 
-const NAMES = ["proof", "domain", "webhook", "verification", "session"] as const;
+const NAMES = ["proof", "domain", "webhook", "log", "verification", "session"] as const;
 type Name = (typeof NAMES)[number] | "gateway";
 const STARTERS = {
   proof: startProofService,
   domain: startDomainService,
   webhook: startWebhookService,
+  log: startLogService,
   verification: startVerificationService,
   session: startSessionService,
   gateway: startGateway,
@@ -97,7 +99,7 @@ describe.skipIf(!havePostgresBinaries)("start order (skipped: no postgres binari
     server!.stop();
     const d = await deployment(server!.url);
     // all at once, the gateway first: each waits with backoff instead of exiting
-    const started = Promise.all((["gateway", "session", "verification", "webhook", "domain", "proof"] as const).map((n) => d.start(n)));
+    const started = Promise.all((["gateway", "session", "verification", "webhook", "log", "domain", "proof"] as const).map((n) => d.start(n)));
     await sleep(1_000);
     server!.start();
     const [gateway] = (await started) as [RunningGateway, ...RunningService[]];
@@ -114,7 +116,7 @@ describe.skipIf(!havePostgresBinaries)("start order (skipped: no postgres binari
     const early = await api(d.url).get("/health");
     expect(early.status).toBe(503);
     expect(early.body.services).toMatchObject({ database: "up", verification: "down", proof: "down" });
-    for (const n of ["session", "verification", "webhook", "domain", "proof"] as const) {
+    for (const n of ["session", "verification", "webhook", "log", "domain", "proof"] as const) {
       await d.start(n);
       await sleep(100);
     }

@@ -169,7 +169,7 @@ describe.skipIf(!process.env.DATABASE_URL)("npm start with WORKERS=2 on Postgres
   it("both workers serve, events and caches cross workers, a killed worker comes back, SIGTERM ends everything", async () => {
     const [port, adminPort] = [await freePort(), await freePort()];
     const grpc: Record<string, string> = {};
-    for (const s of ["VERIFICATION", "PROOF", "SESSION", "DOMAIN", "WEBHOOK"]) grpc[`${s}_GRPC_PORT`] = String(await freePort());
+    for (const s of ["VERIFICATION", "PROOF", "SESSION", "DOMAIN", "WEBHOOK", "LOG"]) grpc[`${s}_GRPC_PORT`] = String(await freePort());
     const s = start({
       DATABASE_URL: await database(),
       WORKERS: "2",
@@ -344,7 +344,7 @@ describe.skipIf(!process.env.DATABASE_URL)("npm start with WORKERS=2 on Postgres
     await new Promise<void>((resolve) => taken.listen(port, "127.0.0.1", resolve));
     try {
       const grpc: Record<string, string> = {};
-      for (const s of ["VERIFICATION", "PROOF", "SESSION", "DOMAIN", "WEBHOOK"]) grpc[`${s}_GRPC_PORT`] = String(await freePort());
+      for (const s of ["VERIFICATION", "PROOF", "SESSION", "DOMAIN", "WEBHOOK", "LOG"]) grpc[`${s}_GRPC_PORT`] = String(await freePort());
       const s = start({
         DATABASE_URL: await database(),
         WORKERS: "2",

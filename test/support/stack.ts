@@ -15,6 +15,7 @@ import { startVerificationService } from "../../services/verification/src/start.
 import { startSessionService } from "../../services/session/src/start.ts";
 import { startDomainService } from "../../services/domain/src/start.ts";
 import { startWebhookService } from "../../services/webhook/src/start.ts";
+import { startLogService } from "../../services/log/src/start.ts";
 import { startGateway, type RunningGateway } from "../../services/gateway/src/start.ts";
 import { maybeFreshPostgres } from "./fresh-postgres.ts";
 import { copyTemplate, stackTemplate, usesTemplate } from "./stack-template.ts";
@@ -32,7 +33,7 @@ export interface Stack {
   env: Record<string, string>;
   dataDir: string;
   gateway: RunningGateway;
-  services: Record<"proof" | "verification" | "session" | "domain" | "webhook", RunningService>;
+  services: Record<"proof" | "verification" | "session" | "domain" | "webhook" | "log", RunningService>;
   admin: ReturnType<typeof createClient<typeof AdminService>>;
   adminHeaders: { authorization: string };
   /** A new tenant with its keys. */
@@ -41,7 +42,7 @@ export interface Stack {
    * Restart one service on the same database (simulates a crash and recovery of that process);
    * `whileDown` runs while it is stopped (what happened before the crash, or while it was away).
    */
-  restart(name: "proof" | "verification" | "session", whileDown?: () => Promise<void>): Promise<void>;
+  restart(name: "proof" | "verification" | "session" | "log", whileDown?: () => Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -105,17 +106,20 @@ async function launch(dataDir: string, dbUrl: string | undefined, overrides: Rec
     SESSION_GRPC_PORT: "0",
     DOMAIN_GRPC_PORT: "0",
     WEBHOOK_GRPC_PORT: "0",
+    LOG_GRPC_PORT: "0",
     ...overrides,
   };
   const logger = createLogger({ level: env.LOG_LEVEL, destination: logTo });
   const cfg = (): Config => parseConfig(env);
 
   const services = {} as Stack["services"];
-  [services.proof, services.domain, services.webhook] = await Promise.all([
+  [services.proof, services.domain, services.webhook, services.log] = await Promise.all([
     startProofService(cfg(), logger, clock),
     startDomainService(cfg(), logger),
     startWebhookService(cfg(), logger),
+    startLogService(cfg(), logger, clock),
   ]);
+  env.LOG_URL = services.log.url;
   env.PROOF_URL = services.proof.url;
   env.DOMAIN_URL = services.domain.url;
   env.WEBHOOK_URL = services.webhook.url;
@@ -145,14 +149,14 @@ async function launch(dataDir: string, dbUrl: string | undefined, overrides: Rec
       await services[name].close();
       await whileDown?.();
       const pinned = parseConfig({ ...env, [`${name.toUpperCase()}_GRPC_PORT`]: port(services[name].url) });
-      const start = { proof: startProofService, verification: startVerificationService, session: startSessionService }[name];
+      const start = { proof: startProofService, verification: startVerificationService, session: startSessionService, log: startLogService }[name];
       services[name] = await start(pinned, logger, clock);
     },
     async close() {
       await gateway.close();
       await services.session.close();
       await services.verification.close();
-      await Promise.all([services.proof.close(), services.domain.close(), services.webhook.close()]);
+      await Promise.all([services.proof.close(), services.domain.close(), services.webhook.close(), services.log.close()]);
     },
   };
 }

@@ -11,6 +11,7 @@ export const SERVICES = {
   session: 50053,
   domain: 50054,
   webhook: 50055,
+  log: 50056,
 } as const;
 export type ServiceName = keyof typeof SERVICES;
 
@@ -93,6 +94,10 @@ const base = z.object({
   ADMIN_TOKEN: z.string().min(24, "must be at least 24 characters").optional(),
   PROOF_ISSUER: z.string().min(1).optional(),
   PROOF_KEY_ENCRYPTION_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64-encoded")
+    .optional(),
+  LOG_KEY_ENCRYPTION_KEY: z
     .string()
     .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64-encoded")
     .optional(),

@@ -9,6 +9,7 @@ export * from "./migrations.ts";
 export * from "./outbox.ts";
 export * from "./logger.ts";
 export * from "./secrets.ts";
+export * from "./sealed.ts";
 export * from "./service-host.ts";
 export * from "./health.ts";
 export * from "./rpc.ts";

@@ -84,6 +84,13 @@ export const webhookAttempts = new Counter({
   registers,
 });
 
+export const logEntries = new Counter({
+  name: "icv_log_entries_total",
+  help: "Transparency-log entries sequenced into a signed checkpoint, by environment",
+  labelNames: ["environment"] as const,
+  registers,
+});
+
 new Counter({
   name: "icv_sql_statements_total",
   help: "SQL statements sent (queries, BEGIN, COMMIT), by database user (service, or events for the event transport)",
@@ -141,6 +148,8 @@ export const trackDbPool = sampledGauge("icv_db_pool_connections", "Database poo
 export const trackOutboxLag = sampledGauge("icv_outbox_lag_seconds", "Age of the oldest unpublished outbox event, per schema", ["schema"], "max");
 /** Webhook deliveries waiting to be sent (pending, first attempts and retries). */
 export const trackWebhookQueue = sampledGauge("icv_webhook_queue_depth", "Webhook deliveries pending (first attempts and retries)", [], "max");
+/** Proof events waiting to be sequenced into the transparency log. */
+export const trackLogPending = sampledGauge("icv_log_pending", "Proof events waiting for the transparency log's sequencer", [], "max");
 /** 1 while a service's Redis connection is ready, 0 while Redis is away (limits and counters kept in process); absent without REDIS_URL. */
 export const trackRedisUp = sampledGauge(
   "icv_redis_up",

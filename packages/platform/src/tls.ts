@@ -9,7 +9,7 @@ import type { Config } from "./config.ts";
 import type { Logger } from "./logger.ts";
 
 /** The names internal certificates carry (SAN DNS and CN): one per service. */
-export const INTERNAL_NAMES = ["gateway", "verification", "proof", "session", "domain", "webhook"] as const;
+export const INTERNAL_NAMES = ["gateway", "verification", "proof", "session", "domain", "webhook", "log"] as const;
 export type InternalName = (typeof INTERNAL_NAMES)[number];
 
 /** ECDSA P-256 with SHA-256: small keys, fast handshakes. */

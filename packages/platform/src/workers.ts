@@ -33,7 +33,7 @@ export function runsBackgroundWork(): boolean {
 }
 
 /** The services that keep a database: each needs a Postgres URL for WORKERS > 1. */
-const WITH_DATABASE = ["gateway", "proof", "verification", "session", "webhook"] as const;
+const WITH_DATABASE = ["gateway", "proof", "verification", "session", "webhook", "log"] as const;
 
 /** How many processes `npm start` runs, and why (for the start-up log line). */
 export function workerPlan(config: Config): { workers: number; reason: string } {

@@ -21,6 +21,8 @@ const READ_ELSEWHERE: Record<string, { file: string; why: string }> = {
   BENCH_SQL_PROOFS: { file: "scripts/bench.ts", why: "npm run bench: proofs whose SQL statements are counted" },
   BENCH_MODES: { file: "scripts/bench.ts", why: "npm run bench: the database modes run" },
   BENCH_CASES: { file: "scripts/bench.ts", why: "npm run bench: only these extra cases" },
+  BENCH_LOG_SECONDS: { file: "scripts/bench/log.ts", why: "the transparency log's bench: seconds per proofs/s run" },
+  BENCH_LOG_PRELOAD: { file: "scripts/bench/log.ts", why: "the transparency log's bench: entries in the tree before appends are timed" },
   BENCH_NODE_FLAGS: { file: "scripts/bench/stack.ts", why: "npm run bench: the stack's runtime flags" },
   BENCH_CPU_PROF: { file: "scripts/bench/stack.ts", why: "npm run bench: profile the benchmarked stack" },
   BENCH_RECHECKS: { file: "scripts/bench/rechecks.ts", why: "the re-check bench run alone: due proofs swept" },

@@ -24,6 +24,7 @@ import { oauthRoutes } from "./routes/oauth.ts";
 import { profileRoutes } from "./routes/profiles.ts";
 import { mountProfilePage } from "./hosted/profile-page.ts";
 import { proofRoutes } from "./routes/proofs.ts";
+import { logRoutes, mountLogTiles } from "./routes/log.ts";
 import { credentialRoutes } from "./routes/credentials.ts";
 import { domainRoutes } from "./routes/domains.ts";
 import { projectRoutes } from "./routes/projects.ts";
@@ -93,6 +94,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
     ...hostedRoutes(config, deps.hosted, clients.requests, names),
     ...reuseRoutes(config, clients.requests),
     ...proofRoutes(clients),
+    ...logRoutes(clients),
     ...credentialRoutes(config, clients),
     ...webhookDeliveryRoutes(clients),
     ...testMessageRoutes(clients),
@@ -145,6 +147,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
   mountHostedPage(app, ipLimit);
   mountLogoProxy(app, ipLimit, { config, logger, projects: clients.projects });
   mountProfilePage(app, ipLimit, clients.profiles);
+  mountLogTiles(app, publicLimit, clients.log);
   mountFavicon(app);
   mountProviderHooks(app, { config, logger, session: clients.session, limiter });
   app.use(notFound);

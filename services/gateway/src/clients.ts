@@ -5,6 +5,7 @@ import { ProjectService } from "@icv/contracts/gen/icv/verification/v1/project_s
 import { ProfileService } from "@icv/contracts/gen/icv/verification/v1/profile_service_pb.ts";
 import { SessionService } from "@icv/contracts/gen/icv/session/v1/session_service_pb.ts";
 import { WebhookService } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
+import { LogService } from "@icv/contracts/gen/icv/log/v1/log_service_pb.ts";
 import { ConnectError, type Client } from "@connectrpc/connect";
 import { certificateProblem, checkHealth, rpcClient, toEnvironment, type Config, type Logger, type ServiceName, type TlsIdentity } from "@icv/platform";
 import type { Request } from "express";
@@ -13,6 +14,7 @@ export interface Clients {
   verification: Client<typeof VerificationService>;
   proof: Client<typeof ProofService>;
   webhook: Client<typeof WebhookService>;
+  log: Client<typeof LogService>;
   session: Client<typeof SessionService>;
   requests: Client<typeof VerificationRequestService>;
   projects: Client<typeof ProjectService>;
@@ -42,6 +44,7 @@ export function makeClients(config: Config, identity: TlsIdentity, logger: Logge
     verification: rpcClient(VerificationService, config.serviceUrl("verification"), identity),
     proof: rpcClient(ProofService, config.serviceUrl("proof"), identity),
     webhook: rpcClient(WebhookService, config.serviceUrl("webhook"), identity),
+    log: rpcClient(LogService, config.serviceUrl("log"), identity),
     session: rpcClient(SessionService, config.serviceUrl("session"), identity),
     requests: rpcClient(VerificationRequestService, config.serviceUrl("verification"), identity),
     projects: rpcClient(ProjectService, config.serviceUrl("verification"), identity),
@@ -53,6 +56,7 @@ export function makeClients(config: Config, identity: TlsIdentity, logger: Logge
       session: config.serviceUrl("session"),
       domain: config.serviceUrl("domain"),
       webhook: config.serviceUrl("webhook"),
+      log: config.serviceUrl("log"),
     },
   };
 }

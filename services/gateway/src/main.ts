@@ -3,7 +3,7 @@ import { runAlone } from "@icv/platform";
 import { startGateway } from "./start.ts";
 import { printDevTenant } from "./print.ts";
 
-await runAlone("gateway", ["verification", "proof", "session", "domain", "webhook"], async (config, logger) => {
+await runAlone("gateway", ["verification", "proof", "session", "domain", "webhook", "log"], async (config, logger) => {
   const gw = await startGateway(config, logger);
   if (gw.devTenant) printDevTenant(gw.devTenant, gw.url);
   return gw;

@@ -1,9 +1,12 @@
-import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, generateKeyPair, randomBytes, type KeyObject } from "node:crypto";
+import { createPrivateKey, createPublicKey, generateKeyPair, type KeyObject } from "node:crypto";
 import { promisify } from "node:util";
 import { calculateJwkThumbprint } from "jose";
+import { seal, unseal } from "@icv/platform";
 import type { KeyEnv, NewKeyRecord, PublicJwk } from "./store/keys.ts";
 
 export type { KeyEnv, NewKeyRecord, PublicJwk } from "./store/keys.ts";
+/** AES-256-GCM with the kid as additional data (the platform's sealed keys). */
+export { seal, unseal };
 
 export interface SigningKey {
   kid: string;
@@ -38,22 +41,3 @@ export function openSigningKey(kid: string, env: KeyEnv, publicJwk: PublicJwk, p
 }
 
 export const publicKeyOf = (jwk: PublicJwk): KeyObject => createPublicKey({ key: { kty: "RSA", n: jwk.n, e: jwk.e }, format: "jwk" });
-
-/** AES-256-GCM with the kid as additional data, so a record cannot be swapped onto another kid. */
-export function seal(plain: Buffer, kek: Buffer, aad: string): string {
-  const iv = randomBytes(12);
-  const c = createCipheriv("aes-256-gcm", kek, iv);
-  c.setAAD(Buffer.from(aad));
-  const body = Buffer.concat([c.update(plain), c.final()]);
-  return Buffer.concat([iv, c.getAuthTag(), body]).toString("base64");
-}
-
-export function unseal(sealed: string, kek: Buffer, aad: string): Buffer {
-  const raw = Buffer.from(sealed, "base64");
-  if (raw.length < 28) throw new Error("sealed key is truncated");
-  // the tag length is fixed: a shortened tag must never be accepted
-  const d = createDecipheriv("aes-256-gcm", kek, raw.subarray(0, 12), { authTagLength: 16 });
-  d.setAAD(Buffer.from(aad));
-  d.setAuthTag(raw.subarray(12, 28));
-  return Buffer.concat([d.update(raw.subarray(28)), d.final()]);
-}

@@ -2,4 +2,4 @@
 import { runAlone } from "@icv/platform";
 import { startVerificationService } from "./start.ts";
 
-await runAlone("verification", ["proof", "domain"], startVerificationService);
+await runAlone("verification", ["proof", "domain", "log"], startVerificationService);

@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
+import { LogService } from "@icv/contracts/gen/icv/log/v1/log_service_pb.ts";
 import { DomainService } from "@icv/contracts/gen/icv/domain/v1/domain_service_pb.ts";
 import {
   createEventLog,
@@ -124,7 +125,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
       verificationRoutes(verifications, store, clock, signIn, exportHandlers(db))(router);
       verificationRequestRoutes(requests)(router);
       projectRoutes(new Projects({ store: projectStore, clock, logoTargets: { allowPrivate: config.ALLOW_PRIVATE_TARGETS } }))(router);
-      profileRoutes(new Profiles({ store: new ProfileStore(db), proofs, clock }))(router);
+      profileRoutes(new Profiles({ store: new ProfileStore(db), proofs, log: rpcClient(LogService, config.serviceUrl("log"), identity), clock }))(router);
     },
     async onClose() {
       await sweeper.stop();

@@ -1,6 +1,6 @@
-{{/* The five gRPC services, in the order callers depend on them. */}}
+{{/* The six gRPC services, in the order callers depend on them. */}}
 {{- define "icv.grpcServices" -}}
-verification proof session domain webhook
+verification proof session domain webhook log
 {{- end -}}
 
 {{/*
@@ -14,6 +14,7 @@ proof: [gateway, verification]
 session: [gateway]
 domain: [verification]
 webhook: [gateway]
+log: [gateway, verification]
 {{- end -}}
 
 {{/* The port of the plain-text grpc.health.v1 listener (probes), from values. */}}
@@ -92,6 +93,7 @@ app.kubernetes.io/part-of: icv
 {{- if not .Values.secret.existingSecret -}}
 {{- $s := .Values.secret -}}
 {{- if not $s.PROOF_KEY_ENCRYPTION_KEY -}}{{- fail "secret.PROOF_KEY_ENCRYPTION_KEY is required (openssl rand -base64 32): without it each proof pod would generate its own" -}}{{- end -}}
+{{- if not $s.LOG_KEY_ENCRYPTION_KEY -}}{{- fail "secret.LOG_KEY_ENCRYPTION_KEY is required (openssl rand -base64 32): without it each log pod would generate its own" -}}{{- end -}}
 {{- if not $s.CHALLENGE_HMAC_KEY -}}{{- fail "secret.CHALLENGE_HMAC_KEY is required (openssl rand -base64 32)" -}}{{- end -}}
 {{- if not $s.ADMIN_TOKEN -}}{{- fail "secret.ADMIN_TOKEN is required (at least 24 characters)" -}}{{- end -}}
 {{- if not (or $s.DATABASE_URL .Values.externalDatabase.existingSecret) -}}
@@ -262,6 +264,20 @@ DATABASE_URL
     secretKeyRef:
       name: {{ include "icv.databaseSecretName" $root }}
       key: {{ include "icv.databaseUrlKey" (dict "root" $root "name" "verification") }}
+{{- end }}
+{{- if eq $name "log" }}
+# it consumes the proof events: the postgres event transport reads them from the proof
+# service's outbox (unused with KAFKA_BROKERS)
+- name: PROOF_DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "icv.databaseSecretName" $root }}
+      key: {{ include "icv.databaseUrlKey" (dict "root" $root "name" "proof") }}
+- name: LOG_KEY_ENCRYPTION_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: LOG_KEY_ENCRYPTION_KEY
 {{- end }}
 {{ include "icv.externalEnv" $root }}
 {{- if eq $name "proof" }}

@@ -39,7 +39,14 @@ function statusText(p: PublicProfileBody["proofs"][number]): string {
   return "Not valid";
 }
 
-function proofItem(p: PublicProfileBody["proofs"][number]): string {
+/** "logged", linking to the public inclusion proof of the proof's entry in the transparency log of its environment. */
+function logged(p: PublicProfileBody["proofs"][number], test: boolean): string {
+  if (p.log_index === null) return "";
+  const href = `/api/v1/log/proof?leaf_index=${p.log_index}${test ? "&env=test" : ""}`;
+  return `\n<dt>Transparency log</dt><dd><a class="logged" href="${esc(href)}">logged</a></dd>`;
+}
+
+function proofItem(p: PublicProfileBody["proofs"][number], test: boolean): string {
   const type = TYPE_NAMES[p.type] ?? p.type;
   const when =
     p.status === "revoked"
@@ -52,7 +59,7 @@ function proofItem(p: PublicProfileBody["proofs"][number]): string {
 <dl><dt>Type</dt><dd>${esc(type)} · ${esc(p.channel)}</dd>
 <dt>Identifier</dt><dd>${p.identifier === null ? "Hidden" : esc(p.identifier)}</dd>
 <dt>Verified</dt><dd>${day(p.verified_at)}</dd>
-${when}</dl></li>`;
+${when}${logged(p, test)}</dl></li>`;
 }
 
 /** The page: server-rendered, no script; every value escaped. */
@@ -61,7 +68,7 @@ export function renderProfile(p: PublicProfileBody): string {
   const avatar = p.avatar_url
     ? `<img class="avatar" src="${esc(p.avatar_url)}" alt="" referrerpolicy="no-referrer" width="64" height="64">`
     : `<div class="avatar" aria-hidden="true">${esc(initial)}</div>`;
-  const proofs = p.proofs.length ? `<ul class="proofs">${p.proofs.map(proofItem).join("\n")}</ul>` : `<p>No verified assets are listed.</p>`;
+  const proofs = p.proofs.length ? `<ul class="proofs">${p.proofs.map((x) => proofItem(x, p.test)).join("\n")}</ul>` : `<p>No verified assets are listed.</p>`;
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -83,6 +83,11 @@ export const PublicProfile = z
         status: z.enum(PUBLIC_STATUSES).describe("Re-checked with the proof service at each read: a revoked or expired proof is never shown as valid"),
         expires_at: timestamp.nullable(),
         revoked_at: timestamp.nullable(),
+        log_index: z
+          .number()
+          .int()
+          .nullable()
+          .describe("Its issuance entry in the transparency log (GET /api/v1/log/proof?leaf_index= proves it); null until logged"),
       }),
     ),
     checked_at: timestamp,
@@ -155,6 +160,7 @@ export function toPublicProfile(r: GetPublicProfileResponse): PublicProfileBody 
       status: x.status as (typeof PUBLIC_STATUSES)[number],
       expires_at: iso(x.expiresAt) ?? null,
       revoked_at: iso(x.revokedAt) ?? null,
+      log_index: x.logIndex === undefined ? null : Number(x.logIndex),
     })),
     checked_at: iso(r.checkedAt)!,
   };

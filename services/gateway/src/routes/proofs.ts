@@ -99,6 +99,13 @@ const ProofStatus = z
     is_suspended: z.boolean(),
     suspended_at: timestamp.nullable(),
     suspended_reason: z.string().nullable(),
+    log: z
+      .object({
+        leaf_index: z.number().int().describe("The index of the proof's issuance entry in the transparency log of its environment"),
+        checkpoint_size: z.number().int().describe("The size of the latest signed checkpoint, which includes it"),
+      })
+      .optional()
+      .describe("Where the proof is logged (GET /api/v1/proofs/{id}/inclusion proves it); absent until it is, within 5 s of its issuance"),
   })
   .meta({ id: "ProofStatus" });
 
@@ -224,7 +231,16 @@ export function proofRoutes(c: Clients): RouteDef[] {
       params: idParams("verification"),
       responses: { 200: { description: "The proof status", schema: ProofStatus }, 404: err("not_found") },
       async handler({ req, params }) {
-        const s = (await c.proof.getProofStatus({ scope: scopeOf(req), proofId: params.id })).status!;
+        const scope = scopeOf(req);
+        // the log answers beside the proof service; a log that is away leaves the position out
+        const [{ status }, logged] = await Promise.all([
+          c.proof.getProofStatus({ scope, proofId: params.id }),
+          c.log.getProofPositions({ environment: scope.environment, proofIds: [params.id] }).then(
+            (r) => r.positions[0],
+            () => undefined,
+          ),
+        ]);
+        const s = status!;
         return {
           body: {
             proof_id: s.proofId,
@@ -238,6 +254,7 @@ export function proofRoutes(c: Clients): RouteDef[] {
             is_suspended: s.isSuspended,
             suspended_at: iso(s.suspendedAt) ?? null,
             suspended_reason: s.suspendedReason ?? null,
+            ...(logged ? { log: { leaf_index: Number(logged.leafIndex), checkpoint_size: Number(logged.checkpointSize) } } : {}),
           },
         };
       },

@@ -6,6 +6,8 @@
  */
 import type { Client } from "@connectrpc/connect";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
+import type { LogService } from "@icv/contracts/gen/icv/log/v1/log_service_pb.ts";
+import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { AppError, isId, newId, toDate, type Clock, type Scope } from "@icv/platform";
 import { maskIdentifier, type AssetType } from "../channels/index.ts";
 import type { ListedVerification, ProfileFields, ProfileProofItem, ProfileRow, ProfileStore } from "../store/index.ts";
@@ -17,6 +19,8 @@ export type { ProfileChange } from "./input.ts";
 export interface ProfileDeps {
   store: ProfileStore;
   proofs: Pick<Client<typeof ProofService>, "getProofStatuses">;
+  /** Where the listed proofs are in the transparency log (a log that is away shows none as logged). */
+  log?: Pick<Client<typeof LogService>, "getProofPositions">;
   clock: Clock;
 }
 
@@ -31,6 +35,8 @@ export interface PublicProof {
   status: PublicStatus;
   expiresAt: Date | null;
   revokedAt: Date | null;
+  /** Its issuance entry in the transparency log, once logged. */
+  logIndex?: number;
 }
 
 export interface PublicView {
@@ -101,10 +107,16 @@ export class Profiles {
     const profile = (isId("profile", id) && (await this.d.store.getPublic(id))) || notFound();
     const scope: Scope = { tenantId: profile.tenant_id, env: profile.environment };
     const ids = profile.proofs.map((p) => p.verification_id);
-    const [rows, statuses] = await Promise.all([
+    const [rows, statuses, logged] = await Promise.all([
       this.d.store.verifications(scope, ids),
       ids.length ? this.d.proofs.getProofStatuses({ scope: rpcScope(scope), proofIds: ids }) : { statuses: [] },
+      ids.length && this.d.log
+        ? this.d.log
+            .getProofPositions({ environment: scope.env === "test" ? Environment.TEST : Environment.LIVE, proofIds: ids })
+            .catch(() => ({ positions: [] }))
+        : { positions: [] },
     ]);
+    const logIndex = new Map(logged.positions.map((p) => [p.proofId, Number(p.leafIndex)]));
     const now = this.d.clock.now();
     const byId = new Map(rows.map((r) => [r.id, r]));
     const proofOf = new Map(
@@ -133,6 +145,7 @@ export class Profiles {
           status: publicStatus(v, p, now),
           expiresAt: p?.expiresAt ?? v.proof_expires_at,
           revokedAt: p?.revokedAt ?? v.revoked_at,
+          logIndex: logIndex.get(v.id),
         },
       ];
     });

@@ -278,6 +278,7 @@ export function toPublicProfileMessage(v: PublicView) {
         status: p.status,
         expiresAt: ts(p.expiresAt),
         revokedAt: ts(p.revokedAt),
+        logIndex: p.logIndex === undefined ? undefined : BigInt(p.logIndex),
       })),
     },
     checkedAt: ts(v.checkedAt),

@@ -18,6 +18,8 @@ export const ErrorBody = z
       code: z.string(),
       message: z.string(),
       details: z.array(z.object({ field: z.string(), message: z.string(), code: z.string() })).optional(),
+      retry_after: z.number().int().optional().describe("429 and 503: seconds until a retry may succeed (the Retry-After header too)"),
+      retryAfter: z.number().int().optional().describe("The same as retry_after, for the reference SDKs"),
       request_id: z.string(),
     }),
   })

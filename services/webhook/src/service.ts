@@ -170,7 +170,7 @@ export function webhookRoutes(store: WebhookStore, clock: Clock, onRequeued: () 
         return { delivery: toMessage(row, true) };
       },
       async getDeliveryStats(req) {
-        return store.stats(requireScope(req.scope));
+        return store.stats(requireScope(req.scope), new Date(clock.now().getTime() - 24 * 3600_000));
       },
       async retryDelivery(req) {
         const scope = requireScope(req.scope);

@@ -3,6 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { AppError, iso, PROOF_METHODS } from "@icv/platform";
 import { z } from "zod";
+import { parseApiKey } from "../api-keys.ts";
 import { scopeOf, type Clients } from "../clients.ts";
 import { idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
@@ -55,7 +56,11 @@ const ValidateResponse = z
           .describe("How control was shown (the proof's method claim); absent only on proofs issued before every proof carried one"),
         proof_format: ProofFormat.describe("What was presented: the JWT or an SD-JWT VC"),
         identifier: z.string().optional().describe("SD-JWT VC: the identifier, only when the presentation disclosed it"),
-        external_user_id: z.string().optional().describe("SD-JWT VC: the external_user_id, only when the presentation disclosed it"),
+        external_user_id: z
+          .string()
+          .optional()
+          .describe("The proof's external_user_id when it has one (an SD-JWT VC: only when the presentation disclosed it)"),
+        user_id: z.string().optional().describe("The same as external_user_id, for the reference SDKs"),
         holder_binding: z.boolean().describe("A key-binding JWT signed by the proof's holder key was checked (audience, nonce, iat, sd_hash)"),
       }),
     }),
@@ -118,8 +123,12 @@ const RevocationList = z
     revoked: z.array(z.object({ proof_id: z.string(), revoked_at: timestamp, reason: z.string() })),
     generated_at: timestamp,
     signature: z.string().describe("Compact JWS (RS256) over {revoked, generated_at}; its kid is in jwks.json (live list) or jwks-test.json (env=test)"),
+    count: z.number().int().describe("The number of entries in revoked (for the reference SDKs)"),
+    issued_at: timestamp.describe("The same as generated_at (for the reference SDKs)"),
   })
   .meta({ id: "RevocationList" });
+
+const BEARER = /^Bearer\s+(\S+)$/i;
 
 const RevokedQuery = z
   .object({
@@ -127,7 +136,9 @@ const RevokedQuery = z
     env: z
       .enum(["live", "test"])
       .optional()
-      .describe("live (default): live proofs, signed by a key of /.well-known/jwks.json; test: test proofs, signed by a key of /.well-known/jwks-test.json"),
+      .describe(
+        "live (default, unless asked with a test key): live proofs, signed by a key of /.well-known/jwks.json; test (the default with a pk_test_ key): test proofs, signed by a key of /.well-known/jwks-test.json",
+      ),
   })
   .strict();
 
@@ -181,7 +192,7 @@ export function proofRoutes(c: Clients): RouteDef[] {
                   ...(r.method ? { method: r.method } : {}),
                   proof_format: (r.proofFormat || "jwt") as "jwt" | "sd-jwt-vc",
                   ...(r.identifier !== undefined ? { identifier: r.identifier } : {}),
-                  ...(r.externalUserId !== undefined ? { external_user_id: r.externalUserId } : {}),
+                  ...(r.externalUserId !== undefined ? { external_user_id: r.externalUserId, user_id: r.externalUserId } : {}),
                   holder_binding: r.holderBinding,
                 },
               }
@@ -201,18 +212,22 @@ export function proofRoutes(c: Clients): RouteDef[] {
       query: RevokedQuery,
       responses: { 200: { description: "The list", schema: RevocationList }, 304: { description: "Not modified (If-None-Match)" } },
       async handler({ req, query }) {
+        // the reference SDKs ask with their key and expect a test key to get the test list; both lists are
+        // public, so the key's prefix is enough to choose (it is not checked: it grants nothing)
+        const env = query.env ?? (parseApiKey(BEARER.exec(req.get("authorization") ?? "")?.[1] ?? "") === "test" ? "test" : "live");
         const r = await c.proof.getRevocationList({
           since: query.since ? timestampFromDate(new Date(query.since)) : undefined,
-          environment: query.env === "test" ? Environment.TEST : Environment.LIVE,
+          environment: env === "test" ? Environment.TEST : Environment.LIVE,
         });
         const revoked = r.revoked.map((e) => ({ proof_id: e.proofId, revoked_at: iso(e.revokedAt), reason: e.reason }));
         const etag = `W/"${createHash("sha256")
-          .update(`${query.env ?? "live"}:${JSON.stringify(revoked)}`)
+          .update(`${env}:${JSON.stringify(revoked)}`)
           .digest("base64url")
           .slice(0, 27)}"`;
-        const headers = { "Cache-Control": "public, max-age=300", ETag: etag };
+        const headers = { "Cache-Control": "public, max-age=300", ETag: etag, Vary: "Authorization" };
         if (req.get("if-none-match") === etag) return { status: 304, headers };
-        return { headers, body: { revoked, generated_at: iso(r.generatedAt), signature: r.signature } };
+        const generatedAt = iso(r.generatedAt);
+        return { headers, body: { revoked, generated_at: generatedAt, signature: r.signature, count: revoked.length, issued_at: generatedAt } };
       },
     }),
     route({

@@ -7,7 +7,18 @@ import { idOf, idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody, jsonObject, projectIdShown, timestamp } from "../schemas.ts";
 
-const SESSION_CHANNELS = ["telegram", "whatsapp"] as const;
+const SESSION_CHANNELS = ["telegram", "whatsapp", "sms"] as const;
+const context = jsonObject.optional().describe("The reference SDKs' name of client_metadata (give one of the two); answered as client_metadata and context");
+
+/** client_metadata, or its alias context (the reference SDKs' name); both at once must be equal. */
+function metadataOf(b: { client_metadata?: Record<string, unknown>; context?: Record<string, unknown> }): Record<string, unknown> | undefined {
+  if (b.client_metadata !== undefined && b.context !== undefined && JSON.stringify(b.client_metadata) !== JSON.stringify(b.context)) {
+    throw new AppError("validation_error", "give client_metadata or its alias context, not two different objects", {
+      details: [{ field: "context", message: "differs from client_metadata", code: "invalid" }],
+    });
+  }
+  return b.client_metadata ?? b.context;
+}
 const projectId = idOf("project")
   .optional()
   .describe(
@@ -16,7 +27,7 @@ const projectId = idOf("project")
 const AUTH_SESSION_TYPES = ["2fa", "login", "recovery"] as const;
 
 const CreateSessionBody = z
-  .object({ channel: z.enum(SESSION_CHANNELS), client_metadata: jsonObject.optional(), project_id: projectId })
+  .object({ channel: z.enum(SESSION_CHANNELS), client_metadata: jsonObject.optional(), context, project_id: projectId })
   .strict()
   .meta({ id: "CreateSession" });
 
@@ -26,6 +37,7 @@ const CreateAuthSessionBody = z
     phone_number: z.string().min(1).max(64).describe("The number that must answer, E.164"),
     type: z.enum(AUTH_SESSION_TYPES).optional().describe("Default 2fa"),
     client_metadata: jsonObject.optional(),
+    context,
     project_id: projectId,
   })
   .strict()
@@ -54,6 +66,7 @@ const PhoneSession = z
     verification_id: z.string().optional().describe("Once verified: the phone verification made for it"),
     proof: sessionProof.optional(),
     client_metadata: z.record(z.string(), z.unknown()).optional(),
+    context: z.record(z.string(), z.unknown()).optional().describe("The same as client_metadata, for the reference SDKs"),
     created_at: timestamp,
     test_mode: z.boolean(),
     project_id: projectIdShown,
@@ -79,6 +92,7 @@ const AuthSession = z
     verification_id: z.string().optional(),
     proof: sessionProof.optional().describe("Once verified: a proof that lives 10 minutes"),
     client_metadata: z.record(z.string(), z.unknown()).optional(),
+    context: z.record(z.string(), z.unknown()).optional().describe("The same as client_metadata, for the reference SDKs"),
     created_at: timestamp,
     test_mode: z.boolean(),
     project_id: projectIdShown,
@@ -111,7 +125,7 @@ export function toRest(s: SessionMsg) {
     ...(s.failedAt ? { failed_at: iso(s.failedAt) } : {}),
     ...(s.verificationId ? { verification_id: s.verificationId } : {}),
     ...(s.proof ? { proof: { token: s.proof.token, expires_at: iso(s.proof.expiresAt) } } : {}),
-    ...(s.clientMetadata ? { client_metadata: s.clientMetadata } : {}),
+    ...(s.clientMetadata ? { client_metadata: s.clientMetadata, context: s.clientMetadata } : {}),
     created_at: iso(s.createdAt),
     test_mode: s.testMode,
     ...(s.projectId ? { project_id: s.projectId } : {}),
@@ -165,6 +179,7 @@ export function sessionRoutes(c: Clients, tenantName: (id: string) => Promise<st
             phone_number?: string;
             type?: string;
             client_metadata?: Record<string, unknown>;
+            context?: Record<string, unknown>;
             project_id?: string;
           };
           const r = await c.session.createSession({
@@ -173,7 +188,7 @@ export function sessionRoutes(c: Clients, tenantName: (id: string) => Promise<st
             channel: b.channel,
             phoneNumber: b.phone_number,
             type: b.type,
-            clientMetadata: b.client_metadata as never,
+            clientMetadata: metadataOf(b) as never,
             projectId: b.project_id,
           });
           return { status: 201, body: toRest(r.session!) };

@@ -126,9 +126,10 @@ const ListVerificationRequestsQuery = z
 
 const ReferenceParams = z.object({ referenceId: z.string().min(1).max(255) });
 
-const CancelVerificationRequestResponse = z
-  .object({ success: z.literal(true), status: z.literal("cancelled") })
-  .meta({ id: "CancelVerificationRequestResult" });
+// the request as it is now plus success (the spec's {success, status}; the reference SDKs read the request)
+const CancelVerificationRequestResponse = VerificationRequest.extend({ success: z.literal(true), status: z.literal("cancelled") }).meta({
+  id: "CancelVerificationRequestResult",
+});
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 const TAG = "Verification requests";
@@ -270,8 +271,10 @@ export function verificationRequestRoutes(_config: Config, client: Client<typeof
         409: err("invalid_state: the request is completed, expired or cancelled"),
       },
       async handler({ req, params }) {
-        await c.cancelVerificationRequest({ scope: scopeOf(req), id: params.id });
-        return { body: { success: true, status: "cancelled" } };
+        const scope = scopeOf(req);
+        await c.cancelVerificationRequest({ scope, id: params.id });
+        const r = await c.getVerificationRequest({ scope, id: params.id });
+        return { body: { ...toRestRequest(r.request!), success: true, status: "cancelled" } };
       },
     }),
   ];

@@ -119,7 +119,13 @@ const CreateVerificationBody = z
 const SubmitBody = z
   .object({
     challenge_code: z.string().max(64).optional(),
-    code: z.string().max(64).optional().describe("Alias of challenge_code (the reference SDKs send code); give one of the two"),
+    code: z
+      .string()
+      .max(8192)
+      .optional()
+      .describe(
+        "Alias of challenge_code (the reference SDKs send code); give one of the two. By the verification's channel it is also the wallet signature, the bot token or the Kraken API key (with api_secret)",
+      ),
     source_identifier: z.string().max(320).optional(),
     signature: z.string().max(8192).optional().describe("Wallets: the signature (smart-contract wallets' ERC-1271/6492 ones may be long)"),
     bot_token: z.string().max(256).optional(),

@@ -45,10 +45,18 @@ const WebhookDeliveryDetail = WebhookDelivery.extend({
   error_message: z.string().nullable(),
   last_attempt_at: timestamp.nullable(),
   next_retry_at: timestamp.nullable().describe("When the next attempt is due (pending only)"),
+  delivered_at: timestamp.nullable().describe("When it was delivered (the last attempt's time); null unless delivered"),
   attempt_log: z.array(WebhookAttempt),
 }).meta({ id: "WebhookDeliveryDetail" });
 
-const WebhookDeliveryList = z.object({ data: z.array(WebhookDelivery), pagination: Pagination }).meta({ id: "WebhookDeliveryList" });
+// deliveries and pagination.total_pages: the same values under the reference SDKs' names (DECISIONS.md "Compatibility")
+const WebhookDeliveryList = z
+  .object({
+    data: z.array(WebhookDelivery),
+    deliveries: z.array(WebhookDelivery).describe("The same items as data"),
+    pagination: Pagination.extend({ total_pages: z.number().int().describe("The same as pages") }),
+  })
+  .meta({ id: "WebhookDeliveryList" });
 
 const WebhookDeliveryStats = z
   .object({
@@ -57,10 +65,21 @@ const WebhookDeliveryStats = z
     failed: z.number().int(),
     pending: z.number().int(),
     success_rate: z.number().describe("delivered / total × 100, two decimals; 0 when total is 0"),
+    by_status: z.object({ pending: z.number().int(), delivered: z.number().int(), failed: z.number().int() }).describe("The counts by status"),
+    delivery_rate: z.string().describe('success_rate as a string with two decimals ("97.50")'),
+    recent_failures_24h: z.number().int().describe("Deliveries that failed in the last 24 hours"),
   })
   .meta({ id: "WebhookDeliveryStats" });
 
-const WebhookDeliveryRetryResult = z.object({ success: z.literal(true), delivery: WebhookDeliveryDetail }).meta({ id: "WebhookDeliveryRetryResult" });
+const WebhookDeliveryRetryResult = z
+  .object({
+    success: z.literal(true),
+    delivery: WebhookDeliveryDetail,
+    delivery_id: z.string().describe("The same as delivery.id"),
+    message: z.string(),
+    next_retry_at: timestamp.nullable().describe("The same as delivery.next_retry_at: when the attempt is due (at once)"),
+  })
+  .meta({ id: "WebhookDeliveryRetryResult" });
 
 const ListWebhookDeliveriesQuery = z
   .object({
@@ -99,6 +118,7 @@ function toDetail(d: Delivery) {
     error_message: d.errorMessage ?? null,
     last_attempt_at: iso(d.lastAttemptAt) ?? null,
     next_retry_at: iso(d.nextRetryAt) ?? null,
+    delivered_at: d.status === "delivered" ? (iso(d.lastAttemptAt) ?? null) : null,
     attempt_log: d.attemptLog.map((a) => ({
       attempt: a.attempt,
       at: iso(a.at),
@@ -129,7 +149,8 @@ export function webhookDeliveryRoutes(c: Clients): RouteDef[] {
           eventType: query.event_type,
           verificationRequestId: query.verification_request_id,
         });
-        return { body: { data: r.deliveries.map(toListItem), pagination: toPagination(r.pageInfo!) } };
+        const data = r.deliveries.map(toListItem);
+        return { body: { data, deliveries: data, pagination: { ...toPagination(r.pageInfo!), total_pages: r.pageInfo!.pages } } };
       },
     }),
     route({
@@ -142,7 +163,18 @@ export function webhookDeliveryRoutes(c: Clients): RouteDef[] {
       async handler({ req }) {
         const s = await c.webhook.getDeliveryStats({ scope: scopeOf(req) });
         const rate = s.total ? Math.round((s.delivered / s.total) * 10_000) / 100 : 0;
-        return { body: { total: s.total, delivered: s.delivered, failed: s.failed, pending: s.pending, success_rate: rate } };
+        return {
+          body: {
+            total: s.total,
+            delivered: s.delivered,
+            failed: s.failed,
+            pending: s.pending,
+            success_rate: rate,
+            by_status: { pending: s.pending, delivered: s.delivered, failed: s.failed },
+            delivery_rate: rate.toFixed(2),
+            recent_failures_24h: s.recentFailures24h,
+          },
+        };
       },
     }),
     route({
@@ -173,7 +205,10 @@ export function webhookDeliveryRoutes(c: Clients): RouteDef[] {
       },
       async handler({ req, params }) {
         const r = await c.webhook.retryDelivery({ scope: scopeOf(req), id: params.id });
-        return { body: { success: true, delivery: toDetail(r.delivery!) } };
+        const delivery = toDetail(r.delivery!);
+        return {
+          body: { success: true, delivery, delivery_id: delivery.id, message: "queued for another attempt", next_retry_at: delivery.next_retry_at },
+        };
       },
     }),
   ];

@@ -121,21 +121,21 @@ describe("verifications.submit with code", () => {
 });
 
 describe("sessions with context and the channel sms", () => {
-  it("context is client_metadata (answered under both names); sms opens the messages app with the text to send", async () => {
+  it("context is client_metadata (answered as client_metadata); sms opens the messages app with the text to send", async () => {
     const { test } = await tenant();
     const context = { order: "o-7", step: 2 };
     const s = await test.post("/api/v1/sessions", { channel: "sms", context });
     expect(s.status, s.text).toBe(201);
-    expect(s.body).toMatchObject({ channel: "sms", status: "pending", client_metadata: context, context });
+    expect(s.body).toMatchObject({ channel: "sms", status: "pending", client_metadata: context });
     expect(s.body.deep_link).toMatch(/^sms:\+\d+\?body=Verify%20my%20phone%20number%3A%20/);
     expect(s.body.instructions).toContain("messages app");
     const done = await test.post(`/api/v1/sessions/${s.body.id}/test-verify`, {});
     expect(done.status, done.text).toBe(200);
-    expect(done.body).toMatchObject({ status: "verified", channel: "sms", context });
+    expect(done.body).toMatchObject({ status: "verified", channel: "sms", client_metadata: context });
 
     const auth = await test.post("/api/v1/auth/sessions", { channel: "sms", phone_number: "+37069100077", context });
     expect(auth.status, auth.text).toBe(201);
-    expect(auth.body).toMatchObject({ channel: "sms", client_metadata: context, context });
+    expect(auth.body).toMatchObject({ channel: "sms", client_metadata: context });
 
     const both = expectError(await test.post("/api/v1/sessions", { channel: "sms", context, client_metadata: { other: 1 } }), 400, "validation_error");
     expect(both.details).toEqual([expect.objectContaining({ field: "context" })]);
@@ -167,7 +167,12 @@ describe("proofs.getRevocationList", () => {
     const { test, live } = await tenant();
     const v = await test.post("/api/v1/verifications", { type: "email", channel: "email", identifier: email() });
     await test.post(`/api/v1/verifications/${v.body.id}/test-verify`);
-    expect((await test.post(`/api/v1/proofs/${v.body.id}/revoke`)).status).toBe(200);
+    // proofs.revoke(id) sends {} and reads reason
+    const revoked = await test.post(`/api/v1/proofs/${v.body.id}/revoke`, {});
+    expect(revoked.status, revoked.text).toBe(200);
+    expect(revoked.body).toMatchObject({ success: true, verification_id: v.body.id, reason: "other", revoked_at: expect.any(String) });
+    const again = await test.post(`/api/v1/proofs/${v.body.id}/revoke`, { reason: "fraud" });
+    expect(again.body).toMatchObject({ reason: "other", revoked_at: revoked.body.revoked_at });
 
     const list = await test.get("/api/v1/proofs/revoked");
     expect(list.status, list.text).toBe(200);
@@ -176,7 +181,8 @@ describe("proofs.getRevocationList", () => {
     expect(list.body.issued_at).toBe(list.body.generated_at);
     expect(list.headers.get("vary")).toMatch(/authorization/i);
     const testKids = (await api(stack.url).get("/.well-known/jwks-test.json")).body.keys.map((k: { kid: string }) => k.kid);
-    expect(testKids).toContain(decodeProtectedHeader(list.body.signature).kid);
+    expect(list.body.kid).toBe(decodeProtectedHeader(list.body.signature).kid);
+    expect(testKids).toContain(list.body.kid);
 
     for (const other of [
       await api(stack.url).get("/api/v1/proofs/revoked"),
@@ -186,7 +192,8 @@ describe("proofs.getRevocationList", () => {
       expect(other.status).toBe(200);
       expect(other.body.revoked.map((e: { proof_id: string }) => e.proof_id)).not.toContain(v.body.id);
       expect(other.body.count).toBe(other.body.revoked.length);
-      expect(testKids).not.toContain(decodeProtectedHeader(other.body.signature).kid);
+      expect(other.body.kid).toBe(decodeProtectedHeader(other.body.signature).kid);
+      expect(testKids).not.toContain(other.body.kid);
     }
   });
 });
@@ -218,8 +225,28 @@ describe("webhooks: deliveries list, stats, retry and detail", () => {
     expect(list.body.data).toHaveLength(1);
     expect(list.body.pagination).toMatchObject({ page: 1, limit: 10, total: 1, pages: 1, total_pages: 1 });
     const id = list.body.data[0].id;
+    // WebhookDelivery as the SDK reads it, in the list and the detail alike
     const failed = (await test.get(`/api/v1/webhook-deliveries/${id}`)).body;
-    expect(failed).toMatchObject({ status: "failed", delivered_at: null });
+    const sdkFields = (d: Record<string, unknown>) => ({
+      id: d.id,
+      url: d.url,
+      event_type: d.event_type,
+      status: d.status,
+      attempts: d.attempts,
+      max_attempts: d.max_attempts,
+      response_status: d.response_status,
+      error_message: d.error_message,
+      last_attempt_at: d.last_attempt_at,
+      next_retry_at: d.next_retry_at,
+      delivered_at: d.delivered_at,
+      verification_request_id: d.verification_request_id,
+      created_at: d.created_at,
+      updated_at: d.updated_at,
+    });
+    expect(sdkFields(list.body.data[0])).toEqual(sdkFields(failed));
+    expect(failed).toMatchObject({ status: "failed", response_status: 500, delivered_at: null, next_retry_at: null, attempts: 3 });
+    expect(typeof failed.error_message === "string" || failed.error_message === null).toBe(true);
+    expect(Date.parse(failed.last_attempt_at)).not.toBeNaN();
 
     endpoint.answer(200);
     const retry = await test.post(`/api/v1/webhook-deliveries/${id}/retry`);

@@ -119,7 +119,7 @@ export interface DeliveryQueue {
 }
 
 const LIST_COLUMNS = `id, tenant_id, environment, event_id, event_type, url, verification_request_id, verification_id, status,
-  attempts, max_attempts, response_status, created_at, updated_at`;
+  attempts, max_attempts, response_status, created_at, updated_at, error_message, last_attempt_at, next_retry_at`;
 
 const secretHead = (tenantId: string, env: EnvName) => ({
   aggregateType: "webhook_secret",

@@ -115,7 +115,13 @@ const RevokeBody = z
   .meta({ id: "RevokeProof" });
 
 const RevokeResponse = z
-  .object({ success: z.literal(true), verification_id: z.string(), status: z.literal("revoked"), revoked_at: timestamp })
+  .object({
+    success: z.literal(true),
+    verification_id: z.string(),
+    status: z.literal("revoked"),
+    revoked_at: timestamp,
+    reason: z.string().describe("Why it was revoked (the first revocation's reason when revoked before)"),
+  })
   .meta({ id: "RevokeProofResult" });
 
 const RevocationList = z
@@ -125,10 +131,21 @@ const RevocationList = z
     signature: z.string().describe("Compact JWS (RS256) over {revoked, generated_at}; its kid is in jwks.json (live list) or jwks-test.json (env=test)"),
     count: z.number().int().describe("The number of entries in revoked (for the reference SDKs)"),
     issued_at: timestamp.describe("The same as generated_at (for the reference SDKs)"),
+    kid: z.string().nullable().describe("The kid of the key that signed it (in signature's header; for the reference SDKs)"),
   })
   .meta({ id: "RevocationList" });
 
 const BEARER = /^Bearer\s+(\S+)$/i;
+
+/** The kid in a compact JWS's protected header; null when it has none. */
+function kidOf(jws: string): string | null {
+  try {
+    const kid = JSON.parse(Buffer.from(jws.split(".")[0], "base64url").toString("utf8")).kid;
+    return typeof kid === "string" ? kid : null;
+  } catch {
+    return null;
+  }
+}
 
 const RevokedQuery = z
   .object({
@@ -227,7 +244,8 @@ export function proofRoutes(c: Clients): RouteDef[] {
         const headers = { "Cache-Control": "public, max-age=300", ETag: etag, Vary: "Authorization" };
         if (req.get("if-none-match") === etag) return { status: 304, headers };
         const generatedAt = iso(r.generatedAt);
-        return { headers, body: { revoked, generated_at: generatedAt, signature: r.signature, count: revoked.length, issued_at: generatedAt } };
+        const body = { revoked, generated_at: generatedAt, signature: r.signature, count: revoked.length, issued_at: generatedAt, kid: kidOf(r.signature) };
+        return { headers, body };
       },
     }),
     route({
@@ -272,7 +290,7 @@ export function proofRoutes(c: Clients): RouteDef[] {
       },
       async handler({ req, params, body }) {
         const r = await c.verification.revokeVerification({ scope: scopeOf(req), id: params.id, reason: body.reason });
-        return { body: { success: true, verification_id: r.verificationId, status: r.status, revoked_at: iso(r.revokedAt) } };
+        return { body: { success: true, verification_id: r.verificationId, status: r.status, revoked_at: iso(r.revokedAt), reason: r.reason } };
       },
     }),
     jwksRoute(c, "/.well-known/jwks.json", Environment.LIVE, "Public keys for checking live proofs offline (select by kid); never holds a test key"),

@@ -8,7 +8,7 @@ import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody, jsonObject, projectIdShown, timestamp } from "../schemas.ts";
 
 const SESSION_CHANNELS = ["telegram", "whatsapp", "sms"] as const;
-const context = jsonObject.optional().describe("The reference SDKs' name of client_metadata (give one of the two); answered as client_metadata and context");
+const context = jsonObject.optional().describe("The reference SDKs' name of client_metadata (give one of the two); answered as client_metadata");
 
 /** client_metadata, or its alias context (the reference SDKs' name); both at once must be equal. */
 function metadataOf(b: { client_metadata?: Record<string, unknown>; context?: Record<string, unknown> }): Record<string, unknown> | undefined {
@@ -66,7 +66,6 @@ const PhoneSession = z
     verification_id: z.string().optional().describe("Once verified: the phone verification made for it"),
     proof: sessionProof.optional(),
     client_metadata: z.record(z.string(), z.unknown()).optional(),
-    context: z.record(z.string(), z.unknown()).optional().describe("The same as client_metadata, for the reference SDKs"),
     created_at: timestamp,
     test_mode: z.boolean(),
     project_id: projectIdShown,
@@ -92,7 +91,6 @@ const AuthSession = z
     verification_id: z.string().optional(),
     proof: sessionProof.optional().describe("Once verified: a proof that lives 10 minutes"),
     client_metadata: z.record(z.string(), z.unknown()).optional(),
-    context: z.record(z.string(), z.unknown()).optional().describe("The same as client_metadata, for the reference SDKs"),
     created_at: timestamp,
     test_mode: z.boolean(),
     project_id: projectIdShown,
@@ -125,7 +123,7 @@ export function toRest(s: SessionMsg) {
     ...(s.failedAt ? { failed_at: iso(s.failedAt) } : {}),
     ...(s.verificationId ? { verification_id: s.verificationId } : {}),
     ...(s.proof ? { proof: { token: s.proof.token, expires_at: iso(s.proof.expiresAt) } } : {}),
-    ...(s.clientMetadata ? { client_metadata: s.clientMetadata, context: s.clientMetadata } : {}),
+    ...(s.clientMetadata ? { client_metadata: s.clientMetadata } : {}),
     created_at: iso(s.createdAt),
     test_mode: s.testMode,
     ...(s.projectId ? { project_id: s.projectId } : {}),

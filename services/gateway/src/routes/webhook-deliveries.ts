@@ -18,6 +18,10 @@ const WebhookDelivery = z
     attempts: z.number().int(),
     max_attempts: z.number().int(),
     response_status: z.number().int().nullable().describe("HTTP status of the last attempt's response; null before one came"),
+    error_message: z.string().nullable().describe("Why the last attempt failed; null when it did not"),
+    last_attempt_at: timestamp.nullable(),
+    next_retry_at: timestamp.nullable().describe("When the next attempt is due (pending only)"),
+    delivered_at: timestamp.nullable().describe("When it was delivered (the last attempt's time); null unless delivered"),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -42,10 +46,6 @@ const WebhookDeliveryDetail = WebhookDelivery.extend({
   request_payload: jsonObject.describe("The body sent (parsed); the raw bytes are what X-Service-Signature signs"),
   request_headers: z.record(z.string(), z.string()).describe("Headers of the last attempt (signatures included)"),
   response_body: z.string().nullable().describe("First 4 KB of the last response"),
-  error_message: z.string().nullable(),
-  last_attempt_at: timestamp.nullable(),
-  next_retry_at: timestamp.nullable().describe("When the next attempt is due (pending only)"),
-  delivered_at: timestamp.nullable().describe("When it was delivered (the last attempt's time); null unless delivered"),
   attempt_log: z.array(WebhookAttempt),
 }).meta({ id: "WebhookDeliveryDetail" });
 
@@ -103,6 +103,10 @@ function toListItem(d: Delivery) {
     attempts: d.attempts,
     max_attempts: d.maxAttempts,
     response_status: d.responseStatus ?? null,
+    error_message: d.errorMessage ?? null,
+    last_attempt_at: iso(d.lastAttemptAt) ?? null,
+    next_retry_at: iso(d.nextRetryAt) ?? null,
+    delivered_at: d.status === "delivered" ? (iso(d.lastAttemptAt) ?? null) : null,
     created_at: iso(d.createdAt),
     updated_at: iso(d.updatedAt),
   };
@@ -115,10 +119,6 @@ function toDetail(d: Delivery) {
     request_payload: JSON.parse(d.requestPayload) as unknown,
     request_headers: d.requestHeaders,
     response_body: d.responseBody ?? null,
-    error_message: d.errorMessage ?? null,
-    last_attempt_at: iso(d.lastAttemptAt) ?? null,
-    next_retry_at: iso(d.nextRetryAt) ?? null,
-    delivered_at: d.status === "delivered" ? (iso(d.lastAttemptAt) ?? null) : null,
     attempt_log: d.attemptLog.map((a) => ({
       attempt: a.attempt,
       at: iso(a.at),

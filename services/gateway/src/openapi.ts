@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ERROR_CODES } from "@icv/platform";
 import type { RouteDef } from "./registry.ts";
 import { ErrorBody } from "./schemas.ts";
 
@@ -8,6 +9,15 @@ type Json = Record<string, unknown>;
 type Components = Record<string, Json>;
 
 const REF = /"#\/definitions\//g;
+
+const CODE_NAMES = Object.keys(ERROR_CODES) as (keyof typeof ERROR_CODES)[];
+
+const isErrorBody = (resp: Json) => JSON.stringify(resp.content ?? {}).includes('"#/components/schemas/Error"');
+
+/** The error codes an error response's description names (the route tables write them first, in prose). */
+export function errorCodesOf(description: string): string[] {
+  return CODE_NAMES.filter((c) => new RegExp(`(^|[^a-z_])${c}([^a-z_]|$)`).test(description));
+}
 
 function toSchema(s: z.ZodType, io: "input" | "output", components: Components): Json {
   const json = z.toJSONSchema(s, { target: "openapi-3.0", io, unrepresentable: "any" }) as Json;
@@ -53,6 +63,15 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
     }
     if (r.auth === "key") responses["401"] ??= { description: "unauthorized", content: { "application/json": { schema: errorSchema() } } };
     responses["429"] ??= { description: "rate_limited", content: { "application/json": { schema: errorSchema() } } };
+    // the codes each error status can answer, machine-readable beside the prose (and listed on the operation)
+    const errors: { status: number; code: string }[] = [];
+    for (const [status, resp] of Object.entries(responses)) {
+      // an error answer is the Error body (a 503 of /health answers the health report instead)
+      if (Number(status) < 400 || !isErrorBody(resp)) continue;
+      const codes = errorCodesOf(String(resp.description));
+      resp["x-error-codes"] = codes;
+      for (const code of codes) errors.push({ status: Number(status), code });
+    }
     (paths[r.path] ??= {})[r.method] = {
       tags: [r.tag],
       summary: r.summary,
@@ -63,6 +82,7 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
       parameters: [...parameters(r.params, "path", components), ...parameters(r.query, "query", components)],
       ...(r.body ? { requestBody: { required: true, content: { "application/json": { schema: toSchema(r.body, "input", components) } } } } : {}),
       responses,
+      "x-errors": errors,
     };
   }
   return {

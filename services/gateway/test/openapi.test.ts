@@ -2,6 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, parseConfig, type TlsIdentity } from "@icv/platform";
+import { ERROR_CODES } from "@icv/platform";
 import { buildApp } from "../src/app.ts";
 import { makeClients } from "../src/clients.ts";
 import { MemoryRateLimiter } from "../src/rate-limit.ts";
@@ -151,5 +152,29 @@ describe("GET /api/openapi.json", () => {
       if (typeof node.$ref === "string" && resolvePointer(doc, node.$ref) === undefined) broken.push(`${at}: ${node.$ref}`);
     }
     expect(broken).toEqual([]);
+  });
+
+  it("every operation has a description and documents its errors: each error status names its codes, each code of that status", () => {
+    const missing: string[] = [];
+    const wrong: string[] = [];
+    for (const { path, method, op } of operations()) {
+      const name = `${method.toUpperCase()} ${path}`;
+      if (typeof op.description !== "string" || op.description.length < 20) missing.push(`${name}: description`);
+      const statuses = Object.keys(op.responses).filter(
+        (s) => Number(s) >= 400 && op.responses[s].content?.["application/json"]?.schema?.$ref === "#/components/schemas/Error",
+      );
+      if (!statuses.length) missing.push(`${name}: no error response`);
+      for (const status of statuses) {
+        const codes: string[] = op.responses[status]["x-error-codes"];
+        if (!codes?.length) missing.push(`${name}: ${status} names no error code`);
+        for (const code of codes ?? []) {
+          const known = ERROR_CODES[code as keyof typeof ERROR_CODES];
+          if (known?.http !== Number(status)) wrong.push(`${name}: ${status} names ${code} (HTTP ${known?.http})`);
+        }
+      }
+      expect(op["x-errors"], name).toEqual(statuses.flatMap((s) => op.responses[s]["x-error-codes"].map((code: string) => ({ status: Number(s), code }))));
+    }
+    expect(missing).toEqual([]);
+    expect(wrong).toEqual([]);
   });
 });

@@ -40,6 +40,8 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
       path: "/health",
       tag: "Meta",
       summary: "Service health",
+      description:
+        "Whether this replica and what it depends on (database, Redis when configured, the internal services) answer; 503 with the failing parts while any is down. Load balancers and orchestrators poll it; it needs no key.",
       auth: "public",
       responses: { 200: { description: "Healthy or degraded", schema: Health }, 503: { description: "Unhealthy", schema: Health } },
       async handler() {
@@ -72,6 +74,7 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
       path: "/api/v1",
       tag: "Meta",
       summary: "API name and version",
+      description: "The API's name and version and where its description lives; a cheap call to check a base URL and a key's reachability.",
       auth: "public",
       responses: { 200: { description: "About this API", schema: ApiInfo } },
       async handler() {
@@ -83,6 +86,8 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
       path: "/api/openapi.json",
       tag: "Meta",
       summary: "This description (OpenAPI 3.0)",
+      description:
+        "This API's OpenAPI 3.0 document, generated from the same route table that validates requests, so it always matches what the server accepts and answers.",
       auth: "public",
       responses: { 200: { description: "OpenAPI document" } },
       async handler() {
@@ -94,6 +99,7 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
       path: "/docs",
       tag: "Meta",
       summary: "Readable API reference",
+      description: "The API reference as a web page, rendered from /api/openapi.json and served from this origin.",
       auth: "public",
       responses: { 200: { description: "HTML page", contentType: "text/html" } },
       async handler({ res }) {

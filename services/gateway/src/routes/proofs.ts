@@ -253,6 +253,8 @@ export function proofRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/proofs/{id}/status",
       tag: "Proofs",
       summary: "Status of one of your proofs",
+      description:
+        "Whether one of your tenant's proofs is valid now, revoked (when and why), suspended or expired; another tenant's proof is not_found. To check any proof, use validate or the revocation list.",
       auth: "key",
       params: idParams("verification"),
       responses: { 200: { description: "The proof status", schema: ProofStatus }, 404: err("not_found") },
@@ -280,6 +282,8 @@ export function proofRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/proofs/{id}/revoke",
       tag: "Proofs",
       summary: "Revoke a proof (idempotent: a revoked proof answers its original revoked_at)",
+      description:
+        "Revokes the proof of a verified verification with a reason (user_request, fraud, key_compromise, asset_transferred, other; without a body: other). Validation answers revoked at once, the revocation list and status list carry it, and the verification becomes revoked (webhook and SSE).",
       auth: "key",
       params: idParams("verification"),
       body: RevokeBody,
@@ -310,6 +314,8 @@ function jwksRoute(c: Clients, path: string, environment: Environment, summary: 
     path,
     tag: "Proofs",
     summary,
+    description:
+      "A JSON Web Key Set (RS256 public keys, selected by the token's kid) for checking proofs offline. Retired keys stay listed while proofs they signed are unexpired; cache it up to 24 hours and fetch again on an unknown kid.",
     auth: "public",
     responses: { 200: { description: "The key set; cache up to 24 hours", schema: Jwks } },
     async handler() {

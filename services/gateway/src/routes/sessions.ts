@@ -197,6 +197,10 @@ export function sessionRoutes(c: Clients, tenantName: (id: string) => Promise<st
         path: `${base}/{id}`,
         tag,
         summary: `Poll a ${what}`,
+        description:
+          kind === "phone"
+            ? "A phone-first session's state: pending (with its deep link and QR code) until the user answers, then verified with the number they answered from, the verification made for it and its proof; or expired."
+            : "An auth session's state: pending until its number answers, verified (with a proof that lives 10 minutes), failed when another number answered, or expired.",
         auth: "key",
         params: idParams(kind === "phone" ? "session" : "authSession"),
         responses: { 200: { description: "The session", schema }, 404: err("not_found") },

@@ -219,6 +219,8 @@ export function verificationRequestRoutes(_config: Config, client: Client<typeof
       path: "/api/v1/verification-requests",
       tag: TAG,
       summary: "List verification requests, newest first",
+      description:
+        "The key's tenant's verification requests in the key's environment, filtered by status or reference_id, a page at a time (page, limit up to 100).",
       auth: "key",
       query: ListVerificationRequestsQuery,
       responses: { 200: { description: "A page of requests", schema: VerificationRequestList }, 400: err("validation_error") },
@@ -237,6 +239,7 @@ export function verificationRequestRoutes(_config: Config, client: Client<typeof
       path: "/api/v1/verification-requests/by-reference/{referenceId}",
       tag: TAG,
       summary: "The newest verification request with this reference_id",
+      description: "Finds a request by the reference_id you gave at creation (your order or account id); when several share it, the newest.",
       auth: "key",
       params: ReferenceParams,
       responses: { 200: { description: "The request", schema: VerificationRequest }, 404: err("not_found") },
@@ -250,6 +253,7 @@ export function verificationRequestRoutes(_config: Config, client: Client<typeof
       path: "/api/v1/verification-requests/{id}",
       tag: TAG,
       summary: "Get a verification request with its assets",
+      description: "One verification request of the key's tenant and environment, with each asset's status and verification_id, and its hosted page URL.",
       auth: "key",
       params: idParams("verificationRequest"),
       responses: { 200: { description: "The request", schema: VerificationRequest }, 404: err("not_found") },
@@ -263,6 +267,8 @@ export function verificationRequestRoutes(_config: Config, client: Client<typeof
       path: "/api/v1/verification-requests/{id}",
       tag: TAG,
       summary: "Cancel a pending or partial verification request (its pending verifications expire)",
+      description:
+        "Cancels the request: it becomes cancelled (no event) and its pending verifications expire. The answer is the cancelled request with success true (the spec's {success, status} and the reference SDKs' request object in one).",
       auth: "key",
       params: idParams("verificationRequest"),
       responses: {

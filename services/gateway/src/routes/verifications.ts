@@ -238,6 +238,8 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/verifications",
       tag: "Verifications",
       summary: "Create a verification (a challenge for one asset on one channel)",
+      description:
+        "Starts proving control of one asset (a phone, email, domain, social or exchange account, wallet or Telegram bot) over one channel. The answer carries the challenge the user acts on (a code to send or receive, a message to sign, a DNS record, a sign-in link); the verification then completes by submit, by an inbound message, by a check or by OAuth, and its proof is on the verification once verified. Test keys (pk_test_) send nothing and may complete it with test-verify.",
       auth: "key",
       body: CreateVerificationBody,
       responses: {
@@ -276,6 +278,8 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/verifications",
       tag: "Verifications",
       summary: "List verifications, newest first",
+      description:
+        "The key's tenant's verifications in the key's environment, filtered by status, type, channel, external_user_id or creation time, a page at a time (page, limit up to 100).",
       auth: "key",
       query: ListVerificationsQuery,
       responses: { 200: { description: "A page of verifications", schema: VerificationList }, 400: err("validation_error") },
@@ -300,6 +304,8 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/verifications/{id}",
       tag: "Verifications",
       summary: "Get a verification (with its proof once verified)",
+      description:
+        "One verification of the key's tenant and environment: its status, challenge (while pending), attempts and, once verified, its proof token and identifier_salt.",
       auth: "key",
       params: idParams("verification"),
       responses: { 200: { description: "The verification", schema: Verification }, 404: err("not_found") },
@@ -344,6 +350,8 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/verifications/{id}/test-verify",
       tag: "Verifications",
       summary: "Complete a test verification at once (test keys only)",
+      description:
+        "Marks a pending test verification verified as if the user had answered, and issues its test proof (signed by the test key set, method test). A live key is test_mode_required; repeating it on a verified verification answers the same proof.",
       auth: "key",
       params: idParams("verification"),
       responses: {
@@ -380,6 +388,8 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       tag: "Verifications",
       summary:
         "Send a new code (email, domain by email, outbound phone): the old one stops working and the challenge gets a new expires_at (at most once per 60 s, 5 times in all)",
+      description:
+        "For challenges the service sends (email, domain by email, outbound SMS or WhatsApp), a new code replaces the old one. The answer never shows the code; send limits apply as on create.",
       auth: "key",
       params: idParams("verification"),
       responses: {

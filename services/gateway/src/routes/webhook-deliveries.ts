@@ -138,6 +138,8 @@ export function webhookDeliveryRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/webhook-deliveries",
       tag: "Webhooks",
       summary: "List webhook deliveries, newest first",
+      description:
+        "The delivery log of the key's tenant and environment: each event sent (or being sent) to the webhook endpoint or a verification's callback_url, with its status and attempts; filter by status, event_type or verification_request_id. The answer also carries the reference SDKs' names (deliveries, pagination.total_pages).",
       auth: "key",
       query: ListWebhookDeliveriesQuery,
       responses: { 200: { description: "A page of deliveries", schema: WebhookDeliveryList }, 400: err("validation_error") },
@@ -158,6 +160,8 @@ export function webhookDeliveryRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/webhook-deliveries/stats",
       tag: "Webhooks",
       summary: "Delivery statistics",
+      description:
+        "Counts of the key's tenant's deliveries in the key's environment by status and the success rate, with the reference SDKs' by_status, delivery_rate and recent_failures_24h beside them.",
       auth: "key",
       responses: { 200: { description: "Counts by status and the success rate", schema: WebhookDeliveryStats } },
       async handler({ req }) {
@@ -182,6 +186,8 @@ export function webhookDeliveryRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/webhook-deliveries/{id}",
       tag: "Webhooks",
       summary: "One delivery with its payload, headers, response and attempt log",
+      description:
+        "The delivery's body as sent, the last attempt's headers (signatures included) and response, and every attempt with its time, status and duration.",
       auth: "key",
       params: idParams("webhookDelivery"),
       responses: { 200: { description: "The delivery", schema: WebhookDeliveryDetail }, 404: err("not_found") },

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ERROR_CODES } from "@icv/platform";
+import { exampleOf } from "./openapi-examples.ts";
 import type { RouteDef } from "./registry.ts";
 import { ErrorBody } from "./schemas.ts";
 
@@ -85,6 +86,7 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
       "x-errors": errors,
     };
   }
+  addExamples(paths, components);
   return {
     openapi: "3.0.3",
     info: {
@@ -101,4 +103,22 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
     security: [{ bearer: [] }],
     paths,
   };
+}
+
+/** A request and a response example on every JSON body (made once every schema is known); an error's example names its first code. */
+function addExamples(paths: Record<string, Record<string, Json>>, components: Components): void {
+  for (const ops of Object.values(paths)) {
+    for (const op of Object.values(ops)) {
+      const media = (op.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
+      if (media?.["application/json"]) media["application/json"].example = exampleOf(media["application/json"].schema as Json, components);
+      for (const [status, resp] of Object.entries(op.responses as Record<string, Json>)) {
+        const json = (resp.content as Record<string, Json> | undefined)?.["application/json"];
+        if (!json) continue;
+        const codes = resp["x-error-codes"] as string[] | undefined;
+        json.example = codes?.length
+          ? { error: { code: codes[0], message: `${codes[0]} (HTTP ${status})`, request_id: "5f0c6e3a-2b1d-4c8e-9a7f-1d2e3f4a5b6c" } }
+          : exampleOf(json.schema as Json, components);
+      }
+    }
+  }
 }

@@ -2,6 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, parseConfig, type TlsIdentity } from "@icv/platform";
+import { Ajv } from "ajv";
 import { ERROR_CODES } from "@icv/platform";
 import { buildApp } from "../src/app.ts";
 import { makeClients } from "../src/clients.ts";
@@ -176,5 +177,53 @@ describe("GET /api/openapi.json", () => {
     }
     expect(missing).toEqual([]);
     expect(wrong).toEqual([]);
+  });
+
+  it("every operation has a request example (when it takes a body) and a response example per JSON answer, each valid against its schema", () => {
+    // OpenAPI 3.0 schemas: nullable, and the document's components for $ref
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    ajv.addKeyword({ keyword: "x-error-codes" });
+    // OpenAPI 3.0's nullable as JSON Schema's null type
+    const jsonSchema = (v: unknown): unknown => {
+      if (Array.isArray(v)) return v.map(jsonSchema);
+      if (!v || typeof v !== "object") return v;
+      const out: Json = {};
+      for (const [k, x] of Object.entries(v))
+        if (k !== "nullable" && k !== "example")
+          out[k] = k === "properties" ? Object.fromEntries(Object.entries(x as Json).map(([p, ps]) => [p, jsonSchema(ps)])) : jsonSchema(x);
+      return (v as Json).nullable ? { anyOf: [out, { type: "null" }] } : out;
+    };
+    const components = jsonSchema(JSON.parse(JSON.stringify(doc.components.schemas)));
+    ajv.addSchema({ components: { schemas: components } }, "doc");
+    const check = (schema: Json, example: unknown) => {
+      const v = ajv.compile(jsonSchema(JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"doc#/components/'))) as Json);
+      return v(example) ? [] : (v.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
+    };
+    const problems: string[] = [];
+    let checked = 0;
+    for (const { path, method, op } of operations()) {
+      const name = `${method.toUpperCase()} ${path}`;
+      const body = op.requestBody?.content?.["application/json"];
+      if (body) {
+        if (body.example === undefined) problems.push(`${name}: no request example`);
+        else problems.push(...check(body.schema, body.example).map((e) => `${name} request: ${e}`));
+        checked++;
+      }
+      for (const [status, resp] of Object.entries<Json>(op.responses)) {
+        const json = resp.content?.["application/json"];
+        if (!json) continue;
+        if (json.example === undefined) problems.push(`${name} ${status}: no example`);
+        else problems.push(...check(json.schema, json.example).map((e) => `${name} ${status}: ${e}`));
+        checked++;
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(checked).toBeGreaterThan(150);
+  });
+
+  it("an example that breaks its schema is caught", () => {
+    const ajv = new Ajv({ strict: false });
+    const v = ajv.compile({ type: "object", properties: { page: { type: "integer" } }, required: ["page"] });
+    expect(v({ page: "1" })).toBe(false);
   });
 });

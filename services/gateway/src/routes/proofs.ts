@@ -37,7 +37,7 @@ const ValidateBody = z
       .describe("Holder binding: the fresh nonce you gave the holder; a key-binding JWT is accepted once per credential and nonce"),
   })
   .strict()
-  .meta({ id: "ValidateProof" });
+  .meta({ id: "ValidateProof", example: { proof_token: "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6ImFlSXJXaEZH…", identifier: "+37069199199" } });
 
 const ValidateResponse = z
   .union([

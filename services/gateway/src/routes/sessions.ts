@@ -29,7 +29,7 @@ const AUTH_SESSION_TYPES = ["2fa", "login", "recovery"] as const;
 const CreateSessionBody = z
   .object({ channel: z.enum(SESSION_CHANNELS), client_metadata: jsonObject.optional(), context, project_id: projectId })
   .strict()
-  .meta({ id: "CreateSession" });
+  .meta({ id: "CreateSession", example: { channel: "telegram", client_metadata: { signup: "web" } } });
 
 const CreateAuthSessionBody = z
   .object({
@@ -41,7 +41,7 @@ const CreateAuthSessionBody = z
     project_id: projectId,
   })
   .strict()
-  .meta({ id: "CreateAuthSession" });
+  .meta({ id: "CreateAuthSession", example: { channel: "whatsapp", phone_number: "+37069199199", type: "login" } });
 
 const SessionTestVerifyBody = z
   .object({

@@ -77,7 +77,18 @@ const CreateVerificationRequestBody = z
       ),
   })
   .strict()
-  .meta({ id: "CreateVerificationRequest" });
+  .meta({
+    id: "CreateVerificationRequest",
+    example: {
+      assets: [
+        { type: "email", identifier: "jane@example.com", channel: "email" },
+        { type: "phone", allowed_channels: ["telegram", "whatsapp"] },
+      ],
+      reference_id: "order-1042",
+      external_user_id: "user-42",
+      redirect_url: "https://shop.example.com/verified",
+    },
+  });
 
 const RequestAsset = z
   .object({

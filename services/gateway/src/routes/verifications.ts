@@ -61,7 +61,31 @@ export const Verification = z
     suspended_at: timestamp.optional(),
     suspended_reason: z.enum(["record_missing", "record_mismatch", "unreachable", "policy_refused"]).optional(),
   })
-  .meta({ id: "Verification" });
+  .meta({
+    id: "Verification",
+    // the walkthrough's verification as created (docs/walkthrough.md)
+    example: {
+      id: "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
+      type: "phone",
+      channel: "telegram",
+      status: "pending",
+      identifier: "+37069199199",
+      challenge: {
+        code: "6RQYZ2",
+        expires_at: "2026-11-22T02:11:42.118Z",
+        instruction: "Open @icv_test_bot in Telegram, press Start and share your phone number (or send the code 6RQYZ2).",
+        deep_link: "https://t.me/icv_test_bot?start=6RQYZ2",
+      },
+      created_at: "2026-11-22T02:01:42.118Z",
+      external_user_id: "user-42",
+      attempts: 0,
+      max_attempts: 5,
+      test_mode: true,
+      delivery: "inbound",
+      updated_at: "2026-11-22T02:01:42.118Z",
+      proof_format: "jwt",
+    },
+  });
 
 const CreateVerificationBody = z
   .object({
@@ -114,7 +138,10 @@ const CreateVerificationBody = z
     holder_key: HolderKey.optional(),
   })
   .strict()
-  .meta({ id: "CreateVerification" });
+  .meta({
+    id: "CreateVerification",
+    example: { type: "phone", channel: "telegram", identifier: "+370 691 99199", external_user_id: "user-42", client_metadata: { signup: "web" } },
+  });
 
 const SubmitBody = z
   .object({
@@ -133,7 +160,7 @@ const SubmitBody = z
     api_secret: z.string().max(512).optional().describe("kraken: the API key's secret (used once, never stored)"),
   })
   .strict()
-  .meta({ id: "SubmitChallenge" });
+  .meta({ id: "SubmitChallenge", example: { challenge_code: "X7K2M9" } });
 
 const TestVerifyResponse = z
   .object({

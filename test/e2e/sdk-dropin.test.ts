@@ -11,6 +11,7 @@ import { startKrakenApi, type KrakenStandIn } from "../support/oauth-providers.t
 import { startTelegramApi, type TelegramApi } from "../support/providers.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { api } from "../support/stack.ts";
+import { openApiValidator } from "../support/openapi-validate.ts";
 import { useStack } from "../support/use-stack.ts";
 
 const BOT_TOKEN = "7000000456:AAHdropInBotTokenForTheReferenceSdk_0456";
@@ -261,6 +262,13 @@ describe("webhooks: deliveries list, stats, retry and detail", () => {
     }, 15_000);
     expect(delivered!.delivered_at).toBe(delivered!.last_attempt_at);
     expect(Date.parse(delivered!.delivered_at)).not.toBeNaN();
+    // the delivered body is what the OpenAPI document's x-webhooks says
+    const doc = (await api(stack.url).get("/api/openapi.json")).body;
+    const schema = doc["x-webhooks"]["verification.completed"].post.requestBody.content["application/json"].schema;
+    const sent = JSON.parse(endpoint.requests.at(-1)!.body);
+    expect(sent).toMatchObject({ event: "verification.completed", verification_id: v.body.id });
+    expect(openApiValidator(doc)(schema, sent)).toEqual([]);
+    expect(openApiValidator(doc)(schema, { ...sent, status: 7 })).not.toEqual([]);
     const after = (await test.get("/api/v1/webhook-deliveries/stats")).body;
     expect(after).toMatchObject({ delivered: 1, failed: 0, success_rate: 100, delivery_rate: "100.00", recent_failures_24h: 0 });
   });

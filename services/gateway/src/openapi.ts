@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ERROR_CODES } from "@icv/platform";
 import { exampleOf } from "./openapi-examples.ts";
 import type { RouteDef } from "./registry.ts";
+import { WEBHOOKS } from "./webhook-schemas.ts";
 import { ErrorBody } from "./schemas.ts";
 
 type Json = Record<string, unknown>;
@@ -86,7 +87,23 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
       "x-errors": errors,
     };
   }
+  // the webhook bodies a tenant's endpoint receives (Redoc's and Scalar's x-webhooks)
+  const webhooks: Record<string, Json> = {};
+  for (const [event, w] of Object.entries(WEBHOOKS)) {
+    webhooks[event] = {
+      post: {
+        tags: ["Webhooks"],
+        summary: w.summary,
+        description:
+          "POSTed to the tenant's webhook endpoint (and a verification's or request's callback_url), signed: X-Service-Signature (and X-Proof-Signature) is the hex HMAC-SHA256 of the raw body under the webhook secret; webhook-id, webhook-timestamp and webhook-signature follow Standard Webhooks. Answer 2xx; anything else is retried.",
+        operationId: `webhook${event.replace(/(^|[._])(.)/g, (_, _s: string, ch: string) => ch.toUpperCase())}`,
+        requestBody: { required: true, content: { "application/json": { schema: toSchema(w.schema, "output", components) } } },
+        responses: { "200": { description: "Received (any 2xx)" } },
+      },
+    };
+  }
   addExamples(paths, components);
+  addExamples(webhooks as Record<string, Record<string, Json>>, components);
   return {
     openapi: "3.0.3",
     info: {
@@ -102,6 +119,7 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
     },
     security: [{ bearer: [] }],
     paths,
+    "x-webhooks": webhooks,
   };
 }
 

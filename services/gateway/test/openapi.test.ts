@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, parseConfig, type TlsIdentity } from "@icv/platform";
 import { Ajv } from "ajv";
 import { ERROR_CODES } from "@icv/platform";
+import { openApiValidator } from "../../../test/support/openapi-validate.ts";
 import { buildApp } from "../src/app.ts";
 import { makeClients } from "../src/clients.ts";
 import { MemoryRateLimiter } from "../src/rate-limit.ts";
@@ -180,25 +181,7 @@ describe("GET /api/openapi.json", () => {
   });
 
   it("every operation has a request example (when it takes a body) and a response example per JSON answer, each valid against its schema", () => {
-    // OpenAPI 3.0 schemas: nullable, and the document's components for $ref
-    const ajv = new Ajv({ strict: false, allErrors: true });
-    ajv.addKeyword({ keyword: "x-error-codes" });
-    // OpenAPI 3.0's nullable as JSON Schema's null type
-    const jsonSchema = (v: unknown): unknown => {
-      if (Array.isArray(v)) return v.map(jsonSchema);
-      if (!v || typeof v !== "object") return v;
-      const out: Json = {};
-      for (const [k, x] of Object.entries(v))
-        if (k !== "nullable" && k !== "example")
-          out[k] = k === "properties" ? Object.fromEntries(Object.entries(x as Json).map(([p, ps]) => [p, jsonSchema(ps)])) : jsonSchema(x);
-      return (v as Json).nullable ? { anyOf: [out, { type: "null" }] } : out;
-    };
-    const components = jsonSchema(JSON.parse(JSON.stringify(doc.components.schemas)));
-    ajv.addSchema({ components: { schemas: components } }, "doc");
-    const check = (schema: Json, example: unknown) => {
-      const v = ajv.compile(jsonSchema(JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"doc#/components/'))) as Json);
-      return v(example) ? [] : (v.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
-    };
+    const check = openApiValidator(doc as { components: { schemas: Json } });
     const problems: string[] = [];
     let checked = 0;
     for (const { path, method, op } of operations()) {
@@ -216,6 +199,23 @@ describe("GET /api/openapi.json", () => {
         else problems.push(...check(json.schema, json.example).map((e) => `${name} ${status}: ${e}`));
         checked++;
       }
+    }
+    // the webhook bodies (x-webhooks): each event's schema with a valid example
+    const webhooks = Object.entries<Json>(doc["x-webhooks"] ?? {});
+    expect(webhooks.map(([event]) => event).sort()).toEqual(
+      [
+        "verification.completed",
+        "verification.reinstated",
+        "verification.suspended",
+        "verification_request.completed",
+        "verification_request.expired",
+        "verification_request.partial",
+      ].sort(),
+    );
+    for (const [event, w] of webhooks) {
+      const body = w.post.requestBody.content["application/json"];
+      expect(body.example?.event, event).toBe(event === "verification.completed" ? event : body.example?.event);
+      problems.push(...check(body.schema, body.example).map((e) => `webhook ${event}: ${e}`));
     }
     expect(problems).toEqual([]);
     expect(checked).toBeGreaterThan(150);

@@ -12,6 +12,25 @@ type Components = Record<string, Json>;
 
 const REF = /"#\/definitions\//g;
 
+/** The operations' tags, each with the guide (docs/…) that explains it, in the order a reader meets them. */
+const TAGS: [name: string, description: string, guide: string][] = [
+  ["Verifications", "One asset, one channel: create, complete (submit, test-verify), read, resend, its live events.", "docs/walkthrough.md"],
+  ["Domains", "Domain verifications by DNS record, HTTP file or email, and their checks.", "docs/domains.md"],
+  ["Verification requests", "Several assets behind one hosted page, with webhooks as they complete.", "docs/verification-requests.md"],
+  ["Hosted page", "The calls the hosted request page makes, authorised by the request token in its URL's fragment.", "docs/hosted-page.md"],
+  ["Smart reuse", "Offering an end user's existing proofs to a new request.", "docs/reuse.md"],
+  ["Proofs", "Validating, revoking and checking proofs offline: JWKS, the revocation list, status lists, SD-JWT VC metadata.", "docs/proofs.md"],
+  ["Sessions", "Phone-first sessions: the user messages our bot and the number is captured.", "docs/sessions.md"],
+  ["Auth sessions", "2FA, login and recovery on a known number.", "docs/sessions.md"],
+  ["OAuth sign-in", "Social and exchange accounts proved by signing in with the provider.", "docs/oauth.md"],
+  ["Verified users", "Verified verifications grouped by external_user_id.", "docs/verified-users.md"],
+  ["Webhooks", "The delivery log, its statistics and retries; the bodies under x-webhooks.", "docs/events-and-webhooks.md"],
+  ["Projects and message templates", "Branding, callbacks and message texts per project.", "docs/templates.md"],
+  ["Profiles", "Public pages listing verified assets.", "docs/profiles.md"],
+  ["Test mode", "What test keys send instead of real messages.", "docs/testing.md"],
+  ["Meta", "Health, version, this document and the reference page.", "docs/api-conventions.md"],
+];
+
 const CODE_NAMES = Object.keys(ERROR_CODES) as (keyof typeof ERROR_CODES)[];
 
 const isErrorBody = (resp: Json) => JSON.stringify(resp.content ?? {}).includes('"#/components/schemas/Error"');
@@ -118,6 +137,7 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
       securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "pk_live_… or pk_test_… API key" } },
     },
     security: [{ bearer: [] }],
+    tags: TAGS.map(([name, description, guide]) => ({ name, description: `${description} Guide: ${guide}.`, "x-guide": guide })),
     paths,
     "x-webhooks": webhooks,
   };

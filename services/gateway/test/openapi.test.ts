@@ -1,4 +1,6 @@
+import { existsSync } from "node:fs";
 import http from "node:http";
+import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, parseConfig, type TlsIdentity } from "@icv/platform";
@@ -225,5 +227,15 @@ describe("GET /api/openapi.json", () => {
     const ajv = new Ajv({ strict: false });
     const v = ajv.compile({ type: "object", properties: { page: { type: "integer" } }, required: ["page"] });
     expect(v({ page: "1" })).toBe(false);
+  });
+
+  it("declares every tag an operation or webhook uses, each once, with its guide in docs/", () => {
+    const declared = (doc.tags as Json[]).map((t) => t.name);
+    expect(new Set(declared).size).toBe(declared.length);
+    const used = new Set([...operations(), ...Object.values<Json>(doc["x-webhooks"]).map((w) => ({ op: w.post }))].flatMap(({ op }) => op.tags));
+    expect([...used].filter((t) => !declared.includes(t))).toEqual([]);
+    expect(declared.filter((t) => !used.has(t))).toEqual([]);
+    const root = path.resolve(import.meta.dirname, "../../..");
+    for (const t of doc.tags as Json[]) expect(existsSync(path.join(root, t["x-guide"])), `${t.name}: ${t["x-guide"]}`).toBe(true);
   });
 });

@@ -18,6 +18,7 @@ const METHODS = ["get", "post", "put", "patch", "delete"];
 let server: http.Server;
 let doc: Json;
 let contentType: string | null;
+let base: string;
 
 beforeAll(async () => {
   const config = parseConfig({ PUBLIC_BASE_URL: "https://api.icv.test" });
@@ -35,6 +36,7 @@ beforeAll(async () => {
   expect(res.status).toBe(200);
   contentType = res.headers.get("content-type");
   doc = await res.json();
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(() => new Promise<void>((resolve) => server?.close(() => resolve())));
 
@@ -237,5 +239,21 @@ describe("GET /api/openapi.json", () => {
     expect(declared.filter((t) => !used.has(t))).toEqual([]);
     const root = path.resolve(import.meta.dirname, "../../..");
     for (const t of doc.tags as Json[]) expect(existsSync(path.join(root, t["x-guide"])), `${t.name}: ${t["x-guide"]}`).toBe(true);
+  });
+
+  it("/docs shows each operation's request and response examples and its error codes; GET / links the reference, the document and /health", async () => {
+    const page = await (await fetch(`${base}/docs`)).text();
+    expect(page).toContain("Request example");
+    expect(page).toContain("&#34;identifier&#34;: &#34;+370 691 99199&#34;");
+    expect(page).toContain("error codes: <code>validation_error</code>");
+    expect(page).not.toContain("$ref");
+    const landing = await fetch(`${base}/`);
+    expect(landing.status).toBe(200);
+    expect(landing.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(landing.headers.get("content-security-policy")).toContain("default-src 'none'");
+    const html = await landing.text();
+    for (const href of ["/docs", "/api/openapi.json", "/health", "/api/v1"]) expect(html).toContain(`href="${href}"`);
+    expect(html).toContain("docs/walkthrough.md");
+    expect(html).not.toMatch(/<script/i);
   });
 });

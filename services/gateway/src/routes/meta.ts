@@ -33,8 +33,24 @@ export interface HealthDeps {
 }
 
 /** /health: the database, Redis and each service through its gRPC health endpoint, checked in parallel. */
-export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unknown>, docs: () => string): RouteDef[] {
+const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
+
+export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unknown>, docs: () => string, landing: () => string): RouteDef[] {
   return [
+    route({
+      method: "get",
+      path: "/",
+      tag: "Meta",
+      summary: "Landing page",
+      description: "Where a developer starts: links to the API reference, the OpenAPI document, /health and /api/v1, and the guides by area.",
+      auth: "public",
+      responses: { 200: { description: "HTML page", contentType: "text/html" } },
+      async handler({ res }) {
+        res.setHeader("Content-Security-Policy", PAGE_CSP);
+        res.type("html").send(landing());
+        return {};
+      },
+    }),
     route({
       method: "get",
       path: "/health",
@@ -103,7 +119,7 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
       auth: "public",
       responses: { 200: { description: "HTML page", contentType: "text/html" } },
       async handler({ res }) {
-        res.setHeader("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'");
+        res.setHeader("Content-Security-Policy", PAGE_CSP);
         res.type("html").send(docs());
         return {};
       },

@@ -2,8 +2,8 @@ import { z } from "zod";
 import { ERROR_CODES } from "@icv/platform";
 import { exampleOf } from "./openapi-examples.ts";
 import type { RouteDef } from "./registry.ts";
-import { WEBHOOKS } from "./webhook-schemas.ts";
 import { ErrorBody } from "./schemas.ts";
+import { WEBHOOK_SCHEMAS } from "./webhook-schemas.ts";
 
 type Json = Record<string, unknown>;
 
@@ -106,21 +106,23 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
       "x-errors": errors,
     };
   }
-  // the webhook bodies a tenant's endpoint receives (Redoc's and Scalar's x-webhooks)
-  const webhooks: Record<string, Json> = {};
-  for (const [event, w] of Object.entries(WEBHOOKS)) {
-    webhooks[event] = {
-      post: {
-        tags: ["Webhooks"],
-        summary: w.summary,
-        description:
-          "POSTed to the tenant's webhook endpoint (and a verification's or request's callback_url), signed: X-Service-Signature (and X-Proof-Signature) is the hex HMAC-SHA256 of the raw body under the webhook secret; webhook-id, webhook-timestamp and webhook-signature follow Standard Webhooks. Answer 2xx; anything else is retried.",
-        operationId: `webhook${event.replace(/(^|[._])(.)/g, (_, _s: string, ch: string) => ch.toUpperCase())}`,
-        requestBody: { required: true, content: { "application/json": { schema: toSchema(w.schema, "output", components) } } },
-        responses: { "200": { description: "Received (any 2xx)" } },
+  // the webhooks a receiver gets (OpenAPI 3.0's x-webhooks: 3.1's webhooks), signed as events-and-webhooks.md says
+  const webhooks = Object.fromEntries(
+    Object.entries(WEBHOOK_SCHEMAS).map(([event, schema]) => [
+      event,
+      {
+        post: {
+          tags: ["Webhooks"],
+          summary: `${event} (to the tenant's webhook endpoint and the verification's callback_url)`,
+          description:
+            "Signed: X-Service-Signature (and X-Proof-Signature) is the hex HMAC-SHA256 of the raw body under the webhook secret; webhook-id, webhook-timestamp and webhook-signature follow Standard Webhooks. The same event may arrive more than once: dedupe on id.",
+          operationId: `webhook${event.replace(/(^|[._])(.)/g, (_, _s: string, ch: string) => ch.toUpperCase())}`,
+          requestBody: { required: true, content: { "application/json": { schema: toSchema(schema, "output", components) } } },
+          responses: { "200": { description: "Any 2xx: delivered (else retried with backoff)" } },
+        },
       },
-    };
-  }
+    ]),
+  );
   addExamples(paths, components);
   addExamples(webhooks as Record<string, Record<string, Json>>, components);
   return {

@@ -1,70 +1,90 @@
 /**
- * The webhook bodies (docs/events-and-webhooks.md): `{id, event, test, created_at}` and the
- * event's payload, one shape per event family. They document what the webhook service sends
- * (services/webhook/src/payload.ts builds it from the icv.events.v1 messages); the OpenAPI
- * document lists them under x-webhooks, and test/e2e/sdk-dropin.test.ts checks a delivered body
- * against them.
+ * The bodies of the verification webhooks (docs/events-and-webhooks.md), for the OpenAPI
+ * document's `x-webhooks` (OpenAPI 3.0 has no `webhooks`; 3.1's name for the same thing). The
+ * webhook service builds them from the event catalogue (icv.events.v1); these schemas describe
+ * what a receiver gets and are checked against real deliveries in the e2e suite.
  */
 import { z } from "zod";
-import { timestamp } from "./schemas.ts";
+import { jsonObject, timestamp } from "./schemas.ts";
 
-const envelope = (event: readonly [string, ...string[]]) => ({
-  id: z.string().describe("The event id (evt_…): the same event may arrive more than once; dedupe on it or on webhook-id"),
-  event: z.enum(event),
-  test: z.boolean().describe("true for test-key data"),
+const envelope = {
+  id: z.string().describe("The event id (also the webhook-id header): the same on every attempt"),
+  test: z.boolean().describe("true for test-mode events"),
   created_at: timestamp,
-});
+};
 
-const proof = z
-  .object({
-    token: z.string().describe("The RS256 proof JWT"),
-    expires_at: timestamp,
-    identifier_salt: z.string().optional(),
-    sd_jwt_vc: z.string().optional().describe("proof_format sd-jwt-vc: the SD-JWT VC"),
-  })
-  .meta({ id: "WebhookProof" });
-
-const verification = {
+const verificationFields = {
   verification_id: z.string(),
   type: z.string(),
   channel: z.string(),
-  status: z.enum(["verified", "suspended"]),
   verified_at: timestamp,
   external_user_id: z.string().nullable(),
-  client_metadata: z.record(z.string(), z.unknown()).nullable(),
-  proof: proof.optional(),
+  client_metadata: jsonObject.nullable(),
+  proof: z
+    .object({
+      token: z.string().describe("The RS256 JWT proof"),
+      expires_at: timestamp,
+      identifier_salt: z.string().optional(),
+      sd_jwt_vc: z.string().optional(),
+    })
+    .nullable(),
 };
 
-export const VerificationCompletedWebhook = z.object({ ...envelope(["verification.completed"]), ...verification }).meta({
-  id: "VerificationCompletedWebhook",
-  example: {
-    id: "evt_01M80FSR2D8Q5V3W6N0B1C4Y7K",
-    event: "verification.completed",
-    test: true,
-    created_at: "2026-11-22T02:01:43.512Z",
-    verification_id: "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-    type: "phone",
-    channel: "telegram",
-    status: "verified",
-    verified_at: "2026-11-22T02:01:43.510Z",
-    external_user_id: "user-42",
-    client_metadata: null,
-    proof: { token: "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6…", expires_at: "2026-12-22T02:01:43.510Z" },
-  },
-});
+export const SuspensionReason = z
+  .enum(["record_missing", "record_mismatch", "unreachable", "policy_refused"])
+  .describe("Why control could not be confirmed again: no record, other values, no name server answered (3 checks in a row), or the owner's _icv policy")
+  .meta({ id: "SuspensionReason" });
 
-export const VerificationSuspensionWebhook = z
+export const VerificationCompletedWebhook = z
+  .object({ ...envelope, event: z.literal("verification.completed"), ...verificationFields, status: z.literal("verified") })
+  .meta({
+    id: "VerificationCompletedWebhook",
+    // the body docs/events-and-webhooks.md shows
+    example: {
+      id: "evt_01M80FSR2D8Q5V3W6N0B1C4Y7K",
+      event: "verification.completed",
+      test: true,
+      created_at: "2026-11-22T02:01:43.512Z",
+      verification_id: "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
+      type: "phone",
+      channel: "telegram",
+      status: "verified",
+      verified_at: "2026-11-22T02:01:43.510Z",
+      external_user_id: "user-42",
+      client_metadata: null,
+      proof: { token: "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6…", expires_at: "2026-12-22T02:01:43.510Z" },
+    },
+  });
+
+export const VerificationSuspendedWebhook = z
   .object({
-    ...envelope(["verification.suspended", "verification.reinstated"]),
-    ...verification,
-    suspended_at: timestamp.describe("When the suspension began"),
-    reason: z.enum(["record_missing", "record_mismatch", "unreachable", "policy_refused"]).describe("Why it was suspended"),
+    ...envelope,
+    event: z.literal("verification.suspended"),
+    ...verificationFields,
+    status: z.literal("suspended"),
+    suspended_at: timestamp,
+    reason: SuspensionReason,
   })
-  .meta({ id: "VerificationSuspensionWebhook" });
+  .describe("A verified verification's proof is suspended (status list value 2, validate reason suspended): a re-check failed")
+  .meta({ id: "VerificationSuspendedWebhook" });
 
+export const VerificationReinstatedWebhook = z
+  .object({
+    ...envelope,
+    event: z.literal("verification.reinstated"),
+    ...verificationFields,
+    status: z.literal("verified"),
+    suspended_at: timestamp.describe("When the suspension that ended began"),
+    reason: SuspensionReason,
+  })
+  .describe("A suspended proof is valid again (status list value 0): a later re-check passed")
+  .meta({ id: "VerificationReinstatedWebhook" });
+
+/** verification_request.partial, .completed and .expired: one shape (VerificationRequestChanged). */
 export const VerificationRequestWebhook = z
   .object({
-    ...envelope(["verification_request.partial", "verification_request.completed", "verification_request.expired"]),
+    ...envelope,
+    event: z.enum(["verification_request.partial", "verification_request.completed", "verification_request.expired"]),
     request_id: z.string(),
     reference_id: z.string().nullable(),
     status: z.enum(["partial", "completed", "expired"]),
@@ -82,14 +102,15 @@ export const VerificationRequestWebhook = z
     external_user_id: z.string().optional(),
     changed_at: timestamp,
   })
+  .describe("A verification request moved: some required assets verified (partial, with partial_ok), all of them (completed), or it expired")
   .meta({ id: "VerificationRequestWebhook" });
 
-/** Event type → its body, for x-webhooks. */
-export const WEBHOOKS: Record<string, { schema: z.ZodType; summary: string }> = {
-  "verification.completed": { schema: VerificationCompletedWebhook, summary: "A verification was verified (its proof is in the body)" },
-  "verification.suspended": { schema: VerificationSuspensionWebhook, summary: "A re-check found the asset no longer under the user's control" },
-  "verification.reinstated": { schema: VerificationSuspensionWebhook, summary: "A suspended verification passed its re-check again" },
-  "verification_request.partial": { schema: VerificationRequestWebhook, summary: "Some required assets of a request are verified (partial_ok only)" },
-  "verification_request.completed": { schema: VerificationRequestWebhook, summary: "Every required asset of a request is verified" },
-  "verification_request.expired": { schema: VerificationRequestWebhook, summary: "A request expired before it completed" },
-};
+/** event type → the schema of its body. */
+export const WEBHOOK_SCHEMAS = {
+  "verification.completed": VerificationCompletedWebhook,
+  "verification.suspended": VerificationSuspendedWebhook,
+  "verification.reinstated": VerificationReinstatedWebhook,
+  "verification_request.partial": VerificationRequestWebhook,
+  "verification_request.completed": VerificationRequestWebhook,
+  "verification_request.expired": VerificationRequestWebhook,
+} as const;

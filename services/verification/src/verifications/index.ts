@@ -20,7 +20,7 @@ import { createVerification } from "./create.ts";
 import { resendCode } from "./resend.ts";
 import { reinstateVerification, suspendVerification } from "./suspension.ts";
 import { completeInbound, recordSessionVerification } from "./inbound.ts";
-import { checkDomain, createDomainVerification, providerCheck, type DomainAnswer, type DomainCreateInput } from "./domain.ts";
+import { checkDomain, createDomainVerification, providerCheck, recheckDue, type DomainAnswer, type DomainCreateInput } from "./domain.ts";
 
 export * from "./deps.ts";
 
@@ -30,6 +30,8 @@ const toProofFormat = (f: Format) => (f === "sd-jwt-vc" ? ProofFormat.SD_JWT_VC 
 export interface IssuedProof {
   token: string;
   expiresAt: Date;
+  /** The token's verified_at: the one source of the row's (a retry gets the stored proof's). */
+  verifiedAt?: Date;
   identifierSalt: string;
   sdJwtVc?: string;
 }
@@ -37,6 +39,7 @@ export interface IssuedProof {
 const issued = (p: IssueProofResponse): IssuedProof => ({
   token: p.token,
   expiresAt: toDate(p.expiresAt)!,
+  verifiedAt: toDate(p.verifiedAt),
   identifierSalt: p.identifierSalt,
   sdJwtVc: p.sdJwtVc,
 });
@@ -63,6 +66,11 @@ export class Verifications implements UseCaseHost {
   /** Runs a domain verification's check now (domain.ts): /verify, /verifications/domain/:id/check, the hosted page. */
   checkDomain(scope: Scope, id: string): Promise<DomainAnswer> {
     return checkDomain(this, scope, id);
+  }
+
+  /** The scheduled re-checks that are due, claimed by this replica (domain.ts; the sweeper calls it). */
+  recheckDue(): Promise<number> {
+    return recheckDue(this);
   }
 
   /** A domain verification's check state (the hosted page's domain assets: one query for all). */

@@ -284,7 +284,7 @@ describe("SMS (Twilio)", () => {
 
   it("a session on the channel sms: the user texts the pre-filled message to our number; an auth session from another number fails", async () => {
     const s = (await live.post("/api/v1/sessions", { channel: "sms", context: { signup: "s-sms" } })).body;
-    expect(s).toMatchObject({ channel: "sms", test_mode: false, context: { signup: "s-sms" } });
+    expect(s).toMatchObject({ channel: "sms", test_mode: false, client_metadata: { signup: "s-sms" } });
     const link = /^sms:(\+\d+)\?body=(.+)$/.exec(s.deep_link)!;
     expect(link[1]).toBe(TW.number);
     const r = await tw.userSends(hook("sms"), { from: "+37069100030", to: TW.number, body: decodeURIComponent(link[2]) }, { signedUrl: `${PUBLIC}/hooks/sms` });

@@ -6,6 +6,7 @@ import { DOMAIN_CHECK_CALL, scopeOf, type Clients } from "../clients.ts";
 import { DomainCheck, toRestCheck } from "./domain-check.ts";
 import { idOf, idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
+import { CREATE_VERIFICATION_EXAMPLE, VERIFICATION_EXAMPLE } from "./examples.ts";
 import { ASSET_TYPES, ErrorBody, jsonObject, PageQuery, Pagination, projectIdShown, timestamp, toPagination } from "../schemas.ts";
 import { HolderKey, ProofFormat, ProofRefBody, proofBody } from "../schemas.ts";
 
@@ -63,28 +64,7 @@ export const Verification = z
   })
   .meta({
     id: "Verification",
-    // the walkthrough's verification as created (docs/walkthrough.md)
-    example: {
-      id: "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-      type: "phone",
-      channel: "telegram",
-      status: "pending",
-      identifier: "+37069199199",
-      challenge: {
-        code: "6RQYZ2",
-        expires_at: "2026-11-22T02:11:42.118Z",
-        instruction: "Open @icv_test_bot in Telegram, press Start and share your phone number (or send the code 6RQYZ2).",
-        deep_link: "https://t.me/icv_test_bot?start=6RQYZ2",
-      },
-      created_at: "2026-11-22T02:01:42.118Z",
-      external_user_id: "user-42",
-      attempts: 0,
-      max_attempts: 5,
-      test_mode: true,
-      delivery: "inbound",
-      updated_at: "2026-11-22T02:01:42.118Z",
-      proof_format: "jwt",
-    },
+    example: VERIFICATION_EXAMPLE,
   });
 
 const CreateVerificationBody = z
@@ -140,7 +120,7 @@ const CreateVerificationBody = z
   .strict()
   .meta({
     id: "CreateVerification",
-    example: { type: "phone", channel: "telegram", identifier: "+370 691 99199", external_user_id: "user-42", client_metadata: { signup: "web" } },
+    example: CREATE_VERIFICATION_EXAMPLE,
   });
 
 const SubmitBody = z

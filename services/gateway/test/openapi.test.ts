@@ -278,4 +278,10 @@ describe("GET /api/openapi.json", () => {
     expect(html).toContain("docs/walkthrough.md");
     expect(html).not.toMatch(/<script/i);
   });
+
+  it("page and limit are documented as integers in their ranges", () => {
+    const list = doc.paths["/api/v1/verifications"].get.parameters as Json[];
+    expect(list.find((p) => p.name === "page")!.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 1_000_000 });
+    expect(list.find((p) => p.name === "limit")!.schema).toEqual({ type: "integer", minimum: 1, maximum: 100 });
+  });
 });

@@ -281,6 +281,24 @@ describe("SMS (Twilio)", () => {
     expect((await tw.userSends(hook("sms"), m, { signWith: "another-auth-token-0000", signedUrl: `${PUBLIC}/hooks/sms` })).status).toBe(401);
     expect((await getV(v.id)).status).toBe("pending");
   });
+
+  it("a session on the channel sms: the user texts the pre-filled message to our number; an auth session from another number fails", async () => {
+    const s = (await live.post("/api/v1/sessions", { channel: "sms", context: { signup: "s-sms" } })).body;
+    expect(s).toMatchObject({ channel: "sms", test_mode: false, client_metadata: { signup: "s-sms" } });
+    const link = /^sms:(\+\d+)\?body=(.+)$/.exec(s.deep_link)!;
+    expect(link[1]).toBe(TW.number);
+    const r = await tw.userSends(hook("sms"), { from: "+37069100030", to: TW.number, body: decodeURIComponent(link[2]) }, { signedUrl: `${PUBLIC}/hooks/sms` });
+    expect(r.status).toBe(200);
+    const got = (await live.get(`/api/v1/sessions/${s.id}`)).body;
+    expect(got).toMatchObject({ status: "verified", channel: "sms", phone_number: "+37069100030" });
+    expect((await getV(got.verification_id)).proof.token).toBe(got.proof.token);
+    expect((await tw.waitForSent((m) => m.to === "+37069100030")).body).toMatch(/confirmed/i);
+
+    const auth = (await live.post("/api/v1/auth/sessions", { channel: "sms", phone_number: "+37069100031" })).body;
+    const body = decodeURIComponent(/\?body=(.+)$/.exec(auth.deep_link)![1]);
+    await tw.userSends(hook("sms"), { from: "+37069100032", to: TW.number, body }, { signedUrl: `${PUBLIC}/hooks/sms` });
+    expect((await live.get(`/api/v1/auth/sessions/${auth.id}`)).body).toMatchObject({ status: "failed", phone_number: "+37069100031" });
+  });
 });
 
 describe("Telegram long polling (local development)", () => {

@@ -131,7 +131,7 @@ describe("phone-first sessions (test key)", () => {
     const s = (await test.post("/api/v1/sessions", { channel: "telegram" })).body;
     expectError(await test.post(`/api/v1/sessions/${s.id}/test-verify`, { phone_number: "call me" }), 400, "invalid_identifier");
     expectError(await live.post(`/api/v1/sessions/${s.id}/test-verify`), 403, "test_mode_required");
-    expectError(await test.post("/api/v1/sessions", { channel: "sms" }), 400, "validation_error");
+    expectError(await test.post("/api/v1/sessions", { channel: "email" }), 400, "validation_error");
     expectError(await test.post("/api/v1/sessions", { channel: "telegram", phone_number: "+37069100077" }), 400, "validation_error");
   });
 
@@ -188,7 +188,7 @@ describe("auth sessions (test key)", () => {
     expectError(await test.post("/api/v1/auth/sessions", { channel: "whatsapp" }), 400, "validation_error");
     expectError(await test.post("/api/v1/auth/sessions", { channel: "whatsapp", phone_number: "12" }), 400, "invalid_identifier");
     expectError(await test.post("/api/v1/auth/sessions", { channel: "whatsapp", phone_number: "+37069199199", type: "payment" }), 400, "validation_error");
-    expectError(await test.post("/api/v1/auth/sessions", { channel: "sms", phone_number: "+37069199199" }), 400, "validation_error");
+    expectError(await test.post("/api/v1/auth/sessions", { channel: "email", phone_number: "+37069199199" }), 400, "validation_error");
   });
 });
 

@@ -139,9 +139,14 @@ describe("a receiver answering 200", () => {
       attempts: 1,
       max_attempts: 3,
       response_status: 200,
+      error_message: null,
+      last_attempt_at: expect.any(String),
+      next_retry_at: null,
+      delivered_at: expect.any(String),
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
+    expect(d.delivered_at).toBe(d.last_attempt_at);
     const detail = await t.c.get(`/api/v1/webhook-deliveries/${d.id}`);
     expect(detail.status).toBe(200);
     expect(detail.body).toMatchObject({ ...d, request_payload: body, response_body: "ok", error_message: null, next_retry_at: null });
@@ -225,9 +230,10 @@ describe("the delivery endpoints", () => {
 
   it("paginate newest first", async () => {
     const p1 = await t.c.get("/api/v1/webhook-deliveries?limit=2");
-    expect(p1.body.pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2, hasMore: true, has_more: true });
+    expect(p1.body.pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2, hasMore: true, has_more: true, total_pages: 2 });
+    expect(p1.body.deliveries).toEqual(p1.body.data);
     const p2 = await t.c.get("/api/v1/webhook-deliveries?limit=2&page=2");
-    expect(p2.body.pagination).toEqual({ page: 2, limit: 2, total: 3, pages: 2, hasMore: false, has_more: false });
+    expect(p2.body.pagination).toEqual({ page: 2, limit: 2, total: 3, pages: 2, hasMore: false, has_more: false, total_pages: 2 });
     const all = [...p1.body.data, ...p2.body.data];
     expect(new Set(all.map((d) => d.id)).size).toBe(3);
     const created = all.map((d) => d.created_at);
@@ -239,7 +245,16 @@ describe("the delivery endpoints", () => {
   it("count by status with a two-decimal success rate", async () => {
     const s = await t.c.get("/api/v1/webhook-deliveries/stats");
     expect(s.status).toBe(200);
-    expect(s.body).toEqual({ total: 3, delivered: 2, failed: 1, pending: 0, success_rate: 66.67 });
+    expect(s.body).toEqual({
+      total: 3,
+      delivered: 2,
+      failed: 1,
+      pending: 0,
+      success_rate: 66.67,
+      by_status: { pending: 0, delivered: 2, failed: 1 },
+      delivery_rate: "66.67",
+      recent_failures_24h: 1,
+    });
     const empty = await tenant(undefined);
     expect((await empty.c.get("/api/v1/webhook-deliveries/stats")).body).toEqual({
       total: 0,
@@ -247,6 +262,9 @@ describe("the delivery endpoints", () => {
       failed: 0,
       pending: 0,
       success_rate: 0,
+      by_status: { pending: 0, delivered: 0, failed: 0 },
+      delivery_rate: "0.00",
+      recent_failures_24h: 0,
     });
   });
 

@@ -3,7 +3,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import type { Config, Logger } from "@icv/platform";
 import { keyAuth, rateLimit, type KeyAuth } from "./auth.ts";
 import type { Clients } from "./clients.ts";
-import { renderDocs } from "./docs.ts";
+import { renderDocs, renderLanding } from "./docs.ts";
 import { fastPath } from "./fast-path.ts";
 import { errorHandler, notFound, requestId, requireJson } from "./http.ts";
 import type { HostedHub } from "./hosted/hub.ts";
@@ -79,12 +79,14 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
   const auth = keyAuth(store, config.API_KEY_CACHE_TTL_MS, { limiter, perMinute: config.AUTH_FAILURES_PER_MINUTE }, logger);
   let openapiDoc: Record<string, unknown> | undefined;
   let docsHtml: string | undefined;
+  let landingHtml: string | undefined;
   const health: HealthDeps = { clients, database: () => store.ping(), redis: deps.redisPing, kafka: deps.kafkaUp };
   const routes: RouteDef[] = [
     ...metaRoutes(
       health,
       () => (openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl })),
       () => (docsHtml ??= renderDocs((openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl })))),
+      () => (landingHtml ??= renderLanding((openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl })))),
     ),
     ...verifiedUserRoutes(clients),
     ...verificationRoutes(clients),

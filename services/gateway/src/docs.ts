@@ -9,16 +9,22 @@ export function renderDocs(doc: Json): string {
   for (const [path, ops] of Object.entries<Json>(doc.paths)) {
     for (const [method, op] of Object.entries<Json>(ops)) {
       const params = (op.parameters ?? []) as Json[];
-      const body = op.requestBody?.content?.["application/json"]?.schema;
+      const body = op.requestBody?.content?.["application/json"]?.example;
       const responses = Object.entries<Json>(op.responses)
-        .map(([code, r]) => `<li><code>${esc(code)}</code> ${esc(r.description)}</li>`)
+        .map(([code, r]) => {
+          const codes = (r["x-error-codes"] ?? []) as string[];
+          const example = Number(code) < 400 ? r.content?.["application/json"]?.example : undefined;
+          return `<li><code>${esc(code)}</code> ${esc(r.description)}${codes.length ? ` — error codes: ${codes.map((c) => `<code>${esc(c)}</code>`).join(", ")}` : ""}${
+            example !== undefined ? `<details><summary>Example</summary><pre>${esc(JSON.stringify(example, null, 2))}</pre></details>` : ""
+          }</li>`;
+        })
         .join("");
       const html = `<section class="op" id="${esc(op.operationId)}">
   <h3><span class="m ${esc(method)}">${esc(method.toUpperCase())}</span> <code>${esc(path)}</code>${op["x-icv-planned"] ? ' <span class="planned">planned</span>' : ""}</h3>
   <p>${esc(op.summary)}${op.security && !op.security.length ? " · <em>no API key</em>" : ""}</p>
   ${op.description ? `<p>${esc(op.description)}</p>` : ""}
   ${params.length ? `<h4>Parameters</h4><ul>${params.map((p) => `<li><code>${esc(p.name)}</code> (${esc(p.in)}${p.required ? ", required" : ""}) ${esc(p.schema?.type ?? "")}</li>`).join("")}</ul>` : ""}
-  ${body ? `<h4>Body</h4><pre>${esc(JSON.stringify(body, null, 2))}</pre>` : ""}
+  ${body !== undefined ? `<h4>Request example</h4><pre>${esc(JSON.stringify(body, null, 2))}</pre>` : ""}
   <h4>Responses</h4><ul>${responses}</ul>
 </section>`;
       const tag = op.tags?.[0] ?? "Other";
@@ -44,4 +50,24 @@ nav ul{display:flex;flex-wrap:wrap;gap:.5rem 1rem;list-style:none;padding:0}
 <nav aria-label="Sections"><ul>${nav}</ul></nav>
 ${sections}
 </main></body></html>`;
+}
+
+/** GET /: where a developer starts (the reference, the machine-readable document, health, the guides by tag). */
+export function renderLanding(doc: Json): string {
+  const guides = ((doc.tags ?? []) as Json[])
+    .map((t) => `<li><strong>${esc(t.name)}</strong>: ${esc(String(t.description).replace(/ Guide: .*$/, ""))} <code>${esc(t["x-guide"])}</code></li>`)
+    .join("");
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(doc.info.title)}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;margin:0 auto;max-width:50rem;padding:1rem;color:#1a1a1a}code{font-family:ui-monospace,monospace;font-size:.9em}</style></head>
+<body><h1>${esc(doc.info.title)}</h1><p>${esc(doc.info.description)}</p>
+<ul>
+<li><a href="/docs">API reference</a>: every operation with its examples and error codes</li>
+<li><a href="/api/openapi.json">OpenAPI document</a> (<code>/api/openapi.json</code>), for generating clients</li>
+<li><a href="/health">Health</a> (<code>/health</code>)</li>
+<li><a href="/api/v1">API version</a> (<code>/api/v1</code>)</li>
+</ul>
+<h2>Guides</h2><p>In the repository's <code>docs/</code> folder, by area:</p><ul>${guides}</ul>
+</body></html>`;
 }

@@ -52,6 +52,8 @@ export function errorReply(err: AppError, requestId: string): { status: number; 
         message: err.message,
         ...(err.details?.length ? { details: err.details } : {}),
         ...err.extra,
+        // the reference SDKs read retryAfter (DECISIONS.md "Compatibility"); retry_after stays
+        ...(retryAfter !== undefined ? { retryAfter } : {}),
         request_id: requestId,
       },
     },

@@ -18,6 +18,8 @@ export const ErrorBody = z
       code: z.string(),
       message: z.string(),
       details: z.array(z.object({ field: z.string(), message: z.string(), code: z.string() })).optional(),
+      retry_after: z.number().int().optional().describe("429 and 503: seconds until a retry may succeed (the Retry-After header too)"),
+      retryAfter: z.number().int().optional().describe("The same as retry_after, for the reference SDKs"),
       request_id: z.string(),
     }),
   })
@@ -49,7 +51,9 @@ const intParam = (name: string, min: number, max: number) =>
     .string()
     .regex(/^\d+$/, `${name} must be a whole number`)
     .transform(Number)
-    .pipe(z.number().int().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`));
+    .pipe(z.number().int().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`))
+    // documented as what it is: a whole number in its range (the query string carries it as text)
+    .meta({ type: "integer", minimum: min, maximum: max, pattern: undefined });
 
 export const PageQuery = {
   page: intParam("page", 1, 1_000_000).optional(),

@@ -37,7 +37,24 @@ export const SuspensionReason = z
 
 export const VerificationCompletedWebhook = z
   .object({ ...envelope, event: z.literal("verification.completed"), ...verificationFields, status: z.literal("verified") })
-  .meta({ id: "VerificationCompletedWebhook" });
+  .meta({
+    id: "VerificationCompletedWebhook",
+    // the body docs/events-and-webhooks.md shows
+    example: {
+      id: "evt_01M80FSR2D8Q5V3W6N0B1C4Y7K",
+      event: "verification.completed",
+      test: true,
+      created_at: "2026-11-22T02:01:43.512Z",
+      verification_id: "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
+      type: "phone",
+      channel: "telegram",
+      status: "verified",
+      verified_at: "2026-11-22T02:01:43.510Z",
+      external_user_id: "user-42",
+      client_metadata: null,
+      proof: { token: "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6…", expires_at: "2026-12-22T02:01:43.510Z" },
+    },
+  });
 
 export const VerificationSuspendedWebhook = z
   .object({
@@ -63,9 +80,37 @@ export const VerificationReinstatedWebhook = z
   .describe("A suspended proof is valid again (status list value 0): a later re-check passed")
   .meta({ id: "VerificationReinstatedWebhook" });
 
+/** verification_request.partial, .completed and .expired: one shape (VerificationRequestChanged). */
+export const VerificationRequestWebhook = z
+  .object({
+    ...envelope,
+    event: z.enum(["verification_request.partial", "verification_request.completed", "verification_request.expired"]),
+    request_id: z.string(),
+    reference_id: z.string().nullable(),
+    status: z.enum(["partial", "completed", "expired"]),
+    proofs: z.array(
+      z.object({
+        asset_index: z.number().int(),
+        type: z.string(),
+        verification_id: z.string().nullable(),
+        proof_token: z.string(),
+        expires_at: timestamp,
+        sd_jwt_vc: z.string().optional(),
+        identifier_salt: z.string().optional(),
+      }),
+    ),
+    external_user_id: z.string().optional(),
+    changed_at: timestamp,
+  })
+  .describe("A verification request moved: some required assets verified (partial, with partial_ok), all of them (completed), or it expired")
+  .meta({ id: "VerificationRequestWebhook" });
+
 /** event type → the schema of its body. */
 export const WEBHOOK_SCHEMAS = {
   "verification.completed": VerificationCompletedWebhook,
   "verification.suspended": VerificationSuspendedWebhook,
   "verification.reinstated": VerificationReinstatedWebhook,
+  "verification_request.partial": VerificationRequestWebhook,
+  "verification_request.completed": VerificationRequestWebhook,
+  "verification_request.expired": VerificationRequestWebhook,
 } as const;

@@ -1,7 +1,12 @@
+import { existsSync } from "node:fs";
 import http from "node:http";
+import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, parseConfig, type TlsIdentity } from "@icv/platform";
+import { Ajv } from "ajv";
+import { ERROR_CODES } from "@icv/platform";
+import { openApiValidator } from "../../../test/support/openapi-validate.ts";
 import { buildApp } from "../src/app.ts";
 import { makeClients } from "../src/clients.ts";
 import { MemoryRateLimiter } from "../src/rate-limit.ts";
@@ -13,6 +18,7 @@ const METHODS = ["get", "post", "put", "patch", "delete"];
 let server: http.Server;
 let doc: Json;
 let contentType: string | null;
+let base: string;
 
 beforeAll(async () => {
   const config = parseConfig({ PUBLIC_BASE_URL: "https://api.icv.test" });
@@ -30,6 +36,7 @@ beforeAll(async () => {
   expect(res.status).toBe(200);
   contentType = res.headers.get("content-type");
   doc = await res.json();
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(() => new Promise<void>((resolve) => server?.close(() => resolve())));
 
@@ -145,9 +152,16 @@ describe("GET /api/openapi.json", () => {
     }
   });
 
-  it("describes the verification webhooks (x-webhooks): completed, suspended and reinstated with their reason", () => {
+  it("describes the webhooks (x-webhooks): completed, suspended and reinstated with their reason, and the request events", () => {
     const hooks = doc["x-webhooks"] as Json;
-    expect(Object.keys(hooks).sort()).toEqual(["verification.completed", "verification.reinstated", "verification.suspended"]);
+    expect(Object.keys(hooks).sort()).toEqual([
+      "verification.completed",
+      "verification.reinstated",
+      "verification.suspended",
+      "verification_request.completed",
+      "verification_request.expired",
+      "verification_request.partial",
+    ]);
     const body = (event: string) => {
       const s = hooks[event].post.requestBody.content["application/json"].schema as Json;
       return (s.$ref ? resolvePointer(doc, s.$ref) : s) as Json;
@@ -166,5 +180,108 @@ describe("GET /api/openapi.json", () => {
       if (typeof node.$ref === "string" && resolvePointer(doc, node.$ref) === undefined) broken.push(`${at}: ${node.$ref}`);
     }
     expect(broken).toEqual([]);
+  });
+
+  it("every operation has a description and documents its errors: each error status names its codes, each code of that status", () => {
+    const missing: string[] = [];
+    const wrong: string[] = [];
+    for (const { path, method, op } of operations()) {
+      const name = `${method.toUpperCase()} ${path}`;
+      if (typeof op.description !== "string" || op.description.length < 20) missing.push(`${name}: description`);
+      const statuses = Object.keys(op.responses).filter(
+        (s) => Number(s) >= 400 && op.responses[s].content?.["application/json"]?.schema?.$ref === "#/components/schemas/Error",
+      );
+      if (!statuses.length) missing.push(`${name}: no error response`);
+      for (const status of statuses) {
+        const codes: string[] = op.responses[status]["x-error-codes"];
+        if (!codes?.length) missing.push(`${name}: ${status} names no error code`);
+        for (const code of codes ?? []) {
+          const known = ERROR_CODES[code as keyof typeof ERROR_CODES];
+          if (known?.http !== Number(status)) wrong.push(`${name}: ${status} names ${code} (HTTP ${known?.http})`);
+        }
+      }
+      expect(op["x-errors"], name).toEqual(statuses.flatMap((s) => op.responses[s]["x-error-codes"].map((code: string) => ({ status: Number(s), code }))));
+    }
+    expect(missing).toEqual([]);
+    expect(wrong).toEqual([]);
+  });
+
+  it("every operation has a request example (when it takes a body) and a response example per JSON answer, each valid against its schema", () => {
+    const check = openApiValidator(doc as { components: { schemas: Json } });
+    const problems: string[] = [];
+    let checked = 0;
+    for (const { path, method, op } of operations()) {
+      const name = `${method.toUpperCase()} ${path}`;
+      const body = op.requestBody?.content?.["application/json"];
+      if (body) {
+        if (body.example === undefined) problems.push(`${name}: no request example`);
+        else problems.push(...check(body.schema, body.example).map((e) => `${name} request: ${e}`));
+        checked++;
+      }
+      for (const [status, resp] of Object.entries<Json>(op.responses)) {
+        const json = resp.content?.["application/json"];
+        if (!json) continue;
+        if (json.example === undefined) problems.push(`${name} ${status}: no example`);
+        else problems.push(...check(json.schema, json.example).map((e) => `${name} ${status}: ${e}`));
+        checked++;
+      }
+    }
+    // the webhook bodies (x-webhooks): each event's schema with a valid example
+    const webhooks = Object.entries<Json>(doc["x-webhooks"] ?? {});
+    expect(webhooks.map(([event]) => event).sort()).toEqual(
+      [
+        "verification.completed",
+        "verification.reinstated",
+        "verification.suspended",
+        "verification_request.completed",
+        "verification_request.expired",
+        "verification_request.partial",
+      ].sort(),
+    );
+    for (const [event, w] of webhooks) {
+      const body = w.post.requestBody.content["application/json"];
+      expect(body.example?.event, event).toBe(event === "verification.completed" ? event : body.example?.event);
+      problems.push(...check(body.schema, body.example).map((e) => `webhook ${event}: ${e}`));
+    }
+    expect(problems).toEqual([]);
+    expect(checked).toBeGreaterThan(150);
+  });
+
+  it("an example that breaks its schema is caught", () => {
+    const ajv = new Ajv({ strict: false });
+    const v = ajv.compile({ type: "object", properties: { page: { type: "integer" } }, required: ["page"] });
+    expect(v({ page: "1" })).toBe(false);
+  });
+
+  it("declares every tag an operation or webhook uses, each once, with its guide in docs/", () => {
+    const declared = (doc.tags as Json[]).map((t) => t.name);
+    expect(new Set(declared).size).toBe(declared.length);
+    const used = new Set([...operations(), ...Object.values<Json>(doc["x-webhooks"]).map((w) => ({ op: w.post }))].flatMap(({ op }) => op.tags));
+    expect([...used].filter((t) => !declared.includes(t))).toEqual([]);
+    expect(declared.filter((t) => !used.has(t))).toEqual([]);
+    const root = path.resolve(import.meta.dirname, "../../..");
+    for (const t of doc.tags as Json[]) expect(existsSync(path.join(root, t["x-guide"])), `${t.name}: ${t["x-guide"]}`).toBe(true);
+  });
+
+  it("/docs shows each operation's request and response examples and its error codes; GET / links the reference, the document and /health", async () => {
+    const page = await (await fetch(`${base}/docs`)).text();
+    expect(page).toContain("Request example");
+    expect(page).toContain("&#34;identifier&#34;: &#34;+370 691 99199&#34;");
+    expect(page).toContain("error codes: <code>validation_error</code>");
+    expect(page).not.toContain("$ref");
+    const landing = await fetch(`${base}/`);
+    expect(landing.status).toBe(200);
+    expect(landing.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(landing.headers.get("content-security-policy")).toContain("default-src 'none'");
+    const html = await landing.text();
+    for (const href of ["/docs", "/api/openapi.json", "/health", "/api/v1"]) expect(html).toContain(`href="${href}"`);
+    expect(html).toContain("docs/walkthrough.md");
+    expect(html).not.toMatch(/<script/i);
+  });
+
+  it("page and limit are documented as integers in their ranges", () => {
+    const list = doc.paths["/api/v1/verifications"].get.parameters as Json[];
+    expect(list.find((p) => p.name === "page")!.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 1_000_000 });
+    expect(list.find((p) => p.name === "limit")!.schema).toEqual({ type: "integer", minimum: 1, maximum: 100 });
   });
 });

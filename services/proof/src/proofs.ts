@@ -99,7 +99,8 @@ export async function issueProof(d: ProofDeps, scope: Scope, req: IssueInput): P
     channel: req.channel,
     identifier_hash: hash,
     verified_at: verifiedAt.toISOString(),
-    ...(req.externalUserId ? { external_user_id: req.externalUserId } : {}),
+    // user_id: the reference SDKs' name of external_user_id (DECISIONS.md "Proofs")
+    ...(req.externalUserId ? { external_user_id: req.externalUserId, user_id: req.externalUserId } : {}),
     method: req.method as ProofMethod,
     ...(req.subjectHash ? { subject_hash: req.subjectHash } : {}),
     status,

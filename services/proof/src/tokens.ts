@@ -18,6 +18,8 @@ export interface ProofClaims {
   identifier_hash: string;
   verified_at: string;
   external_user_id?: string;
+  /** The reference SDKs' name of external_user_id (the same value). */
+  user_id?: string;
   /** How control was shown; every proof issued now carries it (absent only on proofs issued before). */
   method?: ProofMethod;
   /** OAuth sign-ins: hex SHA-256 of `{channel}:{provider user id}` (the account's stable id at the provider). */

@@ -75,6 +75,7 @@ describe("IssueProof", () => {
       identifier_hash: saltedHash(r.identifierSalt, "+37069199199"),
       verified_at: verifiedAt.toISOString(),
       external_user_id: "user-42",
+      user_id: "user-42",
       method: "otp",
       status: { status_list: { idx: expect.any(Number), uri: expect.stringMatching(/^http:\/\/localhost:\d+\/api\/v1\/proofs\/status-lists\/test-0$/) } },
     });

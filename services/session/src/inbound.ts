@@ -168,7 +168,7 @@ export class Inbound {
     const sender = phone ? `phone:${phone}` : undefined;
     if (sender && (await this.throttled(sender, strikes, reply))) return "throttled";
     const asked = readText(text);
-    if (!asked || !phone || (asked.kind === "session" && channel === "sms")) {
+    if (!asked || !phone) {
       this.reply(() => reply(REPLY.help));
       return "unrecognized";
     }

@@ -76,7 +76,7 @@ export class Sessions {
   constructor(private readonly d: SessionDeps) {}
 
   /** Where the user writes: the bot's @username or our WhatsApp number. */
-  target(channel: "telegram" | "whatsapp"): string {
+  target(channel: "telegram" | "whatsapp" | "sms"): string {
     return messagingAddress(channel, this.d.config);
   }
 
@@ -92,9 +92,9 @@ export class Sessions {
     input: { channel: string; phoneNumber?: string; type?: string; clientMetadata?: Record<string, unknown>; projectId?: string },
   ): Promise<SessionView> {
     const { config, clock, store } = this.d;
-    if (input.channel !== "telegram" && input.channel !== "whatsapp") {
-      throw new AppError("validation_error", "channel must be telegram or whatsapp", {
-        details: [{ field: "channel", message: "must be telegram or whatsapp", code: "invalid_enum_value" }],
+    if (input.channel !== "telegram" && input.channel !== "whatsapp" && input.channel !== "sms") {
+      throw new AppError("validation_error", "channel must be telegram, whatsapp or sms", {
+        details: [{ field: "channel", message: "must be telegram, whatsapp or sms", code: "invalid_enum_value" }],
       });
     }
     let phone: string | null = null;
@@ -278,7 +278,10 @@ export class Sessions {
   private deepLink(s: SessionRow): string {
     const token = sessionToken(this.d.key, s.id);
     if (s.channel === "telegram") return `https://t.me/${this.target("telegram").slice(1)}?start=${token}`;
-    return `https://wa.me/${this.target("whatsapp").slice(1)}?text=${encodeURIComponent(whatsappPrefill(s.kind, s.auth_type, token))}`;
+    const text = encodeURIComponent(whatsappPrefill(s.kind, s.auth_type, token));
+    // sms: the RFC 5724 URI that opens the phone's messages app with the text filled in
+    if (s.channel === "sms") return `sms:${this.target("sms")}?body=${text}`;
+    return `https://wa.me/${this.target("whatsapp").slice(1)}?text=${text}`;
   }
 
   /** An auth session's QR data URI, rendered once per session (clients poll GET while pending). */

@@ -10,7 +10,7 @@ export interface SessionRow {
   kind: SessionKind;
   tenant_id: string;
   environment: "live" | "test";
-  channel: "telegram" | "whatsapp";
+  channel: "telegram" | "whatsapp" | "sms";
   auth_type: string | null;
   status: SessionStatus;
   phone_number: string | null;

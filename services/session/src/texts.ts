@@ -10,7 +10,9 @@ export function sessionInstructions(kind: "phone" | "auth", channel: string, aut
   const what = kind === "phone" ? "to confirm your phone number" : `to confirm this ${AUTH_PURPOSE[authType ?? "2fa"]}`;
   return channel === "telegram"
     ? `Open the link (or scan the QR code) ${what}: it opens ${target} in Telegram. Press Start, then share your phone number with the button the bot shows.`
-    : `Open the link (or scan the QR code) ${what}: it opens WhatsApp with a message to ${target}. Send it without changing it.`;
+    : channel === "sms"
+      ? `Open the link (or scan the QR code) ${what}: it opens your messages app with a text to ${target}. Send it without changing it.`
+      : `Open the link (or scan the QR code) ${what}: it opens WhatsApp with a message to ${target}. Send it without changing it.`;
 }
 
 /** A built-in reply with the project's business name in front (the branding of a text without a template). */

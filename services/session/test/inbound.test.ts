@@ -151,12 +151,12 @@ describe("a session token", () => {
     expect(texts()).toEqual([REPLY.unknown, REPLY.askContact, REPLY.sessionVerified]);
   });
 
-  it("SMS carries codes only: a session token there gets the help text and the session stays pending", async () => {
+  it("a session answers only over its own channel: a WhatsApp session's token texted by SMS is unknown there and the session stays pending", async () => {
     const s = await sessions.create(LIVE, "phone", { channel: "whatsapp" });
-    expect(await inbound.handle("sms", sms(ME, sessionToken(KEY, s.row.id)))).toEqual(["unrecognized"]);
+    expect(await inbound.handle("sms", sms(ME, sessionToken(KEY, s.row.id)))).toEqual(["unknown"]);
     expect((await store.byId(s.row.id))!.status).toBe("pending");
     await settle();
-    expect(texts()).toEqual([REPLY.help]);
+    expect(texts()).toEqual([REPLY.unknown]);
   });
 });
 

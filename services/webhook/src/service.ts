@@ -84,14 +84,14 @@ export function toMessage(row: DeliveryRow, detail: boolean): MessageInitShape<t
     responseStatus: row.response_status ?? undefined,
     createdAt: ts(row.created_at),
     updatedAt: ts(row.updated_at),
+    errorMessage: row.error_message ?? undefined,
+    lastAttemptAt: ts(row.last_attempt_at),
+    nextRetryAt: ts(row.next_retry_at),
     ...(detail
       ? {
           requestPayload: row.payload,
           requestHeaders: row.request_headers,
           responseBody: row.response_body ?? undefined,
-          errorMessage: row.error_message ?? undefined,
-          lastAttemptAt: ts(row.last_attempt_at),
-          nextRetryAt: ts(row.next_retry_at),
           attemptLog: row.attempt_log.map((a) => ({
             attempt: a.attempt,
             at: ts(new Date(a.at)),
@@ -170,7 +170,7 @@ export function webhookRoutes(store: WebhookStore, clock: Clock, onRequeued: () 
         return { delivery: toMessage(row, true) };
       },
       async getDeliveryStats(req) {
-        return store.stats(requireScope(req.scope));
+        return store.stats(requireScope(req.scope), new Date(clock.now().getTime() - 24 * 3600_000));
       },
       async retryDelivery(req) {
         const scope = requireScope(req.scope);

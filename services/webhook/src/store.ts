@@ -119,7 +119,7 @@ export interface DeliveryQueue {
 }
 
 const LIST_COLUMNS = `id, tenant_id, environment, event_id, event_type, url, verification_request_id, verification_id, status,
-  attempts, max_attempts, response_status, created_at, updated_at`;
+  attempts, max_attempts, response_status, created_at, updated_at, error_message, last_attempt_at, next_retry_at`;
 
 const secretHead = (tenantId: string, env: EnvName) => ({
   aggregateType: "webhook_secret",
@@ -397,14 +397,13 @@ export class WebhookStore implements DeliveryQueue {
     return r.rows[0];
   }
 
-  async stats(scope: Scope): Promise<Record<"total" | DeliveryStatus, number>> {
-    const r = await this.db.query<Record<"total" | DeliveryStatus, number>>(
-      `SELECT count(*)::int AS total,
-              count(*) FILTER (WHERE status = 'delivered')::int AS delivered,
-              count(*) FILTER (WHERE status = 'failed')::int AS failed,
-              count(*) FILTER (WHERE status = 'pending')::int AS pending
+  async stats(scope: Scope, failedSince: Date): Promise<Record<"total" | DeliveryStatus | "recentFailures24h", number>> {
+    const r = await this.db.query<Record<"total" | DeliveryStatus | "recentFailures24h", number>>(
+      `SELECT count(*)::int AS total, count(*) FILTER (WHERE status = 'delivered')::int AS delivered,
+              count(*) FILTER (WHERE status = 'failed')::int AS failed, count(*) FILTER (WHERE status = 'pending')::int AS pending,
+              count(*) FILTER (WHERE status = 'failed' AND updated_at > $3)::int AS "recentFailures24h"
          FROM ${S}.deliveries WHERE tenant_id = $1 AND environment = $2`,
-      [scope.tenantId, scope.env],
+      [scope.tenantId, scope.env, failedSince],
     );
     return r.rows[0];
   }

@@ -57,6 +57,10 @@ export function credentialRoutes(config: Config, c: Clients): RouteDef[] {
         env === "live"
           ? "SD-JWT VC issuer metadata of live credentials (iss = the issuer; keys: jwks.json)"
           : "SD-JWT VC issuer metadata of test credentials (iss = the issuer + /test; keys: jwks-test.json)",
+      description:
+        env === "live"
+          ? "SD-JWT VC issuer metadata (draft-ietf-oauth-sd-jwt-vc): the issuer of live credentials and where its keys are, so a verifier finds the keys from the credential's iss alone."
+          : "The issuer metadata of test credentials: their iss is the issuer followed by /test and their keys are the test key set, so a test credential never verifies as a live one.",
       auth: "public",
       responses: { 200: { description: "The issuer metadata", schema: IssuerMetadata } },
       async handler() {
@@ -75,6 +79,8 @@ export function credentialRoutes(config: Config, c: Clients): RouteDef[] {
       path: VCT_PATH,
       tag: "Proofs",
       summary: "Type metadata of the asset-control credential (the SD-JWT VC's vct)",
+      description:
+        "The type metadata the SD-JWT VC's vct names: what an asset-control credential claims (type, channel, method, the selectively disclosable identifier and external_user_id) and how to show it.",
       auth: "public",
       responses: { 200: { description: "SD-JWT VC type metadata", schema: TypeMetadata } },
       async handler() {

@@ -249,6 +249,8 @@ export function hostedRoutes(
       path: `${base}/assets/{assetIndex}/submit`,
       tag: TAG,
       summary: "Answer an asset's challenge from the hosted page (code, signature or bot token)",
+      description:
+        "The hosted page's call, authorised by the request token in X-Request-Token (from the page URL's fragment, never an API key): completes the asset's verification with what the user entered.",
       auth: "public",
       params: AssetParams,
       body: SubmitBody,
@@ -273,6 +275,8 @@ export function hostedRoutes(
       path: `${base}/assets/{assetIndex}/test-verify`,
       tag: TAG,
       summary: "Complete a started asset at once (test-mode requests only)",
+      description:
+        "For requests made with a test key: completes the asset's started verification as test-verify would, so a test integration can walk the hosted page without a phone or mailbox.",
       auth: "public",
       params: AssetParams,
       responses: { 200: { description: "The page state", schema: HostedRequestBody }, ...assetErrors },
@@ -325,6 +329,8 @@ function hostedCheckRoute(
     path: `${base}/assets/{assetIndex}/check`,
     tag: TAG,
     summary: "Check a domain asset now (its DNS record or HTTP file); the page state shows what the check saw",
+    description:
+      "The hosted page's check of a domain asset: looks up the TXT record or fetches the HTTP file now, verifies the asset when it is there, and otherwise records what was seen for the page to show.",
     auth: "public",
     params: AssetParams,
     responses: {

@@ -32,6 +32,8 @@ export interface HealthDeps {
   kafka?: () => boolean;
 }
 
+const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
+
 /** The answer of `check`, shared by every call made while it runs: at most one check in flight. */
 export function shared<T>(check: () => Promise<T>): () => Promise<T> {
   let running: Promise<T> | undefined;
@@ -45,7 +47,7 @@ export function shared<T>(check: () => Promise<T>): () => Promise<T> {
  * /health: the database, Redis and each service through its gRPC health endpoint, checked in
  * parallel; not rate limited (the probes call it), so calls made while a check runs share it.
  */
-export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unknown>, docs: () => string): RouteDef[] {
+export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unknown>, docs: () => string, landing: () => string): RouteDef[] {
   const checks = shared(async () => {
     const names = Object.keys(deps.clients.urls) as ServiceName[];
     const [db, redis, ...svcs] = await Promise.all([
@@ -58,9 +60,25 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
   return [
     route({
       method: "get",
+      path: "/",
+      tag: "Meta",
+      summary: "Landing page",
+      description: "Where a developer starts: links to the API reference, the OpenAPI document, /health and /api/v1, and the guides by area.",
+      auth: "public",
+      responses: { 200: { description: "HTML page", contentType: "text/html" } },
+      async handler({ res }) {
+        res.setHeader("Content-Security-Policy", PAGE_CSP);
+        res.type("html").send(landing());
+        return {};
+      },
+    }),
+    route({
+      method: "get",
       path: "/health",
       tag: "Meta",
       summary: "Service health",
+      description:
+        "Whether this replica and what it depends on (database, Redis when configured, the internal services) answer; 503 with the failing parts while any is down. Load balancers and orchestrators poll it; it needs no key.",
       auth: "public",
       responses: { 200: { description: "Healthy or degraded", schema: Health }, 503: { description: "Unhealthy", schema: Health } },
       async handler() {
@@ -88,6 +106,7 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
       path: "/api/v1",
       tag: "Meta",
       summary: "API name and version",
+      description: "The API's name and version and where its description lives; a cheap call to check a base URL and a key's reachability.",
       auth: "public",
       responses: { 200: { description: "About this API", schema: ApiInfo } },
       async handler() {
@@ -99,6 +118,8 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
       path: "/api/openapi.json",
       tag: "Meta",
       summary: "This description (OpenAPI 3.0)",
+      description:
+        "This API's OpenAPI 3.0 document, generated from the same route table that validates requests, so it always matches what the server accepts and answers.",
       auth: "public",
       responses: { 200: { description: "OpenAPI document" } },
       async handler() {
@@ -110,10 +131,11 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
       path: "/docs",
       tag: "Meta",
       summary: "Readable API reference",
+      description: "The API reference as a web page, rendered from /api/openapi.json and served from this origin.",
       auth: "public",
       responses: { 200: { description: "HTML page", contentType: "text/html" } },
       async handler({ res }) {
-        res.setHeader("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'");
+        res.setHeader("Content-Security-Policy", PAGE_CSP);
         res.type("html").send(docs());
         return {};
       },

@@ -176,6 +176,8 @@ export function profileRoutes(config: Config, c: Clients): RouteDef[] {
       path: "/api/v1/me/profiles",
       tag: TAG,
       summary: "The key's tenant's profiles in its environment, newest first",
+      description:
+        "Public profiles: pages at /p/{id} that list verified verifications (asset type, masked identifier, date) for anyone to see, a page at a time.",
       auth: "key",
       query: ListQuery,
       responses: { 200: { description: "A page of profiles", schema: ProfileList }, 400: err("validation_error") },
@@ -189,6 +191,8 @@ export function profileRoutes(config: Config, c: Clients): RouteDef[] {
       path: "/api/v1/me/profiles",
       tag: TAG,
       summary: "Create a profile listing verified verifications",
+      description:
+        "Publishes a profile page listing up to 50 verified verifications of this tenant and environment; the page shows each asset masked, and a listed proof that is later revoked or expires drops off the page.",
       auth: "key",
       body: CreateProfileBody,
       responses: {
@@ -207,6 +211,7 @@ export function profileRoutes(config: Config, c: Clients): RouteDef[] {
       path: "/api/v1/me/profiles/{id}",
       tag: TAG,
       summary: "One profile",
+      description: "One profile of the key's tenant and environment, with the verifications it lists and its public page URL.",
       auth: "key",
       params: IdParams,
       responses: {
@@ -222,6 +227,7 @@ export function profileRoutes(config: Config, c: Clients): RouteDef[] {
       path: "/api/v1/me/profiles/{id}",
       tag: TAG,
       summary: "Update a profile: the members given replace the stored ones (proofs as a whole list; null clears bio or avatar_url)",
+      description: "Changes a profile's name, bio, avatar or listed verifications; its public page shows the change at once.",
       auth: "key",
       params: IdParams,
       body: UpdateProfileBody,
@@ -235,6 +241,7 @@ export function profileRoutes(config: Config, c: Clients): RouteDef[] {
       path: "/api/v1/me/profiles/{id}",
       tag: TAG,
       summary: "Delete a profile (its page answers 404 from then on)",
+      description: "Deletes the profile; its public page and JSON answer not_found from then on.",
       auth: "key",
       params: IdParams,
       responses: { 200: { description: "Deleted", schema: z.object({ success: z.literal(true), id: z.string() }) }, 404: err("not_found") },

@@ -3,6 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { AppError, iso, PROOF_METHODS } from "@icv/platform";
 import { z } from "zod";
+import { parseApiKey } from "../api-keys.ts";
 import { scopeOf, type Clients } from "../clients.ts";
 import { idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
@@ -36,7 +37,7 @@ const ValidateBody = z
       .describe("Holder binding: the fresh nonce you gave the holder; a key-binding JWT is accepted once per credential and nonce"),
   })
   .strict()
-  .meta({ id: "ValidateProof" });
+  .meta({ id: "ValidateProof", example: { proof_token: "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6ImFlSXJXaEZH…", identifier: "+37069199199" } });
 
 const ValidateResponse = z
   .union([
@@ -55,7 +56,11 @@ const ValidateResponse = z
           .describe("How control was shown (the proof's method claim); absent only on proofs issued before every proof carried one"),
         proof_format: ProofFormat.describe("What was presented: the JWT or an SD-JWT VC"),
         identifier: z.string().optional().describe("SD-JWT VC: the identifier, only when the presentation disclosed it"),
-        external_user_id: z.string().optional().describe("SD-JWT VC: the external_user_id, only when the presentation disclosed it"),
+        external_user_id: z
+          .string()
+          .optional()
+          .describe("The proof's external_user_id when it has one (an SD-JWT VC: only when the presentation disclosed it)"),
+        user_id: z.string().optional().describe("The same as external_user_id, for the reference SDKs"),
         holder_binding: z.boolean().describe("A key-binding JWT signed by the proof's holder key was checked (audience, nonce, iat, sd_hash)"),
       }),
     }),
@@ -117,7 +122,13 @@ const RevokeBody = z
   .meta({ id: "RevokeProof" });
 
 const RevokeResponse = z
-  .object({ success: z.literal(true), verification_id: z.string(), status: z.literal("revoked"), revoked_at: timestamp })
+  .object({
+    success: z.literal(true),
+    verification_id: z.string(),
+    status: z.literal("revoked"),
+    revoked_at: timestamp,
+    reason: z.string().describe("Why it was revoked (the first revocation's reason when revoked before)"),
+  })
   .meta({ id: "RevokeProofResult" });
 
 const RevocationList = z
@@ -125,8 +136,23 @@ const RevocationList = z
     revoked: z.array(z.object({ proof_id: z.string(), revoked_at: timestamp, reason: z.string() })),
     generated_at: timestamp,
     signature: z.string().describe("Compact JWS (RS256) over {revoked, generated_at}; its kid is in jwks.json (live list) or jwks-test.json (env=test)"),
+    count: z.number().int().describe("The number of entries in revoked (for the reference SDKs)"),
+    issued_at: timestamp.describe("The same as generated_at (for the reference SDKs)"),
+    kid: z.string().nullable().describe("The kid of the key that signed it (in signature's header; for the reference SDKs)"),
   })
   .meta({ id: "RevocationList" });
+
+const BEARER = /^Bearer\s+(\S+)$/i;
+
+/** The kid in a compact JWS's protected header; null when it has none. */
+function kidOf(jws: string): string | null {
+  try {
+    const kid = JSON.parse(Buffer.from(jws.split(".")[0], "base64url").toString("utf8")).kid;
+    return typeof kid === "string" ? kid : null;
+  } catch {
+    return null;
+  }
+}
 
 const RevokedQuery = z
   .object({
@@ -134,7 +160,9 @@ const RevokedQuery = z
     env: z
       .enum(["live", "test"])
       .optional()
-      .describe("live (default): live proofs, signed by a key of /.well-known/jwks.json; test: test proofs, signed by a key of /.well-known/jwks-test.json"),
+      .describe(
+        "live (default, unless asked with a test key): live proofs, signed by a key of /.well-known/jwks.json; test (the default with a pk_test_ key): test proofs, signed by a key of /.well-known/jwks-test.json",
+      ),
   })
   .strict();
 
@@ -188,7 +216,7 @@ export function proofRoutes(c: Clients): RouteDef[] {
                   ...(r.method ? { method: r.method } : {}),
                   proof_format: (r.proofFormat || "jwt") as "jwt" | "sd-jwt-vc",
                   ...(r.identifier !== undefined ? { identifier: r.identifier } : {}),
-                  ...(r.externalUserId !== undefined ? { external_user_id: r.externalUserId } : {}),
+                  ...(r.externalUserId !== undefined ? { external_user_id: r.externalUserId, user_id: r.externalUserId } : {}),
                   holder_binding: r.holderBinding,
                 },
               }
@@ -208,18 +236,23 @@ export function proofRoutes(c: Clients): RouteDef[] {
       query: RevokedQuery,
       responses: { 200: { description: "The list", schema: RevocationList }, 304: { description: "Not modified (If-None-Match)" } },
       async handler({ req, query }) {
+        // the reference SDKs ask with their key and expect a test key to get the test list; both lists are
+        // public, so the key's prefix is enough to choose (it is not checked: it grants nothing)
+        const env = query.env ?? (parseApiKey(BEARER.exec(req.get("authorization") ?? "")?.[1] ?? "") === "test" ? "test" : "live");
         const r = await c.proof.getRevocationList({
           since: query.since ? timestampFromDate(new Date(query.since)) : undefined,
-          environment: query.env === "test" ? Environment.TEST : Environment.LIVE,
+          environment: env === "test" ? Environment.TEST : Environment.LIVE,
         });
         const revoked = r.revoked.map((e) => ({ proof_id: e.proofId, revoked_at: iso(e.revokedAt), reason: e.reason }));
         const etag = `W/"${createHash("sha256")
-          .update(`${query.env ?? "live"}:${JSON.stringify(revoked)}`)
+          .update(`${env}:${JSON.stringify(revoked)}`)
           .digest("base64url")
           .slice(0, 27)}"`;
-        const headers = { "Cache-Control": "public, max-age=300", ETag: etag };
+        const headers = { "Cache-Control": "public, max-age=300", ETag: etag, Vary: "Authorization" };
         if (req.get("if-none-match") === etag) return { status: 304, headers };
-        return { headers, body: { revoked, generated_at: iso(r.generatedAt), signature: r.signature } };
+        const generatedAt = iso(r.generatedAt);
+        const body = { revoked, generated_at: generatedAt, signature: r.signature, count: revoked.length, issued_at: generatedAt, kid: kidOf(r.signature) };
+        return { headers, body };
       },
     }),
     route({
@@ -227,6 +260,8 @@ export function proofRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/proofs/{id}/status",
       tag: "Proofs",
       summary: "Status of one of your proofs",
+      description:
+        "Whether one of your tenant's proofs is valid now, revoked (when and why), suspended or expired; another tenant's proof is not_found. To check any proof, use validate or the revocation list.",
       auth: "key",
       params: idParams("verification"),
       responses: { 200: { description: "The proof status", schema: ProofStatus }, 404: err("not_found") },
@@ -264,6 +299,8 @@ export function proofRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/proofs/{id}/revoke",
       tag: "Proofs",
       summary: "Revoke a proof (idempotent: a revoked proof answers its original revoked_at)",
+      description:
+        "Revokes the proof of a verified verification with a reason (user_request, fraud, key_compromise, asset_transferred, other; without a body: other). Validation answers revoked at once, the revocation list and status list carry it, and the verification becomes revoked (webhook and SSE).",
       auth: "key",
       params: idParams("verification"),
       body: RevokeBody,
@@ -274,7 +311,7 @@ export function proofRoutes(c: Clients): RouteDef[] {
       },
       async handler({ req, params, body }) {
         const r = await c.verification.revokeVerification({ scope: scopeOf(req), id: params.id, reason: body.reason });
-        return { body: { success: true, verification_id: r.verificationId, status: r.status, revoked_at: iso(r.revokedAt) } };
+        return { body: { success: true, verification_id: r.verificationId, status: r.status, revoked_at: iso(r.revokedAt), reason: r.reason } };
       },
     }),
     jwksRoute(c, "/.well-known/jwks.json", Environment.LIVE, "Public keys for checking live proofs offline (select by kid); never holds a test key"),
@@ -294,6 +331,8 @@ function jwksRoute(c: Clients, path: string, environment: Environment, summary: 
     path,
     tag: "Proofs",
     summary,
+    description:
+      "A JSON Web Key Set (RS256 public keys, selected by the token's kid) for checking proofs offline. Retired keys stay listed while proofs they signed are unexpired; cache it up to 24 hours and fetch again on an unknown kid.",
     auth: "public",
     responses: { 200: { description: "The key set; cache up to 24 hours", schema: Jwks } },
     async handler() {

@@ -7,7 +7,18 @@ import { idOf, idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody, jsonObject, projectIdShown, timestamp } from "../schemas.ts";
 
-const SESSION_CHANNELS = ["telegram", "whatsapp"] as const;
+const SESSION_CHANNELS = ["telegram", "whatsapp", "sms"] as const;
+const context = jsonObject.optional().describe("The reference SDKs' name of client_metadata (give one of the two); answered as client_metadata");
+
+/** client_metadata, or its alias context (the reference SDKs' name); both at once must be equal. */
+function metadataOf(b: { client_metadata?: Record<string, unknown>; context?: Record<string, unknown> }): Record<string, unknown> | undefined {
+  if (b.client_metadata !== undefined && b.context !== undefined && JSON.stringify(b.client_metadata) !== JSON.stringify(b.context)) {
+    throw new AppError("validation_error", "give client_metadata or its alias context, not two different objects", {
+      details: [{ field: "context", message: "differs from client_metadata", code: "invalid" }],
+    });
+  }
+  return b.client_metadata ?? b.context;
+}
 const projectId = idOf("project")
   .optional()
   .describe(
@@ -16,9 +27,9 @@ const projectId = idOf("project")
 const AUTH_SESSION_TYPES = ["2fa", "login", "recovery"] as const;
 
 const CreateSessionBody = z
-  .object({ channel: z.enum(SESSION_CHANNELS), client_metadata: jsonObject.optional(), project_id: projectId })
+  .object({ channel: z.enum(SESSION_CHANNELS), client_metadata: jsonObject.optional(), context, project_id: projectId })
   .strict()
-  .meta({ id: "CreateSession" });
+  .meta({ id: "CreateSession", example: { channel: "telegram", client_metadata: { signup: "web" } } });
 
 const CreateAuthSessionBody = z
   .object({
@@ -26,10 +37,11 @@ const CreateAuthSessionBody = z
     phone_number: z.string().min(1).max(64).describe("The number that must answer, E.164"),
     type: z.enum(AUTH_SESSION_TYPES).optional().describe("Default 2fa"),
     client_metadata: jsonObject.optional(),
+    context,
     project_id: projectId,
   })
   .strict()
-  .meta({ id: "CreateAuthSession" });
+  .meta({ id: "CreateAuthSession", example: { channel: "whatsapp", phone_number: "+37069199199", type: "login" } });
 
 const SessionTestVerifyBody = z
   .object({
@@ -165,6 +177,7 @@ export function sessionRoutes(c: Clients, tenantName: (id: string) => Promise<st
             phone_number?: string;
             type?: string;
             client_metadata?: Record<string, unknown>;
+            context?: Record<string, unknown>;
             project_id?: string;
           };
           const r = await c.session.createSession({
@@ -173,7 +186,7 @@ export function sessionRoutes(c: Clients, tenantName: (id: string) => Promise<st
             channel: b.channel,
             phoneNumber: b.phone_number,
             type: b.type,
-            clientMetadata: b.client_metadata as never,
+            clientMetadata: metadataOf(b) as never,
             projectId: b.project_id,
           });
           return { status: 201, body: toRest(r.session!) };
@@ -184,6 +197,10 @@ export function sessionRoutes(c: Clients, tenantName: (id: string) => Promise<st
         path: `${base}/{id}`,
         tag,
         summary: `Poll a ${what}`,
+        description:
+          kind === "phone"
+            ? "A phone-first session's state: pending (with its deep link and QR code) until the user answers, then verified with the number they answered from, the verification made for it and its proof; or expired."
+            : "An auth session's state: pending until its number answers, verified (with a proof that lives 10 minutes), failed when another number answered, or expired.",
         auth: "key",
         params: idParams(kind === "phone" ? "session" : "authSession"),
         responses: { 200: { description: "The session", schema }, 404: err("not_found") },

@@ -77,7 +77,18 @@ const CreateVerificationRequestBody = z
       ),
   })
   .strict()
-  .meta({ id: "CreateVerificationRequest" });
+  .meta({
+    id: "CreateVerificationRequest",
+    example: {
+      assets: [
+        { type: "email", identifier: "jane@example.com", channel: "email" },
+        { type: "phone", allowed_channels: ["telegram", "whatsapp"] },
+      ],
+      reference_id: "order-1042",
+      external_user_id: "user-42",
+      redirect_url: "https://shop.example.com/verified",
+    },
+  });
 
 const RequestAsset = z
   .object({
@@ -126,9 +137,10 @@ const ListVerificationRequestsQuery = z
 
 const ReferenceParams = z.object({ referenceId: z.string().min(1).max(255) });
 
-const CancelVerificationRequestResponse = z
-  .object({ success: z.literal(true), status: z.literal("cancelled") })
-  .meta({ id: "CancelVerificationRequestResult" });
+// the request as it is now plus success (the spec's {success, status}; the reference SDKs read the request)
+const CancelVerificationRequestResponse = VerificationRequest.extend({ success: z.literal(true), status: z.literal("cancelled") }).meta({
+  id: "CancelVerificationRequestResult",
+});
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 const TAG = "Verification requests";
@@ -218,6 +230,8 @@ export function verificationRequestRoutes(_config: Config, client: Client<typeof
       path: "/api/v1/verification-requests",
       tag: TAG,
       summary: "List verification requests, newest first",
+      description:
+        "The key's tenant's verification requests in the key's environment, filtered by status or reference_id, a page at a time (page, limit up to 100).",
       auth: "key",
       query: ListVerificationRequestsQuery,
       responses: { 200: { description: "A page of requests", schema: VerificationRequestList }, 400: err("validation_error") },
@@ -236,6 +250,7 @@ export function verificationRequestRoutes(_config: Config, client: Client<typeof
       path: "/api/v1/verification-requests/by-reference/{referenceId}",
       tag: TAG,
       summary: "The newest verification request with this reference_id",
+      description: "Finds a request by the reference_id you gave at creation (your order or account id); when several share it, the newest.",
       auth: "key",
       params: ReferenceParams,
       responses: { 200: { description: "The request", schema: VerificationRequest }, 404: err("not_found") },
@@ -249,6 +264,7 @@ export function verificationRequestRoutes(_config: Config, client: Client<typeof
       path: "/api/v1/verification-requests/{id}",
       tag: TAG,
       summary: "Get a verification request with its assets",
+      description: "One verification request of the key's tenant and environment, with each asset's status and verification_id, and its hosted page URL.",
       auth: "key",
       params: idParams("verificationRequest"),
       responses: { 200: { description: "The request", schema: VerificationRequest }, 404: err("not_found") },
@@ -262,6 +278,8 @@ export function verificationRequestRoutes(_config: Config, client: Client<typeof
       path: "/api/v1/verification-requests/{id}",
       tag: TAG,
       summary: "Cancel a pending or partial verification request (its pending verifications expire)",
+      description:
+        "Cancels the request: it becomes cancelled (no event) and its pending verifications expire. The answer is the cancelled request with success true (the spec's {success, status} and the reference SDKs' request object in one).",
       auth: "key",
       params: idParams("verificationRequest"),
       responses: {
@@ -270,8 +288,10 @@ export function verificationRequestRoutes(_config: Config, client: Client<typeof
         409: err("invalid_state: the request is completed, expired or cancelled"),
       },
       async handler({ req, params }) {
-        await c.cancelVerificationRequest({ scope: scopeOf(req), id: params.id });
-        return { body: { success: true, status: "cancelled" } };
+        const scope = scopeOf(req);
+        await c.cancelVerificationRequest({ scope, id: params.id });
+        const r = await c.getVerificationRequest({ scope, id: params.id });
+        return { body: { ...toRestRequest(r.request!), success: true, status: "cancelled" } };
       },
     }),
   ];

@@ -6,6 +6,7 @@ import { DOMAIN_CHECK_CALL, scopeOf, type Clients } from "../clients.ts";
 import { DomainCheck, toRestCheck } from "./domain-check.ts";
 import { idOf, idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
+import { CREATE_VERIFICATION_EXAMPLE, VERIFICATION_EXAMPLE } from "./examples.ts";
 import { ASSET_TYPES, ErrorBody, jsonObject, PageQuery, Pagination, projectIdShown, timestamp, toPagination } from "../schemas.ts";
 import { HolderKey, ProofFormat, ProofRefBody, proofBody } from "../schemas.ts";
 
@@ -61,7 +62,10 @@ export const Verification = z
     suspended_at: timestamp.optional(),
     suspended_reason: z.enum(["record_missing", "record_mismatch", "unreachable", "policy_refused"]).optional(),
   })
-  .meta({ id: "Verification" });
+  .meta({
+    id: "Verification",
+    example: VERIFICATION_EXAMPLE,
+  });
 
 const CreateVerificationBody = z
   .object({
@@ -114,12 +118,21 @@ const CreateVerificationBody = z
     holder_key: HolderKey.optional(),
   })
   .strict()
-  .meta({ id: "CreateVerification" });
+  .meta({
+    id: "CreateVerification",
+    example: CREATE_VERIFICATION_EXAMPLE,
+  });
 
 const SubmitBody = z
   .object({
     challenge_code: z.string().max(64).optional(),
-    code: z.string().max(64).optional().describe("Alias of challenge_code (the reference SDKs send code); give one of the two"),
+    code: z
+      .string()
+      .max(8192)
+      .optional()
+      .describe(
+        "Alias of challenge_code (the reference SDKs send code); give one of the two. By the verification's channel it is also the wallet signature, the bot token or the Kraken API key (with api_secret)",
+      ),
     source_identifier: z.string().max(320).optional(),
     signature: z.string().max(8192).optional().describe("Wallets: the signature (smart-contract wallets' ERC-1271/6492 ones may be long)"),
     bot_token: z.string().max(256).optional(),
@@ -127,7 +140,7 @@ const SubmitBody = z
     api_secret: z.string().max(512).optional().describe("kraken: the API key's secret (used once, never stored)"),
   })
   .strict()
-  .meta({ id: "SubmitChallenge" });
+  .meta({ id: "SubmitChallenge", example: { challenge_code: "X7K2M9" } });
 
 const TestVerifyResponse = z
   .object({
@@ -232,6 +245,8 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/verifications",
       tag: "Verifications",
       summary: "Create a verification (a challenge for one asset on one channel)",
+      description:
+        "Starts proving control of one asset (a phone, email, domain, social or exchange account, wallet or Telegram bot) over one channel. The answer carries the challenge the user acts on (a code to send or receive, a message to sign, a DNS record, a sign-in link); the verification then completes by submit, by an inbound message, by a check or by OAuth, and its proof is on the verification once verified. Test keys (pk_test_) send nothing and may complete it with test-verify.",
       auth: "key",
       body: CreateVerificationBody,
       responses: {
@@ -270,6 +285,8 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/verifications",
       tag: "Verifications",
       summary: "List verifications, newest first",
+      description:
+        "The key's tenant's verifications in the key's environment, filtered by status, type, channel, external_user_id or creation time, a page at a time (page, limit up to 100).",
       auth: "key",
       query: ListVerificationsQuery,
       responses: { 200: { description: "A page of verifications", schema: VerificationList }, 400: err("validation_error") },
@@ -294,6 +311,8 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/verifications/{id}",
       tag: "Verifications",
       summary: "Get a verification (with its proof once verified)",
+      description:
+        "One verification of the key's tenant and environment: its status, challenge (while pending), attempts and, once verified, its proof token and identifier_salt.",
       auth: "key",
       params: idParams("verification"),
       responses: { 200: { description: "The verification", schema: Verification }, 404: err("not_found") },
@@ -338,6 +357,8 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/verifications/{id}/test-verify",
       tag: "Verifications",
       summary: "Complete a test verification at once (test keys only)",
+      description:
+        "Marks a pending test verification verified as if the user had answered, and issues its test proof (signed by the test key set, method test). A live key is test_mode_required; repeating it on a verified verification answers the same proof.",
       auth: "key",
       params: idParams("verification"),
       responses: {
@@ -374,6 +395,8 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       tag: "Verifications",
       summary:
         "Send a new code (email, domain by email, outbound phone): the old one stops working and the challenge gets a new expires_at (at most once per 60 s, 5 times in all)",
+      description:
+        "For challenges the service sends (email, domain by email, outbound SMS or WhatsApp), a new code replaces the old one. The answer never shows the code; send limits apply as on create.",
       auth: "key",
       params: idParams("verification"),
       responses: {

@@ -18,6 +18,10 @@ const WebhookDelivery = z
     attempts: z.number().int(),
     max_attempts: z.number().int(),
     response_status: z.number().int().nullable().describe("HTTP status of the last attempt's response; null before one came"),
+    error_message: z.string().nullable().describe("Why the last attempt failed; null when it did not"),
+    last_attempt_at: timestamp.nullable(),
+    next_retry_at: timestamp.nullable().describe("When the next attempt is due (pending only)"),
+    delivered_at: timestamp.nullable().describe("When it was delivered (the last attempt's time); null unless delivered"),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -42,13 +46,17 @@ const WebhookDeliveryDetail = WebhookDelivery.extend({
   request_payload: jsonObject.describe("The body sent (parsed); the raw bytes are what X-Service-Signature signs"),
   request_headers: z.record(z.string(), z.string()).describe("Headers of the last attempt (signatures included)"),
   response_body: z.string().nullable().describe("First 4 KB of the last response"),
-  error_message: z.string().nullable(),
-  last_attempt_at: timestamp.nullable(),
-  next_retry_at: timestamp.nullable().describe("When the next attempt is due (pending only)"),
   attempt_log: z.array(WebhookAttempt),
 }).meta({ id: "WebhookDeliveryDetail" });
 
-const WebhookDeliveryList = z.object({ data: z.array(WebhookDelivery), pagination: Pagination }).meta({ id: "WebhookDeliveryList" });
+// deliveries and pagination.total_pages: the same values under the reference SDKs' names (DECISIONS.md "Compatibility")
+const WebhookDeliveryList = z
+  .object({
+    data: z.array(WebhookDelivery),
+    deliveries: z.array(WebhookDelivery).describe("The same items as data"),
+    pagination: Pagination.extend({ total_pages: z.number().int().describe("The same as pages") }),
+  })
+  .meta({ id: "WebhookDeliveryList" });
 
 const WebhookDeliveryStats = z
   .object({
@@ -57,10 +65,21 @@ const WebhookDeliveryStats = z
     failed: z.number().int(),
     pending: z.number().int(),
     success_rate: z.number().describe("delivered / total × 100, two decimals; 0 when total is 0"),
+    by_status: z.object({ pending: z.number().int(), delivered: z.number().int(), failed: z.number().int() }).describe("The counts by status"),
+    delivery_rate: z.string().describe('success_rate as a string with two decimals ("97.50")'),
+    recent_failures_24h: z.number().int().describe("Deliveries that failed in the last 24 hours"),
   })
   .meta({ id: "WebhookDeliveryStats" });
 
-const WebhookDeliveryRetryResult = z.object({ success: z.literal(true), delivery: WebhookDeliveryDetail }).meta({ id: "WebhookDeliveryRetryResult" });
+const WebhookDeliveryRetryResult = z
+  .object({
+    success: z.literal(true),
+    delivery: WebhookDeliveryDetail,
+    delivery_id: z.string().describe("The same as delivery.id"),
+    message: z.string(),
+    next_retry_at: timestamp.nullable().describe("The same as delivery.next_retry_at: when the attempt is due (at once)"),
+  })
+  .meta({ id: "WebhookDeliveryRetryResult" });
 
 const ListWebhookDeliveriesQuery = z
   .object({
@@ -84,6 +103,10 @@ function toListItem(d: Delivery) {
     attempts: d.attempts,
     max_attempts: d.maxAttempts,
     response_status: d.responseStatus ?? null,
+    error_message: d.errorMessage ?? null,
+    last_attempt_at: iso(d.lastAttemptAt) ?? null,
+    next_retry_at: iso(d.nextRetryAt) ?? null,
+    delivered_at: d.status === "delivered" ? (iso(d.lastAttemptAt) ?? null) : null,
     created_at: iso(d.createdAt),
     updated_at: iso(d.updatedAt),
   };
@@ -96,9 +119,6 @@ function toDetail(d: Delivery) {
     request_payload: JSON.parse(d.requestPayload) as unknown,
     request_headers: d.requestHeaders,
     response_body: d.responseBody ?? null,
-    error_message: d.errorMessage ?? null,
-    last_attempt_at: iso(d.lastAttemptAt) ?? null,
-    next_retry_at: iso(d.nextRetryAt) ?? null,
     attempt_log: d.attemptLog.map((a) => ({
       attempt: a.attempt,
       at: iso(a.at),
@@ -118,6 +138,8 @@ export function webhookDeliveryRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/webhook-deliveries",
       tag: "Webhooks",
       summary: "List webhook deliveries, newest first",
+      description:
+        "The delivery log of the key's tenant and environment: each event sent (or being sent) to the webhook endpoint or a verification's callback_url, with its status and attempts; filter by status, event_type or verification_request_id. The answer also carries the reference SDKs' names (deliveries, pagination.total_pages).",
       auth: "key",
       query: ListWebhookDeliveriesQuery,
       responses: { 200: { description: "A page of deliveries", schema: WebhookDeliveryList }, 400: err("validation_error") },
@@ -129,7 +151,8 @@ export function webhookDeliveryRoutes(c: Clients): RouteDef[] {
           eventType: query.event_type,
           verificationRequestId: query.verification_request_id,
         });
-        return { body: { data: r.deliveries.map(toListItem), pagination: toPagination(r.pageInfo!) } };
+        const data = r.deliveries.map(toListItem);
+        return { body: { data, deliveries: data, pagination: { ...toPagination(r.pageInfo!), total_pages: r.pageInfo!.pages } } };
       },
     }),
     route({
@@ -137,12 +160,25 @@ export function webhookDeliveryRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/webhook-deliveries/stats",
       tag: "Webhooks",
       summary: "Delivery statistics",
+      description:
+        "Counts of the key's tenant's deliveries in the key's environment by status and the success rate, with the reference SDKs' by_status, delivery_rate and recent_failures_24h beside them.",
       auth: "key",
       responses: { 200: { description: "Counts by status and the success rate", schema: WebhookDeliveryStats } },
       async handler({ req }) {
         const s = await c.webhook.getDeliveryStats({ scope: scopeOf(req) });
         const rate = s.total ? Math.round((s.delivered / s.total) * 10_000) / 100 : 0;
-        return { body: { total: s.total, delivered: s.delivered, failed: s.failed, pending: s.pending, success_rate: rate } };
+        return {
+          body: {
+            total: s.total,
+            delivered: s.delivered,
+            failed: s.failed,
+            pending: s.pending,
+            success_rate: rate,
+            by_status: { pending: s.pending, delivered: s.delivered, failed: s.failed },
+            delivery_rate: rate.toFixed(2),
+            recent_failures_24h: s.recentFailures24h,
+          },
+        };
       },
     }),
     route({
@@ -150,6 +186,8 @@ export function webhookDeliveryRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/webhook-deliveries/{id}",
       tag: "Webhooks",
       summary: "One delivery with its payload, headers, response and attempt log",
+      description:
+        "The delivery's body as sent, the last attempt's headers (signatures included) and response, and every attempt with its time, status and duration.",
       auth: "key",
       params: idParams("webhookDelivery"),
       responses: { 200: { description: "The delivery", schema: WebhookDeliveryDetail }, 404: err("not_found") },
@@ -173,7 +211,10 @@ export function webhookDeliveryRoutes(c: Clients): RouteDef[] {
       },
       async handler({ req, params }) {
         const r = await c.webhook.retryDelivery({ scope: scopeOf(req), id: params.id });
-        return { body: { success: true, delivery: toDetail(r.delivery!) } };
+        const delivery = toDetail(r.delivery!);
+        return {
+          body: { success: true, delivery, delivery_id: delivery.id, message: "queued for another attempt", next_retry_at: delivery.next_retry_at },
+        };
       },
     }),
   ];

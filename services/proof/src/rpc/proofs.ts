@@ -50,7 +50,8 @@ export function proofRoutes(d: ProofDeps, revocationLists: RevocationLists) {
           identifierSalt: v.identifierSalt,
           format: toFormat(v.format),
           disclosedIdentifier: v.disclosed.identifier,
-          disclosedExternalUserId: v.disclosed.external_user_id,
+          // a JWT carries external_user_id in clear; an SD-JWT VC only when the presentation disclosed it
+          disclosedExternalUserId: v.format === "jwt" ? c.external_user_id : v.disclosed.external_user_id,
           holderBound: v.holderBound,
         };
       },

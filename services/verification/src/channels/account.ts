@@ -37,12 +37,13 @@ export const account: Channel = {
   },
   async complete(v, e, ctx) {
     if (v.channel !== "kraken") return notBySubmit(v, "signing in");
-    if (!e.apiKey || !e.apiSecret) {
+    const apiKey = e.apiKey ?? e.challengeCode; // the reference SDKs send the key as code, beside api_secret
+    if (!apiKey || !e.apiSecret) {
       throw new AppError("validation_error", "api_key and api_secret are required for kraken verifications", {
-        details: [{ field: e.apiKey ? "api_secret" : "api_key", message: "required", code: "required" }],
+        details: [{ field: apiKey ? "api_secret" : "api_key", message: "required", code: "required" }],
       });
     }
-    const info = await krakenKeyInfo(ctx.config.KRAKEN_API_URL, e.apiKey, e.apiSecret);
+    const info = await krakenKeyInfo(ctx.config.KRAKEN_API_URL, apiKey, e.apiSecret);
     if (!info) return { ok: false, failure: ["invalid_code", "Kraken refused this API key and secret"] };
     const extra = info.permissions.filter((p) => !READ_ONLY.has(p));
     if (extra.length) {

@@ -139,7 +139,7 @@ export function proofCanonical(type: string, channel: string, raw: string): stri
 /** The instruction of a phone verification a session proved over `channel`; validation_error for channels sessions do not use. */
 export function sessionInstruction(channel: string): string {
   const words = phone.sessionInstruction?.(channel);
-  if (!words) throw new AppError("validation_error", "channel must be whatsapp or telegram");
+  if (!words) throw new AppError("validation_error", "channel must be whatsapp, telegram or sms");
   return words;
 }
 

@@ -89,7 +89,9 @@ export const phone: Channel = {
       ? "Confirmed by a message from this number to our Telegram bot."
       : channel === "whatsapp"
         ? "Confirmed by a message from this number to our WhatsApp number."
-        : undefined,
+        : channel === "sms"
+          ? "Confirmed by a text message from this number to our SMS number."
+          : undefined,
 };
 
 /** The create body's `delivery`, checked: outbound only where a code can be sent. */

@@ -16,8 +16,9 @@ export const telegramBot: Channel = {
     instruction: `Submit the token of ${identifier} (from @BotFather). We call getMe once to confirm it belongs to that bot and never store it.`,
   }),
   async complete(v, e, ctx) {
-    if (!e.botToken) throw new AppError("validation_error", "bot_token is required for telegram_bot verifications");
-    const username = await botUsernameOf(ctx.config.TELEGRAM_API_URL, e.botToken);
+    const botToken = e.botToken ?? e.challengeCode; // the reference SDKs send the token as code
+    if (!botToken) throw new AppError("validation_error", "bot_token is required for telegram_bot verifications");
+    const username = await botUsernameOf(ctx.config.TELEGRAM_API_URL, botToken);
     if (username !== undefined && username.toLowerCase() === v.identifier_canonical) return { ok: true, method: "bot_token" };
     return { ok: false, failure: ["invalid_code", "the bot token does not belong to this bot"] };
   },

@@ -35,9 +35,10 @@ export const wallet: Channel = {
     };
   },
   async complete(v, e, ctx) {
-    if (!e.signature) throw new AppError("validation_error", "signature is required for wallet verifications");
+    const signature = e.signature ?? e.challengeCode; // the reference SDKs send the signature as code
+    if (!signature) throw new AppError("validation_error", "signature is required for wallet verifications");
     const opts = v.channel === "ethereum" ? { ethereumRpc: ethereumRpc(ctx.config) } : {};
-    const ok = await verifyWalletSignature(v.channel as WalletChannel, v.identifier, v.challenge_message ?? "", e.signature, opts);
+    const ok = await verifyWalletSignature(v.channel as WalletChannel, v.identifier, v.challenge_message ?? "", signature, opts);
     return ok ? { ok: true, method: "signature" } : { ok: false, failure: ["invalid_signature", "the signature does not verify"] };
   },
   mask: maskGeneric,

@@ -117,7 +117,7 @@ export function verificationRoutes(
       },
       async revokeVerification(req) {
         const v = await verifications.revoke(requireScope(req.scope), req.id, req.reason);
-        return { verificationId: v.id, status: v.status, revokedAt: ts(v.revoked_at) };
+        return { verificationId: v.id, status: v.status, revokedAt: ts(v.revoked_at), reason: v.revoked_reason ?? "" };
       },
       async validateProof(req) {
         const r = await verifications.validate(requireScope(req.scope), req.proofToken, req.identifier, { audience: req.audience, nonce: req.nonce });

@@ -309,6 +309,7 @@ describe("sessionInstruction", () => {
   it("names the bot or the number for the channels sessions answer over, and refuses the others", () => {
     expect(sessionInstruction("telegram")).toBe("Confirmed by a message from this number to our Telegram bot.");
     expect(sessionInstruction("whatsapp")).toBe("Confirmed by a message from this number to our WhatsApp number.");
-    for (const c of ["sms", "email", "__proto__", "toString"]) expect(errorOf(() => sessionInstruction(c))).toMatchObject({ code: "validation_error" });
+    expect(sessionInstruction("sms")).toBe("Confirmed by a text message from this number to our SMS number.");
+    for (const c of ["viber", "email", "__proto__", "toString"]) expect(errorOf(() => sessionInstruction(c))).toMatchObject({ code: "validation_error" });
   });
 });

@@ -16,8 +16,9 @@ declare module "express-serve-static-core" {
 }
 
 export const COOKIE = "icv_console";
-/** Sign-in and invite attempts per minute, per client IP and per user. */
-export const SIGN_IN_PER_MINUTE = 10;
+/** Sign-in and invite attempts per minute: per client IP (people behind one office address), and per user. */
+export const SIGN_IN_PER_IP = 30;
+export const SIGN_IN_PER_USER = 10;
 
 /**
  * The public API's routes the console offers, per environment (`/console/api/{env}/…` for
@@ -83,8 +84,8 @@ export function consoleApi(d: ConsoleDeps): Router {
   const from = (req: Request) => ({ ip: req.ip, userAgent: req.get("user-agent") });
   const audit = (req: Request, e: Omit<AuditEntry, "ip" | "userAgent">) =>
     store.audit({ ...e, ...from(req) }, clock.now()).catch((err) => d.logger.error({ err, action: e.action }, "could not write the console audit log"));
-  const limit = (key: string) => async (req: Request, res: Response) => {
-    const refused = rateHeaders(res, await d.limiter.consume(key, SIGN_IN_PER_MINUTE));
+  const limit = (key: string) => async (_req: Request, res: Response) => {
+    const refused = rateHeaders(res, await d.limiter.consume(key, key.startsWith("console-ip:") ? SIGN_IN_PER_IP : SIGN_IN_PER_USER));
     if (refused) throw refused;
   };
   const setCookie = (res: Response, value: string, maxAge?: number) =>
@@ -175,6 +176,8 @@ export function consoleApi(d: ConsoleDeps): Router {
       next(new AppError("forbidden", `the ${user.role} role may not do this`));
     };
   const reads = (u: ConsoleUser, req: Request) => req.method === "GET" || u.role !== "viewer";
+  // anyone may end their own sessions
+  const ownSessions = (u: ConsoleUser, req: Request) => reads(u, req) || req.path.startsWith("/sign-out");
   const adminOnly = (u: ConsoleUser) => u.role === "admin";
   /** Every change a session makes goes into the audit log once answered (ok or failed). */
   const logged: RequestHandler = (req, res, next) => {
@@ -229,7 +232,7 @@ export function consoleApi(d: ConsoleDeps): Router {
       },
     }),
   ];
-  mount(api, own, () => [guard(reads), logged, d.json]);
+  mount(api, own, () => [guard(ownSessions), logged, d.json]);
 
   const users: RouteDef[] = [
     route({

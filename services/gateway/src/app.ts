@@ -3,6 +3,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { systemClock, type Clock, type Config, type Logger } from "@icv/platform";
 import { Passkeys } from "./console/passkeys.ts";
 import { consoleApi } from "./console/routes.ts";
+import { mountConsolePage } from "./console/page.ts";
 import type { ConsoleStore } from "./console/store.ts";
 import type { Tenants } from "./tenants.ts";
 import { keyAuth, rateLimit, type KeyAuth } from "./auth.ts";
@@ -160,6 +161,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
         keyRevoked: () => auth.forget(),
       }),
     );
+    mountConsolePage(app, ipLimit);
   }
   mountHostedPage(app, ipLimit);
   mountLogoProxy(app, ipLimit, { config, logger, projects: clients.projects });

@@ -202,7 +202,9 @@ export function consoleApi(d: ConsoleDeps): Router {
       ...meta("get", "/me"),
       async handler({ req }) {
         const { user, sessionId } = req.console!;
-        return { body: { user: userOut(user), tenant: { id: user.tenant_id, name: (await d.tenantName(user.tenant_id)) ?? null }, csrf_token: csrfOf(sessionId) } };
+        return {
+          body: { user: userOut(user), tenant: { id: user.tenant_id, name: (await d.tenantName(user.tenant_id)) ?? null }, csrf_token: csrfOf(sessionId) },
+        };
       },
     }),
     route({

@@ -65,10 +65,14 @@ export class ConsoleStore {
           )
         ).rows[0];
       }
-      await q.query(
-        `INSERT INTO ${S}.console_invites (token_hash, user_id, tenant_id, created_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-        [u.tokenHash, user.id, u.tenantId, u.by ?? null, u.at, u.expiresAt],
-      );
+      await q.query(`INSERT INTO ${S}.console_invites (token_hash, user_id, tenant_id, created_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+        u.tokenHash,
+        user.id,
+        u.tenantId,
+        u.by ?? null,
+        u.at,
+        u.expiresAt,
+      ]);
       return user;
     });
   }

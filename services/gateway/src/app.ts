@@ -158,6 +158,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
         limiter,
         publicRoutes: routes,
         json,
+        webhook: clients.webhook,
         keyRevoked: () => auth.forget(),
       }),
     );

@@ -68,11 +68,11 @@ function header(env, section) {
       h(
         "a",
         {
-          href: `/console/${e}/${section === "keys" ? "keys" : "verifications"}`,
+          href: `/console/${e}/${["keys", "webhook", "deliveries"].includes(section) ? section : "verifications"}`,
           "aria-current": e === env ? "true" : undefined,
           onclick: (ev) => {
             ev.preventDefault();
-            go(`/console/${e}/${section === "keys" ? "keys" : "verifications"}`);
+            go(`/console/${e}/${["keys", "webhook", "deliveries"].includes(section) ? section : "verifications"}`);
           },
         },
         e === "test" ? "Test" : "Live",
@@ -86,6 +86,8 @@ function header(env, section) {
       "nav",
       { "aria-label": "Console" },
       link(`/console/${env}/verifications`, "Verifications", section === "verifications"),
+      link(`/console/${env}/webhook`, "Webhook", section === "webhook"),
+      link(`/console/${env}/deliveries`, "Deliveries", section === "deliveries"),
       isAdmin ? link(`/console/${env}/keys`, "API keys", section === "keys") : undefined,
       isAdmin ? link("/console/users", "Users", section === "users") : undefined,
       link("/console/audit", "Audit log", section === "audit"),
@@ -499,6 +501,159 @@ async function auditPage() {
   }
 }
 
+async function webhookPage(env) {
+  const out = h("div", { "aria-live": "polite" });
+  const canChange = state.me.user.role !== "viewer";
+  const render = async (note) => {
+    const w = await call("GET", `/${env}/webhook`);
+    const url = h("input", { type: "url", value: w.url ?? "", "aria-label": "Endpoint URL", size: 40, required: true });
+    const act = (fn) => async (e) => {
+      e?.preventDefault();
+      try {
+        await fn();
+      } catch (err) {
+        out.replaceChildren(failure(err));
+      }
+    };
+    show(
+      `Webhook endpoint (${env})`,
+      h(
+        "dl",
+        {},
+        [
+          ["URL", w.url ?? "not set"],
+          ["Secret made", when(w.secret_created_at)],
+          ["Previous secret signs until", when(w.previous_secret_expires_at)],
+          ["Failing since", when(w.failing_since)],
+          ["Disabled", w.disabled_at ? `${when(w.disabled_at)} (${w.disabled_reason ?? ""})` : "—"],
+        ].flatMap(([k, x]) => [h("dt", {}, k), h("dd", { "data-field": k }, x)]),
+      ),
+      canChange
+        ? h(
+            "form",
+            { class: "bar", onsubmit: act(async () => render(await call("PUT", `/${env}/webhook`, { url: url.value }).then(() => "Saved."))) },
+            h("label", {}, "Endpoint URL", url),
+            h("button", { type: "submit" }, "Save"),
+          )
+        : undefined,
+      canChange && w.disabled_at
+        ? h("button", { type: "button", onclick: act(async () => render(await call("POST", `/${env}/webhook/enable`).then(() => "Enabled."))) }, "Enable")
+        : undefined,
+      canChange
+        ? h(
+            "button",
+            {
+              type: "button",
+              class: "plain",
+              onclick: act(async () => {
+                const r = await call("POST", `/${env}/webhook/rotate-secret`);
+                await render();
+                out.replaceChildren(
+                  h(
+                    "div",
+                    { class: "once" },
+                    h("p", {}, "The new signing secret, shown only now (the previous one signs alongside it for 24 h):"),
+                    h("code", { "data-secret": "" }, r.secret),
+                  ),
+                );
+              }),
+            },
+            "Rotate the secret",
+          )
+        : undefined,
+      note ? h("p", { role: "status" }, note) : undefined,
+      out,
+    );
+  };
+  await render().catch((e) => show("Webhook endpoint", failure(e)));
+}
+
+async function deliveriesPage(env) {
+  const q = new URLSearchParams(location.search);
+  const params = new URLSearchParams({ limit: "20", page: q.get("page") ?? "1" });
+  if (q.get("status")) params.set("status", q.get("status"));
+  const out = h("div", { "aria-live": "polite" });
+  const status = h(
+    "select",
+    { name: "status", "aria-label": "Status" },
+    ["", "pending", "delivered", "failed"].map((s) => h("option", { value: s, selected: s === (q.get("status") ?? "") }, s || "any status")),
+  );
+  const bar = h(
+    "form",
+    {
+      class: "bar",
+      onsubmit: (e) => {
+        e.preventDefault();
+        go(`/console/${env}/deliveries${status.value ? `?status=${status.value}` : ""}`);
+      },
+    },
+    h("label", {}, "Status", status),
+    h("button", { type: "submit" }, "Filter"),
+  );
+  try {
+    const r = await call("GET", `/${env}/webhook-deliveries?${params}`);
+    const canRetry = state.me.user.role !== "viewer";
+    show(
+      "Webhook deliveries",
+      bar,
+      out,
+      h(
+        "table",
+        {},
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["Event", "Status", "Attempts", "Response", "Created", ""].map((t) => h("th", { scope: "col" }, t)),
+          ),
+        ),
+        h(
+          "tbody",
+          {},
+          r.data.map((d) =>
+            h(
+              "tr",
+              {},
+              h("td", {}, d.event_type, h("br"), h("small", {}, d.id)),
+              h("td", { class: `status-${d.status}` }, d.status),
+              h("td", {}, `${d.attempts}/${d.max_attempts}`),
+              h("td", {}, d.response_status ?? "—"),
+              h("td", {}, when(d.created_at)),
+              h(
+                "td",
+                {},
+                canRetry && d.status === "failed"
+                  ? h(
+                      "button",
+                      {
+                        type: "button",
+                        "aria-label": `Retry ${d.id}`,
+                        onclick: async () => {
+                          try {
+                            await call("POST", `/${env}/webhook-deliveries/${d.id}/retry`);
+                            await deliveriesPage(env);
+                          } catch (e) {
+                            out.replaceChildren(failure(e));
+                          }
+                        },
+                      },
+                      "Retry",
+                    )
+                  : "",
+              ),
+            ),
+          ),
+        ),
+      ),
+      r.data.length ? pager(r.pagination, `/console/${env}/deliveries${location.search.replace(/[?&]page=\d+/, "")}`) : h("p", {}, "No deliveries."),
+    );
+  } catch (e) {
+    show("Webhook deliveries", bar, failure(e));
+  }
+}
+
 async function loadMe() {
   const me = await call("GET", "/me");
   state.me = me;
@@ -521,6 +676,8 @@ async function route() {
   if (section === "keys") return keysPage(env);
   if (section === "users") return usersPage();
   if (section === "audit") return auditPage();
+  if (section === "webhook") return webhookPage(env);
+  if (section === "deliveries") return deliveriesPage(env);
   if (section === "verifications" && id) return verificationPage(env, id);
   return verificationsPage(env);
 }

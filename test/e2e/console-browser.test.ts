@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
 import { adminCli } from "../support/admin-cli.ts";
+import { startReceiver } from "../support/receiver.ts";
 import { api } from "../support/stack.ts";
 import { useStack } from "../support/use-stack.ts";
 
@@ -22,7 +23,12 @@ beforeAll(async () => {
   port = (s.address() as net.AddressInfo).port;
   await new Promise<void>((resolve) => s.close(() => resolve()));
 });
-const stack = useStack(() => ({ PORT: String(port), PUBLIC_BASE_URL: `http://localhost:${port}` }));
+const stack = useStack(() => ({
+  PORT: String(port),
+  PUBLIC_BASE_URL: `http://localhost:${port}`,
+  ALLOW_PRIVATE_TARGETS: "true",
+  WEBHOOK_RETRY_DELAYS_MS: "200,200",
+}));
 
 async function shot(tab: import("playwright-core").Page, name: string) {
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -118,9 +124,43 @@ describe.skipIf(!existsSync(CHROMIUM))(
         await tab.getByRole("button", { name: `Revoke ${key.slice(0, 12)}` }).waitFor({ state: "detached" });
         expect((await api(stack.url, key).get("/api/v1/verifications")).status).toBe(401);
 
+        // the webhook endpoint: set to a local receiver that fails, the delivery fails, is retried from the console and arrives
+        const receiver = await startReceiver(500);
+        try {
+          await tab.getByRole("link", { name: "Webhook" }).click();
+          await tab.getByLabel("Endpoint URL").fill(receiver.url);
+          await tab.getByRole("button", { name: "Save" }).click();
+          await tab.locator('dd[data-field="URL"]', { hasText: receiver.url }).waitFor();
+          await tab.getByRole("button", { name: "Rotate the secret" }).click();
+          expect(await tab.locator("code[data-secret]").textContent()).toMatch(/^whsec_/);
+          const x = await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "hook@example.com" });
+          await c.post(`/api/v1/verifications/${x.body.id}/test-verify`);
+          let failed: { id: string } | undefined;
+          for (let i = 0; i < 150 && !failed; i++) {
+            failed = (await c.get("/api/v1/webhook-deliveries?status=failed")).body.data[0];
+            if (!failed) await new Promise((r) => setTimeout(r, 200));
+          }
+          expect(failed, "a failed delivery").toBeDefined();
+          const before = receiver.requests.length;
+          receiver.answer(200);
+          await tab.getByRole("link", { name: "Deliveries" }).click();
+          await tab.getByLabel("Status").selectOption("failed");
+          await tab.getByRole("button", { name: "Filter" }).click();
+          await shot(tab, "deliveries");
+          await tab.getByRole("button", { name: `Retry ${failed!.id}` }).click();
+          await receiver.waitFor(before + 1, 30_000);
+          for (let i = 0; i < 100 && (await c.get(`/api/v1/webhook-deliveries/${failed!.id}`)).body.status !== "delivered"; i++)
+            await new Promise((r) => setTimeout(r, 200));
+          expect((await c.get(`/api/v1/webhook-deliveries/${failed!.id}`)).body.status).toBe("delivered");
+        } finally {
+          await receiver.close();
+        }
+
         // the live/test switch is always there; live has none of the test data
-        await tab.getByRole("link", { name: "Live" }).click();
+        await tab.getByRole("link", { name: "API keys" }).click();
+        await tab.getByRole("link", { name: "Live", exact: true }).click();
         await tab.getByRole("heading", { name: "API keys (live)" }).waitFor();
+        expect(await tab.getByRole("button", { name: `Revoke ${key.slice(0, 12)}` }).count()).toBe(0);
 
         // 390 px wide: nothing scrolls sideways
         await tab.setViewportSize({ width: 390, height: 800 });

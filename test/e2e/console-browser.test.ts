@@ -4,7 +4,8 @@
 // revoked (refused at once), a viewer who can change nothing, sign-out and sign-in again; the
 // CSP (no violation), the cookie's flags, hashed long-cached assets, and 390 px wide. It leaves
 // the docs' screenshots (docs/console-*.png) when they are absent, and fresh ones in test-artifacts/.
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import net from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
 import { adminCli } from "../support/admin-cli.ts";
@@ -29,6 +30,15 @@ const stack = useStack(() => ({
   ALLOW_PRIVATE_TARGETS: "true",
   WEBHOOK_RETRY_DELAYS_MS: "200,200",
 }));
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+/** axe-core's serious and critical violations on the page as it stands (run through the DevTools protocol: the page's CSP is untouched). */
+async function axe(tab: import("playwright-core").Page, where: string) {
+  const found = (await tab.evaluate(
+    `${AXE};axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id + ": " + v.nodes.map((n) => n.target.join(" ")).join(", ")))`,
+  )) as string[];
+  expect(found, where).toEqual([]);
+}
 
 async function shot(tab: import("playwright-core").Page, name: string) {
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -89,6 +99,7 @@ describe.skipIf(!existsSync(CHROMIUM))(
         expect(csp).toContain("script-src 'self'");
         expect(csp).not.toContain("unsafe-inline");
         expect(page!.headers()["cache-control"]).toBe("no-store");
+        await axe(tab, "invite");
         await tab.getByRole("button", { name: "Register a passkey" }).click();
         await tab.getByRole("heading", { name: "Verifications" }).waitFor();
         const [cookie] = (await context.cookies()).filter((c) => c.name === "icv_console");
@@ -105,10 +116,12 @@ describe.skipIf(!existsSync(CHROMIUM))(
         await tab.reload();
         await tab.getByRole("link", { name: v.body.id }).waitFor();
         await shot(tab, "verifications");
+        await axe(tab, "verifications");
         await tab.getByRole("link", { name: v.body.id }).click();
         await tab.getByRole("heading", { name: `Verification ${v.body.id}` }).waitFor();
         await tab.getByLabel("Reason").selectOption("fraud");
         await shot(tab, "verification");
+        await axe(tab, "verification");
         await tab.getByRole("button", { name: "Revoke proof" }).click();
         await tab.locator('dd[data-field="Status"]', { hasText: "revoked" }).waitFor();
         expect((await c.get(`/api/v1/proofs/${v.body.id}/status`)).body).toMatchObject({ is_revoked: true, revoked_reason: "fraud" });
@@ -120,6 +133,7 @@ describe.skipIf(!existsSync(CHROMIUM))(
         expect(key).toMatch(/^pk_test_/);
         expect((await api(stack.url, key).get("/api/v1/verifications")).status).toBe(200);
         await shot(tab, "keys");
+        await axe(tab, "keys");
         await tab.getByRole("button", { name: `Revoke ${key.slice(0, 12)}` }).click();
         await tab.getByRole("button", { name: `Revoke ${key.slice(0, 12)}` }).waitFor({ state: "detached" });
         expect((await api(stack.url, key).get("/api/v1/verifications")).status).toBe(401);
@@ -133,6 +147,7 @@ describe.skipIf(!existsSync(CHROMIUM))(
           await tab.locator('dd[data-field="URL"]', { hasText: receiver.url }).waitFor();
           await tab.getByRole("button", { name: "Rotate the secret" }).click();
           expect(await tab.locator("code[data-secret]").textContent()).toMatch(/^whsec_/);
+          await axe(tab, "webhook");
           const x = await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "hook@example.com" });
           await c.post(`/api/v1/verifications/${x.body.id}/test-verify`);
           let failed: { id: string } | undefined;
@@ -147,6 +162,7 @@ describe.skipIf(!existsSync(CHROMIUM))(
           await tab.getByLabel("Status").selectOption("failed");
           await tab.getByRole("button", { name: "Filter" }).click();
           await shot(tab, "deliveries");
+          await axe(tab, "deliveries");
           await tab.getByRole("button", { name: `Retry ${failed!.id}` }).click();
           await receiver.waitFor(before + 1, 30_000);
           for (let i = 0; i < 100 && (await c.get(`/api/v1/webhook-deliveries/${failed!.id}`)).body.status !== "delivered"; i++)
@@ -174,6 +190,7 @@ describe.skipIf(!existsSync(CHROMIUM))(
         await tab.getByLabel("Email").fill("vic@console.example");
         await tab.getByRole("button", { name: "Invite" }).click();
         const viewerLink = (await tab.locator(".once code").textContent())!;
+        await axe(tab, "users");
         const w = await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "kim@example.com" });
         await c.post(`/api/v1/verifications/${w.body.id}/test-verify`);
         const viewer = await profile();
@@ -198,9 +215,11 @@ describe.skipIf(!existsSync(CHROMIUM))(
         // the audit log shows both
         await tab.getByRole("link", { name: "Audit log" }).click();
         await tab.getByRole("cell", { name: "denied" }).first().waitFor();
+        await axe(tab, "audit log");
 
         // sign out, then in again with the passkey
         await tab.getByRole("button", { name: "Sign out" }).click();
+        await axe(tab, "sign-in");
         await tab.getByRole("button", { name: "Sign in with a passkey" }).click();
         await tab.getByRole("heading", { name: "Verifications" }).waitFor();
         expect(violations).toEqual([]);

@@ -69,7 +69,7 @@ export class Passkeys {
       attestationType: "none",
       authenticatorSelection: { residentKey: "required", userVerification: "preferred" },
     });
-    await this.store.saveChallenge({ challenge: options.challenge, purpose: "register", inviteHash, expiresAt: this.expiry() });
+    await this.store.saveChallenge({ challenge: options.challenge, purpose: "register", inviteHash, expiresAt: this.expiry() }, this.clock.now());
     return { options, user };
   }
 
@@ -99,7 +99,7 @@ export class Passkeys {
   async signInOptions() {
     // discoverable credentials: the authenticator offers this site's passkeys, no user named first
     const options = await generateAuthenticationOptions({ rpID: this.rp.id, userVerification: "preferred" });
-    await this.store.saveChallenge({ challenge: options.challenge, purpose: "sign_in", expiresAt: this.expiry() });
+    await this.store.saveChallenge({ challenge: options.challenge, purpose: "sign_in", expiresAt: this.expiry() }, this.clock.now());
     return options;
   }
 

@@ -120,7 +120,7 @@ export class ConsoleStore {
     await this.db.query(`UPDATE ${S}.console_passkeys SET counter = $2, last_used_at = $3 WHERE id = $1`, [id, counter, at]);
   }
 
-  async saveChallenge(c: { challenge: string; purpose: "register" | "sign_in"; inviteHash?: string; expiresAt: Date }): Promise<void> {
+  async saveChallenge(c: { challenge: string; purpose: "register" | "sign_in"; inviteHash?: string; expiresAt: Date }, now: Date): Promise<void> {
     await this.db.query(`INSERT INTO ${S}.console_challenges (challenge, purpose, invite_hash, expires_at) VALUES ($1, $2, $3, $4)`, [
       c.challenge,
       c.purpose,
@@ -128,7 +128,7 @@ export class ConsoleStore {
       c.expiresAt,
     ]);
     // expired ones go as new ones come
-    await this.db.query(`DELETE FROM ${S}.console_challenges WHERE expires_at < $1`, [new Date(Date.now() - 60_000)]);
+    await this.db.query(`DELETE FROM ${S}.console_challenges WHERE expires_at < $1`, [now]);
   }
 
   /** Takes a challenge once: true when it was issued for this purpose (and invite) and is unexpired. */

@@ -126,6 +126,14 @@ describe.skipIf(!existsSync(CHROMIUM))(
         await tab.locator('dd[data-field="Status"]', { hasText: "revoked" }).waitFor();
         expect((await c.get(`/api/v1/proofs/${v.body.id}/status`)).body).toMatchObject({ is_revoked: true, revoked_reason: "fraud" });
 
+        // the overview counts it: one revoked in the last 24 hours, nothing else
+        await tab.getByRole("link", { name: "Overview" }).click();
+        const day = tab.getByRole("row", { name: /Last 24 hours/ });
+        await day.waitFor();
+        expect(await day.getByRole("cell").allTextContents()).toEqual(["0", "0", "0", "0", "0", "1", "100.0 %"]);
+        await shot(tab, "overview");
+        await axe(tab, "overview");
+
         // a key: created (shown once), works, revoked, refused at once
         await tab.getByRole("link", { name: "API keys" }).click();
         await tab.getByRole("button", { name: "Create a key" }).click();

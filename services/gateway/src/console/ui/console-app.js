@@ -68,11 +68,11 @@ function header(env, section) {
       h(
         "a",
         {
-          href: `/console/${e}/${["keys", "webhook", "deliveries"].includes(section) ? section : "verifications"}`,
+          href: `/console/${e}/${["keys", "webhook", "deliveries", "overview"].includes(section) ? section : "verifications"}`,
           "aria-current": e === env ? "true" : undefined,
           onclick: (ev) => {
             ev.preventDefault();
-            go(`/console/${e}/${["keys", "webhook", "deliveries"].includes(section) ? section : "verifications"}`);
+            go(`/console/${e}/${["keys", "webhook", "deliveries", "overview"].includes(section) ? section : "verifications"}`);
           },
         },
         e === "test" ? "Test" : "Live",
@@ -85,6 +85,7 @@ function header(env, section) {
     h(
       "nav",
       { "aria-label": "Console" },
+      link(`/console/${env}/overview`, "Overview", section === "overview"),
       link(`/console/${env}/verifications`, "Verifications", section === "verifications"),
       link(`/console/${env}/webhook`, "Webhook", section === "webhook"),
       link(`/console/${env}/deliveries`, "Deliveries", section === "deliveries"),
@@ -654,6 +655,70 @@ async function deliveriesPage(env) {
   }
 }
 
+const STATUSES = ["pending", "verified", "suspended", "failed", "expired", "revoked"];
+
+/** Counts by status over 24 h and 30 days, from the list's totals (one small page per count), and the deliveries' stats. */
+async function overviewPage(env) {
+  const since = (ms) => new Date(Date.now() - ms).toISOString();
+  const count = async (status, after) =>
+    (await call("GET", `/${env}/verifications?limit=1&status=${status}&created_after=${encodeURIComponent(after)}`)).pagination.total;
+  try {
+    const periods = [
+      ["Last 24 hours", since(24 * 3600_000)],
+      ["Last 30 days", since(30 * 24 * 3600_000)],
+    ];
+    const counts = await Promise.all(periods.map(([, after]) => Promise.all(STATUSES.map((st) => count(st, after)))));
+    const stats = await call("GET", `/${env}/webhook-deliveries/stats`).catch(() => undefined);
+    const rate = (c) => {
+      // shown control: verified, suspended since or revoked since; out of all that finished
+      const ok = c[1] + c[2] + c[5];
+      const done = ok + c[3] + c[4];
+      return done ? `${((100 * ok) / done).toFixed(1)} %` : "—";
+    };
+    show(
+      `Overview (${env})`,
+      h(
+        "table",
+        {},
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            h("th", { scope: "col" }, "Verifications"),
+            STATUSES.map((st) => h("th", { scope: "col" }, st)),
+            h("th", { scope: "col" }, "Success rate"),
+          ),
+        ),
+        h(
+          "tbody",
+          {},
+          periods.map(([label], i) =>
+            h(
+              "tr",
+              {},
+              h("th", { scope: "row" }, label),
+              counts[i].map((n) => h("td", {}, n)),
+              h("td", { "data-rate": label }, rate(counts[i])),
+            ),
+          ),
+        ),
+      ),
+      stats
+        ? h("p", {}, `Webhook deliveries: ${stats.delivered} delivered, ${stats.failed} failed, ${stats.pending} pending (${stats.success_rate} % delivered).`)
+        : undefined,
+      h(
+        "p",
+        {},
+        "Success rate: verifications that showed control (verified, suspended or revoked since) out of those that finished (those and failed or expired).",
+      ),
+    );
+  } catch (e) {
+    show("Overview", failure(e));
+  }
+}
+
 async function loadMe() {
   const me = await call("GET", "/me");
   state.me = me;
@@ -676,6 +741,7 @@ async function route() {
   if (section === "keys") return keysPage(env);
   if (section === "users") return usersPage();
   if (section === "audit") return auditPage();
+  if (section === "overview") return overviewPage(env);
   if (section === "webhook") return webhookPage(env);
   if (section === "deliveries") return deliveriesPage(env);
   if (section === "verifications" && id) return verificationPage(env, id);

@@ -134,6 +134,22 @@ describe.skipIf(!existsSync(CHROMIUM))(
         await shot(tab, "overview");
         await axe(tab, "overview");
 
+        // requests made through the API, and the test messages inbox (the code mailed to jo@example.com)
+        const vr = await c.post("/api/v1/verification-requests", { assets: [{ type: "email" }], reference_id: "order-7" });
+        expect(vr.status, vr.text).toBe(201);
+        await tab.getByRole("link", { name: "Requests" }).click();
+        await tab.getByRole("cell", { name: vr.body.id }).waitFor();
+        expect(
+          await tab
+            .getByRole("row", { name: new RegExp(vr.body.id) })
+            .getByRole("link", { name: "open" })
+            .getAttribute("href"),
+        ).toBe(vr.body.verification_url);
+        await axe(tab, "requests");
+        await tab.getByRole("link", { name: "Test messages" }).click();
+        await tab.getByRole("cell", { name: "jo@example.com" }).first().waitFor();
+        await axe(tab, "test messages");
+
         // a key: created (shown once), works, revoked, refused at once
         await tab.getByRole("link", { name: "API keys" }).click();
         await tab.getByRole("button", { name: "Create a key" }).click();

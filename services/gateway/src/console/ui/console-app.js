@@ -68,11 +68,11 @@ function header(env, section) {
       h(
         "a",
         {
-          href: `/console/${e}/${["keys", "webhook", "deliveries", "overview"].includes(section) ? section : "verifications"}`,
+          href: `/console/${e}/${["keys", "webhook", "deliveries", "overview", "requests"].includes(section) ? section : "verifications"}`,
           "aria-current": e === env ? "true" : undefined,
           onclick: (ev) => {
             ev.preventDefault();
-            go(`/console/${e}/${["keys", "webhook", "deliveries", "overview"].includes(section) ? section : "verifications"}`);
+            go(`/console/${e}/${["keys", "webhook", "deliveries", "overview", "requests"].includes(section) ? section : "verifications"}`);
           },
         },
         e === "test" ? "Test" : "Live",
@@ -87,6 +87,8 @@ function header(env, section) {
       { "aria-label": "Console" },
       link(`/console/${env}/overview`, "Overview", section === "overview"),
       link(`/console/${env}/verifications`, "Verifications", section === "verifications"),
+      link(`/console/${env}/requests`, "Requests", section === "requests"),
+      env === "test" ? link("/console/test/messages", "Test messages", section === "messages") : undefined,
       link(`/console/${env}/webhook`, "Webhook", section === "webhook"),
       link(`/console/${env}/deliveries`, "Deliveries", section === "deliveries"),
       isAdmin ? link(`/console/${env}/keys`, "API keys", section === "keys") : undefined,
@@ -719,6 +721,66 @@ async function overviewPage(env) {
   }
 }
 
+/** A plain server-paged list of one offered route: its columns are [heading, (row) => cell]. */
+async function listPage(title, env, path, section, columns) {
+  const q = new URLSearchParams(location.search);
+  try {
+    const r = await call("GET", `/${env}/${path}?limit=20&page=${Number(q.get("page") ?? 1) || 1}`);
+    show(
+      title,
+      h(
+        "table",
+        {},
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            columns.map(([t]) => h("th", { scope: "col" }, t)),
+          ),
+        ),
+        h(
+          "tbody",
+          {},
+          r.data.map((row) =>
+            h(
+              "tr",
+              {},
+              columns.map(([, cell]) => h("td", {}, cell(row))),
+            ),
+          ),
+        ),
+      ),
+      r.data.length ? pager(r.pagination, `/console/${env}/${section}`) : h("p", {}, "Nothing yet."),
+    );
+  } catch (e) {
+    show(title, failure(e));
+  }
+}
+
+const requestsPage = (env) =>
+  listPage("Verification requests", env, "verification-requests", "requests", [
+    ["Id", (r) => r.id],
+    ["Status", (r) => r.status],
+    ["Reference", (r) => r.reference_id ?? "—"],
+    ["Assets", (r) => r.assets.map((a) => `${a.type}: ${a.status}`).join(", ")],
+    ["Created", (r) => when(r.created_at)],
+    [
+      "Hosted page",
+      (r) => (r.status === "pending" || r.status === "partial" ? h("a", { href: r.verification_url, rel: "noreferrer", target: "_blank" }, "open") : "—"),
+    ],
+  ]);
+
+const messagesPage = (env) =>
+  listPage(`Test messages (${env})`, env, "test/messages", "messages", [
+    ["When", (m) => when(m.created_at)],
+    ["Channel", (m) => `${m.channel} (${m.direction})`],
+    ["To", (m) => m.to],
+    ["Message", (m) => [m.subject ? h("strong", {}, m.subject, h("br")) : undefined, m.text]],
+    ["Verification", (m) => (m.verification_id ? link(`/console/${env}/verifications/${m.verification_id}`, m.verification_id) : (m.session_id ?? "—"))],
+  ]);
+
 async function loadMe() {
   const me = await call("GET", "/me");
   state.me = me;
@@ -742,6 +804,8 @@ async function route() {
   if (section === "users") return usersPage();
   if (section === "audit") return auditPage();
   if (section === "overview") return overviewPage(env);
+  if (section === "requests") return requestsPage(env);
+  if (section === "messages") return messagesPage(env);
   if (section === "webhook") return webhookPage(env);
   if (section === "deliveries") return deliveriesPage(env);
   if (section === "verifications" && id) return verificationPage(env, id);

@@ -150,6 +150,23 @@ describe.skipIf(!existsSync(CHROMIUM))(
         await tab.getByRole("cell", { name: "jo@example.com" }).first().waitFor();
         await axe(tab, "test messages");
 
+        // a template edited with its preview, then saved (the API sees it)
+        const prj = await c.post("/api/v1/me/projects", { name: "Shop" });
+        expect(prj.status, prj.text).toBe(201);
+        await tab.getByRole("link", { name: "Templates" }).click();
+        await tab.getByRole("link", { name: "Shop" }).click();
+        await tab.getByText("The built-in text").waitFor();
+        await tab.getByLabel("Template text").fill("Shop code {{code}}, valid {{expires_in}}");
+        await tab.getByRole("button", { name: "Preview" }).click();
+        expect(await tab.locator("pre[data-preview]").textContent()).toBe("Shop code A1B2C3, valid 10 minutes");
+        await axe(tab, "templates");
+        await tab.getByRole("button", { name: "Save" }).click();
+        await tab.getByText("Saved.").waitFor();
+        expect((await c.get(`/api/v1/me/projects/${prj.body.id}/templates/email/verification_request`)).body).toMatchObject({
+          body: "Shop code {{code}}, valid {{expires_in}}",
+          custom: true,
+        });
+
         // a key: created (shown once), works, revoked, refused at once
         await tab.getByRole("link", { name: "API keys" }).click();
         await tab.getByRole("button", { name: "Create a key" }).click();

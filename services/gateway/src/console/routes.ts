@@ -40,10 +40,12 @@ const OFFERED = new Set([
   "get /api/v1/webhook-deliveries/{id}",
   "post /api/v1/webhook-deliveries/{id}/retry",
   "get /api/v1/test/messages",
-  "get /api/v1/projects",
-  "get /api/v1/projects/{id}",
-  "get /api/v1/projects/{id}/templates",
-  "post /api/v1/projects/{id}/templates/preview",
+  "get /api/v1/me/projects",
+  "get /api/v1/me/projects/{id}",
+  "get /api/v1/me/projects/{id}/templates",
+  "post /api/v1/me/projects/{id}/templates/preview",
+  "get /api/v1/me/projects/{id}/templates/{channel}/{type}",
+  "put /api/v1/me/projects/{id}/templates/{channel}/{type}",
   "get /api/v1/me/profiles",
 ]);
 
@@ -313,9 +315,13 @@ export function consoleApi(d: ConsoleDeps): Router {
   mount(perEnv, webhookRoutes(d.webhook), () => [guard(reads), logged, d.json]);
   const offered = d.publicRoutes
     .filter((r) => OFFERED.has(`${r.method} ${r.path}`))
-    .map((r) => ({ ...r, path: r.path.slice("/api/v1".length) }))
+    // /api/v1/verifications → /verifications; /api/v1/me/projects → /projects
+    .map((r) => ({ ...r, path: r.path.slice("/api/v1".length).replace(/^\/me\//, "/") }))
     // literal paths before parameterised ones, as the public API mounts them
     .sort((a, b) => Number(a.path.includes("{")) - Number(b.path.includes("{")));
+  // a route renamed in the public API must be renamed here too: refuse to start rather than drop it quietly
+  const missing = [...OFFERED].filter((o) => !d.publicRoutes.some((r) => `${r.method} ${r.path}` === o && r.handler));
+  if (missing.length) throw new Error(`console: no public route for ${missing.join(", ")}`);
   mount(perEnv, offered, () => [guard(reads), logged, d.json]);
   api.use(
     "/:env",

@@ -68,11 +68,11 @@ function header(env, section) {
       h(
         "a",
         {
-          href: `/console/${e}/${["keys", "webhook", "deliveries", "overview", "requests"].includes(section) ? section : "verifications"}`,
+          href: `/console/${e}/${["keys", "webhook", "deliveries", "overview", "requests", "projects"].includes(section) ? section : "verifications"}`,
           "aria-current": e === env ? "true" : undefined,
           onclick: (ev) => {
             ev.preventDefault();
-            go(`/console/${e}/${["keys", "webhook", "deliveries", "overview", "requests"].includes(section) ? section : "verifications"}`);
+            go(`/console/${e}/${["keys", "webhook", "deliveries", "overview", "requests", "projects"].includes(section) ? section : "verifications"}`);
           },
         },
         e === "test" ? "Test" : "Live",
@@ -89,6 +89,7 @@ function header(env, section) {
       link(`/console/${env}/verifications`, "Verifications", section === "verifications"),
       link(`/console/${env}/requests`, "Requests", section === "requests"),
       env === "test" ? link("/console/test/messages", "Test messages", section === "messages") : undefined,
+      link(`/console/${env}/projects`, "Templates", section === "projects"),
       link(`/console/${env}/webhook`, "Webhook", section === "webhook"),
       link(`/console/${env}/deliveries`, "Deliveries", section === "deliveries"),
       isAdmin ? link(`/console/${env}/keys`, "API keys", section === "keys") : undefined,
@@ -781,6 +782,101 @@ const messagesPage = (env) =>
     ["Verification", (m) => (m.verification_id ? link(`/console/${env}/verifications/${m.verification_id}`, m.verification_id) : (m.session_id ?? "—"))],
   ]);
 
+const projectsPage = (env) =>
+  listPage(`Projects (${env})`, env, "projects", "projects", [
+    ["Name", (p) => link(`/console/${env}/projects/${p.id}`, p.name)],
+    ["Id", (p) => p.id],
+    ["Created", (p) => when(p.created_at)],
+  ]);
+
+/** One project's message templates: pick a channel and type, edit, preview with sample values, save. */
+async function templatesPage(env, projectId) {
+  const channel = h(
+    "select",
+    { "aria-label": "Channel" },
+    ["email", "sms", "whatsapp", "telegram"].map((x) => h("option", { value: x }, x)),
+  );
+  const type = h(
+    "select",
+    { "aria-label": "Message" },
+    ["verification_request", "verification_success", "verification_expired", "login_request", "login_success", "2fa_request", "2fa_success"].map((x) =>
+      h("option", { value: x }, x),
+    ),
+  );
+  const subject = h("input", { "aria-label": "Subject", size: 50 });
+  const body = h("textarea", { "aria-label": "Template text", rows: 6, cols: 60 });
+  const preview = h("div", { "aria-live": "polite", class: "preview" });
+  const out = h("div", { "aria-live": "polite" });
+  const canChange = state.me.user.role !== "viewer";
+  const base = `/${env}/projects/${encodeURIComponent(projectId)}/templates`;
+  const load = async () => {
+    try {
+      const t = await call("GET", `${base}/${channel.value}/${type.value}`);
+      body.value = t.body;
+      subject.value = t.subject ?? "";
+      subject.disabled = channel.value !== "email";
+      out.replaceChildren(h("p", {}, t.custom === false ? "The built-in text (no template of this project yet)." : "This project's template."));
+      preview.replaceChildren();
+    } catch (e) {
+      out.replaceChildren(failure(e));
+    }
+  };
+  const withSubject = () => (channel.value === "email" && subject.value ? { subject: subject.value } : {});
+  channel.addEventListener("change", load);
+  type.addEventListener("change", load);
+  show(
+    "Message templates",
+    h("form", { class: "bar", onsubmit: (e) => e.preventDefault() }, h("label", {}, "Channel", channel), h("label", {}, "Message", type)),
+    h("p", {}, h("label", {}, "Subject (email)", subject)),
+    h("p", {}, h("label", {}, "Text", body)),
+    h(
+      "div",
+      { class: "bar" },
+      h(
+        "button",
+        {
+          type: "button",
+          class: "plain",
+          onclick: async () => {
+            try {
+              const r = await call("POST", `${base}/preview`, { channel: channel.value, type: type.value, body: body.value, ...withSubject() });
+              preview.replaceChildren(
+                h("h2", {}, "Preview"),
+                r.subject ? h("p", {}, h("strong", {}, r.subject)) : undefined,
+                h("pre", { "data-preview": "" }, r.body),
+              );
+            } catch (e) {
+              preview.replaceChildren(failure(e));
+            }
+          },
+        },
+        "Preview",
+      ),
+      canChange
+        ? h(
+            "button",
+            {
+              type: "button",
+              onclick: async () => {
+                try {
+                  await call("PUT", `${base}/${channel.value}/${type.value}`, { body: body.value, ...withSubject() });
+                  out.replaceChildren(h("p", { role: "status" }, "Saved."));
+                } catch (e) {
+                  out.replaceChildren(failure(e));
+                }
+              },
+            },
+            "Save",
+          )
+        : undefined,
+    ),
+    out,
+    preview,
+    link(`/console/${env}/projects`, "← All projects"),
+  );
+  await load();
+}
+
 async function loadMe() {
   const me = await call("GET", "/me");
   state.me = me;
@@ -805,6 +901,8 @@ async function route() {
   if (section === "audit") return auditPage();
   if (section === "overview") return overviewPage(env);
   if (section === "requests") return requestsPage(env);
+  if (section === "projects" && id) return templatesPage(env, id);
+  if (section === "projects") return projectsPage(env);
   if (section === "messages") return messagesPage(env);
   if (section === "webhook") return webhookPage(env);
   if (section === "deliveries") return deliveriesPage(env);

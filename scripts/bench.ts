@@ -10,7 +10,8 @@
 // (default 50), BENCH_MODES (default "embedded,postgres"), BENCH_SSE_STREAMS, BENCH_WEBHOOKS,
 // BENCH_HOOKS, BENCH_SQL_PROOFS (proofs of the SQL count, default 1000), BENCH_CPU_PROF (a directory: run the stack with --cpu-prof and
 // leave one .cpuprofile per start there; summarize with scripts/bench/profile-summary.ts).
-// Extra cases: scripts/bench/cases.ts.
+// Extra cases: scripts/bench/cases.ts; BENCH_CASES="status list,SD-JWT VC issuing" runs only those
+// (by name), none of the built-in ones.
 import { writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { load } from "./bench/load.ts";
@@ -72,6 +73,7 @@ function summary(results: Partial<Record<BenchMode, ModeResult>>): string {
     ["SSE, 10,000 streams, change → event p99", both("sse_p99_ms", (v) => `${v.toFixed(0)} ms`), "≤ 100 ms"],
     ["webhook deliveries/s", both("webhooks_per_s", (v) => v.toFixed(0)), "≥ 1,000"],
     ["domain check against a local authoritative server", (["embedded", "postgres"] as const).map(domainCheck), "(info)"],
+    ["scheduled re-checks, 10,000 due proofs, re-checks/s", both("rechecks: rechecks_per_s", (v) => v.toFixed(0)), "(info)"],
   ];
   const head = ["path", "embedded (PGlite)", "Postgres + Redis", "target"];
   const cells = lines.map(([name, vals, target]) => [name, ...vals, target]);
@@ -149,6 +151,7 @@ async function main(): Promise<void> {
         webhooks: num("BENCH_WEBHOOKS", 10_000),
         hooks: num("BENCH_HOOKS", 2_000),
         sqlProofs: num("BENCH_SQL_PROOFS", 1_000),
+        only: process.env.BENCH_CASES?.split(",").map((c) => c.trim()),
         baselines: { node: hw.rate, express: hwx.rate, sign: sign.perSecond },
         cleanups,
       });

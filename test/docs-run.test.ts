@@ -60,8 +60,9 @@ beforeAll(async () => {
   stack.stdout!.on("data", (b: Buffer) => (output += b));
   stack.stderr!.on("data", (b: Buffer) => (output += b));
   const end = Date.now() + 150_000;
-  while (!/test key (pk_test_\S+)[\s\S]*live key (pk_live_\S+)/.test(output)) {
-    if (stack.exitCode !== null || Date.now() > end) throw new Error(`npm start did not print the development tenant:\n${output}`);
+  // the development tenant, then "ICV is up" (printed once every part is ready; later on a busy machine)
+  while (!/test key (pk_test_\S+)[\s\S]*live key (pk_live_\S+)/.test(output) || !output.includes('"msg":"ICV is up"')) {
+    if (stack.exitCode !== null || Date.now() > end) throw new Error(`npm start did not print the development tenant and "ICV is up":\n${output}`);
     await new Promise((r) => setTimeout(r, 200));
   }
   const [, test, live] = /test key (pk_test_\S+)[\s\S]*live key (pk_live_\S+)/.exec(output)!;

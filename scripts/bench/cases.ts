@@ -2,6 +2,7 @@
 // here with one line. The bench runs every case once per database mode, on the running stack,
 // after the built-in cases, and prints its rows in that mode's table (and its figures in --json).
 import { benchDomainCheck } from "./domain-check.ts";
+import { benchRechecks } from "./rechecks.ts";
 import { sdJwtVcCase, statusListCase } from "./proof-formats.ts";
 import type { Row } from "./report.ts";
 import type { RunningStack } from "./stack.ts";
@@ -34,5 +35,14 @@ const domainCheckCase: BenchCase = {
   },
 };
 
+/** Scheduled re-checks of 10,000 due proofs (rechecks.ts), on this mode's database. */
+const recheckCase: BenchCase = {
+  name: "rechecks",
+  async run(ctx) {
+    const { row, rate } = await benchRechecks(10_000, ctx.mode === "postgres" ? process.env.DATABASE_URL : undefined);
+    return { rows: [row], figures: { rechecks_per_s: rate } };
+  },
+};
+
 /** Extra cases, one line each. */
-export const extraCases: BenchCase[] = [domainCheckCase, sdJwtVcCase, statusListCase];
+export const extraCases: BenchCase[] = [domainCheckCase, sdJwtVcCase, statusListCase, recheckCase];

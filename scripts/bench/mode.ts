@@ -28,6 +28,8 @@ export interface ModeOptions {
   sqlProofs: number;
   /** same-run baselines: req/s of the bare servers, RS256 signatures/s */
   baselines: { node: number; express: number; sign: number };
+  /** BENCH_CASES: run only these extra cases (by name), none of the built-in ones */
+  only?: string[];
   /** registers cleanups that must run even when the bench is interrupted */
   cleanups: Array<() => Promise<unknown>>;
 }
@@ -108,6 +110,28 @@ export async function runMode(o: ModeOptions): Promise<ModeResult> {
   });
   if (check.body?.valid !== true) throw new Error(`validate did not say valid: ${JSON.stringify(check.body)}`);
 
+  // the extra cases (scripts/bench/cases.ts), or only those BENCH_CASES names
+  const extras = async (only?: string[]) => {
+    const extraRows: Row[] = [];
+    const figures: Record<string, number> = {};
+    for (const c of extraCases.filter((x) => !only || only.includes(x.name))) {
+      process.stderr.write(`  ${c.name} …\n`);
+      const r = await attempt(
+        c.name,
+        () => c.run({ mode: o.mode, stack, testKey: t.testKey, liveKey: t.liveKey, duration: o.duration, warmup: o.warmup, connections: o.connections }),
+        { rows: [], figures: {} },
+      );
+      extraRows.push(...r.rows);
+      for (const [k, v] of Object.entries(r.figures)) figures[`${c.name}: ${k}`] = v;
+    }
+    return { extraRows, figures };
+  };
+  if (o.only) {
+    const { extraRows, figures } = await extras(o.only);
+    await stack.stop();
+    return { label, rows: extraRows, figures, notes };
+  }
+
   await sleep(2000);
   const idleRss = stack.rss();
   const idleSql = await idleSqlRate(stack.adminUrl);
@@ -178,27 +202,7 @@ export async function runMode(o: ModeOptions): Promise<ModeResult> {
     noHooks,
   );
 
-  const extraRows: Row[] = [];
-  const figures: Record<string, number> = {};
-  for (const c of extraCases) {
-    process.stderr.write(`  ${c.name} …\n`);
-    const r = await attempt(
-      c.name,
-      () =>
-        c.run({
-          mode: o.mode,
-          stack,
-          testKey: t.testKey,
-          liveKey: t.liveKey,
-          duration: o.duration,
-          warmup: o.warmup,
-          connections: o.connections,
-        }),
-      { rows: [], figures: {} },
-    );
-    extraRows.push(...r.rows);
-    for (const [k, v] of Object.entries(r.figures)) figures[`${c.name}: ${k}`] = v;
-  }
+  const { extraRows, figures } = await extras();
 
   // warm start: stop, start again on the same DATA_DIR (and database)
   process.stderr.write("  stopping; warm start …\n");

@@ -3,7 +3,7 @@
 // server for the HTTP file. manual_dns found on every server, on one of two (fails and names the
 // server), through a CNAME, with a wrong value, NXDOMAIN, one server timing out; the provider
 // named from NS records; http_file found, a redirect to another domain refused, a body over 4 KB;
-// a re-check after the record is removed reports it gone without revoking; the 24 h expiry.
+// a re-check after the record is removed suspends the proof without revoking; the 24 h expiry.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "@icv/platform";
 import { api } from "../support/stack.ts";
@@ -157,7 +157,7 @@ describe("manual_dns", () => {
 });
 
 describe("re-checks and expiry", () => {
-  it("a re-check after the record is removed reports it gone without revoking; /verify shows the same", async () => {
+  it("a re-check after the record is removed suspends the proof without revoking; /verify shows the same", async () => {
     const d = await create(zone());
     dns.addTxt(d.dns_record.name, d.dns_record.value);
     expect((await check(d.id)).status).toBe("verified");
@@ -165,14 +165,14 @@ describe("re-checks and expiry", () => {
 
     dns.removeTxt(d.dns_record.name, d.dns_record.value);
     const gone = await check(d.id);
-    expect(gone).toMatchObject({ status: "verified", verified: true, check_count: 3 });
+    expect(gone).toMatchObject({ status: "suspended", verified: false, reason: "record_missing", check_count: 3 });
     expect(gone.last_check.passed).toBe(false);
     clock.advance(5_000);
     const verify = await live().post(`/api/v1/verifications/${d.id}/verify`);
-    expect(verify.body).toMatchObject({ status: "verified", method: "dns_txt" });
+    expect(verify.body).toMatchObject({ status: "suspended", method: "dns_txt", suspended_reason: "record_missing" });
     expect(verify.body.last_check.passed).toBe(false);
     const status = await live().get(`/api/v1/proofs/${d.id}/status`);
-    expect(status.body).toMatchObject({ is_valid: true, is_revoked: false });
+    expect(status.body).toMatchObject({ is_valid: false, is_suspended: true, is_revoked: false });
   });
 
   it("expires 24 h after create: a check then is challenge_expired and the verification expired", async () => {

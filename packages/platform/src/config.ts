@@ -220,6 +220,13 @@ const base = z.object({
     .optional(),
   DNS_AUTHORITATIVE_PORT: port.refine((n) => n > 0, "must be a port number").default(53),
   DNS_QUERY_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(2_000),
+  // questions in flight to one authoritative name server at most, per domain-service process
+  DNS_MAX_INFLIGHT_PER_SERVER: z.coerce.number().int().min(1).max(1_000).default(8),
+  // scheduled domain re-checks: the shortest recheck_interval a create may ask (seconds), how
+  // often the sweeper looks for due ones, and how many one sweep claims
+  RECHECK_MIN_INTERVAL_S: z.coerce.number().int().min(1).default(3_600),
+  RECHECK_SWEEP_MS: z.coerce.number().int().min(50).default(5_000),
+  RECHECK_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
   DOMAIN_HTTP_PORT: port.refine((n) => n > 0, "must be a port number").default(80),
   DOMAIN_HTTPS_PORT: port.refine((n) => n > 0, "must be a port number").default(443),
   DNS_PROPAGATION_TIMEOUT_MS: z.coerce.number().int().min(0).max(120_000).default(8_000),

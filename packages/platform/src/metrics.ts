@@ -71,6 +71,12 @@ export const codeSendFailures = new Counter({
   labelNames: ["channel"] as const,
   registers,
 });
+export const domainRechecks = new Counter({
+  name: "icv_domain_rechecks_total",
+  help: "Re-checks of verified domains, by trigger (call, scheduled) and outcome (passed, or the failure's reason), and what they did (none, suspended, reinstated)",
+  labelNames: ["trigger", "outcome", "change"] as const,
+  registers,
+});
 export const webhookAttempts = new Counter({
   name: "icv_webhook_attempts_total",
   help: "Webhook delivery attempts, by outcome (delivered, retried, failed)",

@@ -20,8 +20,10 @@ const READ_ELSEWHERE: Record<string, { file: string; why: string }> = {
   BENCH_HOOKS: { file: "scripts/bench.ts", why: "npm run bench: inbound WhatsApp hooks sent" },
   BENCH_SQL_PROOFS: { file: "scripts/bench.ts", why: "npm run bench: proofs whose SQL statements are counted" },
   BENCH_MODES: { file: "scripts/bench.ts", why: "npm run bench: the database modes run" },
+  BENCH_CASES: { file: "scripts/bench.ts", why: "npm run bench: only these extra cases" },
   BENCH_NODE_FLAGS: { file: "scripts/bench/stack.ts", why: "npm run bench: the stack's runtime flags" },
   BENCH_CPU_PROF: { file: "scripts/bench/stack.ts", why: "npm run bench: profile the benchmarked stack" },
+  BENCH_RECHECKS: { file: "scripts/bench/rechecks.ts", why: "the re-check bench run alone: due proofs swept" },
 };
 
 /** Names assigned in .env.example, commented out or not. */

@@ -34,8 +34,43 @@ export type DnsAnswer =
 
 const EDNS_UDP_SIZE = 1232;
 
+/**
+ * The DNS load on one name server is bounded: at most `perServer` questions in flight to one
+ * address from this process (scheduled re-checks of many domains on one DNS host wait their turn
+ * instead of flooding it). Waiting does not count against a question's own timeout.
+ */
+const inflight = new Map<string, { active: number; waiting: (() => void)[] }>();
+
+async function slot(key: string, limit: number): Promise<() => void> {
+  let s = inflight.get(key);
+  if (!s) inflight.set(key, (s = { active: 0, waiting: [] }));
+  const state = s;
+  if (state.active >= limit) await new Promise<void>((go) => state.waiting.push(go));
+  else state.active++;
+  return () => {
+    const next = state.waiting.shift();
+    if (next) next();
+    else if (--state.active === 0) inflight.delete(key);
+  };
+}
+
 /** Asks one question; never throws: a timeout or a network error is an answer of its own. */
-export async function query(server: DnsServer, name: string, type: packet.RecordType, opts: { timeoutMs: number; recursive: boolean }): Promise<DnsAnswer> {
+export async function query(
+  server: DnsServer,
+  name: string,
+  type: packet.RecordType,
+  opts: { timeoutMs: number; recursive: boolean; perServer?: number },
+): Promise<DnsAnswer> {
+  if (!opts.perServer) return ask(server, name, type, opts);
+  const release = await slot(serverText(server), opts.perServer);
+  try {
+    return await ask(server, name, type, opts);
+  } finally {
+    release();
+  }
+}
+
+async function ask(server: DnsServer, name: string, type: packet.RecordType, opts: { timeoutMs: number; recursive: boolean }): Promise<DnsAnswer> {
   const id = randomInt(0, 65536);
   const msg = packet.encode({
     type: "query",
@@ -120,6 +155,8 @@ function overTcp(server: DnsServer, msg: Buffer, id: number, name: string, timeo
 export interface ResolverOptions {
   resolvers: DnsServer[];
   timeoutMs: number;
+  /** Questions in flight to one authoritative server at most (DNS_MAX_INFLIGHT_PER_SERVER). */
+  perServer?: number;
 }
 
 /** Asks the resolvers in turn until one gives an answer (a response that is not SERVFAIL/REFUSED). */

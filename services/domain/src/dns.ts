@@ -6,7 +6,7 @@
  * to the target's own authoritative servers, at most MAX_CNAME hops.
  */
 import { authoritativeServers, dataOf, query, recordsOf, serverText, type ResolverOptions } from "./dns-wire.ts";
-import { foundList, quoteList, type CheckOutcome, type Observation } from "./outcome.ts";
+import { foundList, quoteList, type CheckOutcome, type FailReason, type Observation } from "./outcome.ts";
 import { targetRefusal, type TargetRules } from "./targets.ts";
 
 export interface DnsCheckOptions extends ResolverOptions, TargetRules {
@@ -47,17 +47,20 @@ async function checkName(
   observations: Observation[],
   opts: DnsCheckOptions,
   zoneFrom = name,
-): Promise<{ passed: boolean; summary: string }> {
-  const fail = (summary: string) => ({ passed: false, summary });
+): Promise<{ passed: boolean; summary: string; reason?: FailReason }> {
+  const fail = (summary: string, reason: FailReason = "record_mismatch") => ({ passed: false, summary, reason });
   const through = chain.length > 1 ? ` (reached through CNAME from ${chain[0]})` : "";
   const zone = await authoritativeServers(zoneFrom, { ...opts, max: opts.maxServers ?? 4 });
   if ("error" in zone) {
     observations.push({ source: "resolver", found: [], error: zone.error, matched: false });
-    return fail(`Could not find the authoritative name servers of ${name}: ${zone.error}.`);
+    return fail(
+      `Could not find the authoritative name servers of ${name}: ${zone.error}.`,
+      /did not answer/.test(zone.error) ? "unreachable" : "record_missing",
+    );
   }
   if (!zone.servers.length) {
     observations.push({ source: "resolver", found: zone.unresolved, error: "the name servers have no address", matched: false });
-    return fail(`The name servers of ${zone.zone} (${zone.unresolved.join(", ")}) have no address.`);
+    return fail(`The name servers of ${zone.zone} (${zone.unresolved.join(", ")}) have no address.`, "unreachable");
   }
   const seen = await Promise.all(zone.servers.map((s) => askServer(s, name, expected, opts)));
   observations.push(...seen.map((s) => s.obs));
@@ -66,6 +69,7 @@ async function checkName(
   if (!answered.length) {
     return fail(
       `None of the ${seen.length} authoritative servers of ${zone.zone} answered for ${name}: ${seen.map((s) => `${s.obs.source} ${s.obs.error}`).join("; ")}.`,
+      "unreachable",
     );
   }
   const missing = answered.filter((s) => !s.obs.matched && !s.cname);
@@ -75,7 +79,9 @@ async function checkName(
       (s) =>
         `${s.obs.source} ${s.obs.error.startsWith("NXDOMAIN") ? "answered NXDOMAIN" : s.obs.found.length ? `has ${quoteList(s.obs.found)}` : "has no TXT record there"}`,
     );
-    return fail(`TXT ${JSON.stringify(expected)} is not on every authoritative server of ${zone.zone} at ${name}${through}: ${what.join("; ")}.`);
+    // other values where ours should be: a mismatch (an old token, someone else's); nothing there: missing
+    const reason = missing.some((s) => s.obs.found.length) ? "record_mismatch" : "record_missing";
+    return fail(`TXT ${JSON.stringify(expected)} is not on every authoritative server of ${zone.zone} at ${name}${through}: ${what.join("; ")}.`, reason);
   }
   if (cnames.length > 1 || (cnames.length === 1 && answered.some((s) => !s.cname))) {
     return fail(
@@ -104,7 +110,7 @@ async function askServer(s: { name: string; address: string }, name: string, exp
   const source = `${s.name} (${serverText(server)})`;
   const refused = targetRefusal(s.address, opts);
   if (refused) return { obs: { source, found: [], error: `refused: ${refused}`, matched: false }, answered: false };
-  const r = await query(server, name, "TXT", { timeoutMs: opts.timeoutMs, recursive: false });
+  const r = await query(server, name, "TXT", { timeoutMs: opts.timeoutMs, recursive: false, perServer: opts.perServer });
   if (!r.ok) return { obs: { source, found: [], error: r.error, matched: false }, answered: false };
   if (r.rcode !== "NOERROR" && r.rcode !== "NXDOMAIN") return { obs: { source, found: [], error: r.rcode, matched: false }, answered: false };
   if (!r.authoritative) return { obs: { source, found: [], error: "answered without authority (not a server of this zone)", matched: false }, answered: false };

@@ -13,7 +13,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { createOutboundClient, OutboundError, type OutboundClient, type ResolvedAddress } from "@icv/platform";
 import { addressesOf, type ResolverOptions } from "./dns-wire.ts";
-import { preview, type CheckOutcome, type Observation } from "./outcome.ts";
+import { preview, type CheckOutcome, type FailReason, type Observation } from "./outcome.ts";
 import { allowListOf, type TargetRules } from "./targets.ts";
 
 export const HTTP_FILE_PATH = "/.well-known/icv-verify.txt";
@@ -133,6 +133,7 @@ export function httpChecker(opts: HttpCheckOptions): HttpChecker {
       const why = observations.map((o) => `${o.source}: ${o.error || o.found.join(" ")}`);
       return {
         passed: false,
+        reason: httpReason(observations),
         summary: `${JSON.stringify(expected)} was not found at ${HTTP_FILE_PATH} of ${domain}: ${why.join("; ")}.`,
         observations,
         checkedAt: now(),
@@ -140,6 +141,12 @@ export function httpChecker(opts: HttpCheckOptions): HttpChecker {
     },
     close: () => client.close(),
   };
+}
+
+/** No URL answered: unreachable; a file served with another body: record_mismatch; else (404, refused redirects): record_missing. */
+function httpReason(observations: Observation[]): FailReason {
+  if (observations.every((o) => !o.found.length)) return "unreachable";
+  return observations.some((o) => o.found[0] === "HTTP 200") ? "record_mismatch" : "record_missing";
 }
 
 const safeEqual = (a: string, b: string) => {

@@ -10,8 +10,13 @@ export interface Observation {
   matched: boolean;
 }
 
+/** Why a check failed (DECISIONS.md, Current control). */
+export type FailReason = "record_missing" | "record_mismatch" | "unreachable" | "policy_refused";
+
 export interface CheckOutcome {
   passed: boolean;
+  /** Set when it failed. */
+  reason?: FailReason;
   /** One sentence: what passed, or exactly what was missing and where. */
   summary: string;
   observations: Observation[];

@@ -2,6 +2,7 @@ import { hostService, type Config, type Logger, type RunningService } from "@icv
 import { domainCallers } from "./callers.ts";
 import { detectProvider } from "./detect.ts";
 import { checkDns } from "./dns.ts";
+import { checkPolicy, withPolicy } from "./policy.ts";
 import { resolversFrom } from "./dns-wire.ts";
 import { httpChecker } from "./http.ts";
 import { checkWithProvider } from "./provider-check.ts";
@@ -14,7 +15,7 @@ import { domainRoutes } from "./rpc/domain.ts";
 export async function startDomainService(config: Config, logger: Logger, opts: { allowAddresses?: string[] } = {}): Promise<RunningService> {
   const resolverOpts = { resolvers: resolversFrom(config.DNS_RESOLVERS), timeoutMs: config.DNS_QUERY_TIMEOUT_MS };
   const rules = { allowPrivate: config.ALLOW_PRIVATE_TARGETS, allowAddresses: opts.allowAddresses };
-  const dnsOpts = { ...resolverOpts, ...rules, authoritativePort: config.DNS_AUTHORITATIVE_PORT };
+  const dnsOpts = { ...resolverOpts, ...rules, authoritativePort: config.DNS_AUTHORITATIVE_PORT, perServer: config.DNS_MAX_INFLIGHT_PER_SERVER };
   const http = httpChecker({
     ...resolverOpts,
     httpPort: config.DOMAIN_HTTP_PORT,
@@ -37,6 +38,11 @@ export async function startDomainService(config: Config, logger: Logger, opts: {
       http: (domain, expected) => http.check(domain, expected),
       withProvider: (req) => checkWithProvider(req, { checkDns: dns, baseUrls, propagationMs: config.DNS_PROPAGATION_TIMEOUT_MS }),
       detect: (domain) => detectProvider(domain, resolverOpts),
+      // the policy is asked beside the check, not after it
+      async policy(domain, tenantId, outcome) {
+        const [o, p] = await Promise.all([outcome, checkPolicy(domain, { issuer: config.issuer, tenantId }, dnsOpts)]);
+        return withPolicy(o, p, config.issuer);
+      },
     }),
   });
   return {

@@ -107,6 +107,37 @@ describe("DomainService RPCs", () => {
     expect(api.records()).toEqual([]);
   });
 
+  it("every check RPC applies the owner's _icv policy: another issuer is policy_refused (DNS, HTTP, through the provider)", async () => {
+    dns.addTxt("_icv.example.test", "v=icv1; issuer=https://another-verifier.example");
+    dns.addTxt("_icv-challenge.example.test", TOKEN);
+    site.serve("example.test", "/.well-known/icv-verify.txt", { body: TOKEN });
+    try {
+      const viaDns = (await svc.client.checkDns({ scope, domain: "example.test", expectedValue: TOKEN })).result!;
+      const viaHttp = (await svc.client.checkHttp({ scope, domain: "example.test", expectedValue: TOKEN })).result!;
+      dns.removeTxt("_icv-challenge.example.test", TOKEN);
+      const api = apis.cloudflare;
+      const viaApi = await svc.client.checkWithProvider({
+        scope,
+        domain: "example.test",
+        expectedValue: TOKEN,
+        provider: "cloudflare",
+        credentials: api.credentials,
+      });
+      for (const r of [viaDns, viaHttp, viaApi.result!]) {
+        expect(r).toMatchObject({ passed: false, reason: "policy_refused" });
+        expect(r.observations.some((o) => o.source.startsWith("_icv.example.test at ") && !o.matched)).toBe(true);
+      }
+      expect(viaApi.recordRemoved).toBe(true);
+    } finally {
+      dns.remove("_icv.example.test");
+      dns.removeTxt("_icv-challenge.example.test", TOKEN);
+    }
+    expect((await svc.client.checkDns({ scope, domain: "example.test", expectedValue: TOKEN })).result).toMatchObject({
+      passed: false,
+      reason: "record_missing",
+    });
+  });
+
   it("refuses bad input: unknown provider, missing credential, a domain that is not normalized, an IP, no scope", async () => {
     const code = async (p: Promise<unknown>) => fromConnectError(await errorOf(p)).code;
     expect(await code(svc.client.checkWithProvider({ scope, domain: "example.test", expectedValue: TOKEN, provider: "bind", credentials: {} }))).toBe(

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { RouteDef } from "./registry.ts";
 import { ErrorBody } from "./schemas.ts";
+import { WEBHOOK_SCHEMAS } from "./webhook-schemas.ts";
 
 type Json = Record<string, unknown>;
 
@@ -65,6 +66,19 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
       responses,
     };
   }
+  // the webhooks a receiver gets (OpenAPI 3.0's x-webhooks: 3.1's webhooks), signed as events-and-webhooks.md says
+  const webhooks = Object.fromEntries(
+    Object.entries(WEBHOOK_SCHEMAS).map(([event, schema]) => [
+      event,
+      {
+        post: {
+          summary: `${event} (to the tenant's webhook endpoint and the verification's callback_url)`,
+          requestBody: { required: true, content: { "application/json": { schema: toSchema(schema, "output", components) } } },
+          responses: { "200": { description: "Any 2xx: delivered (else retried with backoff)" } },
+        },
+      },
+    ]),
+  );
   return {
     openapi: "3.0.3",
     info: {
@@ -80,5 +94,6 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
     },
     security: [{ bearer: [] }],
     paths,
+    "x-webhooks": webhooks,
   };
 }

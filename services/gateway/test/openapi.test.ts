@@ -145,6 +145,21 @@ describe("GET /api/openapi.json", () => {
     }
   });
 
+  it("describes the verification webhooks (x-webhooks): completed, suspended and reinstated with their reason", () => {
+    const hooks = doc["x-webhooks"] as Json;
+    expect(Object.keys(hooks).sort()).toEqual(["verification.completed", "verification.reinstated", "verification.suspended"]);
+    const body = (event: string) => {
+      const s = hooks[event].post.requestBody.content["application/json"].schema as Json;
+      return (s.$ref ? resolvePointer(doc, s.$ref) : s) as Json;
+    };
+    const suspended = body("verification.suspended");
+    expect(suspended.required).toEqual(expect.arrayContaining(["id", "event", "verification_id", "status", "suspended_at", "reason", "proof"]));
+    const reason = resolvePointer(doc, suspended.properties.reason.$ref) as Json;
+    expect(reason.enum).toEqual(["record_missing", "record_mismatch", "unreachable", "policy_refused"]);
+    expect(body("verification.reinstated").properties.event.enum).toEqual(["verification.reinstated"]);
+    for (const [at, node] of walk(hooks)) expect("const" in node && typeof node.const !== "object", `${at}.const`).toBe(false);
+  });
+
   it("every $ref resolves within the document", () => {
     const broken: string[] = [];
     for (const [at, node] of walk(doc)) {

@@ -66,6 +66,8 @@ export async function startVerificationService(config: Config, logger: Logger, c
     projects: projectStore,
   });
   const sweeper = startSweeper("verification-expiry", () => verifications.expireDue(), config.SWEEP_INTERVAL_MS, log);
+  // scheduled re-checks of verified domains (each due proof claimed by one replica at a time)
+  const rechecks = startSweeper("domain-rechecks", () => verifications.recheckDue(), config.RECHECK_SWEEP_MS, log);
   const attemptsPruner = startSweeper(
     "inbound-attempts-and-test-messages-prune",
     async () =>
@@ -126,6 +128,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     },
     async onClose() {
       await sweeper.stop();
+      await rechecks.stop();
       await attemptsPruner.stop();
       await requestSweeper.stop();
       await statePruner.stop();

@@ -13,11 +13,14 @@ export interface DomainChecks {
   http(domain: string, expected: string): Promise<CheckOutcome>;
   withProvider(req: ProviderCheckRequest): Promise<{ outcome: CheckOutcome; recordRemoved: boolean }>;
   detect(domain: string): Promise<Detected & { nameServers: string[] }>;
+  /** The owner's `_icv` policy for this tenant, applied to a check's outcome (policy.ts). */
+  policy(domain: string, tenantId: string, outcome: Promise<CheckOutcome>): Promise<CheckOutcome>;
 }
 
 const toResult = (o: CheckOutcome) =>
   create(CheckResultSchema, {
     passed: o.passed,
+    reason: o.passed ? "" : (o.reason ?? "record_missing"),
     summary: o.summary,
     observations: o.observations.map((ob) => create(ObservationSchema, ob)),
     checkedAt: ts(o.checkedAt),
@@ -27,22 +30,26 @@ export function domainRoutes(checks: DomainChecks) {
   return (router: ConnectRouter) =>
     router.service(DomainService, {
       async checkDns(req) {
-        requireScope(req.scope);
-        return { result: toResult(await checks.dns(requireDomain(req.domain), requireExpected(req.expectedValue))) };
+        const scope = requireScope(req.scope);
+        const domain = requireDomain(req.domain);
+        return { result: toResult(await checks.policy(domain, scope.tenantId, checks.dns(domain, requireExpected(req.expectedValue)))) };
       },
       async checkHttp(req) {
-        requireScope(req.scope);
-        return { result: toResult(await checks.http(requireDomain(req.domain), requireExpected(req.expectedValue))) };
+        const scope = requireScope(req.scope);
+        const domain = requireDomain(req.domain);
+        return { result: toResult(await checks.policy(domain, scope.tenantId, checks.http(domain, requireExpected(req.expectedValue)))) };
       },
       async checkWithProvider(req) {
-        requireScope(req.scope);
+        const scope = requireScope(req.scope);
+        const domain = requireDomain(req.domain);
         const r = await checks.withProvider({
-          domain: requireDomain(req.domain),
+          domain,
           expected: requireExpected(req.expectedValue),
           provider: req.provider,
           credentials: req.credentials,
         });
-        return { result: toResult(r.outcome), recordRemoved: r.recordRemoved };
+        // the owner's policy holds for a record we wrote ourselves too
+        return { result: toResult(await checks.policy(domain, scope.tenantId, Promise.resolve(r.outcome))), recordRemoved: r.recordRemoved };
       },
       async detectProvider(req) {
         requireScope(req.scope);

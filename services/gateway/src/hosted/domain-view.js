@@ -2,6 +2,28 @@
 // "check now" button, and what the last check saw on each server or URL. Plain browser
 // JavaScript; page-client.js calls window.ICV_DOMAIN_VIEW(asset, helpers) and appends the answer.
 
+/** A verified domain asset: when control was last re-checked, what that check saw, and the next one. */
+window.ICV_DOMAIN_RECHECK = (d, h) => {
+  const T = h.T;
+  const el = h.el;
+  const c = d.last_check;
+  // by email: nothing stays published, nothing is re-checked
+  if (!d.dns_record && !d.http_file) return [];
+  const out = [el("p", { text: T.domain.keepRecord })];
+  if (c) {
+    out.push(
+      el(
+        "section",
+        { class: "last-check", "aria-label": T.domain.lastCheck },
+        el("p", { class: "tag", text: T.domain.recheckedAt(new Date(c.checked_at).toLocaleString()) }),
+        el("p", { class: c.passed ? "check-ok" : "check-bad", text: c.summary }),
+      ),
+    );
+  }
+  if (d.next_recheck_at) out.push(el("p", { class: "tag", text: T.domain.nextRecheck(new Date(d.next_recheck_at).toLocaleString()) }));
+  return out;
+};
+
 window.ICV_DOMAIN_VIEW = (a, h) => {
   const T = h.T;
   const el = h.el;

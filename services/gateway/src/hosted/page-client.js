@@ -337,8 +337,11 @@
     const headingId = `asset-title-${a.index}`;
     const body = [];
     if (a.identifier) body.push(el("p", { class: "identifier", text: a.identifier + (a.channel ? ` · ${channelName(a.channel)}` : "") }));
-    if (a.status === "verified") body.push(el("p", { text: T.verifiedNote }));
-    else if (open()) {
+    if (a.status === "verified") {
+      body.push(el("p", { text: T.verifiedNote }));
+      // domain-view.js: when control was last re-checked and what that check saw
+      if (a.domain) body.push(...window.ICV_DOMAIN_RECHECK(a.domain, { T, el }));
+    } else if (open()) {
       const reusable = offers.get(a.index) || [];
       if (reusable.length) body.push(reuseOffer(a, reusable));
       if (a.status === "in_progress" && a.challenge) {

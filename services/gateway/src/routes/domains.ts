@@ -22,6 +22,12 @@ const CreateDomainBody = z
       .describe("Your customer the domain belongs to (the verification's external_user_id: verified users group by it)"),
     verification_method: z.enum(["manual_dns", "http_file"]).optional().describe("manual_dns (default): a TXT record; http_file: a file on the web server"),
     client_metadata: jsonObject.optional(),
+    recheck_interval: z
+      .number()
+      .optional()
+      .describe(
+        "Seconds between scheduled re-checks once verified (a whole number, at least RECHECK_MIN_INTERVAL_S, default 3600): a failed re-check suspends the proof, a passing one reinstates it",
+      ),
   })
   .strict()
   .meta({ id: "CreateDomainVerification" });
@@ -38,6 +44,7 @@ const DomainView = z
       .describe("manual_dns: publish this TXT record"),
     http_file: z.object({ path: z.string(), content: z.string() }).optional().describe("http_file: serve this file (http:// or https://)"),
     provider: z.object({ detected: z.string(), name: z.string() }).describe("The DNS host named by the domain's NS records (test keys: unknown)"),
+    recheck_interval: z.number().int().optional().describe("Seconds between scheduled re-checks, when asked for"),
     expires_at: timestamp,
   })
   .meta({ id: "DomainVerification" });
@@ -46,12 +53,19 @@ const DomainCheckResult = z
   .object({
     id: z.string(),
     domain: z.string(),
-    status: z.string(),
+    status: z.string().describe("pending, verified, or suspended (a re-check of a verified domain failed; a passing one reinstates it)"),
     verified: z.boolean(),
     verified_at: timestamp.optional(),
-    check_count: z.number().int().describe("Checks run so far (each /check and /verify counts)"),
+    suspended_at: timestamp.optional().describe("While suspended: since when"),
+    reason: z
+      .enum(["record_missing", "record_mismatch", "unreachable", "policy_refused"])
+      .optional()
+      .describe("While suspended: why (the failed check's reason)"),
+    check_count: z.number().int().describe("Checks run so far (each /check and /verify counts, and each scheduled re-check)"),
     verification_method: z.enum(["manual_dns", "http_file", "email", "auto"]),
     last_check: DomainCheck.optional(),
+    recheck_interval: z.number().int().optional().describe("Seconds between scheduled re-checks, when asked for at create"),
+    next_recheck_at: timestamp.optional().describe("When the next scheduled re-check is due"),
     expires_at: timestamp,
   })
   .meta({ id: "DomainCheckResult" });
@@ -69,9 +83,12 @@ function toDomainView(d: DomainMsg) {
     ...(d.dnsRecord ? { dns_record: { type: "TXT" as const, name: d.dnsRecord.name, value: d.dnsRecord.value } } : {}),
     ...(d.httpFile ? { http_file: { path: d.httpFile.path, content: d.httpFile.content } } : {}),
     provider: { detected: d.provider?.detected ?? "unknown", name: d.provider?.name ?? "Unknown" },
+    ...(d.recheckInterval ? { recheck_interval: d.recheckInterval } : {}),
     expires_at: iso(d.expiresAt)!,
   };
 }
+
+type Reason = "record_missing" | "record_mismatch" | "unreachable" | "policy_refused";
 
 function toCheckResult(d: DomainMsg) {
   const last = toRestCheck(d.lastCheck);
@@ -81,9 +98,12 @@ function toCheckResult(d: DomainMsg) {
     status: d.status,
     verified: d.status === "verified",
     ...(d.verifiedAt ? { verified_at: iso(d.verifiedAt) } : {}),
+    ...(d.suspendedAt ? { suspended_at: iso(d.suspendedAt), reason: d.suspendedReason as Reason } : {}),
     check_count: d.checkCount,
     verification_method: method(d),
     ...(last ? { last_check: last } : {}),
+    ...(d.recheckInterval ? { recheck_interval: d.recheckInterval } : {}),
+    ...(d.nextRecheckAt ? { next_recheck_at: iso(d.nextRecheckAt) } : {}),
     expires_at: iso(d.expiresAt)!,
   };
 }
@@ -117,6 +137,7 @@ export function domainRoutes(c: Clients): RouteDef[] {
             customerId: body.customer_id,
             verificationMethod: body.verification_method,
             clientMetadata: body.client_metadata as never,
+            recheckInterval: body.recheck_interval,
           },
           DOMAIN_CHECK_CALL,
         );
@@ -129,8 +150,9 @@ export function domainRoutes(c: Clients): RouteDef[] {
       tag: TAG,
       summary: "Check a domain verification now: verified once every authoritative server holds the record (or the file is served)",
       description:
-        "Every check counts (check_count). On a verified domain it re-checks and reports in last_check.passed whether the record still stands, " +
-        "without revoking (revoke with reason asset_transferred if it moved). Test keys ask no DNS: test-verify completes them.",
+        "Every check counts (check_count). On a verified domain it re-checks: a failure suspends the proof (status suspended, reason and last_check say why; " +
+        "unreachable only after 3 in a row), a later pass reinstates it. Re-checks never revoke; an expired proof is not re-checked (invalid_state). " +
+        "The owner's _icv policy record is enforced on every check. Test keys ask no DNS: test-verify completes them.",
       auth: "key",
       params: idParams("verification"),
       responses: { 200: { description: "What the check found", schema: DomainCheckResult }, ...CHECK_ERRORS },

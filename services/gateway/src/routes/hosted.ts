@@ -77,9 +77,12 @@ const HostedAsset = z.object({
       http_file: z.object({ path: z.string(), content: z.string() }).optional(),
       check_count: z.number().int(),
       last_check: DomainCheck.optional(),
+      next_recheck_at: z.string().optional().describe("Verified, with scheduled re-checks: when the next one is due"),
     })
     .optional()
-    .describe("Domain assets checked by DNS or HTTP, while open: what to publish and what the last check saw"),
+    .describe(
+      "Domain assets checked by DNS or HTTP: while open, what to publish and what the last check saw; once verified, when control was last re-checked and what it saw",
+    ),
 });
 export const HostedRequestBody = z
   .object({
@@ -111,6 +114,7 @@ function hostedDomain(d: HostedRequest["assets"][number]["domain"]) {
       ...(d.httpFile ? { http_file: { path: d.httpFile.path, content: d.httpFile.content } } : {}),
       check_count: d.checkCount,
       ...(last ? { last_check: last } : {}),
+      ...(d.nextRecheckAt ? { next_recheck_at: iso(d.nextRecheckAt) } : {}),
     },
   };
 }

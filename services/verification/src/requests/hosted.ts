@@ -33,7 +33,7 @@ export interface HostedAsset {
   /** Phone, while open: inbound (the page shows the code to send from the phone) or outbound (the page asks for the code we sent). */
   delivery?: "inbound" | "outbound";
   challenge?: HostedChallenge;
-  /** Domain assets checked by DNS or HTTP, while open: the check state (what to publish, what the last check saw). */
+  /** Domain assets checked by DNS or HTTP, while open or verified: the check state (what to publish, what the last check or re-check saw). */
   domain?: DomainCheckRow;
 }
 
@@ -95,7 +95,12 @@ export function hostedAssets(
       status: !v || a.status === "expired" ? a.status : v.status === "pending" ? "in_progress" : v.status === "revoked" ? "failed" : v.status,
       method: open ? methodOf(type, v.channel) : undefined,
       delivery: open && v.delivery ? v.delivery : undefined,
-      domain: open && methodOf(type, v.channel) === "domain_check" ? domains.get(v.id) : undefined,
+      domain:
+        open && methodOf(type, v.channel) === "domain_check"
+          ? domains.get(v.id)
+          : a.status === "verified" && a.verification_id
+            ? domains.get(a.verification_id)
+            : undefined,
       challenge: open
         ? {
             // only a reverse-OTP code is ever shown (the user sends it from the phone); an outbound code never is

@@ -254,7 +254,7 @@ export class Requests {
     for (const a of request.assets) {
       if (a.verification_id && a.status === "in_progress") rows.set(a.idx, await this.d.verifications.get(scope, a.verification_id));
     }
-    const domains = await this.domainStates(scope, [...rows.values()]);
+    const domains = await this.domainStates(scope, [...rows.values()], request.assets);
     return {
       request,
       assets: hostedAssets(request, rows, this.d.config, shownCode, domains),
@@ -264,9 +264,15 @@ export class Requests {
     };
   }
 
-  /** The check state of the open domain assets (one query, and none when the request has no domain asset). */
-  private domainStates(scope: Scope, rows: Awaited<ReturnType<Verifications["get"]>>[]) {
+  /** The check state of the open and the verified domain assets (one query, and none when the request has no domain asset). */
+  private domainStates(
+    scope: Scope,
+    rows: Awaited<ReturnType<Verifications["get"]>>[],
+    assets: { type: string; status: string; verification_id: string | null }[],
+  ) {
     const ids = rows.filter((v) => v.status === "pending" && methodOf(v.type as AssetType, v.channel) === "domain_check").map((v) => v.id);
+    // verified domain assets: when control was last re-checked (email ones have no check: no last_check, nothing shown)
+    for (const a of assets) if (a.type === "domain" && a.status === "verified" && a.verification_id) ids.push(a.verification_id);
     return this.d.verifications.domainStates(scope, ids);
   }
 

@@ -70,6 +70,8 @@ export function toDomainCheck(c: StoredCheck | null | undefined): DomainCheck | 
   return {
     $typeName: "icv.verification.v1.DomainCheck",
     passed: c.passed,
+    reason: c.reason ?? "",
+    scheduled: c.scheduled === true,
     summary: c.summary,
     checkedAt: ts(new Date(c.checked_at)),
     observations: c.observations.map((o) => ({
@@ -109,6 +111,10 @@ export function toDomainMessage(v: VerificationRow, state: DomainCheckRow): Init
     lastCheck: toDomainCheck(state.last_check),
     verifiedAt: ts(v.verified_at),
     expiresAt: ts(v.challenge_expires_at),
+    suspendedAt: ts(v.suspended_at),
+    suspendedReason: v.suspended_reason ?? undefined,
+    recheckInterval: state.recheck_interval_s ?? 0,
+    nextRecheckAt: ts(state.next_recheck_at),
   };
 }
 
@@ -119,6 +125,7 @@ function toHostedDomain(state: DomainCheckRow, domain: string) {
     ...toPublication(state, domain),
     checkCount: state.check_count,
     lastCheck: toDomainCheck(state.last_check),
+    nextRecheckAt: ts(state.next_recheck_at),
   };
 }
 

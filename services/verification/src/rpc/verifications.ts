@@ -70,6 +70,7 @@ export function verificationRoutes(
           customerId: req.customerId,
           verificationMethod: req.verificationMethod,
           clientMetadata: req.clientMetadata,
+          recheckInterval: req.recheckInterval,
         });
         return { domain: toDomainMessage(d.row, d.state), verification: toMessage({ row: d.row }) };
       },

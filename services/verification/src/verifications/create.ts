@@ -133,6 +133,9 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
         check_count: 0,
         last_checked_at: null,
         last_check: null,
+        recheck_interval_s: null,
+        next_recheck_at: null,
+        unreachable_count: 0,
       }
     : undefined;
   return { row, code: ch.showCode ? ch.code : undefined, domain: state };

@@ -5,10 +5,11 @@
  * last check saw); the domain service only looks.
  */
 import type { CheckResult } from "@icv/contracts/gen/icv/domain/v1/domain_service_pb.ts";
-import { AppError, fromConnectError, iso, type Scope } from "@icv/platform";
+import { AppError, domainRechecks, fromConnectError, iso, type Scope } from "@icv/platform";
 import { checkProofMethod, normalizeIdentifier, VALUE_PREFIX } from "../channels/index.ts";
 import type { DomainCheckRow, StoredCheck, VerificationRow } from "../store/index.ts";
 import { rpcScope, type Answer, type UseCaseHost } from "./deps.ts";
+import { applyRecheck, checkRecheckInterval, RECHECK_LEASE_MS, refuseExpired, scheduleAfter } from "./recheck.ts";
 
 /** At most one check per verification in this window: a tenant cannot use us to hammer a name server. */
 export const CHECK_GAP_MS = 5_000;
@@ -28,6 +29,8 @@ export interface DomainCreateInput {
   customerId?: string;
   verificationMethod?: string;
   clientMetadata?: Record<string, unknown>;
+  /** Seconds between scheduled re-checks once verified (none when absent). */
+  recheckInterval?: number;
 }
 
 /** POST /verifications/domain: a domain verification on dns (manual_dns) or http (http_file), with the DNS host named. */
@@ -39,6 +42,7 @@ export async function createDomainVerification(vs: UseCaseHost, scope: Scope, in
       details: [{ field: "verification_method", message: "manual_dns or http_file", code: "invalid_enum_value" }],
     });
   }
+  const interval = checkRecheckInterval(input.recheckInterval, vs.d.config.RECHECK_MIN_INTERVAL_S);
   // an invalid domain is refused before anything is looked up
   const domain = normalizeIdentifier("domain", channel, input.domain).value;
   const provider = await detectProvider(vs, scope, domain);
@@ -50,7 +54,9 @@ export async function createDomainVerification(vs: UseCaseHost, scope: Scope, in
     clientMetadata: input.clientMetadata,
     provider,
   });
-  return { row: a.row, state: a.domain! };
+  if (interval === undefined) return { row: a.row, state: a.domain! };
+  await vs.d.store.checks.setInterval(scope, a.row.id, interval);
+  return { row: a.row, state: { ...a.domain!, recheck_interval_s: interval } };
 }
 
 /** The DNS host from the domain's NS names; test scopes ask no DNS, and a failed lookup never fails the create. */
@@ -68,7 +74,7 @@ async function detectProvider(vs: UseCaseHost, scope: Scope, domain: string): Pr
 
 /**
  * Runs the check of a domain verification now. Pending: found → verified (dns_txt or http_file).
- * Verified: a re-check that reports whether the record still stands and changes nothing else.
+ * Verified or suspended: a re-check that suspends or reinstates the proof (recheck.ts).
  * Every check counts; one per CHECK_GAP_MS (rate_limited with retry_after).
  */
 export async function checkDomain(vs: UseCaseHost, scope: Scope, id: string): Promise<DomainAnswer> {
@@ -77,9 +83,10 @@ export async function checkDomain(vs: UseCaseHost, scope: Scope, id: string): Pr
   if (v.channel === "email")
     throw new AppError("invalid_state", "a domain verification by email is completed by the code mailed to the domain (submit), not by a check");
   if (v.status === "expired") throw new AppError("challenge_expired", "the challenge has expired; create a new verification");
-  if (v.status !== "pending" && v.status !== "verified") throw new AppError("invalid_state", `verification is ${v.status}`);
+  if (v.status !== "pending" && v.status !== "verified" && v.status !== "suspended") throw new AppError("invalid_state", `verification is ${v.status}`);
   const now = vs.d.clock.now();
-  const claim = await vs.d.store.checks.claim(scope, id, now, CHECK_GAP_MS);
+  refuseExpired(v, now);
+  const claim = await vs.d.store.checks.claim(scope, id, now, CHECK_GAP_MS, new Date(now.getTime() + RECHECK_LEASE_MS));
   if (!claim) throw new AppError("invalid_state", "this domain verification has no check record; create a new one");
   if ("retryAt" in claim) {
     const retryAfter = Math.max(1, Math.ceil((claim.retryAt.getTime() - now.getTime()) / 1000));
@@ -151,20 +158,56 @@ async function settle(
   method: ReturnType<typeof checkProofMethod>,
 ): Promise<DomainAnswer> {
   const check = state.last_check!;
-  await vs.d.store.checks.recordCheck(scope, v.id, check);
-  const row = check.passed && v.status === "pending" ? await vs.complete(scope, v, method) : v;
+  const streak = await vs.d.store.checks.recordCheck(scope, v.id, check);
+  const row = v.status === "pending" ? (check.passed ? await vs.complete(scope, v, method) : v) : await applyRecheck(vs, scope, v, check, streak);
+  const next = await scheduleAfter(vs, scope, state, row, v.status === "pending");
+  if (v.status !== "pending" && scope.env === "live") {
+    const change = row.status === v.status ? "none" : row.status === "suspended" ? "suspended" : "reinstated";
+    domainRechecks.inc({ trigger: check.scheduled ? "scheduled" : "call", outcome: check.passed ? "passed" : (check.reason ?? "unknown"), change });
+  }
   vs.d.logger.info(
     {
       request_id: scope.requestId,
       tenant_id: scope.tenantId,
       verification_id: v.id,
       passed: check.passed,
+      reason: check.reason,
       check_count: state.check_count,
-      recheck: v.status === "verified",
+      recheck: v.status !== "pending",
+      scheduled: check.scheduled === true,
+      status: row.status,
     },
     "domain checked",
   );
-  return { row, state };
+  return { row, state: { ...state, unreachable_count: streak, next_recheck_at: next ?? state.next_recheck_at } };
+}
+
+/**
+ * The re-check sweeper (every RECHECK_SWEEP_MS, on every replica): claims up to RECHECK_BATCH due
+ * re-checks (no other replica gets them: claimDue) and runs them together; the domain service
+ * bounds the questions per name server. A check that throws keeps its lease: it is tried again
+ * when the lease runs out. Answers how many were claimed.
+ */
+export async function recheckDue(vs: UseCaseHost): Promise<number> {
+  const now = vs.d.clock.now();
+  const due = await vs.d.store.checks.claimDue(now, vs.d.config.RECHECK_BATCH, new Date(now.getTime() + RECHECK_LEASE_MS));
+  await Promise.all(
+    due.map(async (state) => {
+      const scope: Scope = { tenantId: state.tenant_id, env: state.environment };
+      try {
+        const v = await vs.get(scope, state.verification_id);
+        if (v.status !== "verified" && v.status !== "suspended") return;
+        const result = await runCheck(vs, scope, v, state, now);
+        await settle(vs, scope, v, { ...state, last_check: { ...result, scheduled: true } }, checkProofMethod(v.channel));
+      } catch (e) {
+        vs.d.logger.warn(
+          { tenant_id: scope.tenantId, verification_id: state.verification_id, error_code: fromConnectError(e).code },
+          "scheduled domain re-check failed; retried when its lease ends",
+        );
+      }
+    }),
+  );
+  return due.length;
 }
 
 const recordValue = (s: DomainCheckRow) => `${VALUE_PREFIX}${s.token}`;
@@ -174,8 +217,10 @@ const note = (now: Date, summary: string): StoredCheck => ({ passed: false, summ
 /** The domain service's answer, bounded (what we keep and show). */
 function stored(r: CheckResult | undefined, now: Date): StoredCheck {
   const cut = (s: string) => (s.length > MAX_FOUND_LENGTH ? `${s.slice(0, MAX_FOUND_LENGTH)}…` : s);
+  const passed = r?.passed ?? false;
   return {
-    passed: r?.passed ?? false,
+    passed,
+    ...(passed ? {} : { reason: r?.reason || "unreachable" }),
     summary: cut(r?.summary ?? "the check gave no answer"),
     checked_at: iso(r?.checkedAt) ?? now.toISOString(),
     observations: (r?.observations ?? []).slice(0, MAX_OBSERVATIONS).map((o) => ({

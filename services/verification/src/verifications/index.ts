@@ -20,7 +20,7 @@ import { createVerification } from "./create.ts";
 import { resendCode } from "./resend.ts";
 import { reinstateVerification, suspendVerification } from "./suspension.ts";
 import { completeInbound, recordSessionVerification } from "./inbound.ts";
-import { checkDomain, createDomainVerification, providerCheck, type DomainAnswer, type DomainCreateInput } from "./domain.ts";
+import { checkDomain, createDomainVerification, providerCheck, recheckDue, type DomainAnswer, type DomainCreateInput } from "./domain.ts";
 
 export * from "./deps.ts";
 
@@ -63,6 +63,11 @@ export class Verifications implements UseCaseHost {
   /** Runs a domain verification's check now (domain.ts): /verify, /verifications/domain/:id/check, the hosted page. */
   checkDomain(scope: Scope, id: string): Promise<DomainAnswer> {
     return checkDomain(this, scope, id);
+  }
+
+  /** The scheduled re-checks that are due, claimed by this replica (domain.ts; the sweeper calls it). */
+  recheckDue(): Promise<number> {
+    return recheckDue(this);
   }
 
   /** A domain verification's check state (the hosted page's domain assets: one query for all). */

@@ -15,13 +15,15 @@ const stack = useStack({ PUBLIC_BASE_URL: ORIGIN, TRUST_PROXY: "loopback" });
 const acme = useTenant(stack, "Acme");
 const other = useTenant(stack, "Other");
 
+// addresses of this run only (with REDIS_URL the limits' counts outlive a run by a minute)
+const RUN = `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
 let ips = 0;
 /** A browser of the console: its cookie jar (the session cookie only) and its CSRF token. */
 class Browser {
   cookie = "";
   csrf = "";
   setCookie = "";
-  readonly ip = `203.0.113.${++ips}`;
+  readonly ip = `${RUN}.${++ips}`;
   readonly authenticator = new SoftAuthenticator("localhost", ORIGIN);
 
   async call(method: string, path: string, body?: unknown, opts: { csrf?: boolean } = {}) {

@@ -180,12 +180,18 @@ describe.skipIf(!existsSync(CHROMIUM))(
         expect((await api(stack.url, key).get("/api/v1/verifications")).status).toBe(401);
 
         // the webhook endpoint: set to a local receiver that fails, the delivery fails, is retried from the console and arrives
-        const receiver = await startReceiver(500);
+        const receiver = await startReceiver(200);
         try {
           await tab.getByRole("link", { name: "Webhook" }).click();
           await tab.getByLabel("Endpoint URL").fill(receiver.url);
           await tab.getByRole("button", { name: "Save" }).click();
           await tab.locator('dd[data-field="URL"]', { hasText: receiver.url }).waitFor();
+          await tab.getByRole("button", { name: "Send a test event" }).click();
+          await tab.getByText(/^Test event sent: delivery whd_/).waitFor();
+          const [test] = await receiver.waitFor(1, 30_000);
+          expect(JSON.parse(test.body)).toMatchObject({ event: "webhook.test", test: true });
+          expect(String(test.headers["webhook-signature"])).toMatch(/^v1,/);
+          receiver.answer(500);
           await tab.getByRole("button", { name: "Rotate the secret" }).click();
           expect(await tab.locator("code[data-secret]").textContent()).toMatch(/^whsec_/);
           await axe(tab, "webhook");

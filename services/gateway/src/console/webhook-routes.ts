@@ -46,6 +46,13 @@ export function webhookRoutes(webhook: Clients["webhook"]): RouteDef[] {
       },
     }),
     route({
+      ...meta("post", "/webhook/test"),
+      async handler({ req }) {
+        const r = await webhook.sendTestEvent({ scope: scope(req) });
+        return { status: 201, body: { delivery_id: r.deliveryId } };
+      },
+    }),
+    route({
       ...meta("post", "/webhook/rotate-secret"),
       async handler({ req }) {
         const r = await webhook.rotateSecret(scope(req));

@@ -540,6 +540,20 @@ async function webhookPage(env) {
             h("button", { type: "submit" }, "Save"),
           )
         : undefined,
+      canChange && w.url
+        ? h(
+            "button",
+            {
+              type: "button",
+              class: "plain",
+              onclick: act(async () => {
+                const r = await call("POST", `/${env}/webhook/test`);
+                out.replaceChildren(h("p", { role: "status" }, `Test event sent: delivery ${r.delivery_id} (see Deliveries).`));
+              }),
+            },
+            "Send a test event",
+          )
+        : undefined,
       canChange && w.disabled_at
         ? h("button", { type: "button", onclick: act(async () => render(await call("POST", `/${env}/webhook/enable`).then(() => "Enabled."))) }, "Enable")
         : undefined,

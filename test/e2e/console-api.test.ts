@@ -252,6 +252,10 @@ describe("what a signed-in person sees and does", { timeout: 120_000 }, () => {
     const id = await verified(acme.testKey);
     const stranger = await person(other.tenantId, "spy@other.example", "admin");
     expectError(await stranger.get(`/console/api/test/verifications/${id}`), 404, "not_found");
+    expectError(await stranger.get(`/console/api/test/verifications/${id}/timeline`), 404, "not_found");
+    const timeline = (await admin.get(`/console/api/test/verifications/${id}/timeline`)).body.data.map((e: { status: string }) => e.status);
+    expect(timeline[0]).toBe("pending");
+    expect(timeline).toContain("verified");
     expectError(await stranger.post(`/console/api/test/proofs/${id}/revoke`, {}), 404, "not_found");
     expect((await stranger.get("/console/api/test/verifications")).body.data.map((v: { id: string }) => v.id)).not.toContain(id);
     expectError(await stranger.post(`/console/api/users/${me.body.user.id}/revoke`), 404, "not_found");

@@ -124,6 +124,9 @@ describe.skipIf(!existsSync(CHROMIUM))(
         await axe(tab, "verification");
         await tab.getByRole("button", { name: "Revoke proof" }).click();
         await tab.locator('dd[data-field="Status"]', { hasText: "revoked" }).waitFor();
+        // its timeline: made, verified, revoked
+        await tab.locator("ol.timeline li", { hasText: "verified → revoked" }).waitFor();
+        expect(await tab.locator("ol.timeline li").first().textContent()).toContain("pending");
         expect((await c.get(`/api/v1/proofs/${v.body.id}/status`)).body).toMatchObject({ is_revoked: true, revoked_reason: "fraud" });
 
         // the overview counts it: one revoked in the last 24 hours, nothing else

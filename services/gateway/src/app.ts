@@ -158,7 +158,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
         limiter,
         publicRoutes: routes,
         json,
-        webhook: clients.webhook,
+        clients,
         keyRevoked: () => auth.forget(),
       }),
     );

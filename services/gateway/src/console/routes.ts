@@ -7,6 +7,7 @@ import { mount, route, type RouteDef } from "../registry.ts";
 import { PageQuery } from "../schemas.ts";
 import type { Tenants } from "../tenants.ts";
 import { csrfMatches, csrfOf, invite, type Passkeys } from "./passkeys.ts";
+import { timelineRoute } from "./timeline.ts";
 import { webhookRoutes } from "./webhook-routes.ts";
 import type { Clients } from "../clients.ts";
 import type { AuditEntry, ConsoleStore, ConsoleUser } from "./store.ts";
@@ -60,7 +61,7 @@ export interface ConsoleDeps {
   limiter: RateLimiter;
   /** The public API's routes (those in OFFERED are mounted per environment). */
   publicRoutes: RouteDef[];
-  webhook: Clients["webhook"];
+  clients: Clients;
   /** JSON bodies, as the public API reads them. */
   json: RequestHandler;
   /** Forget cached key lookups (a key revoked here is refused at once on this replica). */
@@ -312,7 +313,7 @@ export function consoleApi(d: ConsoleDeps): Router {
     }),
   ];
   mount(perEnv, keys, () => [guard(adminOnly), logged, d.json]);
-  mount(perEnv, webhookRoutes(d.webhook), () => [guard(reads), logged, d.json]);
+  mount(perEnv, [...webhookRoutes(d.clients.webhook), timelineRoute(d.clients)], () => [guard(reads), logged, d.json]);
   const offered = d.publicRoutes
     .filter((r) => OFFERED.has(`${r.method} ${r.path}`))
     // /api/v1/verifications → /verifications; /api/v1/me/projects → /projects

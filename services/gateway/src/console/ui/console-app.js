@@ -249,6 +249,7 @@ async function verificationsPage(env) {
 async function verificationPage(env, id) {
   try {
     const v = await call("GET", `/${env}/verifications/${encodeURIComponent(id)}`);
+    const timeline = await call("GET", `/${env}/verifications/${encodeURIComponent(id)}/timeline`).catch(() => ({ data: [] }));
     const out = h("div", { "aria-live": "polite" });
     const reason = h(
       "select",
@@ -292,6 +293,14 @@ async function verificationPage(env, id) {
           )
         : undefined,
       out,
+      h("h2", {}, "Timeline"),
+      h(
+        "ol",
+        { class: "timeline" },
+        timeline.data.map((e) =>
+          h("li", {}, h("time", { datetime: e.at }, when(e.at)), " ", e.previous_status ? `${e.previous_status} → ` : "", e.status ?? "", ` (${e.event_type})`),
+        ),
+      ),
       link(`/console/${env}/verifications`, "← All verifications"),
     );
   } catch (e) {

@@ -3,7 +3,7 @@ import { configDefaults, defineConfig } from "vitest/config";
 const ALL = ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"];
 // Files whose assertions measure time or throughput under load (outages, retry spacing): they run
 // after the others, one at a time, with the machine to themselves.
-const ALONE = ["test/resilience/**/*.test.ts", "test/e2e/webhooks.test.ts"];
+const ALONE = ["test/resilience/**/*.test.ts", "test/e2e/webhooks.test.ts", "test/e2e/chaos.test.ts"];
 // Files that switch on or assert process-wide state (the OpenTelemetry provider, counts in the
 // metrics registry, the monotonic id factory) get a fresh process each; every other file shares its worker's loaded modules with
 // the files before it (isolate: false), which saves importing the whole stack anew per file

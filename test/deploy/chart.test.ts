@@ -467,6 +467,13 @@ describe.skipIf(!helm)("helm chart: what an operator gets", () => {
     const gateway = envOf(byComponent(production, "Deployment").gateway.spec.template.spec.containers[0]);
     expect(gateway.ADMIN_TOKEN).toEqual({ secretKeyRef: { name: "icv-secrets", key: "ADMIN_TOKEN" } });
     expect(gateway.TRUST_PROXY).toBe("1");
+    // issue 28: the listener's timeouts, and no per-peer cap behind the Ingress (the controller is the peer)
+    expect(gateway).toMatchObject({
+      HTTP_REQUEST_TIMEOUT_MS: "15000",
+      HTTP_HEADERS_TIMEOUT_MS: "10000",
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: "65000",
+      HTTP_MAX_CONNECTIONS_PER_IP: "0",
+    });
     const hpas = ofKind(production, "HorizontalPodAutoscaler");
     expect(hpas).toHaveLength(6);
     for (const h of hpas) expect(h.spec.minReplicas).toBe(3);

@@ -10,7 +10,7 @@ import { randomInt } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, startStack, type Stack } from "../support/stack.ts";
-import { operations, RAW_REQUESTS, requestFor, type FuzzRequest, type Operation, type Pool } from "../support/fuzz.ts";
+import { jwtFor, operations, RAW_REQUESTS, requestFor, type FuzzRequest, type Operation, type Pool } from "../support/fuzz.ts";
 
 const TOTAL = Number(process.env.FUZZ_REQUESTS ?? 2400);
 const SEED = Number(process.env.FUZZ_SEED ?? randomInt(1, 2 ** 31 - 1));
@@ -20,6 +20,8 @@ const FROM = `127.${randomInt(1, 250)}.${randomInt(1, 250)}.${randomInt(1, 250)}
 
 let stack: Stack;
 let pool: Pool;
+/** A real proof (test) and the key that may validate it: the JWT fuzz mutates it. */
+let proof: { token: string; testKey: string; liveKey: string };
 let doc: Record<string, any>;
 
 beforeAll(async () => {
@@ -37,7 +39,8 @@ beforeAll(async () => {
     external_user_id: "fuzz-user",
   });
   const done = await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "fuzz@example.com" });
-  await c.post(`/api/v1/verifications/${done.body.id}/test-verify`);
+  const verified = await c.post(`/api/v1/verifications/${done.body.id}/test-verify`);
+  proof = { token: String(verified.body.proof_token), testKey: tenants[0].testKey, liveKey: tenants[1].liveKey };
   const rq = await c.post("/api/v1/verification-requests", {
     assets: [{ type: "email", identifier: "fuzz@example.com" }, { type: "phone" }],
     reference_id: "fuzz-ref",
@@ -174,5 +177,37 @@ describe("fuzzing every route", () => {
     );
     expect(count).toBeGreaterThanOrEqual(2000);
     expect(failures.slice(0, 10), `${failures.length} bad answers (seed ${SEED})`).toEqual([]);
+  }, 240_000);
+});
+
+describe("fuzzing the tokens validate reads", () => {
+  it("answers generated JWT headers and payloads (NUL, lone surrogates, huge kid, wrong types, odd encodings) with no 5xx, and accepts none but the token as issued", async () => {
+    const JWTS = Math.max(400, Math.floor(TOTAL / 4));
+    const [h, p, s] = proof.token.split(".");
+    const real = { header: JSON.parse(Buffer.from(h, "base64url").toString()), payload: JSON.parse(Buffer.from(p, "base64url").toString()), signature: s };
+    const tokens = fc.sample(jwtFor(real), { numRuns: JWTS, seed: SEED });
+    const reqs: FuzzRequest[] = tokens.map((token, i) => ({
+      op: "POST /api/v1/proofs/validate (generated JWT)",
+      method: "POST",
+      path: "/api/v1/proofs/validate",
+      headers: { "content-type": "application/json", authorization: `Bearer ${i % 2 ? proof.liveKey : proof.testKey}` },
+      body: Buffer.from(JSON.stringify({ proof_token: token })),
+    }));
+    const failures: string[] = [];
+    const statuses = await runAll(reqs, failures);
+    // none is valid but a token that is exactly the one issued (a generator may leave it whole)
+    const accepted: string[] = [];
+    for (const [i, token] of tokens.entries()) {
+      if (token === proof.token || i % 2) continue;
+      const r = await api(stack.url, proof.testKey).post("/api/v1/proofs/validate", { proof_token: token });
+      if (r.status === 200 && r.body.valid) accepted.push(token.slice(0, 200));
+    }
+    const summary = [...statuses].map(([st, n]) => `${st}×${n}`).join(" ");
+    console.log(`fuzz: ${reqs.length} generated JWTs (seed ${SEED}): ${summary}`);
+    expect(reqs.length).toBeGreaterThanOrEqual(400);
+    expect(failures.slice(0, 10), `${failures.length} bad answers (seed ${SEED})`).toEqual([]);
+    expect(accepted, `forged tokens accepted (seed ${SEED})`).toEqual([]);
+    // and the token as issued still is
+    expect((await api(stack.url, proof.testKey).post("/api/v1/proofs/validate", { proof_token: proof.token })).body.valid).toBe(true);
   }, 240_000);
 });

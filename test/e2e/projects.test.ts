@@ -125,7 +125,7 @@ describe("projects", () => {
 });
 
 describe("the logo proxy (SSRF)", () => {
-  it("never fetches a logo at a loopback or private address (the default configuration)", async () => {
+  it("refuses a logo_url at a loopback, private or metadata address when it is saved (the default configuration), and never connects", async () => {
     let connections = 0;
     const inside = createServer((sock) => {
       connections++;
@@ -140,12 +140,20 @@ describe("the logo proxy (SSRF)", () => {
         `https://[::ffff:127.0.0.1]:${port}/logo.png`,
         "https://169.254.169.254/latest/meta-data",
       ]) {
-        const p = await newProject(t.testKey, { name: "Inside", branding: { logo_url: logo } });
-        expect(p.branding.logo_url).toBeTruthy();
-        const r = await fetch(`${stack.url}/hosted/logo/${p.id}`);
-        expect(r.status, logo).toBe(404);
-        expect(r.headers.get("content-type") ?? "").not.toMatch(/image/);
+        const e = await expectError(as(t.testKey).post(P, { name: "Inside", branding: { logo_url: logo } }), 400, "validation_error");
+        expect(
+          e.details?.map((d: { field: string }) => d.field),
+          logo,
+        ).toEqual(["branding.logo_url"]);
+        expect(e.message, logo).toMatch(/refused: .* (loopback|metadata)/);
+        // nor set later on a saved project
+        const saved = await newProject(t.testKey, { name: "Outside" });
+        await expectError(as(t.testKey).patch(`${P}/${saved.id}`, { branding: { logo_url: logo } }), 400, "validation_error");
+        expect((await as(t.testKey).get(`${P}/${saved.id}`)).body.branding.logo_url).toBeNull();
       }
+      // a name that does not resolve (yet) is kept: it is checked again, like every address, when fetched
+      const later = await newProject(t.testKey, { name: "Later", branding: { logo_url: "https://cdn.not-yet.example/logo.png" } });
+      expect(later.branding.logo_url).toBe("https://cdn.not-yet.example/logo.png");
       expect(connections).toBe(0);
     } finally {
       inside.close();

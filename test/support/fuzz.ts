@@ -343,3 +343,54 @@ export const RAW_REQUESTS = [
   "POST /api/v1/verifications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
   "GET\u0000/ HTTP/1.1\r\nHost: x\r\n\r\n",
 ];
+
+const b64url = (b: Buffer | string) => Buffer.from(b).toString("base64url");
+/** A segment as an attacker encodes it: canonical, padded, standard base64, or with a space or a dot inside. */
+const encoding = fc.constantFrom("canonical", "canonical", "canonical", "padded", "standard", "spaced");
+function encode(bytes: Buffer, how: string): string {
+  const c = b64url(bytes);
+  if (how === "padded") return `${c}${"=".repeat((4 - (c.length % 4)) % 4 || 2)}`;
+  if (how === "standard") return bytes.toString("base64");
+  if (how === "spaced") return `${c.slice(0, 3)} ${c.slice(3)}`;
+  return c;
+}
+
+/** What a header or payload member may be set to: nasty strings (NUL, lone surrogates, huge), wrong types. */
+const jwtValue: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 3, arbitrary: nastyValue },
+  fc.constantFrom("RS256", "none", "HS256", "ES256", "PS256", "RS512", "", "a\u0000"),
+  fc.integer({ min: 129, max: 3_000 }).map((n) => "k".repeat(n)),
+  fc.array(fc.string(), { maxLength: 3 }),
+);
+
+/**
+ * Compact JWTs (and now and then an SD-JWT VC presentation's tail) built from a real one: header and payload members replaced, added or removed
+ * (NUL and lone surrogates kept as JSON escapes, so they survive into the parsed header), raw
+ * bytes that are not JSON or not UTF-8, segments encoded every way an attacker tries, and the
+ * real signature, a random one, or none.
+ */
+export function jwtFor(real: { header: Record<string, unknown>; payload: Record<string, unknown>; signature: string }): fc.Arbitrary<string> {
+  const member = (o: Record<string, unknown>) =>
+    fc.tuple(fc.constantFrom(...Object.keys(o), "kid", "alg", "jku", "x5u", "jwk", "crit", "b64", "typ"), jwtValue);
+  const json = (o: Record<string, unknown>) =>
+    fc.oneof(
+      {
+        weight: 6,
+        arbitrary: fc.array(member(o), { minLength: 1, maxLength: 3 }).map((changes) => Buffer.from(JSON.stringify({ ...o, ...Object.fromEntries(changes) }))),
+      },
+      fc.constant(Buffer.from(JSON.stringify(o))),
+      fc.uint8Array({ maxLength: 64 }).map((a) => Buffer.from(a)),
+      fc.constantFrom("null", "[]", '"x"', "1", '{"alg":"RS256","kid":"a\\u0000"}', '{"alg":"RS256","kid":"\\ud800"}', "{").map((t) => Buffer.from(t)),
+    );
+  const signature = fc.oneof(
+    fc.constant(real.signature),
+    fc.constant(`${real.signature}==`),
+    fc.constant(""),
+    fc.uint8Array({ minLength: 1, maxLength: 300 }).map((a) => b64url(Buffer.from(a))),
+  );
+  // an SD-JWT VC presentation's tail now and then: disclosures and a key-binding JWT that are junk
+  const tail = fc.constantFrom("", "", "", "", "~", "~WyJ4Il0~", "~x~y.z", `~${b64url('{"alg":"none","typ":"kb+jwt"}')}.e30.`);
+  return fc
+    .tuple(json(real.header), encoding, json(real.payload), encoding, signature, fc.constantFrom(3, 3, 3, 3, 2, 4), tail)
+    .map(([h, he, p, pe, s, parts, t]) => [encode(h, he), encode(p, pe), s, "x"].slice(0, parts).join(".") + t);
+}

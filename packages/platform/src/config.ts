@@ -114,6 +114,11 @@ const base = z.object({
     .refine((list) => list.every((c) => isSupportedCountry(c)), "names a country code without phone numbers")
     .optional(),
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
+  // the gateway's public listener against clients that hold connections (docs/configuration.md)
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(500).default(15_000),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(500).default(10_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(65_000),
+  HTTP_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().min(0).default(256),
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   // the development tenant on a first start: by default only on the embedded database (see parseConfig)

@@ -16,6 +16,7 @@ export const ERROR_CODES = {
   test_mode_required: { http: 403, connect: Code.PermissionDenied },
   not_found: { http: 404, connect: Code.NotFound },
   invalid_state: { http: 409, connect: Code.FailedPrecondition },
+  request_timeout: { http: 408, connect: Code.DeadlineExceeded },
   payload_too_large: { http: 413, connect: Code.InvalidArgument },
   unsupported_media_type: { http: 415, connect: Code.InvalidArgument },
   idempotency_conflict: { http: 422, connect: Code.AlreadyExists },

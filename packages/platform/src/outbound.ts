@@ -87,14 +87,18 @@ export const PRIVATE_HINT = "loopback and private addresses are allowed only wit
  * A tenant-given URL checked when it is set (webhook endpoints): parsed as parseTargetUrl does,
  * then, unless allowPrivate, its host (an IP literal in any textual form, or every address the
  * name resolves to) must be public unicast. Sending checks again, on the address it connects to.
+ * `allowUnresolved`: a name that resolves to nothing (yet) passes (a logo shown later).
  */
-export async function checkTargetUrl(input: string, opts: { allowPrivate: boolean; resolver?: Resolver }): Promise<URL> {
+export async function checkTargetUrl(input: string, opts: { allowPrivate: boolean; resolver?: Resolver; allowUnresolved?: boolean }): Promise<URL> {
   const url = parseTargetUrl(input.trim());
   if (opts.allowPrivate) return url;
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const literal = isIP(host) > 0;
   const addresses = literal ? [host] : (await (opts.resolver ?? systemResolver)(host).catch(() => [])).map((a) => a.address);
-  if (!addresses.length) throw new OutboundError("invalid_url", `${host} does not resolve`);
+  if (!addresses.length) {
+    if (opts.allowUnresolved) return url; // a name not set up yet: checked like every address when fetched
+    throw new OutboundError("invalid_url", `${host} does not resolve`);
+  }
   for (const a of addresses) {
     const why = addressRefusal(a);
     if (why) throw new OutboundError("refused", `refused: ${why}${literal ? "" : ` (${host} resolves to it)`}; ${PRIVATE_HINT}`);
@@ -152,6 +156,8 @@ export interface OutboundOptions {
   rejectUnauthorized?: boolean;
   /** Keep connections open for reuse (default true; the domain check opens one per fetch). */
   keepAlive?: boolean;
+  /** How long a pooled connection may sit idle before we close it (default 4 s: below the common 5 s server keep-alive). */
+  idleSocketMs?: number;
 }
 
 export interface OutboundRequest {
@@ -184,6 +190,9 @@ export interface OutboundClient {
 }
 
 const DRAIN_LIMIT = 1024 * 1024;
+const IDLE_SOCKET_MS = 4_000;
+/** How a pooled connection the receiver had already closed fails a request written on it. */
+const STALE = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED"]);
 
 /** The lookup of one request: answers the already checked address, whatever the host name. */
 const pinned = (target: ResolvedAddress): LookupFunction =>
@@ -220,6 +229,12 @@ export function createOutboundClient(opts: OutboundOptions): OutboundClient {
     "http:": new http.Agent(agentOptions),
     "https:": new https.Agent({ ...agentOptions, rejectUnauthorized: opts.rejectUnauthorized ?? true }),
   };
+  for (const agent of Object.values(agents)) closeIdle(agent, opts.idleSocketMs ?? IDLE_SOCKET_MS);
+  /** New connections only, closed after their request (the retry on a fresh connection). */
+  const freshAgents = {
+    "http:": new http.Agent({ keepAlive: false }),
+    "https:": new https.Agent({ keepAlive: false, rejectUnauthorized: opts.rejectUnauthorized ?? true }),
+  };
 
   /** The address to connect to, after checking every address the host resolves to. */
   async function target(url: URL, signal: AbortSignal): Promise<ResolvedAddress> {
@@ -245,7 +260,12 @@ export function createOutboundClient(opts: OutboundOptions): OutboundClient {
     return addresses[0];
   }
 
-  function send(url: URL, to: ResolvedAddress, req: OutboundRequest, signal: AbortSignal): Promise<OutboundResponse> {
+  /**
+   * One request; `fresh`: on a new connection, not a pooled one. A request written on a pooled
+   * connection that fails before any response byte (reset, broken pipe) met a connection the
+   * receiver had closed while it sat idle: it is sent again at once, once, on a fresh connection.
+   */
+  function send(url: URL, to: ResolvedAddress, req: OutboundRequest, signal: AbortSignal, fresh = false): Promise<OutboundResponse> {
     return new Promise((resolve, reject) => {
       const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body);
       const headers: Record<string, string | number> = { ...req.headers };
@@ -257,12 +277,19 @@ export function createOutboundClient(opts: OutboundOptions): OutboundClient {
         path: `${url.pathname}${url.search}`,
         method: req.method ?? "GET",
         headers,
-        agent: agents[url.protocol as "http:" | "https:"],
+        // the one retry goes on a connection of its own (the pool may hold more stale ones)
+        agent: fresh ? freshAgents[url.protocol as "http:" | "https:"] : agents[url.protocol as "http:" | "https:"],
         lookup: pinned(to),
         signal,
       });
-      r.on("error", (e: NodeJS.ErrnoException) => reject(signal.aborted ? signal.reason : new OutboundError("network", networkMessage(e))));
+      let answered = false;
+      r.on("error", (e: NodeJS.ErrnoException) => {
+        if (signal.aborted) return reject(signal.reason);
+        if (!fresh && !answered && r.reusedSocket && e.code && STALE.has(e.code)) return resolve(send(url, to, req, signal, true));
+        reject(new OutboundError("network", networkMessage(e)));
+      });
       r.on("response", (res) => {
+        answered = true;
         const chunks: Buffer[] = [];
         let kept = 0;
         let seen = 0;
@@ -313,10 +340,30 @@ export function createOutboundClient(opts: OutboundOptions): OutboundClient {
       }
     },
     close() {
-      agents["http:"].destroy();
-      agents["https:"].destroy();
+      for (const a of [agents, freshAgents]) {
+        a["http:"].destroy();
+        a["https:"].destroy();
+      }
     },
   };
+}
+
+/**
+ * Closes a pooled connection that sat idle `ms` since it was last freed, before the receiver's
+ * own keep-alive timer (Node's 5 s) can close it under a request we are sending. (Not the agent's
+ * `timeout` option: that is the socket's inactivity timer, which also runs while a request waits
+ * for a slow answer.)
+ */
+function closeIdle(agent: http.Agent, ms: number): void {
+  const timers = new WeakMap<object, NodeJS.Timeout>();
+  agent.on("free", (socket: import("node:net").Socket, options: http.ClientRequestArgs) => {
+    clearTimeout(timers.get(socket));
+    const timer = setTimeout(() => {
+      if (agent.freeSockets[agent.getName(options)]?.includes(socket)) socket.destroy();
+    }, ms);
+    timer.unref();
+    timers.set(socket, timer);
+  });
 }
 
 /** Rejects with the signal's reason as soon as it aborts. */

@@ -29,6 +29,8 @@ const DECISIONS_HTTP: Record<string, number> = {
   internal_error: 500,
   service_unavailable: 503,
 };
+// issue 28: a request (headers or body) that stops arriving
+const HOSTILE_HTTP: Record<string, number> = { request_timeout: 408 };
 // README "Smart reuse" (the spec names the family, not the statuses)
 const REUSE_HTTP: Record<string, number> = {
   no_existing_proof: 404,
@@ -47,13 +49,13 @@ const headerPairs = (h: Headers): [string, string][] => {
 
 describe("ERROR_CODES", () => {
   it("holds exactly the codes of the spec and DECISIONS.md tables, each with its HTTP status", () => {
-    const expected = { ...SPEC_HTTP, ...DECISIONS_HTTP, ...REUSE_HTTP };
+    const expected = { ...SPEC_HTTP, ...DECISIONS_HTTP, ...REUSE_HTTP, ...HOSTILE_HTTP };
     const actual = Object.fromEntries(Object.entries(ERROR_CODES).map(([code, v]) => [code, v.http]));
     expect(actual).toEqual(expected);
   });
 
   it.each(Object.keys(ERROR_CODES) as ErrorCode[])("AppError(%s).httpStatus is its table status", (code) => {
-    expect(new AppError(code, "m").httpStatus).toBe({ ...SPEC_HTTP, ...DECISIONS_HTTP, ...REUSE_HTTP }[code]);
+    expect(new AppError(code, "m").httpStatus).toBe({ ...SPEC_HTTP, ...DECISIONS_HTTP, ...REUSE_HTTP, ...HOSTILE_HTTP }[code]);
   });
 });
 

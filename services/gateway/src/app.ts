@@ -60,6 +60,12 @@ export interface GatewayDeps {
 }
 
 const PUBLIC_LIMIT_FACTOR = 6; // public endpoints: 6× the per-key limit, per client IP
+/**
+ * The probes' routes (readiness: /health; startup and liveness: /api/v1) are not limited like API
+ * traffic: a burst from the kubelet's address must never answer 429. Calls of /health made while
+ * its check runs share that check (routes/meta.ts): a burst costs the backends one check at a time.
+ */
+const PROBES = new Set(["/health", "/api/v1"]);
 
 /**
  * The Express app: REST ⇄ RPC translation, auth, limits, validation, OpenAPI and docs; and the
@@ -142,7 +148,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
   // the public API routes (health, JWKS, revocation list, …) count per replica: they never touch Redis
   const publicLimit = rateLimit(new MemoryRateLimiter(), config.RATE_LIMIT_PER_MINUTE * PUBLIC_LIMIT_FACTOR, (req: Request) => `ip:${req.ip}`);
   const replay = idempotency(store);
-  mount(app, routes, (def) => (def.auth === "key" ? [auth.middleware, keyLimit, json, replay] : [publicLimit, json]));
+  mount(app, routes, (def) => (def.auth === "key" ? [auth.middleware, keyLimit, json, replay] : PROBES.has(def.path) ? [json] : [publicLimit, json]));
   if (deps.console) {
     const { store: cstore, tenants, clock = systemClock } = deps.console;
     app.use(

@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
-import { AppError, type Logger, type Scope } from "@icv/platform";
+import { AppError, type EventLog, type Logger, type Scope, type Subscription } from "@icv/platform";
 import { hashApiKey, KeyCache, parseApiKey } from "./api-keys.ts";
 import type { GatewayStore } from "./store.ts";
 import type { RateDecision, RateLimiter } from "./rate-limit.ts";
@@ -23,7 +23,7 @@ export interface FailureLimit {
 
 /**
  * Bearer API keys: shape check, then a cached lookup by SHA-256 (a revoked key is refused
- * everywhere within the cache TTL). The key's environment is the request's environment.
+ * everywhere once its event arrives: followKeyRevocations; the cache TTL is the fallback). The key's environment is the request's environment.
  * Failed attempts are counted per client IP: past `failures.perMinute` the answer is 429, so
  * guessing keys (or flooding key lookups) is throttled.
  */
@@ -66,6 +66,20 @@ export function keyAuth(store: GatewayStore, ttlMs: number, failures: FailureLim
       }, next);
     },
   };
+}
+
+/**
+ * Forgets the cached lookups as soon as a key is revoked anywhere (the api_key.revoked event, on
+ * every worker and replica); the cache TTL stays the fallback should the event be late.
+ */
+export function followKeyRevocations(auth: KeyAuth, events: EventLog): Promise<Subscription> {
+  return events.broadcast({
+    topics: ["api_key"],
+    name: "api key revocations",
+    onEvent: (e) => {
+      if (e.eventType === "api_key.revoked") auth.forget();
+    },
+  });
 }
 
 export type Found = Scope & { keyId: string };

@@ -206,7 +206,8 @@ export const timestampParam = z.iso.datetime({ offset: true }).refine((v) => {
 
 /**
  * Requests Node's HTTP parser refuses before Express sees them (headers over 16 KB, a NUL or a
- * bad byte in a header, a broken request line) still get the error shape.
+ * bad byte in a header, a broken request line, headers or a body that stopped arriving: 408)
+ * still get the error shape.
  */
 export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
   if (!socket.writable || err.code === "ECONNRESET") {
@@ -214,16 +215,22 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
     return;
   }
   const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
+  const timedOut = err.code === "ERR_HTTP_REQUEST_TIMEOUT";
   const id = randomUUID();
   const body = JSON.stringify({
     error: {
-      code: "validation_error",
-      message: tooLarge ? "request headers are larger than 16 KB" : "malformed HTTP request",
+      code: timedOut ? "request_timeout" : "validation_error",
+      message: timedOut
+        ? "the request did not arrive in time (headers and body)"
+        : tooLarge
+          ? "request headers are larger than 16 KB"
+          : "malformed HTTP request",
       request_id: id,
     },
   });
+  const status = timedOut ? "408 Request Timeout" : tooLarge ? "431 Request Header Fields Too Large" : "400 Bad Request";
   socket.end(
-    `HTTP/1.1 ${tooLarge ? "431 Request Header Fields Too Large" : "400 Bad Request"}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

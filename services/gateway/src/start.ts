@@ -1,4 +1,4 @@
-import http from "node:http";
+import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,9 +24,10 @@ import {
 import { startAdminServer } from "./admin.ts";
 import { invite } from "./console/passkeys.ts";
 import { buildApp } from "./app.ts";
+import { followKeyRevocations } from "./auth.ts";
 import { makeClients } from "./clients.ts";
 import { IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
-import { answerClientError } from "./input.ts";
+import { gatewayServer } from "./server.ts";
 import { FallbackConnectionLimiter, MemoryConnectionLimiter, RedisConnectionLimiter } from "./sse/connection-limiter.ts";
 import { SseHub } from "./sse/hub.ts";
 import { startingHandler } from "./starting.ts";
@@ -50,8 +51,7 @@ export async function startGateway(config: Config, logger: Logger, clock: Clock 
   // A worker of `npm start` listens once its app serves instead: the primary hands connections
   // only to listening workers, so a worker (re)starting beside the others takes none of them.
   let handle = startingHandler();
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => handle(req, res));
-  server.on("clientError", answerClientError);
+  const server = gatewayServer(config, (req, res) => handle(req, res));
   const listen = () =>
     new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -122,6 +122,9 @@ async function startApp(
     console: { store: consoleStore, tenants, clock },
   });
 
+  // a key revoked anywhere (admin API of any replica or worker) is forgotten here as its event arrives
+  const keyRevocations = await followKeyRevocations(auth, events);
+
   await serve(listener);
   const port = (server.address() as AddressInfo).port;
   log.info({ port }, "gateway listening");
@@ -166,6 +169,7 @@ async function startApp(
     async close() {
       // open streams would hold server.close() forever: end them first
       for (const untrack of untrackStreams) untrack();
+      await keyRevocations.close();
       await sse.close();
       await hosted.close();
       server.closeIdleConnections();

@@ -11,7 +11,7 @@ import { createHashMapping, decodeSdJwt, splitSdJwt } from "@sd-jwt/decode";
 import { importJWK, jwtVerify, type JWK } from "jose";
 import type { HolderKey } from "@icv/platform";
 import type { SigningKey } from "./keys.ts";
-import { invalid, verifyProof, type ProofClaims, type TokenProfile, type Verified, type VerifiedTokens } from "./tokens.ts";
+import { canonicalSegments, invalid, verifyProof, type ProofClaims, type TokenProfile, type Verified, type VerifiedTokens } from "./tokens.ts";
 
 /** The claims a credential may disclose (everything else is plain or absent). */
 const DISCLOSABLE = ["identifier", "external_user_id"] as const;
@@ -119,6 +119,7 @@ async function checkKeyBinding(
   nonce: string,
   now: Date,
 ): Promise<{ iat: number } | undefined> {
+  if (!canonicalSegments(kbJwt)) return undefined; // one encoding per token (a disclosure has one by its digest)
   try {
     const { kid: _, ...material } = holder;
     const algorithms = KB_ALGS[holder.kty];

@@ -50,6 +50,8 @@ export interface IssueInput {
 export interface Issued {
   token: string;
   expiresAt: Date;
+  /** The token's verified_at (the stored proof's on a retry). */
+  verifiedAt: Date;
   kid: string;
   identifierSalt: string;
   sdJwtVc?: string;
@@ -151,12 +153,13 @@ export async function issueProof(d: ProofDeps, scope: Scope, req: IssueInput): P
     return {
       token: existing.token,
       expiresAt: existing.expires_at,
+      verifiedAt: existing.verified_at,
       kid: existing.kid,
       identifierSalt: existing.identifier_salt ?? "",
       sdJwtVc: existing.sd_jwt_vc ?? undefined,
     };
   }
-  return { token, expiresAt, kid: key.kid, identifierSalt: salt, sdJwtVc };
+  return { token, expiresAt, verifiedAt, kid: key.kid, identifierSalt: salt, sdJwtVc };
 }
 
 /** One proof of the caller's scope (another scope's is not_found). */

@@ -151,8 +151,21 @@ export async function verifyProof(
   return v;
 }
 
+/**
+ * Whether every segment of a compact JWS is canonical base64url (RFC 7515 §2): only the URL-safe
+ * alphabet, no padding, and the unused bits of the last character zero. So a token has one
+ * encoding: `==` appended to a signature, or a last character that decodes to the same bytes,
+ * make another string that is not the token.
+ */
+export function canonicalSegments(token: string): boolean {
+  return token.split(".").every((s) => /^[A-Za-z0-9_-]*$/.test(s) && Buffer.from(s, "base64url").toString("base64url") === s);
+}
+
+/** A kid as a key of ours can have one (an RFC 7638 thumbprint is 43 characters): never looked up otherwise. */
+const KID_SHAPE = /^[A-Za-z0-9._:-]{1,128}$/;
+
 async function verifyToken(token: string, profile: TokenProfile, keyFor: (kid: string) => Promise<SigningKey | undefined>, now: Date): Promise<Verified> {
-  if (token.length > MAX_TOKEN_LENGTH || token.split(".").length !== 3) return invalid("malformed");
+  if (token.length > MAX_TOKEN_LENGTH || token.split(".").length !== 3 || !canonicalSegments(token)) return invalid("malformed");
   let header: ReturnType<typeof decodeProtectedHeader>;
   try {
     header = decodeProtectedHeader(token);
@@ -160,7 +173,9 @@ async function verifyToken(token: string, profile: TokenProfile, keyFor: (kid: s
     return invalid("malformed");
   }
   if (header.alg !== "RS256") return invalid("invalid_signature");
-  if (typeof header.kid !== "string") return invalid("unknown_key");
+  // the header is the caller's text, hidden in base64 from the gateway's input checks: a kid that
+  // no key of ours can have (a NUL, a lone surrogate, a huge string, another type) is never looked up
+  if (typeof header.kid !== "string" || !KID_SHAPE.test(header.kid)) return invalid("unknown_key");
   const key = await keyFor(header.kid);
   if (!key) return invalid("unknown_key");
   try {

@@ -123,7 +123,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     routes: (router) => {
       verificationRoutes(verifications, store, clock, signIn, exportHandlers(db))(router);
       verificationRequestRoutes(requests)(router);
-      projectRoutes(new Projects({ store: projectStore, clock }))(router);
+      projectRoutes(new Projects({ store: projectStore, clock, logoTargets: { allowPrivate: config.ALLOW_PRIVATE_TARGETS } }))(router);
       profileRoutes(new Profiles({ store: new ProfileStore(db), proofs, clock }))(router);
     },
     async onClose() {

@@ -237,6 +237,17 @@ DATABASE_URL
 - name: TRUST_PROXY
   value: {{ . | quote }}
 {{- end }}
+{{- with $svc.http }}
+- name: HTTP_REQUEST_TIMEOUT_MS
+  value: {{ .requestTimeoutMs | int | quote }}
+- name: HTTP_HEADERS_TIMEOUT_MS
+  value: {{ .headersTimeoutMs | int | quote }}
+- name: HTTP_KEEP_ALIVE_TIMEOUT_MS
+  value: {{ .keepAliveTimeoutMs | int | quote }}
+{{- end }}
+{{- $cap := toString (($svc.http).maxConnectionsPerIp | default "") }}
+- name: HTTP_MAX_CONNECTIONS_PER_IP
+  value: {{ ternary $cap (ternary "0" "256" $root.Values.ingress.enabled) (ne $cap "") | quote }}
 {{- end }}
 - name: DATABASE_URL
   valueFrom:

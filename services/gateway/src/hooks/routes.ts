@@ -7,7 +7,7 @@ import type { RateLimiter } from "../rate-limit.ts";
 import { secretTokenValid, twilioSignatureValid, whatsappSignatureValid } from "./signatures.ts";
 
 /** Provider payloads are larger than API bodies (WhatsApp batches messages and statuses). */
-const HOOK_BODY_LIMIT = "256kb";
+export const HOOK_BODY_BYTES = 256 * 1024;
 
 export interface HookDeps {
   config: Config;
@@ -28,7 +28,7 @@ export interface HookDeps {
  */
 export function mountProviderHooks(app: Express, d: HookDeps): void {
   const { config } = d;
-  const raw = express.raw({ type: () => true, limit: HOOK_BODY_LIMIT });
+  const raw = express.raw({ type: () => true, limit: HOOK_BODY_BYTES });
 
   const body = (req: Request): Buffer => (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
   const refuse = async (req: Request, res: Response, what: string) => {

@@ -32,8 +32,29 @@ export interface HealthDeps {
   kafka?: () => boolean;
 }
 
-/** /health: the database, Redis and each service through its gRPC health endpoint, checked in parallel. */
+/** The answer of `check`, shared by every call made while it runs: at most one check in flight. */
+export function shared<T>(check: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  return () =>
+    (running ??= check().finally(() => {
+      running = undefined;
+    }));
+}
+
+/**
+ * /health: the database, Redis and each service through its gRPC health endpoint, checked in
+ * parallel; not rate limited (the probes call it), so calls made while a check runs share it.
+ */
 export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unknown>, docs: () => string): RouteDef[] {
+  const checks = shared(async () => {
+    const names = Object.keys(deps.clients.urls) as ServiceName[];
+    const [db, redis, ...svcs] = await Promise.all([
+      deps.database().catch(() => false),
+      deps.redis ? deps.redis().catch(() => false) : Promise.resolve(undefined),
+      ...names.map((n) => deps.clients.health(n)),
+    ]);
+    return { names, db, redis, svcs };
+  });
   return [
     route({
       method: "get",
@@ -43,12 +64,7 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
       auth: "public",
       responses: { 200: { description: "Healthy or degraded", schema: Health }, 503: { description: "Unhealthy", schema: Health } },
       async handler() {
-        const names = Object.keys(deps.clients.urls) as ServiceName[];
-        const [db, redis, ...svcs] = await Promise.all([
-          deps.database().catch(() => false),
-          deps.redis ? deps.redis().catch(() => false) : Promise.resolve(undefined),
-          ...names.map((n) => deps.clients.health(n)),
-        ]);
+        const { names, db, redis, svcs } = await checks();
         const services: Record<string, "up" | "down" | "disabled"> = {
           database: db ? "up" : "down",
           redis: redis === undefined ? "disabled" : redis ? "up" : "down",

@@ -29,7 +29,7 @@ export function proofRoutes(d: ProofDeps, revocationLists: RevocationLists) {
           format: fromFormat(req.format),
           holderKey: req.holderKey,
         });
-        return { token: r.token, expiresAt: ts(r.expiresAt), kid: r.kid, identifierSalt: r.identifierSalt, sdJwtVc: r.sdJwtVc };
+        return { token: r.token, expiresAt: ts(r.expiresAt), verifiedAt: ts(r.verifiedAt), kid: r.kid, identifierSalt: r.identifierSalt, sdJwtVc: r.sdJwtVc };
       },
 
       async validateProof(req) {

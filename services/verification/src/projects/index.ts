@@ -1,5 +1,5 @@
 /** Projects and their message templates: the use cases behind /api/v1/me/projects (ProjectService). */
-import { AppError, isId, newId, type Clock, type Scope } from "@icv/platform";
+import { AppError, checkTargetUrl, isId, newId, OutboundError, type Clock, type Resolver, type Scope } from "@icv/platform";
 import type { ProjectField, ProjectRow, ProjectStore, ProjectValues, TemplateRow } from "../store/index.ts";
 import { projectValues } from "./input.ts";
 import {
@@ -40,8 +40,35 @@ export async function resolveProjectId(projects: ProjectStore, scope: Scope, id:
   return p.id;
 }
 
+export interface ProjectsDeps {
+  store: ProjectStore;
+  clock: Clock;
+  /** The outbound rules the logo proxy fetches logo_url with (default: private targets refused). */
+  logoTargets?: { allowPrivate: boolean; resolver?: Resolver };
+}
+
 export class Projects {
-  constructor(private readonly d: { store: ProjectStore; clock: Clock }) {}
+  constructor(private readonly d: ProjectsDeps) {}
+
+  /**
+   * A logo_url is fetched by the logo proxy: one at a loopback, private, link-local or metadata
+   * address (a literal in any form, or a name resolving to one) is refused when saved, by the rules
+   * the fetch applies. A name that resolves to nothing yet is kept (the fetch checks it again).
+   */
+  private async checkLogo(values: ProjectValues): Promise<void> {
+    if (!values.logo_url) return;
+    try {
+      await checkTargetUrl(values.logo_url, {
+        allowPrivate: this.d.logoTargets?.allowPrivate ?? false,
+        resolver: this.d.logoTargets?.resolver,
+        allowUnresolved: true,
+      });
+    } catch (e) {
+      if (!(e instanceof OutboundError)) throw e;
+      const message = e.message;
+      throw new AppError("validation_error", `branding.logo_url: ${message}`, { details: [{ field: "branding.logo_url", message, code: "invalid" }] });
+    }
+  }
 
   private now = () => this.d.clock.now();
 
@@ -56,6 +83,7 @@ export class Projects {
     // the default project exists before any other (so "first use" is never a second project)
     await this.d.store.ensureDefault(scope, newId("project", this.now().getTime()), this.now());
     const values = projectValues(input) as ProjectValues & { name: string };
+    await this.checkLogo(values);
     return this.d.store.insert(scope, newId("project", this.now().getTime()), values, this.now());
   }
 
@@ -67,6 +95,7 @@ export class Projects {
 
   async update(scope: Scope, id: string, input: Partial<Record<ProjectField, string>>, fields: readonly string[]): Promise<ProjectRow> {
     const values = projectValues(input, fields);
+    await this.checkLogo(values);
     const p = Object.keys(values).length ? await this.d.store.update(scope, id, values, this.now()) : await this.d.store.get(scope, id);
     if (!p) throw new AppError("not_found", "project not found");
     return p;

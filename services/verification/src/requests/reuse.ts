@@ -161,7 +161,7 @@ export async function autoVerify(d: ReuseDeps, scope: Scope, r: RequestView, idx
     proof_expires_at: proof.expiresAt,
     created_at: now,
     updated_at: now,
-    verified_at: now,
+    verified_at: proof.verifiedAt ?? now, // the token's (one source of the time)
     revoked_at: null,
     revoked_reason: null,
     resend_count: 0,

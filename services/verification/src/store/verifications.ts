@@ -234,13 +234,13 @@ export class VerificationStore {
   /** pending → verified with its proof; undefined when it was no longer pending. */
   async markVerified(
     v: VerificationRow,
-    proof: { token: string; expiresAt: Date; method: ProofMethod; identifierSalt: string; sdJwtVc?: string },
+    proof: { token: string; expiresAt: Date; verifiedAt?: Date; method: ProofMethod; identifierSalt: string; sdJwtVc?: string },
     at: Date,
   ): Promise<VerificationRow | undefined> {
     const after: VerificationRow = {
       ...v,
       status: "verified",
-      verified_at: at,
+      verified_at: proof.verifiedAt ?? at, // the token's: a retry after a crash gets the proof issued before, and its time
       proof_token: proof.token,
       proof_expires_at: proof.expiresAt,
       proof_identifier_salt: proof.identifierSalt || null,
@@ -251,10 +251,10 @@ export class VerificationStore {
     const r = await writeWithEvents<VerificationRow>(
       this.db,
       S,
-      `UPDATE ${S}.verifications SET status = 'verified', verified_at = $4, proof_token = $5, proof_expires_at = $6, method = $7, updated_at = $4,
+      `UPDATE ${S}.verifications SET status = 'verified', verified_at = $10, proof_token = $5, proof_expires_at = $6, method = $7, updated_at = $4,
               proof_identifier_salt = $8, proof_sd_jwt_vc = $9
         WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING *`,
-      [v.id, v.tenant_id, v.environment, at, proof.token, proof.expiresAt, proof.method, after.proof_identifier_salt, after.proof_sd_jwt_vc],
+      [v.id, v.tenant_id, v.environment, at, proof.token, proof.expiresAt, proof.method, after.proof_identifier_salt, after.proof_sd_jwt_vc, after.verified_at],
       statusEvents(after, "pending", at),
       at,
     );

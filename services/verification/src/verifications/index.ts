@@ -30,6 +30,8 @@ const toProofFormat = (f: Format) => (f === "sd-jwt-vc" ? ProofFormat.SD_JWT_VC 
 export interface IssuedProof {
   token: string;
   expiresAt: Date;
+  /** The token's verified_at: the one source of the row's (a retry gets the stored proof's). */
+  verifiedAt?: Date;
   identifierSalt: string;
   sdJwtVc?: string;
 }
@@ -37,6 +39,7 @@ export interface IssuedProof {
 const issued = (p: IssueProofResponse): IssuedProof => ({
   token: p.token,
   expiresAt: toDate(p.expiresAt)!,
+  verifiedAt: toDate(p.verifiedAt),
   identifierSalt: p.identifierSalt,
   sdJwtVc: p.sdJwtVc,
 });

@@ -31,6 +31,8 @@ const USAGE = `usage: npm run --silent admin -- <command> [--json]
                                    re-enable an endpoint disabled after failing every attempt for 5 days
   webhook-secret rotate --tenant ID --env live|test
                                    new webhook secret; the previous one keeps signing alongside it for 24 h
+  console-user invite --tenant ID --email EMAIL --role admin|developer|viewer
+                                   a single-use link (24 h) for a person to register a passkey for the tenant console
   internal-client cert --name NAME --out DIR [--days N]
                                    a client certificate for an internal team (NAME.crt, NAME.key, ca.crt) signed
                                    by the data dir's CA (default 90 days); needs no running service
@@ -49,6 +51,8 @@ const { values, positionals } = parseArgs({
     out: { type: "string" },
     days: { type: "string" },
     file: { type: "string" },
+    email: { type: "string" },
+    role: { type: "string" },
     json: { type: "boolean", default: false },
     help: { type: "boolean", short: "h", default: false },
   },
@@ -202,6 +206,14 @@ async function run(): Promise<void> {
       const env = environment("webhook-secret rotate");
       const w = webhookSettings((await admin.rotateWebhookSecret({ tenantId: values.tenant, environment: env }, { headers })).webhooks);
       return print(w.json, w.text);
+    }
+    case "console-user invite": {
+      if (!values.tenant || !values.email || !values.role) fail("console-user invite needs --tenant ID --email EMAIL --role admin|developer|viewer");
+      const r = await admin.inviteConsoleUser({ tenantId: values.tenant, email: values.email, role: values.role }, { headers });
+      return print(
+        { invite_url: r.inviteUrl, user_id: r.userId, expires_at: r.expiresAt ? iso(r.expiresAt) : null },
+        `invite for ${values.email} (${values.role}), single use, until ${r.expiresAt ? iso(r.expiresAt) : "?"}:\n${r.inviteUrl}`,
+      );
     }
     default:
       fail(USAGE);

@@ -101,7 +101,7 @@ describe("the compiled build with production dependencies only", () => {
     execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: app, stdio: "pipe" });
   });
 
-  it("starts the all-in-one from dist and answers /health, and serves the hosted page's script", async () => {
+  it("starts the all-in-one from dist and answers /health, and serves the hosted page's script and the console", async () => {
     const [port, admin, ...grpc] = await Promise.all(Array.from({ length: 8 }, freePort));
     const names = ["proof", "verification", "session", "domain", "webhook", "log"];
     const env: Record<string, string> = { DATA_DIR: path.join(work, "all"), PORT: String(port), ADMIN_PORT: String(admin) };
@@ -117,6 +117,12 @@ describe("the compiled build with production dependencies only", () => {
     const script = await fetch(`http://127.0.0.1:${port}/hosted/page.js`);
     expect(script.status).toBe(200);
     expect(await script.text()).toBe(readFileSync(path.join(ROOT, "services/gateway/src/hosted/page-client.js"), "utf8"));
+    // the tenant console: its page and its hashed assets (the passkey library from node_modules too)
+    const consolePage = await fetch(`http://127.0.0.1:${port}/console`);
+    expect(consolePage.status).toBe(200);
+    const assets = [...(await consolePage.text()).matchAll(/(?:src|href)="(\/console\/assets\/[^"]+)"/g)].map((m) => m[1]);
+    expect(assets).toHaveLength(3);
+    for (const a of assets) expect((await fetch(`http://127.0.0.1:${port}${a}`)).status, a).toBe(200);
     expect(await stop(child)).toBe(0);
   }, 120_000);
 

@@ -12,6 +12,8 @@ export const ID_PREFIXES = {
   testMessage: "tmsg",
   project: "prj",
   profile: "prf",
+  consoleUser: "cu",
+  consoleAudit: "aud",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

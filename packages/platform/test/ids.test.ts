@@ -15,6 +15,8 @@ const PREFIXES: Record<IdKind, string> = {
   testMessage: "tmsg",
   project: "prj",
   profile: "prf", // DECISIONS "Projects, message templates and profiles"
+  consoleUser: "cu", // the tenant console's people and audit entries (DECISIONS "Tenant console")
+  consoleAudit: "aud",
 };
 const ULID = "[0-9A-HJKMNP-TV-Z]{26}";
 

@@ -33,6 +33,8 @@ export async function startAdminServer(opts: {
   token: string;
   tenants: Tenants;
   clients: Clients;
+  /** A console invite (console/passkeys.ts). */
+  invite: (i: { tenantId: string; email: string; role: string }) => Promise<{ inviteUrl: string; user: { id: string }; expiresAt: Date }>;
   onKeyRevoked: () => void;
   logger: Logger;
 }) {
@@ -121,6 +123,12 @@ export async function startAdminServer(opts: {
           const r = await opts.clients.webhook.rotateSecret({ tenantId: req.tenantId, environment: req.environment });
           opts.logger.info({ tenant_id: req.tenantId, environment: r.webhooks?.environment }, "webhook secret rotated");
           return { webhooks: r.webhooks };
+        },
+        async inviteConsoleUser(req) {
+          if (!(await opts.tenants.list()).some((t) => t.id === req.tenantId)) throw new AppError("not_found", "tenant not found");
+          const r = await opts.invite({ tenantId: req.tenantId, email: req.email, role: req.role });
+          opts.logger.info({ tenant_id: req.tenantId, user_id: r.user.id }, "console user invited");
+          return { inviteUrl: r.inviteUrl, userId: r.user.id, expiresAt: ts(r.expiresAt) };
         },
       }),
   });

@@ -1,6 +1,11 @@
 import type http from "node:http";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
-import type { Config, Logger } from "@icv/platform";
+import { systemClock, type Clock, type Config, type Logger } from "@icv/platform";
+import { Passkeys } from "./console/passkeys.ts";
+import { consoleApi } from "./console/routes.ts";
+import { mountConsolePage } from "./console/page.ts";
+import type { ConsoleStore } from "./console/store.ts";
+import type { Tenants } from "./tenants.ts";
 import { keyAuth, rateLimit, type KeyAuth } from "./auth.ts";
 import type { Clients } from "./clients.ts";
 import { renderDocs, renderLanding } from "./docs.ts";
@@ -51,6 +56,8 @@ export interface GatewayDeps {
   sse?: SseHub;
   /** The hosted page's event streams (without it the page still works, without live updates). */
   hosted?: HostedHub;
+  /** The tenant console's API (without it /console is not mounted). */
+  console?: { store: ConsoleStore; tenants: Tenants; clock?: Clock };
 }
 
 const PUBLIC_LIMIT_FACTOR = 6; // public endpoints: 6× the per-key limit, per client IP
@@ -146,6 +153,27 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
   const publicLimit = rateLimit(new MemoryRateLimiter(), config.RATE_LIMIT_PER_MINUTE * PUBLIC_LIMIT_FACTOR, (req: Request) => `ip:${req.ip}`);
   const replay = idempotency(store);
   mount(app, routes, (def) => (def.auth === "key" ? [auth.middleware, keyLimit, json, replay] : PROBES.has(def.path) ? [json] : [publicLimit, json]));
+  if (deps.console) {
+    const { store: cstore, tenants, clock = systemClock } = deps.console;
+    app.use(
+      "/console/api",
+      consoleApi({
+        config,
+        logger,
+        clock,
+        store: cstore,
+        passkeys: new Passkeys(cstore, config, clock),
+        tenants,
+        tenantName: (id) => store.tenantName(id),
+        limiter,
+        publicRoutes: routes,
+        json,
+        clients,
+        keyRevoked: () => auth.forget(),
+      }),
+    );
+    mountConsolePage(app, ipLimit);
+  }
   mountHostedPage(app, ipLimit);
   mountLogoProxy(app, ipLimit, { config, logger, projects: clients.projects });
   mountProfilePage(app, ipLimit, clients.profiles);

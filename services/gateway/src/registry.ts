@@ -1,4 +1,4 @@
-import type { Express, NextFunction, Request, RequestHandler, Response } from "express";
+import type { IRouter, NextFunction, Request, RequestHandler, Response } from "express";
 import { z } from "zod";
 import { AppError } from "@icv/platform";
 import { assertInput } from "./input.ts";
@@ -59,7 +59,7 @@ const NO_QUERY: Record<string, never> = Object.freeze(Object.create(null));
 export const expressPath = (p: string) => p.replace(/\{(\w+)\}/g, ":$1");
 
 /** Mounts the routes with handlers; `before(def)` adds per-route middleware (auth, limits, idempotency). */
-export function mount(app: Express, routes: RouteDef[], before: (def: RouteDef) => RequestHandler[]): void {
+export function mount(app: IRouter, routes: RouteDef[], before: (def: RouteDef) => RequestHandler[]): void {
   for (const def of routes) {
     if (!def.handler) continue;
     const handler = def.handler;

@@ -22,6 +22,7 @@ import {
   type RunningService,
 } from "@icv/platform";
 import { startAdminServer } from "./admin.ts";
+import { invite } from "./console/passkeys.ts";
 import { buildApp } from "./app.ts";
 import { followKeyRevocations } from "./auth.ts";
 import { makeClients } from "./clients.ts";
@@ -31,6 +32,7 @@ import { FallbackConnectionLimiter, MemoryConnectionLimiter, RedisConnectionLimi
 import { SseHub } from "./sse/hub.ts";
 import { startingHandler } from "./starting.ts";
 import { HostedHub } from "./hosted/hub.ts";
+import { ConsoleStore } from "./console/store.ts";
 import { GatewayStore } from "./store.ts";
 import { Tenants } from "./tenants.ts";
 
@@ -89,6 +91,7 @@ async function startApp(
   const identity = await serviceIdentity(config, "gateway", log);
   const clients = makeClients(config, identity, log);
   const tenants = new Tenants(store, clock);
+  const consoleStore = new ConsoleStore(db);
   // event streams: one broadcast subscription fans verification events out to this replica's streams;
   // connection leases outlive a few missed heartbeats, so a dead replica's slots free themselves
   const events = await createEventLog(config, log);
@@ -116,6 +119,7 @@ async function startApp(
     kafkaUp: events.up ? () => events.up!() : undefined,
     sse,
     hosted,
+    console: { store: consoleStore, tenants, clock },
   });
 
   // a key revoked anywhere (admin API of any replica or worker) is forgotten here as its event arrives
@@ -133,6 +137,7 @@ async function startApp(
     token: adminToken,
     tenants,
     clients,
+    invite: (i) => invite(consoleStore, config, clock, i),
     onKeyRevoked: () => auth.forget(),
     logger: log,
   });

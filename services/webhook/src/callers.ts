@@ -19,5 +19,6 @@ export const webhookCallers = [
     getDelivery: ["gateway"],
     getDeliveryStats: ["gateway"],
     retryDelivery: ["gateway"],
+    sendTestEvent: ["gateway"],
   }),
 ];

@@ -15,6 +15,7 @@ import {
   type Clock,
   type EnvName,
   type Resolver,
+  type Scope,
 } from "@icv/platform";
 import { newWebhookSecret } from "./signing.ts";
 import type { DeliveryRow, EndpointRow, SecretRow, WebhookStore } from "./store.ts";
@@ -106,7 +107,13 @@ export function toMessage(row: DeliveryRow, detail: boolean): MessageInitShape<t
   };
 }
 
-export function webhookRoutes(store: WebhookStore, clock: Clock, onRequeued: () => void, targets: TargetRules = { allowPrivate: false }) {
+export function webhookRoutes(
+  store: WebhookStore,
+  clock: Clock,
+  onRequeued: () => void,
+  targets: TargetRules = { allowPrivate: false },
+  sendTest?: (scope: Scope) => Promise<string>,
+) {
   const settings = async (tenant: string, env: EnvName) => {
     const [secrets, endpoints] = await Promise.all([store.secrets(tenant), store.endpoints(tenant)]);
     return environmentWebhooks(
@@ -183,6 +190,12 @@ export function webhookRoutes(store: WebhookStore, clock: Clock, onRequeued: () 
         }
         onRequeued();
         return { delivery: toMessage(row, true) };
+      },
+      async sendTestEvent(req) {
+        if (!sendTest) throw new AppError("invalid_state", "test events are not available here");
+        const deliveryId = await sendTest(requireScope(req.scope));
+        onRequeued();
+        return { deliveryId };
       },
     });
 }

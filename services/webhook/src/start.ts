@@ -18,6 +18,7 @@ import { Deliverer, outboundSend } from "./deliverer.ts";
 import { WEBHOOK_TOPICS } from "./payload.ts";
 import { DEFAULT_RETRY_DELAYS_MS } from "./schedule.ts";
 import { webhookCallers } from "./callers.ts";
+import { sendTestEvent } from "./test-event.ts";
 import { webhookRoutes } from "./service.ts";
 import { WebhookStore } from "./store.ts";
 
@@ -87,7 +88,13 @@ export async function startWebhookService(
     db,
     outbox: true,
     callers: webhookCallers,
-    routes: webhookRoutes(store, clock, () => deliverer.wake(), { allowPrivate: config.ALLOW_PRIVATE_TARGETS, resolver: opts.resolver }),
+    routes: webhookRoutes(
+      store,
+      clock,
+      () => deliverer.wake(),
+      { allowPrivate: config.ALLOW_PRIVATE_TARGETS, resolver: opts.resolver },
+      (scope) => sendTestEvent(db, clock, scope),
+    ),
     async onClose() {
       untrackQueue();
       await consumer.close();

@@ -1,0 +1,35 @@
+import { newId, type Clock, type Database, type Scope } from "@icv/platform";
+import { AppError } from "@icv/platform";
+import { baseHeaders } from "./deliverer.ts";
+import { WebhookStore } from "./store.ts";
+
+/**
+ * A `webhook.test` event to the scope's endpoint: one delivery row (one attempt), signed and sent
+ * by the deliverer like any other, so the tenant sees it arrive and in the delivery log.
+ */
+export async function sendTestEvent(db: Database, clock: Clock, scope: Scope): Promise<string> {
+  const at = clock.now();
+  const url = (await WebhookStore.endpointUrls(db, [scope])).get(`${scope.tenantId}:${scope.env}`);
+  if (!url) throw new AppError("invalid_state", "no webhook endpoint is set for this environment");
+  const eventId = newId("event", at.getTime());
+  const payload = JSON.stringify({
+    id: eventId,
+    event: "webhook.test",
+    test: scope.env === "test",
+    created_at: at.toISOString(),
+    message: "A test event sent from the ICV console",
+  });
+  const planned = {
+    tenantId: scope.tenantId,
+    environment: scope.env,
+    eventId,
+    eventType: "webhook.test",
+    url,
+    verificationRequestId: null,
+    verificationId: null,
+    payload,
+  };
+  await WebhookStore.insertDeliveries(db, [planned], 1, baseHeaders, at);
+  const r = await db.query<{ id: string }>("SELECT id FROM webhook.deliveries WHERE event_id = $1", [eventId]);
+  return r.rows[0].id;
+}

@@ -6,6 +6,8 @@ import { route, type RouteDef } from "../registry.ts";
 /**
  * `/console/api/{env}/verifications/{id}/timeline`: the verification's events, oldest first (the
  * SSE stream's replay as one answer; a verification has a handful). Another tenant's is not_found.
+ * A suspension or reinstatement by a domain re-check carries its reason (`record_missing`, …), so
+ * the timeline is the verification's re-check history too.
  */
 export function timelineRoute(c: Clients): RouteDef {
   return route({
@@ -25,6 +27,7 @@ export function timelineRoute(c: Clients): RouteDef {
           event_type: e.eventType,
           status: typeof p.status === "string" ? p.status : null,
           previous_status: [p.previous_status, p.previousStatus].find((x): x is string => typeof x === "string") ?? null,
+          reason: typeof p.reason === "string" && p.reason ? p.reason : null,
           at: iso(e.createdAt) ?? null,
         };
       });

@@ -298,7 +298,15 @@ async function verificationPage(env, id) {
         "ol",
         { class: "timeline" },
         timeline.data.map((e) =>
-          h("li", {}, h("time", { datetime: e.at }, when(e.at)), " ", e.previous_status ? `${e.previous_status} → ` : "", e.status ?? "", ` (${e.event_type})`),
+          h(
+            "li",
+            {},
+            h("time", { datetime: e.at }, when(e.at)),
+            " ",
+            e.previous_status ? `${e.previous_status} → ` : "",
+            e.status ?? "",
+            ` (${e.event_type}${e.reason ? `: ${e.reason}` : ""})`,
+          ),
         ),
       ),
       link(`/console/${env}/verifications`, "← All verifications"),

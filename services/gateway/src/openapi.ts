@@ -27,6 +27,11 @@ const TAGS: [name: string, description: string, guide: string][] = [
   ["Webhooks", "The delivery log, its statistics and retries; the bodies under x-webhooks.", "docs/events-and-webhooks.md"],
   ["Projects and message templates", "Branding, callbacks and message texts per project.", "docs/templates.md"],
   ["Profiles", "Public pages listing verified assets.", "docs/profiles.md"],
+  [
+    "Transparency log",
+    "The public Merkle log of every proof issued and revoked: checkpoints, tiles, inclusion and consistency proofs.",
+    "docs/transparency-log.md",
+  ],
   ["Test mode", "What test keys send instead of real messages.", "docs/testing.md"],
   ["Meta", "Health, version, this document and the reference page.", "docs/api-conventions.md"],
 ];

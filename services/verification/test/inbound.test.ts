@@ -129,7 +129,7 @@ describe("recordSessionVerification", () => {
 
   it("refuses what a session cannot have: another channel, an impossible number, a proof lifetime out of range", async () => {
     const base = { channel: "whatsapp", phoneNumber: "+37069100106", origin: "sess_01JORIGIN000000000000000002", proofExpiresIn: 600 };
-    await expect(v.recordSessionVerification(test, { ...base, channel: "sms" })).rejects.toMatchObject({ code: "validation_error" });
+    await expect(v.recordSessionVerification(test, { ...base, channel: "email" })).rejects.toMatchObject({ code: "validation_error" });
     await expect(v.recordSessionVerification(test, { ...base, phoneNumber: "+1" })).rejects.toMatchObject({ code: "invalid_identifier" });
     await expect(v.recordSessionVerification(test, { ...base, proofExpiresIn: 10 })).rejects.toMatchObject({ code: "validation_error" });
   });

@@ -51,6 +51,7 @@ export function logRoutes(c: Clients): RouteDef[] {
       path: "/.well-known/icv-log-key",
       tag: "Transparency log",
       summary: "The log's public key as a C2SP verifier key (origin+key_id+base64(0x01 ‖ Ed25519 key))",
+      description: "text/plain, one line. Pin it: every checkpoint's signature line must verify with it (a monitor keeps it in its state file).",
       auth: "public",
       query: z.object({ env: envParam }).strict(),
       responses: { 200: { description: "The verifier key", contentType: "text/plain" } },
@@ -66,6 +67,8 @@ export function logRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/log/consistency",
       tag: "Transparency log",
       summary: "An RFC 9162 consistency proof between two tree sizes",
+      description:
+        "Query first and second (0 < first ≤ second ≤ the latest checkpoint's size): the hashes that prove the tree of size first is a prefix of the tree of size second.",
       auth: "public",
       query: z.object({ first: size, second: size, env: envParam }).strict(),
       responses: {
@@ -82,6 +85,8 @@ export function logRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/log/entries",
       tag: "Transparency log",
       summary: "Entries [start, end) for monitors (at most 1,000)",
+      description:
+        "Query start and end (end − start ≤ 1,000, end ≤ the latest checkpoint's size): each entry is the base64 of the JSON leaf (kind, proof id, subject or its salted hash, time).",
       auth: "public",
       query: z.object({ start: size, end: size, env: envParam }).strict(),
       responses: {
@@ -98,6 +103,7 @@ export function logRoutes(c: Clients): RouteDef[] {
       path: "/api/v1/log/proof",
       tag: "Transparency log",
       summary: 'The inclusion proof of the entry at leaf_index (public: a profile page\'s "logged" link)',
+      description: "The leaf, its index and the audit path to the root of the latest checkpoint, which is answered with it.",
       auth: "public",
       query: z.object({ leaf_index: size, env: envParam }).strict(),
       responses: { 200: { description: "The inclusion proof", schema: Inclusion }, 404: err("not_found: beyond the latest checkpoint") },

@@ -19,7 +19,7 @@ import { runMode, type ModeResult } from "./bench/mode.ts";
 import { perSec, table, type Row } from "./bench/report.ts";
 import { measureSignRate } from "./bench/sign-rate.ts";
 import { startHelloWorld } from "./bench/stack.ts";
-import type { BenchMode } from "./bench/cases.ts";
+import type { BenchMode } from "./bench/case.ts";
 
 const num = (name: string, dflt: number) => {
   const v = Number(process.env[name] ?? dflt);

@@ -1,31 +1,12 @@
 // The hook for extra bench cases: each lives in its own file under scripts/bench/ and is added
 // here with one line. The bench runs every case once per database mode, on the running stack,
 // after the built-in cases, and prints its rows in that mode's table (and its figures in --json).
+// A case's shape is in case.ts, so that a case file and this list do not import each other.
 import { benchDomainCheck } from "./domain-check.ts";
 import { benchRechecks } from "./rechecks.ts";
 import { sdJwtVcCase, statusListCase } from "./proof-formats.ts";
 import { logCase } from "./log.ts";
-import type { Row } from "./report.ts";
-import type { RunningStack } from "./stack.ts";
-
-export type BenchMode = "embedded" | "postgres";
-
-export interface BenchContext {
-  mode: BenchMode;
-  /** the stack as `npm start` runs it in this mode (url, adminUrl, mainPid for CPU accounting) */
-  stack: RunningStack;
-  testKey: string;
-  liveKey: string;
-  /** seconds per measured run, warm-up seconds, autocannon connections */
-  duration: number;
-  warmup: number;
-  connections: number;
-}
-
-export interface BenchCase {
-  name: string;
-  run(ctx: BenchContext): Promise<{ rows: Row[]; figures: Record<string, number> }>;
-}
+import type { BenchCase } from "./case.ts";
 
 /** The DNS domain check (domain-check.ts): it asks DNS only, so its figures are the same in either database mode. */
 const domainCheckCase: BenchCase = {

@@ -38,7 +38,7 @@ import { startProofService } from "../../services/proof/src/start.ts";
 import { startSessionService } from "../../services/session/src/start.ts";
 import { startVerificationService } from "../../services/verification/src/start.ts";
 import { startWebhookService } from "../../services/webhook/src/start.ts";
-import type { BenchCase } from "./cases.ts";
+import type { BenchCase } from "./case.ts";
 import { perSec, type Row } from "./report.ts";
 
 const SECONDS = Number(process.env.BENCH_LOG_SECONDS ?? 10);

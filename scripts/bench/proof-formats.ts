@@ -4,7 +4,7 @@
 // fetches per second of one list (every list holds 100,000 entries), and the time from a revoke's
 // answer to a served list that shows it (the list cached before the revoke).
 import { getListFromStatusListJWT } from "@sd-jwt/jwt-status-list";
-import type { BenchCase, BenchContext } from "./cases.ts";
+import type { BenchCase, BenchContext } from "./case.ts";
 import { load, loadCreateAndVerify } from "./load.ts";
 import { perSec, pct, type Row } from "./report.ts";
 

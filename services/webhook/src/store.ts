@@ -232,8 +232,8 @@ export class WebhookStore implements DeliveryQueue {
     maxAttempts: number,
     headers: (id: string) => Record<string, string>,
     at: Date,
-  ): Promise<void> {
-    if (!planned.length) return;
+  ): Promise<string[]> {
+    if (!planned.length) return [];
     // one statement for the whole batch: ten parallel arrays, one row each
     const cols: unknown[][] = Array.from({ length: 10 }, () => []);
     for (const d of planned) {
@@ -253,6 +253,7 @@ export class WebhookStore implements DeliveryQueue {
        ON CONFLICT (event_id, url) DO NOTHING`,
       traced ? [...cols, maxAttempts, at, planned.map((d) => d.traceparent ?? null)] : [...cols, maxAttempts, at],
     );
+    return cols[0] as string[]; // the ids made, in order (one an (event_id, url) conflict skipped names no row)
   }
 
   /**

@@ -29,7 +29,6 @@ export async function sendTestEvent(db: Database, clock: Clock, scope: Scope): P
     verificationId: null,
     payload,
   };
-  await WebhookStore.insertDeliveries(db, [planned], 1, baseHeaders, at);
-  const r = await db.query<{ id: string }>("SELECT id FROM webhook.deliveries WHERE event_id = $1", [eventId]);
-  return r.rows[0].id;
+  const [id] = await WebhookStore.insertDeliveries(db, [planned], 1, baseHeaders, at);
+  return id;
 }

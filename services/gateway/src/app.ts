@@ -9,6 +9,7 @@ import type { Tenants } from "./tenants.ts";
 import { keyAuth, rateLimit, type KeyAuth } from "./auth.ts";
 import type { Clients } from "./clients.ts";
 import { renderDocs, renderLanding } from "./docs.ts";
+import { docsAssets, mountDocsAssets } from "./docs-page.ts";
 import { fastPath } from "./fast-path.ts";
 import { errorHandler, notFound, requestId, requireJson } from "./http.ts";
 import type { HostedHub } from "./hosted/hub.ts";
@@ -92,7 +93,11 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
     ...metaRoutes(
       health,
       () => (openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl })),
-      () => (docsHtml ??= renderDocs((openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl })))),
+      () =>
+        (docsHtml ??= renderDocs((openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl })), {
+          scalar: docsAssets().scalar.name,
+          config: docsAssets().config.name,
+        })),
       () => (landingHtml ??= renderLanding((openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl })))),
     ),
     ...verifiedUserRoutes(clients),
@@ -175,6 +180,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
     mountConsolePage(app, ipLimit);
   }
   mountHostedPage(app, ipLimit);
+  mountDocsAssets(app, publicLimit);
   mountLogoProxy(app, ipLimit, { config, logger, projects: clients.projects });
   mountProfilePage(app, ipLimit, clients.profiles);
   mountLogTiles(app, publicLimit, clients.log);

@@ -3,6 +3,8 @@ import type { ServiceName } from "@icv/platform";
 import type { Clients } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { timestamp } from "../schemas.ts";
+import { DOCS_CSP } from "../docs-page.ts";
+import { pageHeaders } from "../hosted/page.ts";
 
 const Health = z
   .object({
@@ -131,11 +133,12 @@ export function metaRoutes(deps: HealthDeps, openapi: () => Record<string, unkno
       path: "/docs",
       tag: "Meta",
       summary: "Readable API reference",
-      description: "The API reference as a web page, rendered from /api/openapi.json and served from this origin.",
+      description:
+        "The API reference as a web page: /api/openapi.json rendered by Scalar's kept renderer, served from this origin (no CDN), with search, examples and try-it against this server. Try-it sends test keys (pk_test_…) only; the page also holds the reference as plain HTML for a reader without scripts.",
       auth: "public",
       responses: { 200: { description: "HTML page", contentType: "text/html" } },
       async handler({ res }) {
-        res.setHeader("Content-Security-Policy", PAGE_CSP);
+        pageHeaders(res, DOCS_CSP);
         res.type("html").send(docs());
         return {};
       },

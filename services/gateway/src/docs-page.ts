@@ -1,0 +1,57 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Express, RequestHandler } from "express";
+
+const DIR = path.dirname(fileURLToPath(import.meta.url));
+
+/**
+ * /docs runs Scalar's kept bundle, so its policy is the console's with what the renderer needs and
+ * no more: style-src adds 'unsafe-inline' (the bundle injects `<style>` elements and sets style
+ * attributes in markup it builds at run time; a nonce covers only some of them, as Chromium's CSP
+ * reports showed), img-src adds blob: (try-it shows image answers) and font-src data:. Scripts stay
+ * this origin's files only (no inline script, no eval), and connections this origin only (the
+ * document and try-it), so the page can reach no CDN or third party even if the bundle asked.
+ */
+export const DOCS_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+interface Asset {
+  name: string;
+  body: Buffer;
+}
+
+/** Scalar's standalone browser bundle (window.Scalar), from the installed @scalar/api-reference. */
+function scalarBundle(): Buffer {
+  // the package exports no path to it: its stylesheet (dist/style.css) is its neighbour's
+  const css = createRequire(import.meta.url).resolve("@scalar/api-reference/style.css");
+  return readFileSync(path.join(path.dirname(css), "browser", "standalone.js"));
+}
+
+/** An asset under a name that holds its content's hash, so it is cached for a year. */
+const hashed = (base: string, body: Buffer): Asset => ({ name: `${base}.${createHash("sha256").update(body).digest("hex").slice(0, 16)}.js`, body });
+
+let loaded: { scalar: Asset; config: Asset } | undefined;
+
+/** The two scripts of /docs, read and named once. */
+export function docsAssets(): { scalar: Asset; config: Asset } {
+  loaded ??= { scalar: hashed("scalar", scalarBundle()), config: hashed("docs", readFileSync(path.join(DIR, "docs-client.js"))) };
+  return loaded;
+}
+
+/** GET /docs/assets/<name>.<hash>.js: the renderer and its configuration, from this origin, long cached. */
+export function mountDocsAssets(app: Express, limit: RequestHandler): void {
+  const { scalar, config } = docsAssets();
+  const byName = new Map([scalar, config].map((a) => [a.name, a]));
+  app.get("/docs/assets/:file", limit, (req, res, next) => {
+    const a = byName.get(String(req.params.file));
+    if (!a) return next();
+    res.setHeader("Content-Type", "text/javascript; charset=utf-8");
+    res.setHeader("X-Content-Type-Options", "nosniff");
+    res.setHeader("Cross-Origin-Resource-Policy", "same-origin");
+    res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+    res.status(200).end(a.body);
+  });
+}

@@ -36,3 +36,4 @@ export * from "./observe.ts";
 export * from "./event-cache.ts";
 export * from "./workers.ts";
 export * from "./standalone.ts";
+export * from "./vocabulary.ts";

@@ -1,5 +1,5 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { iso } from "@icv/platform";
+import { ASSET_CHANNELS, ASSET_TYPES, CHANNELS_BY_TYPE, iso } from "@icv/platform";
 import { z } from "zod";
 
 /**
@@ -8,7 +8,38 @@ import { z } from "zod";
  * generate /api/openapi.json.
  */
 
-export const ASSET_TYPES = ["phone", "email", "domain", "social", "wallet", "account", "telegram_bot"] as const;
+/**
+ * The closed vocabularies of the REST shapes. The type/channel table is @icv/platform's (the
+ * verification service's channel registry is made from it); the rest are the REST API's own.
+ */
+export { ASSET_TYPES };
+
+/** The type/channel table in words, for the descriptions of channel fields. */
+const TABLE = Object.entries(CHANNELS_BY_TYPE)
+  .map(([type, channels]) => `${type}: ${channels.join(", ")}`)
+  .join("; ");
+
+/** The table itself beside every channel field (x-channels-by-type): the channels a type takes, keyed by the type. */
+const byType = { "x-channels-by-type": CHANNELS_BY_TYPE };
+
+/** An asset type, as answers carry it and requests name it. */
+export const assetType = z.enum(ASSET_TYPES).describe("The asset type; its channels are the table in x-channels-by-type of the channel field");
+
+/** A channel of the type/channel table, as answers carry it (one of its type's channels). */
+export const assetChannel = z.enum(ASSET_CHANNELS).describe(`The channel, one of its type's (${TABLE})`).meta(byType);
+
+/**
+ * A channel a request names: documented as the table's channels; the verification service checks it
+ * against the type (invalid_channel_for_type names the type's channels), so it stays a string here.
+ */
+export const channelInput = (max: number, description = "", min = 1) =>
+  (min > 0 ? z.string().min(min) : z.string())
+    .max(max)
+    .meta({ enum: [...ASSET_CHANNELS], description: `${description}${description ? ". " : ""}One of its type's channels: ${TABLE}`, ...byType });
+
+export const VERIFICATION_STATUSES = ["pending", "verified", "suspended", "failed", "expired", "revoked"] as const;
+export const REQUEST_STATUSES = ["pending", "partial", "completed", "expired", "cancelled"] as const;
+export const REQUEST_ASSET_STATUSES = ["pending", "in_progress", "verified", "failed", "expired"] as const;
 
 export const timestamp = z.string().describe("ISO 8601 UTC timestamp with milliseconds");
 

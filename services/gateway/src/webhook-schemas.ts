@@ -5,7 +5,8 @@
  * what a receiver gets and are checked against real deliveries in the e2e suite.
  */
 import { z } from "zod";
-import { jsonObject, timestamp } from "./schemas.ts";
+import { SUSPEND_REASONS, type WebhookEventType } from "@icv/platform";
+import { assetChannel, assetType, jsonObject, timestamp } from "./schemas.ts";
 
 const envelope = {
   id: z.string().describe("The event id (also the webhook-id header): the same on every attempt"),
@@ -15,8 +16,8 @@ const envelope = {
 
 const verificationFields = {
   verification_id: z.string(),
-  type: z.string(),
-  channel: z.string(),
+  type: assetType,
+  channel: assetChannel,
   verified_at: timestamp,
   external_user_id: z.string().nullable(),
   client_metadata: jsonObject.nullable(),
@@ -31,7 +32,7 @@ const verificationFields = {
 };
 
 export const SuspensionReason = z
-  .enum(["record_missing", "record_mismatch", "unreachable", "policy_refused"])
+  .enum(SUSPEND_REASONS)
   .describe("Why control could not be confirmed again: no record, other values, no name server answered (3 checks in a row), or the owner's _icv policy")
   .meta({ id: "SuspensionReason" });
 
@@ -91,7 +92,7 @@ export const VerificationRequestWebhook = z
     proofs: z.array(
       z.object({
         asset_index: z.number().int(),
-        type: z.string(),
+        type: assetType,
         verification_id: z.string().nullable(),
         proof_token: z.string(),
         expires_at: timestamp,
@@ -105,7 +106,7 @@ export const VerificationRequestWebhook = z
   .describe("A verification request moved: some required assets verified (partial, with partial_ok), all of them (completed), or it expired")
   .meta({ id: "VerificationRequestWebhook" });
 
-/** event type → the schema of its body. */
+/** event type → the schema of its body: one for each event type sent as a webhook (@icv/platform's WEBHOOK_EVENT_TYPES), no more. */
 export const WEBHOOK_SCHEMAS = {
   "verification.completed": VerificationCompletedWebhook,
   "verification.suspended": VerificationSuspendedWebhook,
@@ -113,4 +114,4 @@ export const WEBHOOK_SCHEMAS = {
   "verification_request.partial": VerificationRequestWebhook,
   "verification_request.completed": VerificationRequestWebhook,
   "verification_request.expired": VerificationRequestWebhook,
-} as const;
+} as const satisfies Record<WebhookEventType, z.ZodType>;

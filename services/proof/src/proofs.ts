@@ -1,5 +1,16 @@
 /** The proof use cases: issue, status, revoke, suspend, reinstate. Plain functions over the stores, the key ring and the clock. */
-import { AppError, checkHolderKey, PROOF_METHODS, proofsIssued, type Clock, type HolderKey, type ProofMethod, type Scope } from "@icv/platform";
+import {
+  AppError,
+  checkHolderKey,
+  PROOF_METHODS,
+  proofsIssued,
+  REVOKE_REASONS,
+  SUSPEND_REASONS,
+  type Clock,
+  type HolderKey,
+  type ProofMethod,
+  type Scope,
+} from "@icv/platform";
 import { issueCredential, vcIssuer, VCT_PATH } from "./credentials.ts";
 import { identifierHash, logSubject, newIdentifierSalt } from "./identifiers.ts";
 import type { KeyRing } from "./keyring.ts";
@@ -7,9 +18,8 @@ import type { StatusIndexes, StatusLists } from "./status-lists.ts";
 import type { ProofRow, ProofStore } from "./store/proofs.ts";
 import { PROOF_SCHEMA_VERSION, signProof, type VerifiedTokens } from "./tokens.ts";
 
-export const REVOKE_REASONS = ["user_request", "fraud", "key_compromise", "asset_transferred", "other"] as const;
-/** Why a proof is suspended (DECISIONS.md, Current control): what a re-check of the asset found. */
-export const SUSPEND_REASONS = ["record_missing", "record_mismatch", "unreachable", "policy_refused"] as const;
+// why a proof is revoked, and suspended (DECISIONS.md, Current control: what a re-check of the asset found): @icv/platform's vocabulary
+export { REVOKE_REASONS, SUSPEND_REASONS };
 export const PROOF_FORMATS = ["jwt", "sd-jwt-vc"] as const;
 export type ProofFormat = (typeof PROOF_FORMATS)[number];
 const MIN_TTL_S = 60;

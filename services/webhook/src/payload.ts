@@ -1,15 +1,7 @@
-import { decodeEvent, eventPayload, type EventMessage, type EventRecord } from "@icv/platform";
+import { decodeEvent, eventPayload, WEBHOOK_EVENT_TYPES, type EventMessage, type EventRecord, type WebhookEventType } from "@icv/platform";
 
-/** The event types that are sent as webhooks (the spec's table). Every other event is ignored. */
-export const WEBHOOK_EVENT_TYPES = [
-  "verification.completed",
-  "verification.suspended",
-  "verification.reinstated",
-  "verification_request.completed",
-  "verification_request.partial",
-  "verification_request.expired",
-] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+// the event types sent as webhooks (the spec's table; every other event is ignored): @icv/platform's vocabulary
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType };
 
 /** The event families the webhook consumer reads. */
 export const WEBHOOK_TOPICS = ["verification", "verification_request"];

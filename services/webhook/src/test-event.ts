@@ -1,4 +1,4 @@
-import { newId, type Clock, type Database, type Scope } from "@icv/platform";
+import { newId, TEST_WEBHOOK_EVENT, type Clock, type Database, type Scope } from "@icv/platform";
 import { AppError } from "@icv/platform";
 import { baseHeaders } from "./deliverer.ts";
 import { WebhookStore } from "./store.ts";
@@ -14,7 +14,7 @@ export async function sendTestEvent(db: Database, clock: Clock, scope: Scope): P
   const eventId = newId("event", at.getTime());
   const payload = JSON.stringify({
     id: eventId,
-    event: "webhook.test",
+    event: TEST_WEBHOOK_EVENT,
     test: scope.env === "test",
     created_at: at.toISOString(),
     message: "A test event sent from the ICV console",
@@ -23,7 +23,7 @@ export async function sendTestEvent(db: Database, clock: Clock, scope: Scope): P
     tenantId: scope.tenantId,
     environment: scope.env,
     eventId,
-    eventType: "webhook.test",
+    eventType: TEST_WEBHOOK_EVENT,
     url,
     verificationRequestId: null,
     verificationId: null,

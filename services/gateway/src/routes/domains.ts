@@ -4,7 +4,7 @@ import { z } from "zod";
 import { DOMAIN_CHECK_CALL, scopeOf, type Clients } from "../clients.ts";
 import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ErrorBody, jsonObject, timestamp } from "../schemas.ts";
+import { ErrorBody, jsonObject, timestamp, VERIFICATION_STATUSES } from "../schemas.ts";
 import { DomainCheck, toRestCheck } from "./domain-check.ts";
 import { toRest, Verification } from "./verifications.ts";
 
@@ -36,7 +36,7 @@ const DomainView = z
   .object({
     id: z.string(),
     domain: z.string(),
-    status: z.string().describe("pending until the check finds the record or file, then verified (expired after 24 h)"),
+    status: z.enum(VERIFICATION_STATUSES).describe("pending until the check finds the record or file, then verified (expired after 24 h)"),
     verification_method: z.enum(["manual_dns", "http_file", "email", "auto"]),
     dns_record: z
       .object({ type: z.literal("TXT"), name: z.string(), value: z.string() })
@@ -53,7 +53,7 @@ const DomainCheckResult = z
   .object({
     id: z.string(),
     domain: z.string(),
-    status: z.string().describe("pending, verified, or suspended (a re-check of a verified domain failed; a passing one reinstates it)"),
+    status: z.enum(VERIFICATION_STATUSES).describe("pending, verified, or suspended (a re-check of a verified domain failed; a passing one reinstates it)"),
     verified: z.boolean(),
     verified_at: timestamp.optional(),
     suspended_at: timestamp.optional().describe("While suspended: since when"),

@@ -3,12 +3,12 @@ import type { Request, Response } from "express";
 import QRCode from "qrcode";
 import { z } from "zod";
 import type { VerificationRequestService, HostedRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
-import { AppError, isPlaceholderBotLink, iso, type Config } from "@icv/platform";
+import { ACTION_TYPES, AppError, CHALLENGE_METHODS, isPlaceholderBotLink, iso, type Config } from "@icv/platform";
 import { DOMAIN_CHECK_CALL } from "../clients.ts";
 import type { HostedHub, HostedState } from "../hosted/hub.ts";
 import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ErrorBody } from "../schemas.ts";
+import { assetChannel, assetType, channelInput, ErrorBody, REQUEST_ASSET_STATUSES, REQUEST_STATUSES } from "../schemas.ts";
 import { DomainCheck, toRestCheck } from "./domain-check.ts";
 import { brandingBody, HostedBranding } from "../hosted/branding.ts";
 
@@ -26,7 +26,7 @@ const AssetParams = Params.extend({
 const StartBody = z
   .object({
     identifier: z.string().min(1).max(320).optional(),
-    channel: z.string().min(1).max(32).optional(),
+    channel: channelInput(32).optional(),
     delivery: z
       .enum(["inbound", "outbound"])
       .optional()
@@ -57,15 +57,15 @@ const HostedChallenge = z.object({
 });
 const HostedAsset = z.object({
   index: z.number().int(),
-  type: z.string(),
+  type: assetType,
   identifier: z.string().nullable(),
-  channel: z.string().nullable(),
-  channels: z.array(z.string()),
-  available_channels: z.array(z.string()),
+  channel: assetChannel.nullable(),
+  channels: z.array(assetChannel),
+  available_channels: z.array(assetChannel),
   required: z.boolean(),
-  status: z.string(),
+  status: z.enum(REQUEST_ASSET_STATUSES),
   verification_id: z.string().nullable(),
-  method: z.string().nullable(),
+  method: z.enum(CHALLENGE_METHODS).nullable().describe("How the user completes the asset's challenge (the page's form for it)"),
   delivery: z
     .enum(["inbound", "outbound"])
     .nullable()
@@ -87,8 +87,8 @@ const HostedAsset = z.object({
 export const HostedRequestBody = z
   .object({
     id: z.string(),
-    status: z.string(),
-    action_type: z.string(),
+    status: z.enum(REQUEST_STATUSES),
+    action_type: z.enum(ACTION_TYPES),
     action_context: z.object({ title: z.string().nullable(), description: z.string().nullable() }),
     assets: z.array(HostedAsset),
     expires_at: z.string(),

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Profile as ProfileMsg, GetPublicProfileResponse, ProfileInputSchema } from "@icv/contracts/gen/icv/verification/v1/profile_service_pb.ts";
-import { iso, type Config } from "@icv/platform";
+import { iso, type AssetChannel, type AssetType, type Config } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ASSET_TYPES, ErrorBody, PageQuery, Pagination, timestamp, toPagination } from "../schemas.ts";
+import { assetChannel, assetType, ErrorBody, PageQuery, Pagination, timestamp, toPagination } from "../schemas.ts";
 
 /** Profiles (DECISIONS.md "Projects, message templates and profiles"): a tenant's public pages of verified assets. */
 export const MAX_PROFILE_PROOFS = 50;
@@ -76,8 +76,8 @@ export const PublicProfile = z
     proofs: z.array(
       z.object({
         label: z.string(),
-        type: z.enum(ASSET_TYPES),
-        channel: z.string(),
+        type: assetType,
+        channel: assetChannel,
         identifier: z.string().nullable().describe("Per the proof's mask_level; null when hidden"),
         verified_at: timestamp.nullable(),
         status: z.enum(PUBLIC_STATUSES).describe("Re-checked with the proof service at each read: a revoked or expired proof is never shown as valid"),
@@ -153,8 +153,8 @@ export function toPublicProfile(r: GetPublicProfileResponse): PublicProfileBody 
     test: p.test,
     proofs: p.proofs.map((x) => ({
       label: x.label,
-      type: x.type as (typeof ASSET_TYPES)[number],
-      channel: x.channel,
+      type: x.type as AssetType,
+      channel: x.channel as AssetChannel,
       identifier: x.identifier ?? null,
       verified_at: iso(x.verifiedAt) ?? null,
       status: x.status as (typeof PUBLIC_STATUSES)[number],

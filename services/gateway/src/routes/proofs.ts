@@ -1,15 +1,13 @@
 import { createHash } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
-import { AppError, iso, PROOF_METHODS } from "@icv/platform";
+import { AppError, iso, PROOF_METHODS, REVOKE_REASONS, SUSPEND_REASONS } from "@icv/platform";
 import { z } from "zod";
 import { parseApiKey } from "../api-keys.ts";
 import { scopeOf, type Clients } from "../clients.ts";
 import { idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ErrorBody, ProofFormat, timestamp } from "../schemas.ts";
-
-const REVOKE_REASONS = ["user_request", "fraud", "key_compromise", "asset_transferred", "other"] as const;
+import { assetChannel, assetType, ErrorBody, ProofFormat, timestamp } from "../schemas.ts";
 
 /** The longest proof or presentation validate reads: longer is 413 payload_too_large. */
 const MAX_PRESENTATION = 8192;
@@ -45,8 +43,8 @@ const ValidateResponse = z
       valid: z.literal(true),
       verification: z.object({
         id: z.string(),
-        type: z.string(),
-        channel: z.string(),
+        type: assetType,
+        channel: assetChannel,
         verified_at: timestamp,
         expires_at: timestamp,
         test_mode: z.boolean().describe("A test proof (test key set): the user's control was not checked. Only ever valid for a test key"),
@@ -98,12 +96,12 @@ const ProofStatus = z
     is_valid: z.boolean(),
     is_revoked: z.boolean(),
     revoked_at: timestamp.nullable(),
-    revoked_reason: z.string().nullable(),
+    revoked_reason: z.enum(REVOKE_REASONS).nullable(),
     expires_at: timestamp,
     is_expired: z.boolean(),
     is_suspended: z.boolean(),
     suspended_at: timestamp.nullable(),
-    suspended_reason: z.string().nullable(),
+    suspended_reason: z.enum(SUSPEND_REASONS).nullable(),
     log: z
       .object({
         leaf_index: z.number().int().describe("The index of the proof's issuance entry in the transparency log of its environment"),
@@ -127,13 +125,13 @@ const RevokeResponse = z
     verification_id: z.string(),
     status: z.literal("revoked"),
     revoked_at: timestamp,
-    reason: z.string().describe("Why it was revoked (the first revocation's reason when revoked before)"),
+    reason: z.enum(REVOKE_REASONS).describe("Why it was revoked (the first revocation's reason when revoked before)"),
   })
   .meta({ id: "RevokeProofResult" });
 
 const RevocationList = z
   .object({
-    revoked: z.array(z.object({ proof_id: z.string(), revoked_at: timestamp, reason: z.string() })),
+    revoked: z.array(z.object({ proof_id: z.string(), revoked_at: timestamp, reason: z.enum(REVOKE_REASONS) })),
     generated_at: timestamp,
     signature: z.string().describe("Compact JWS (RS256) over {revoked, generated_at}; its kid is in jwks.json (live list) or jwks-test.json (env=test)"),
     count: z.number().int().describe("The number of entries in revoked (for the reference SDKs)"),

@@ -4,7 +4,7 @@ import type { VerificationRequestService } from "@icv/contracts/gen/icv/verifica
 import { AppError, iso, type Config } from "@icv/platform";
 import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ErrorBody } from "../schemas.ts";
+import { assetChannel, assetType, ErrorBody, REQUEST_ASSET_STATUSES, REQUEST_STATUSES } from "../schemas.ts";
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 const TAG = "Smart reuse";
@@ -15,8 +15,8 @@ const ReusableProof = z
   .object({
     asset_index: z.number().int(),
     verification_id: z.string().describe("The existing verification whose proof can be reused"),
-    type: z.string(),
-    channel: z.string(),
+    type: assetType,
+    channel: assetChannel,
     identifier: z.string().describe("Masked"),
     verified_at: z.string(),
     proof_expires_at: z.string(),
@@ -38,14 +38,14 @@ const AutoVerifyResult = z
   .object({
     success: z.literal(true),
     request_id: z.string(),
-    request_status: z.string().describe("The request's status after this asset (completed when it was the last required one)"),
-    asset: z.object({ index: z.number().int(), status: z.string(), verification_id: z.string() }),
+    request_status: z.enum(REQUEST_STATUSES).describe("The request's status after this asset (completed when it was the last required one)"),
+    asset: z.object({ index: z.number().int(), status: z.enum(REQUEST_ASSET_STATUSES), verification_id: z.string() }),
     verification: z.object({
       id: z.string().describe("The new verification"),
       method: z.literal("reused_proof"),
       reused_from: z.string(),
-      type: z.string(),
-      channel: z.string(),
+      type: assetType,
+      channel: assetChannel,
       identifier: z.string().describe("Masked"),
       verified_at: z.string(),
       proof_expires_at: z.string(),

@@ -136,9 +136,9 @@ const SessionPage = z
   .object({
     id: z.string(),
     kind: z.enum(["phone", "auth"]),
-    type: z.string().nullable().describe("Auth sessions: 2fa, login or recovery"),
+    type: z.enum(AUTH_SESSION_TYPES).nullable().describe("Auth sessions: 2fa, login or recovery"),
     channel: z.enum(SESSION_CHANNELS),
-    status: z.string(),
+    status: z.enum(["pending", "verified", "failed", "expired"]).describe("failed: auth sessions only (a different phone answered)"),
     deep_link: z.string().nullable().describe("While pending (none to the test placeholder bot)"),
     qr_code: z.string().nullable().describe("While pending: a data: URI of a PNG of deep_link"),
     instructions: z.string(),

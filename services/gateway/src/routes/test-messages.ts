@@ -3,7 +3,7 @@ import type { TestMessage as TestMessageMsg } from "@icv/contracts/gen/icv/verif
 import { iso } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ErrorBody, PageQuery, Pagination, toPagination } from "../schemas.ts";
+import { assetChannel, ErrorBody, PageQuery, Pagination, toPagination } from "../schemas.ts";
 
 const TestMessagesQuery = z
   .object({
@@ -20,7 +20,7 @@ const TestMessage = z
     id: z.string(),
     verification_id: z.string().optional().describe("The test verification the message belongs to"),
     session_id: z.string().optional().describe("Or the test session (sess_… or auth_…) it belongs to"),
-    channel: z.string(),
+    channel: assetChannel,
     direction: z.enum(["outbound", "inbound"]).describe("outbound: we would have sent it; inbound: we expect the user to send it"),
     from: z.string().optional().describe("inbound: the user's number"),
     to: z.string().describe("outbound: the email address; inbound: our number or @bot"),

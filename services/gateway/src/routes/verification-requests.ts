@@ -1,15 +1,26 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
 import type { VerificationRequestService, VerificationRequest as RequestMsg } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
-import { AppError, iso, type Config } from "@icv/platform";
+import { ACTION_TYPES, AppError, iso, type Config } from "@icv/platform";
 import { scopeOf } from "../clients.ts";
 import { idOf, idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ASSET_TYPES, ErrorBody, HolderKey, jsonObject, PageQuery, Pagination, ProofFormat, projectIdShown, timestamp, toPagination } from "../schemas.ts";
-
-const REQUEST_STATUSES = ["pending", "partial", "completed", "expired", "cancelled"] as const;
-const REQUEST_ASSET_STATUSES = ["pending", "in_progress", "verified", "failed", "expired"] as const;
-const ACTION_TYPES = ["verification", "2fa", "login", "custom"] as const;
+import {
+  assetChannel,
+  assetType,
+  channelInput,
+  ErrorBody,
+  HolderKey,
+  REQUEST_ASSET_STATUSES,
+  REQUEST_STATUSES,
+  jsonObject,
+  PageQuery,
+  Pagination,
+  ProofFormat,
+  projectIdShown,
+  timestamp,
+  toPagination,
+} from "../schemas.ts";
 
 const VALIDITY_UNIT_S = { h: 3_600, d: 86_400, w: 604_800, m: 2_592_000 } as const;
 
@@ -33,10 +44,10 @@ const ActionContext = z
 
 const RequestAssetInput = z
   .object({
-    type: z.enum(ASSET_TYPES),
+    type: assetType,
     identifier: z.string().min(1).max(320).nullable().optional().describe("null or absent: the end user gives it on the hosted page"),
-    channel: z.string().min(1).max(64).optional().describe("Preferred channel; with an identifier, the verification is created at once"),
-    allowed_channels: z.array(z.string().min(1).max(64)).min(1).max(10).optional().describe("Restricts the channels the user may choose"),
+    channel: channelInput(64, "Preferred channel; with an identifier, the verification is created at once").optional(),
+    allowed_channels: z.array(channelInput(64)).min(1).max(10).optional().describe("Restricts the channels the user may choose"),
     required: z.boolean().optional().describe("Default true; at least one asset must be required"),
     proof_format: ProofFormat.optional(),
     holder_key: HolderKey.optional(),
@@ -93,10 +104,10 @@ const CreateVerificationRequestBody = z
 const RequestAsset = z
   .object({
     index: z.number().int(),
-    type: z.string(),
+    type: assetType,
     identifier: z.string().nullable(),
-    channel: z.string().nullable(),
-    allowed_channels: z.array(z.string()).nullable(),
+    channel: assetChannel.nullable(),
+    allowed_channels: z.array(assetChannel).nullable(),
     required: z.boolean(),
     status: z.enum(REQUEST_ASSET_STATUSES),
     verification_id: z.string().nullable(),

@@ -1,16 +1,26 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Verification as VerificationMsg } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
-import { AppError, iso, PROOF_METHODS, type ProofMethod } from "@icv/platform";
+import { AppError, iso, PROOF_METHODS, REVOKE_REASONS, SUSPEND_REASONS, type ProofMethod } from "@icv/platform";
 import { z } from "zod";
 import { DOMAIN_CHECK_CALL, scopeOf, type Clients } from "../clients.ts";
 import { DomainCheck, toRestCheck } from "./domain-check.ts";
 import { idOf, idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { CREATE_VERIFICATION_EXAMPLE, VERIFICATION_EXAMPLE } from "./examples.ts";
-import { ASSET_TYPES, ErrorBody, jsonObject, PageQuery, Pagination, projectIdShown, timestamp, toPagination } from "../schemas.ts";
+import {
+  assetChannel,
+  assetType,
+  channelInput,
+  ErrorBody,
+  jsonObject,
+  VERIFICATION_STATUSES,
+  PageQuery,
+  Pagination,
+  projectIdShown,
+  timestamp,
+  toPagination,
+} from "../schemas.ts";
 import { HolderKey, ProofFormat, ProofRefBody, proofBody } from "../schemas.ts";
-
-const VERIFICATION_STATUSES = ["pending", "verified", "suspended", "failed", "expired", "revoked"] as const;
 
 const PhoneDelivery = z.enum(["inbound", "outbound"]);
 
@@ -29,8 +39,8 @@ const Challenge = z
 export const Verification = z
   .object({
     id: z.string(),
-    type: z.enum(ASSET_TYPES),
-    channel: z.string(),
+    type: assetType,
+    channel: assetChannel,
     status: z.enum(VERIFICATION_STATUSES).describe("suspended: verified, but control could not be confirmed again (until a later check reinstates it)"),
     identifier: z.string(),
     challenge: Challenge.optional(),
@@ -42,7 +52,7 @@ export const Verification = z
     attempts: z.number().int(),
     max_attempts: z.number().int(),
     revoked_at: timestamp.optional(),
-    revoked_reason: z.string().optional(),
+    revoked_reason: z.enum(REVOKE_REASONS).optional(),
     test_mode: z.boolean(),
     method: z
       .enum(PROOF_METHODS)
@@ -60,7 +70,7 @@ export const Verification = z
     proof_format: ProofFormat,
     holder_key: HolderKey.optional(),
     suspended_at: timestamp.optional(),
-    suspended_reason: z.enum(["record_missing", "record_mismatch", "unreachable", "policy_refused"]).optional(),
+    suspended_reason: z.enum(SUSPEND_REASONS).optional(),
   })
   .meta({
     id: "Verification",
@@ -69,8 +79,8 @@ export const Verification = z
 
 const CreateVerificationBody = z
   .object({
-    type: z.enum(ASSET_TYPES),
-    channel: z.string().min(1).max(64),
+    type: assetType,
+    channel: channelInput(64),
     identifier: z.string().min(1).max(320),
     client_metadata: jsonObject.optional(),
     external_user_id: z.string().min(1).max(255).optional(),
@@ -145,8 +155,8 @@ const SubmitBody = z
 const TestVerifyResponse = z
   .object({
     id: z.string(),
-    type: z.string(),
-    channel: z.string(),
+    type: assetType,
+    channel: assetChannel,
     status: z.literal("verified"),
     identifier: z.string(),
     verified_at: timestamp,
@@ -164,8 +174,8 @@ const ListVerificationsQuery = z
   .object({
     ...PageQuery,
     status: z.enum(VERIFICATION_STATUSES).optional(),
-    type: z.enum(ASSET_TYPES).optional(),
-    channel: z.string().max(64).optional(),
+    type: assetType.optional(),
+    channel: channelInput(64, "", 0).optional(),
     external_user_id: z.string().max(255).optional(),
     created_after: timestampParam.optional(),
     created_before: timestampParam.optional(),

@@ -6,7 +6,7 @@ import type {
 import { iso } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ASSET_TYPES, ErrorBody, PageQuery, Pagination, timestamp, toPagination } from "../schemas.ts";
+import { assetChannel, assetType, ErrorBody, PageQuery, Pagination, timestamp, toPagination } from "../schemas.ts";
 
 const VERIFIED_USERS_NOTE =
   "Which verifications count: those carrying this external_user_id whose status is verified (pending, failed, expired and revoked ones do not). " +
@@ -15,8 +15,8 @@ const VERIFIED_USERS_NOTE =
 const VerifiedUserVerification = z
   .object({
     id: z.string(),
-    type: z.enum(ASSET_TYPES),
-    channel: z.string(),
+    type: assetType,
+    channel: assetChannel,
     identifier: z.string().describe("Masked: +3706***9199, j***e@example.com, 0x12***abcd"),
     verified_at: timestamp,
   })
@@ -32,7 +32,7 @@ const VerifiedUserVerificationDetail = VerifiedUserVerification.extend({
 const verifiedUserFields = {
   external_user_id: z.string(),
   verification_count: z.number().int().describe("Verified verifications (revoked ones not counted)"),
-  types_verified: z.array(z.enum(ASSET_TYPES)).describe("Distinct types of the verified verifications, sorted"),
+  types_verified: z.array(assetType).describe("Distinct types of the verified verifications, sorted"),
   first_verified_at: timestamp,
   last_verified_at: timestamp,
 };

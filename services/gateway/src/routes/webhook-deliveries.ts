@@ -1,18 +1,20 @@
 import { z } from "zod";
 import type { Delivery } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
-import { iso } from "@icv/platform";
+import { iso, TEST_WEBHOOK_EVENT, WEBHOOK_EVENT_TYPES } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
 import { idOf, idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody, jsonObject, PageQuery, Pagination, timestamp, toPagination } from "../schemas.ts";
 
 const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+/** What a delivery carries: a webhook event, or the test event a tenant sends to its own endpoint. */
+const DELIVERED_EVENTS = [...WEBHOOK_EVENT_TYPES, TEST_WEBHOOK_EVENT] as const;
 
 const WebhookDelivery = z
   .object({
     id: z.string(),
     verification_request_id: z.string().nullable().describe("The verification request the event belongs to (request events)"),
-    event_type: z.string(),
+    event_type: z.enum(DELIVERED_EVENTS),
     url: z.string(),
     status: z.enum(DELIVERY_STATUSES),
     attempts: z.number().int(),
@@ -85,7 +87,11 @@ const ListWebhookDeliveriesQuery = z
   .object({
     ...PageQuery,
     status: z.enum(DELIVERY_STATUSES).optional(),
-    event_type: z.string().max(64).optional(),
+    event_type: z
+      .string()
+      .max(64)
+      .meta({ enum: [...DELIVERED_EVENTS] })
+      .optional(),
     verification_request_id: idOf("verificationRequest").optional(),
   })
   .strict();

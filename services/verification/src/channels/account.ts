@@ -3,7 +3,7 @@
  * API key checked once with Kraken's private API (GetApiKeyInfo), never stored (docs/oauth.md).
  */
 import { createHash, createHmac } from "node:crypto";
-import { AppError, type Config } from "@icv/platform";
+import { CHANNELS_BY_TYPE, AppError, type Config } from "@icv/platform";
 import { MIN, invalid, need, notBySubmit, same, type Channel, type NormalizedIdentifier } from "./channel.ts";
 import { maskEmail, maskGeneric } from "./shared/mask.ts";
 import { normalizeEmail } from "./shared/names.ts";
@@ -11,7 +11,7 @@ import { newLinkSecret, startLink } from "../oauth/link.ts";
 
 export const account: Channel = {
   type: "account",
-  channels: ["coinbase", "kraken"],
+  channels: CHANNELS_BY_TYPE.account,
   ttlMs: 10 * MIN,
   method: (channel) => (channel === "kraken" ? "api_key" : "oauth"),
   missingProvider: (channel: string, config: Config) =>

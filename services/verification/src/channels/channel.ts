@@ -2,12 +2,13 @@
  * The Channel interface: what one channel family (phone, email, wallet, …) decides. The registry
  * (index.ts) picks the family by type; channel files import this file and shared helpers only.
  */
-import { AppError, type Config, type EnvName } from "@icv/platform";
+import { AppError, type AssetType, type ChallengeMethod, type Config, type EnvName } from "@icv/platform";
 
-export type AssetType = "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
+/** The asset types: the keys of the type/channel table (@icv/platform's CHANNELS_BY_TYPE). */
+export type { AssetType };
 
 /** How the user completes a verification: a code, a wallet signature, a bot token, a DNS/HTTP check, OAuth or an exchange API key. */
-export type Method = "code" | "signature" | "bot_token" | "domain_check" | "oauth" | "api_key";
+export type Method = ChallengeMethod;
 
 /** How a phone code travels (DECISIONS.md, Verifications): from the phone to us, or from us to the phone. */
 export type PhoneDelivery = "inbound" | "outbound";

@@ -1,5 +1,5 @@
 /** Domains: a DNS TXT record, a file over HTTP, a record published through the DNS provider's API, or a code to an admin address. */
-import { AppError, type ProofMethod } from "@icv/platform";
+import { CHANNELS_BY_TYPE, AppError, type ProofMethod } from "@icv/platform";
 import { generateCode, publicToken } from "../challenge.ts";
 import { MIN, invalid, notBySubmit, need, same, type Channel, type CreateOptions } from "./channel.ts";
 import { checkCode } from "./shared/code.ts";
@@ -73,7 +73,7 @@ function checkOptions(channel: string, o: CreateOptions): void {
 
 export const domain: Channel = {
   type: "domain",
-  channels: ["dns", "http", "email", "auto"],
+  channels: CHANNELS_BY_TYPE.domain,
   ttlMs: 24 * 60 * MIN,
   method: (channel) => (channel === "email" ? "code" : "domain_check"),
   // auto takes the provider's credentials in the create body: nothing to configure

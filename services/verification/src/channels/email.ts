@@ -1,4 +1,5 @@
 /** Email: a code sent to the address. */
+import { CHANNELS_BY_TYPE } from "@icv/platform";
 import type { Config } from "@icv/platform";
 import { generateCode } from "../challenge.ts";
 import { MIN, need, same, type Channel } from "./channel.ts";
@@ -8,7 +9,7 @@ import { normalizeEmail } from "./shared/names.ts";
 
 export const email: Channel = {
   type: "email",
-  channels: ["email"],
+  channels: CHANNELS_BY_TYPE.email,
   ttlMs: 30 * MIN,
   method: () => "code",
   missingProvider: (_channel: string, config: Config) => need(config, "SMTP_URL"),

@@ -4,7 +4,7 @@
  * or WhatsApp and the user enters it).
  */
 import { parsePhoneNumberFromString } from "libphonenumber-js";
-import { AppError, messagingAddress, missingMessagingProvider, providerPhone, type Config, type MessagingChannel } from "@icv/platform";
+import { CHANNELS_BY_TYPE, AppError, messagingAddress, missingMessagingProvider, providerPhone, type Config, type MessagingChannel } from "@icv/platform";
 import { generateCode } from "../challenge.ts";
 import { MIN, invalid, same, type Channel, type CodeChannel, type PhoneDelivery } from "./channel.ts";
 import { checkCode } from "./shared/code.ts";
@@ -15,7 +15,7 @@ export const OUTBOUND_PHONE_CHANNELS: readonly string[] = ["sms", "whatsapp"];
 
 export const phone: Channel = {
   type: "phone",
-  channels: ["whatsapp", "telegram", "sms"],
+  channels: CHANNELS_BY_TYPE.phone,
   ttlMs: 10 * MIN,
   method: () => "code",
   missingProvider: (channel: string, config: Config) => missingMessagingProvider(channel as MessagingChannel, config),

@@ -1,4 +1,5 @@
 /** Social accounts: OAuth 2.0 sign-in with the platform (src/oauth/ runs it; docs/oauth.md). */
+import { CHANNELS_BY_TYPE } from "@icv/platform";
 import type { Config } from "@icv/platform";
 import { MIN, invalid, need, notBySubmit, same, type Channel } from "./channel.ts";
 import { maskEmail, maskGeneric } from "./shared/mask.ts";
@@ -10,7 +11,7 @@ const BY_EMAIL = new Set(["google", "linkedin"]);
 
 export const social: Channel = {
   type: "social",
-  channels: ["github", "google", "facebook", "x", "linkedin", "instagram", "youtube", "tiktok"],
+  channels: CHANNELS_BY_TYPE.social,
   ttlMs: 10 * MIN,
   method: () => "oauth",
   missingProvider: (channel: string, config: Config) =>

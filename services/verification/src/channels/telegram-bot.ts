@@ -1,11 +1,11 @@
 /** Telegram bots: the bot's token, checked once with getMe and never stored. */
-import { AppError, type Config } from "@icv/platform";
+import { CHANNELS_BY_TYPE, AppError, type Config } from "@icv/platform";
 import { MIN, invalid, type Channel } from "./channel.ts";
 import { maskGeneric } from "./shared/mask.ts";
 
 export const telegramBot: Channel = {
   type: "telegram_bot",
-  channels: ["telegram_bot_token"],
+  channels: CHANNELS_BY_TYPE.telegram_bot,
   ttlMs: 10 * MIN,
   method: () => "bot_token",
   missingProvider: (_channel: string, _config: Config) => [],

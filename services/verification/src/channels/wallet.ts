@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import { base58, bech32, bech32m } from "@scure/base";
 import { keccak_256 } from "@noble/hashes/sha3.js";
-import { AppError, type Config } from "@icv/platform";
+import { CHANNELS_BY_TYPE, AppError, type Config } from "@icv/platform";
 import { nonce } from "../challenge.ts";
 import { MIN, invalid, same, type Channel, type NormalizedIdentifier } from "./channel.ts";
 import { maskGeneric } from "./shared/mask.ts";
@@ -11,7 +11,7 @@ import { verifyWalletSignature, type WalletChannel } from "./wallet/signatures.t
 
 export const wallet: Channel = {
   type: "wallet",
-  channels: ["ethereum", "solana", "bitcoin"],
+  channels: CHANNELS_BY_TYPE.wallet,
   ttlMs: 10 * MIN,
   method: () => "signature",
   missingProvider: (_channel: string, _config: Config) => [],

@@ -1,5 +1,5 @@
 /** A request's input: limits, the create body and its checks (callback and redirect URLs, assets). */
-import { AppError, OutboundError, parseTargetUrl, type Clock, type Config, type Logger, type Resolver } from "@icv/platform";
+import { ACTION_TYPES, AppError, OutboundError, parseTargetUrl, type Clock, type Config, type Logger, type Resolver } from "@icv/platform";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, normalizeIdentifier, type AssetType } from "../channels/index.ts";
 import type { ProjectStore, RequestAssetRow, RequestStore } from "../store/index.ts";
 import { proofOptions, type Verifications } from "../verifications/index.ts";
@@ -8,7 +8,8 @@ export const DEFAULT_REQUEST_TTL_S = 86_400;
 export const MIN_REQUEST_TTL_S = 60;
 export const MAX_REQUEST_TTL_S = 604_800;
 export const MAX_ASSETS = 10;
-export const ACTION_TYPES = ["verification", "2fa", "login", "custom"] as const;
+// what a request asks the user to do: @icv/platform's vocabulary
+export { ACTION_TYPES };
 /** Starts of one asset (its verification made, at creation or from the page); the next one fails the asset. */
 export const MAX_ASSET_STARTS = 3;
 export const MAX_METADATA_BYTES = 4096;

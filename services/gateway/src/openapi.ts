@@ -45,8 +45,17 @@ export function errorCodesOf(description: string): string[] {
   return CODE_NAMES.filter((c) => new RegExp(`(^|[^a-z_])${c}([^a-z_]|$)`).test(description));
 }
 
+/** OpenAPI 3.0.3: `nullable` does not widen an `enum`, so a nullable enum lists null among its values. */
+function nullableEnums(v: unknown): void {
+  if (!v || typeof v !== "object") return;
+  const o = v as Json;
+  if (o.nullable === true && Array.isArray(o.enum) && !o.enum.includes(null)) o.enum = [...o.enum, null];
+  for (const child of Object.values(o)) nullableEnums(child);
+}
+
 function toSchema(s: z.ZodType, io: "input" | "output", components: Components): Json {
   const json = z.toJSONSchema(s, { target: "openapi-3.0", io, unrepresentable: "any" }) as Json;
+  nullableEnums(json);
   const defs = (json.definitions ?? {}) as Record<string, Json>;
   delete json.definitions;
   delete json.$schema;

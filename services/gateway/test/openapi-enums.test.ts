@@ -94,10 +94,13 @@ function strings(schema: Json): Json[] {
   return schema.type === "string" || schema.enum ? [schema] : [];
 }
 
+/** The enums of the fields of a name: their values (a nullable one's null left out: OpenAPI 3.0.3 lists it). */
 const enumsOf = (name: string) =>
   fields
     .filter((f) => f.name === name && !FREE.has(f.at))
-    .flatMap((f) => strings(f.schema).map((s) => ({ at: f.at, values: s.enum as string[] | undefined, s })));
+    .flatMap((f) =>
+      strings(f.schema).map((s) => ({ at: f.at, values: (s.enum as (string | null)[] | undefined)?.filter((v) => v !== null) as string[] | undefined, s })),
+    );
 
 describe("closed vocabularies in /api/openapi.json", () => {
   it("every field of a closed vocabulary is an enum (its string schemas all list their values)", () => {
@@ -131,6 +134,14 @@ describe("closed vocabularies in /api/openapi.json", () => {
     const body = create.$ref ? doc.components.schemas[create.$ref.split("/").pop()] : create;
     expect(body.properties.channel["x-channels-by-type"]).toEqual(REGISTRY);
     for (const [type, cs] of Object.entries(REGISTRY)) expect(body.properties.channel.description).toContain(`${type}: ${cs.join(", ")}`);
+  });
+
+  it("a nullable enum lists null (OpenAPI 3.0.3: nullable does not widen an enum)", () => {
+    const nullable = CHANNEL_FIELDS.flatMap((n) => fields.filter((f) => f.name === n))
+      .flatMap((f) => strings(f.schema))
+      .filter((s) => s.nullable);
+    expect(nullable.length).toBeGreaterThanOrEqual(2);
+    for (const s of nullable) expect(s.enum).toContain(null);
   });
 
   it("every asset type field is the registry's types", () => {

@@ -7,19 +7,8 @@ import { DomainCheck, toRestCheck } from "./domain-check.ts";
 import { idOf, idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { CREATE_VERIFICATION_EXAMPLE, VERIFICATION_EXAMPLE } from "./examples.ts";
-import {
-  assetChannel,
-  assetType,
-  channelInput,
-  ErrorBody,
-  jsonObject,
-  VERIFICATION_STATUSES,
-  PageQuery,
-  Pagination,
-  projectIdShown,
-  timestamp,
-  toPagination,
-} from "../schemas.ts";
+import { assetChannel, assetType, channelInput, ErrorBody, jsonObject, PageQuery, Pagination, projectIdShown } from "../schemas.ts";
+import { timestamp, toPagination, VERIFICATION_STATUSES } from "../schemas.ts";
 import { HolderKey, ProofFormat, ProofRefBody, proofBody } from "../schemas.ts";
 
 const PhoneDelivery = z.enum(["inbound", "outbound"]);

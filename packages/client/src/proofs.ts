@@ -3,7 +3,7 @@
 // ONE key set (live or test, never both: a test proof does not pass as a live one), the issuer,
 // expiry, the `env` claim, key binding where the credential names a holder key, and the Token
 // Status List (or, for proofs older than it, the signed revocation list).
-import { createPublicKey, verify as verifySignature, type KeyObject } from "node:crypto";
+import { createHash, createPublicKey, verify as verifySignature, type KeyObject } from "node:crypto";
 import { compactVerify, decodeJwt, decodeProtectedHeader, errors, importJWK, jwtVerify, type JWTPayload } from "jose";
 import { getListFromStatusListJWT } from "@sd-jwt/jwt-status-list";
 import { digest } from "@sd-jwt/crypto-nodejs";
@@ -227,6 +227,7 @@ async function sdJwtVc(docs: ServiceDocuments, token: string, opts: VerifyOfflin
   await vc.validate(token).catch((e) => {
     throw new Refused("malformed", e instanceof Error ? e.message : String(e));
   });
+  unreferenced(token, payload);
   let claims: Record<string, unknown> = payload as Record<string, unknown>;
   if (bound) {
     const { kb, payload: full } = await vc
@@ -248,6 +249,29 @@ async function sdJwtVc(docs: ServiceDocuments, token: string, opts: VerifyOfflin
   if (state !== 0) throw new Refused(STATUS[state] ?? "revoked", `status ${state}`);
   const { _sd: _d, _sd_alg: _a, ...shown } = claims;
   return { valid: true, format: "sd-jwt-vc", env, claims: shown, holderBinding: bound };
+}
+
+/** Every digest a payload references (`_sd` arrays and `{"...": digest}` array elements, at any depth). */
+function digests(v: unknown, into = new Set<string>()): Set<string> {
+  if (Array.isArray(v)) for (const x of v) digests(x, into);
+  else if (v && typeof v === "object") {
+    for (const [k, x] of Object.entries(v)) {
+      if (k === "_sd" && Array.isArray(x)) for (const d of x) into.add(String(d));
+      else if (k === "..." && typeof x === "string") into.add(x);
+      else digests(x, into);
+    }
+  }
+  return into;
+}
+
+/** Refuses a presentation carrying a disclosure the credential does not reference (as validate does). */
+function unreferenced(token: string, payload: JWTPayload): void {
+  const parts = token.split("~");
+  const disclosures = parts.slice(1, -1).filter(Boolean);
+  const known = digests(payload);
+  for (const d of disclosures) {
+    if (!known.has(createHash("sha256").update(d).digest("base64url"))) throw new Refused("malformed", "a disclosure the credential does not reference");
+  }
 }
 
 /** The claims of a token without any check (for display; never for a decision). */

@@ -116,7 +116,10 @@ describe("retries", () => {
   });
 
   it("does not retry other errors (a 400 or a 500 is the caller's to see at once)", async () => {
-    reset({ status: 400, body: { error: { code: "validation_error", message: "bad" } } }, { status: 500, body: { error: { code: "internal_error", message: "x" } } });
+    reset(
+      { status: 400, body: { error: { code: "validation_error", message: "bad" } } },
+      { status: 500, body: { error: { code: "internal_error", message: "x" } } },
+    );
     const icv = createIcvClient({ baseUrl: base, apiKey: "pk_test_abc" });
     expect((await icv.POST("/api/v1/verifications", { body })).response.status).toBe(400);
     expect((await icv.GET("/api/v1/verifications")).response.status).toBe(500);

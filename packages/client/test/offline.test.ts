@@ -30,7 +30,7 @@ const live = () => createIcvClient({ baseUrl: stack.url, apiKey: t.liveKey });
 let n = 0;
 
 /** A test proof: create and test-verify with the test key (nothing about the asset was shown). */
-async function testProof(extra: { proof_format?: "jwt" | "sd-jwt-vc"; holder_key?: object } = {}) {
+async function testProof(extra: { proof_format?: "jwt" | "sd-jwt-vc"; holder_key?: Record<string, unknown> } = {}) {
   const icv = test();
   const id = (
     await icv.POST("/api/v1/verifications", { body: { type: "phone", channel: "telegram", identifier: `+3706940${String(n++).padStart(4, "0")}`, ...extra } })

@@ -4,7 +4,7 @@
 // 429/503 (retry.ts); plus waitForCompletion (wait.ts) and an offline proof verifier (proofs.ts)
 // for the same service.
 import createClient from "openapi-fetch";
-import type { paths } from "./gen/api.ts";
+import type { paths } from "@icv/client/api";
 import { ServiceDocuments } from "./key-sets.ts";
 import { createProofVerifier } from "./proofs.ts";
 import { retryingFetch, type FetchLike, type RetryOptions } from "./retry.ts";

@@ -5,4 +5,4 @@ export { waitForCompletion, IcvApiError, WaitTimeoutError, type Verification, ty
 export { verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions, type WebhookPayload, type WebhookScheme } from "./webhooks.ts";
 export { createProofVerifier, verifyProofOffline, decodeProof, type OfflineResult, type ProofFailure, type VerifyOfflineOptions } from "./proofs.ts";
 export { ServiceDocuments, TtlCache, type Env } from "./key-sets.ts";
-export type { paths, components, operations } from "./gen/api.ts";
+export type { paths, components, operations } from "@icv/client/api";

@@ -2,7 +2,7 @@
 // (GET /api/v1/verifications/{id}/events, docs/events-and-webhooks.md) and, when the stream cannot
 // be opened or breaks off (a proxy that buffers it, the per-tenant stream cap's 429, a network
 // error), by polling GET /api/v1/verifications/{id}. It answers the verification as GET shows it.
-import type { components } from "./gen/api.ts";
+import type { components } from "@icv/client/api";
 import { sleep, type FetchLike } from "./retry.ts";
 
 export type Verification = components["schemas"]["Verification"];

@@ -6,7 +6,7 @@
 // - X-Service-Signature (and X-Proof-Signature, X-Service-Signature-Previous): the hex HMAC-SHA256
 //   of the body keyed by the whole secret string; it signs no time, so it cannot refuse a replay.
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { components } from "./gen/api.ts";
+import type { components } from "@icv/client/api";
 
 type Schemas = components["schemas"];
 /** A webhook body, as the OpenAPI document's x-webhooks describe them. */

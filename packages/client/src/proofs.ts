@@ -137,7 +137,7 @@ async function listStatus(docs: ServiceDocuments, env: Env, status: unknown): Pr
   const ref = (status as { status_list?: { idx?: unknown; uri?: unknown } } | undefined)?.status_list;
   if (typeof ref?.uri !== "string" || !Number.isInteger(ref.idx)) throw new Refused("malformed", "status claim without status_list {idx, uri}");
   const listJwt = await unavailable(() => docs.statusList(ref.uri as string));
-  const { jwk } = await keyFor(docs, listJwt, env);
+  const { jwk } = await unavailable(() => keyFor(docs, listJwt, env));
   await jwtVerify(listJwt, await importJWK(jwk, "RS256"), { typ: "statuslist+jwt", subject: ref.uri, algorithms: ["RS256"] }).catch((e) => {
     throw new Refused("unavailable", `the status list does not verify: ${e instanceof Error ? e.message : e}`);
   });
@@ -147,7 +147,7 @@ async function listStatus(docs: ServiceDocuments, env: Env, status: unknown): Pr
 /** Whether the signed revocation list of `env` names the proof (proofs issued before status lists). */
 async function inRevocationList(docs: ServiceDocuments, env: Env, proofId: string): Promise<boolean> {
   const jws = await unavailable(() => docs.revocationList(env));
-  const { jwk } = await keyFor(docs, jws, env);
+  const { jwk } = await unavailable(() => keyFor(docs, jws, env));
   const { payload } = await compactVerify(jws, await importJWK(jwk, "RS256")).catch(() => {
     throw new Refused("unavailable", "the revocation list's signature does not verify");
   });

@@ -218,35 +218,29 @@ async function sdJwtVc(docs: ServiceDocuments, token: string, opts: VerifyOfflin
       const holder = (p as { cnf?: { jwk?: object } }).cnf?.jwk;
       return !!holder && signedBy(headerAlg(data), data, sig, toKey(holder));
     },
-    // the status is read by listStatus (below, with its own checks); here only the cached list is handed over
+    // the status is decided by listStatus (below, with its own checks); the library gets the cached list
     statusListFetcher: (uri: string) => docs.statusList(uri),
     statusVerifier: () => true,
     statusValidator: async () => {},
   });
-  // disclosures and the issuer's signature first (malformed), then the key binding
-  await vc.validate(token).catch((e) => {
+  // disclosures and the issuer's signature first (malformed), then the status, then the key binding
+  const validated = await vc.validate(token).catch((e) => {
     throw new Refused("malformed", e instanceof Error ? e.message : String(e));
   });
   unreferenced(token, payload);
-  let claims: Record<string, unknown> = payload as Record<string, unknown>;
+  const state = payload.status === undefined ? 0 : await listStatus(docs, env, payload.status);
+  if (state !== 0) throw new Refused(STATUS[state] ?? "revoked", `status ${state}`);
+  let claims = validated.payload as Record<string, unknown>;
   if (bound) {
-    const { kb, payload: full } = await vc
-      .verify(token, {
-        keyBindingNonce: opts.nonce,
-        currentDate: Math.floor(docs.now() / 1000),
-      })
-      .catch((e) => {
-        throw new Refused("holder_binding_invalid", e instanceof Error ? e.message : String(e));
-      });
+    // (the library reads the status list again: the cached one, checked above)
+    const { kb, payload: full } = await vc.verify(token, { keyBindingNonce: opts.nonce, currentDate: Math.floor(docs.now() / 1000) }).catch((e) => {
+      throw new Refused("holder_binding_invalid", e instanceof Error ? e.message : String(e));
+    });
     const age = Math.abs(docs.now() / 1000 - Number(kb?.payload.iat));
     if (kb?.payload.aud !== opts.audience) throw new Refused("holder_binding_invalid", "the key-binding JWT names another audience");
     if (!(age <= (opts.maxKeyBindingAgeSeconds ?? 300))) throw new Refused("holder_binding_invalid", "the key-binding JWT is stale");
     claims = full as Record<string, unknown>;
-  } else {
-    claims = (await vc.validate(token)).payload as Record<string, unknown>;
   }
-  const state = payload.status === undefined ? 0 : await listStatus(docs, env, payload.status);
-  if (state !== 0) throw new Refused(STATUS[state] ?? "revoked", `status ${state}`);
   const { _sd: _d, _sd_alg: _a, ...shown } = claims;
   return { valid: true, format: "sd-jwt-vc", env, claims: shown, holderBinding: bound };
 }

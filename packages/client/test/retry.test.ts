@@ -51,7 +51,7 @@ const rateLimited = (seconds: string): Answer => ({
   headers: { "retry-after": seconds },
   body: { error: { code: "rate_limited", message: "Too many requests", retry_after: Number(seconds) } },
 });
-const body = { type: "email" as const, channel: "email", identifier: "retry@example.com" };
+const body = { type: "email" as const, channel: "email" as const, identifier: "retry@example.com" };
 
 describe("retries", () => {
   it("waits what a 429's Retry-After asks, then answers the retry; the POST is resent whole with the same Idempotency-Key", async () => {

@@ -71,7 +71,7 @@ describe("create, complete, validate", () => {
     expect(bad.response.status).toBe(400);
     expect(bad.error).toMatchObject({ error: { code: "invalid_identifier", request_id: expect.any(String) } });
 
-    const body = { type: "email" as const, channel: "email", identifier: "once@example.com" };
+    const body = { type: "email" as const, channel: "email" as const, identifier: "once@example.com" };
     const first = await icv.POST("/api/v1/verifications", { body, headers: { "Idempotency-Key": "client-30-once" } });
     const again = await icv.POST("/api/v1/verifications", { body, headers: { "Idempotency-Key": "client-30-once" } });
     expect(again.data!.id).toBe(first.data!.id);

@@ -89,7 +89,7 @@ export interface paths {
         };
         /**
          * Readable API reference
-         * @description The API reference as a web page, rendered from /api/openapi.json and served from this origin.
+         * @description The API reference as a web page: /api/openapi.json rendered by Scalar's kept renderer, served from this origin (no CDN), with search, examples and try-it against this server. Try-it sends test keys (pk_test_…) only; the page also holds the reference as plain HTML for a reader without scripts.
          */
         get: operations["getDocs"];
         put?: never;
@@ -1426,9 +1426,16 @@ export interface components {
         };
         VerifiedUserVerification: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+             * @enum {string}
+             */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
-            channel: string;
+            /**
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @enum {string}
+             */
+            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @description Masked: +3706***9199, j***e@example.com, 0x12***abcd */
             identifier: string;
             /** @description ISO 8601 UTC timestamp with milliseconds */
@@ -1445,9 +1452,16 @@ export interface components {
         };
         CreatedVerification: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+             * @enum {string}
+             */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
-            channel: string;
+            /**
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @enum {string}
+             */
+            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /**
              * @description suspended: verified, but control could not be confirmed again (until a later check reinstates it)
              * @enum {string}
@@ -1468,7 +1482,8 @@ export interface components {
             max_attempts: number;
             /** @description ISO 8601 UTC timestamp with milliseconds */
             revoked_at?: string;
-            revoked_reason?: string;
+            /** @enum {string} */
+            revoked_reason?: "user_request" | "fraud" | "key_compromise" | "asset_transferred" | "other";
             test_mode: boolean;
             /**
              * @description How control was shown (the proof's method claim), once verified; reused_proof: completed from an earlier proof (smart reuse, see reused_from)
@@ -1562,9 +1577,16 @@ export interface components {
          *     }
          */
         CreateVerification: {
-            /** @enum {string} */
+            /**
+             * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+             * @enum {string}
+             */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
-            channel: string;
+            /**
+             * @description One of its type's channels: phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token
+             * @enum {string}
+             */
+            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             identifier: string;
             client_metadata?: {
                 [key: string]: unknown;
@@ -1631,9 +1653,16 @@ export interface components {
          */
         Verification: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+             * @enum {string}
+             */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
-            channel: string;
+            /**
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @enum {string}
+             */
+            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /**
              * @description suspended: verified, but control could not be confirmed again (until a later check reinstates it)
              * @enum {string}
@@ -1654,7 +1683,8 @@ export interface components {
             max_attempts: number;
             /** @description ISO 8601 UTC timestamp with milliseconds */
             revoked_at?: string;
-            revoked_reason?: string;
+            /** @enum {string} */
+            revoked_reason?: "user_request" | "fraud" | "key_compromise" | "asset_transferred" | "other";
             test_mode: boolean;
             /**
              * @description How control was shown (the proof's method claim), once verified; reused_proof: completed from an earlier proof (smart reuse, see reused_from)
@@ -1688,8 +1718,11 @@ export interface components {
         DomainVerification: {
             id: string;
             domain: string;
-            /** @description pending until the check finds the record or file, then verified (expired after 24 h) */
-            status: string;
+            /**
+             * @description pending until the check finds the record or file, then verified (expired after 24 h)
+             * @enum {string}
+             */
+            status: "pending" | "verified" | "suspended" | "failed" | "expired" | "revoked";
             /** @enum {string} */
             verification_method: "manual_dns" | "http_file" | "email" | "auto";
             /** @description manual_dns: publish this TXT record */
@@ -1767,10 +1800,18 @@ export interface components {
         };
         RequestAsset: {
             index: number;
-            type: string;
+            /**
+             * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+             * @enum {string}
+             */
+            type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             identifier: string | null;
-            channel: string | null;
-            allowed_channels: string[] | null;
+            /**
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @enum {string|null}
+             */
+            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token" | null;
+            allowed_channels: ("whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token")[] | null;
             required: boolean;
             /** @enum {string} */
             status: "pending" | "in_progress" | "verified" | "failed" | "expired";
@@ -1838,14 +1879,20 @@ export interface components {
             project_id?: string;
         };
         RequestAssetInput: {
-            /** @enum {string} */
+            /**
+             * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+             * @enum {string}
+             */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             /** @description null or absent: the end user gives it on the hosted page */
             identifier?: string | null;
-            /** @description Preferred channel; with an identifier, the verification is created at once */
-            channel?: string;
+            /**
+             * @description Preferred channel; with an identifier, the verification is created at once. One of its type's channels: phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token
+             * @enum {string}
+             */
+            channel?: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @description Restricts the channels the user may choose */
-            allowed_channels?: string[];
+            allowed_channels?: ("whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token")[];
             /** @description Default true; at least one asset must be required */
             required?: boolean;
             /**
@@ -1864,8 +1911,16 @@ export interface components {
             valid: true;
             verification: {
                 id: string;
-                type: string;
-                channel: string;
+                /**
+                 * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+                 * @enum {string}
+                 */
+                type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
+                /**
+                 * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+                 * @enum {string}
+                 */
+                channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
                 /** @description ISO 8601 UTC timestamp with milliseconds */
                 verified_at: string;
                 /** @description ISO 8601 UTC timestamp with milliseconds */
@@ -1922,7 +1977,8 @@ export interface components {
                 proof_id: string;
                 /** @description ISO 8601 UTC timestamp with milliseconds */
                 revoked_at: string;
-                reason: string;
+                /** @enum {string} */
+                reason: "user_request" | "fraud" | "key_compromise" | "asset_transferred" | "other";
             }[];
             /** @description ISO 8601 UTC timestamp with milliseconds */
             generated_at: string;
@@ -2006,7 +2062,8 @@ export interface components {
             id: string;
             /** @description The verification request the event belongs to (request events) */
             verification_request_id: string | null;
-            event_type: string;
+            /** @enum {string} */
+            event_type: "verification.completed" | "verification.suspended" | "verification.reinstated" | "verification_request.completed" | "verification_request.partial" | "verification_request.expired" | "webhook.test";
             url: string;
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
@@ -2055,7 +2112,11 @@ export interface components {
             verification_id?: string;
             /** @description Or the test session (sess_… or auth_…) it belongs to */
             session_id?: string;
-            channel: string;
+            /**
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @enum {string}
+             */
+            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /**
              * @description outbound: we would have sent it; inbound: we expect the user to send it
              * @enum {string}
@@ -2310,9 +2371,16 @@ export interface components {
         };
         VerifiedUserVerificationDetail: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+             * @enum {string}
+             */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
-            channel: string;
+            /**
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @enum {string}
+             */
+            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @description Masked: +3706***9199, j***e@example.com, 0x12***abcd */
             identifier: string;
             /** @description ISO 8601 UTC timestamp with milliseconds */
@@ -2346,8 +2414,16 @@ export interface components {
         };
         TestVerifyResult: {
             id: string;
-            type: string;
-            channel: string;
+            /**
+             * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+             * @enum {string}
+             */
+            type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
+            /**
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @enum {string}
+             */
+            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @enum {string} */
             status: "verified";
             identifier: string;
@@ -2370,9 +2446,16 @@ export interface components {
         };
         ResendResult: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+             * @enum {string}
+             */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
-            channel: string;
+            /**
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @enum {string}
+             */
+            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /**
              * @description suspended: verified, but control could not be confirmed again (until a later check reinstates it)
              * @enum {string}
@@ -2393,7 +2476,8 @@ export interface components {
             max_attempts: number;
             /** @description ISO 8601 UTC timestamp with milliseconds */
             revoked_at?: string;
-            revoked_reason?: string;
+            /** @enum {string} */
+            revoked_reason?: "user_request" | "fraud" | "key_compromise" | "asset_transferred" | "other";
             test_mode: boolean;
             /**
              * @description How control was shown (the proof's method claim), once verified; reused_proof: completed from an earlier proof (smart reuse, see reused_from)
@@ -2435,8 +2519,11 @@ export interface components {
         DomainCheckResult: {
             id: string;
             domain: string;
-            /** @description pending, verified, or suspended (a re-check of a verified domain failed; a passing one reinstates it) */
-            status: string;
+            /**
+             * @description pending, verified, or suspended (a re-check of a verified domain failed; a passing one reinstates it)
+             * @enum {string}
+             */
+            status: "pending" | "verified" | "suspended" | "failed" | "expired" | "revoked";
             verified: boolean;
             /** @description ISO 8601 UTC timestamp with milliseconds */
             verified_at?: string;
@@ -2461,9 +2548,16 @@ export interface components {
         };
         VerifyResult: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+             * @enum {string}
+             */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
-            channel: string;
+            /**
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @enum {string}
+             */
+            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /**
              * @description suspended: verified, but control could not be confirmed again (until a later check reinstates it)
              * @enum {string}
@@ -2484,7 +2578,8 @@ export interface components {
             max_attempts: number;
             /** @description ISO 8601 UTC timestamp with milliseconds */
             revoked_at?: string;
-            revoked_reason?: string;
+            /** @enum {string} */
+            revoked_reason?: "user_request" | "fraud" | "key_compromise" | "asset_transferred" | "other";
             test_mode: boolean;
             /**
              * @description How control was shown (the proof's method claim), once verified; reused_proof: completed from an earlier proof (smart reuse, see reused_from)
@@ -2555,23 +2650,38 @@ export interface components {
         };
         HostedRequest: {
             id: string;
-            status: string;
-            action_type: string;
+            /** @enum {string} */
+            status: "pending" | "partial" | "completed" | "expired" | "cancelled";
+            /** @enum {string} */
+            action_type: "verification" | "2fa" | "login" | "custom";
             action_context: {
                 title: string | null;
                 description: string | null;
             };
             assets: {
                 index: number;
-                type: string;
+                /**
+                 * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+                 * @enum {string}
+                 */
+                type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
                 identifier: string | null;
-                channel: string | null;
-                channels: string[];
-                available_channels: string[];
+                /**
+                 * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+                 * @enum {string|null}
+                 */
+                channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token" | null;
+                channels: ("whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token")[];
+                available_channels: ("whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token")[];
                 required: boolean;
-                status: string;
+                /** @enum {string} */
+                status: "pending" | "in_progress" | "verified" | "failed" | "expired";
                 verification_id: string | null;
-                method: string | null;
+                /**
+                 * @description How the user completes the asset's challenge (the page's form for it)
+                 * @enum {string|null}
+                 */
+                method: "code" | "signature" | "bot_token" | "domain_check" | "oauth" | "api_key" | null;
                 /**
                  * @description Phone, while open: inbound (code shown, sent from the phone) or outbound (code sent to the phone)
                  * @enum {string|null}
@@ -2624,7 +2734,11 @@ export interface components {
         };
         HostedStart: {
             identifier?: string;
-            channel?: string;
+            /**
+             * @description One of its type's channels: phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token
+             * @enum {string}
+             */
+            channel?: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /**
              * @description Phone: inbound (default; send the shown code from the phone) or outbound (sms, whatsapp: we send a code)
              * @enum {string}
@@ -2646,8 +2760,16 @@ export interface components {
             asset_index: number;
             /** @description The existing verification whose proof can be reused */
             verification_id: string;
-            type: string;
-            channel: string;
+            /**
+             * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+             * @enum {string}
+             */
+            type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
+            /**
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @enum {string}
+             */
+            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @description Masked */
             identifier: string;
             verified_at: string;
@@ -2657,11 +2779,15 @@ export interface components {
             /** @enum {boolean} */
             success: true;
             request_id: string;
-            /** @description The request's status after this asset (completed when it was the last required one) */
-            request_status: string;
+            /**
+             * @description The request's status after this asset (completed when it was the last required one)
+             * @enum {string}
+             */
+            request_status: "pending" | "partial" | "completed" | "expired" | "cancelled";
             asset: {
                 index: number;
-                status: string;
+                /** @enum {string} */
+                status: "pending" | "in_progress" | "verified" | "failed" | "expired";
                 verification_id: string;
             };
             verification: {
@@ -2670,8 +2796,16 @@ export interface components {
                 /** @enum {string} */
                 method: "reused_proof";
                 reused_from: string;
-                type: string;
-                channel: string;
+                /**
+                 * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+                 * @enum {string}
+                 */
+                type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
+                /**
+                 * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+                 * @enum {string}
+                 */
+                channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
                 /** @description Masked */
                 identifier: string;
                 verified_at: string;
@@ -2690,14 +2824,16 @@ export interface components {
             is_revoked: boolean;
             /** @description ISO 8601 UTC timestamp with milliseconds */
             revoked_at: string | null;
-            revoked_reason: string | null;
+            /** @enum {string|null} */
+            revoked_reason: "user_request" | "fraud" | "key_compromise" | "asset_transferred" | "other" | null;
             /** @description ISO 8601 UTC timestamp with milliseconds */
             expires_at: string;
             is_expired: boolean;
             is_suspended: boolean;
             /** @description ISO 8601 UTC timestamp with milliseconds */
             suspended_at: string | null;
-            suspended_reason: string | null;
+            /** @enum {string|null} */
+            suspended_reason: "record_missing" | "record_mismatch" | "unreachable" | "policy_refused" | null;
             /** @description Where the proof is logged (GET /api/v1/proofs/{id}/inclusion proves it); absent until it is, within 5 s of its issuance */
             log?: {
                 /** @description The index of the proof's issuance entry in the transparency log of its environment */
@@ -2714,8 +2850,11 @@ export interface components {
             status: "revoked";
             /** @description ISO 8601 UTC timestamp with milliseconds */
             revoked_at: string;
-            /** @description Why it was revoked (the first revocation's reason when revoked before) */
-            reason: string;
+            /**
+             * @description Why it was revoked (the first revocation's reason when revoked before)
+             * @enum {string}
+             */
+            reason: "user_request" | "fraud" | "key_compromise" | "asset_transferred" | "other";
         };
         RevokeProof: {
             /**
@@ -2729,7 +2868,8 @@ export interface components {
             id: string;
             /** @description The verification request the event belongs to (request events) */
             verification_request_id: string | null;
-            event_type: string;
+            /** @enum {string} */
+            event_type: "verification.completed" | "verification.suspended" | "verification.reinstated" | "verification_request.completed" | "verification_request.partial" | "verification_request.expired" | "webhook.test";
             url: string;
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
@@ -2795,11 +2935,18 @@ export interface components {
             id: string;
             /** @enum {string} */
             kind: "phone" | "auth";
-            /** @description Auth sessions: 2fa, login or recovery */
-            type: string | null;
+            /**
+             * @description Auth sessions: 2fa, login or recovery
+             * @enum {string|null}
+             */
+            type: "2fa" | "login" | "recovery" | null;
             /** @enum {string} */
             channel: "telegram" | "whatsapp" | "sms";
-            status: string;
+            /**
+             * @description failed: auth sessions only (a different phone answered)
+             * @enum {string}
+             */
+            status: "pending" | "verified" | "failed" | "expired";
             /** @description While pending (none to the test placeholder bot) */
             deep_link: string | null;
             /** @description While pending: a data: URI of a PNG of deep_link */
@@ -2912,9 +3059,16 @@ export interface components {
             test: boolean;
             proofs: {
                 label: string;
-                /** @enum {string} */
+                /**
+                 * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+                 * @enum {string}
+                 */
                 type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
-                channel: string;
+                /**
+                 * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+                 * @enum {string}
+                 */
+                channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
                 /** @description Per the proof's mask_level; null when hidden */
                 identifier: string | null;
                 /** @description ISO 8601 UTC timestamp with milliseconds */
@@ -2963,8 +3117,16 @@ export interface components {
             /** @enum {string} */
             event: "verification.completed";
             verification_id: string;
-            type: string;
-            channel: string;
+            /**
+             * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+             * @enum {string}
+             */
+            type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
+            /**
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @enum {string}
+             */
+            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @description ISO 8601 UTC timestamp with milliseconds */
             verified_at: string;
             external_user_id: string | null;
@@ -2993,8 +3155,16 @@ export interface components {
             /** @enum {string} */
             event: "verification.suspended";
             verification_id: string;
-            type: string;
-            channel: string;
+            /**
+             * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+             * @enum {string}
+             */
+            type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
+            /**
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @enum {string}
+             */
+            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @description ISO 8601 UTC timestamp with milliseconds */
             verified_at: string;
             external_user_id: string | null;
@@ -3031,8 +3201,16 @@ export interface components {
             /** @enum {string} */
             event: "verification.reinstated";
             verification_id: string;
-            type: string;
-            channel: string;
+            /**
+             * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+             * @enum {string}
+             */
+            type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
+            /**
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @enum {string}
+             */
+            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @description ISO 8601 UTC timestamp with milliseconds */
             verified_at: string;
             external_user_id: string | null;
@@ -3069,7 +3247,11 @@ export interface components {
             status: "partial" | "completed" | "expired";
             proofs: {
                 asset_index: number;
-                type: string;
+                /**
+                 * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+                 * @enum {string}
+                 */
+                type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
                 verification_id: string | null;
                 proof_token: string;
                 /** @description ISO 8601 UTC timestamp with milliseconds */
@@ -3341,7 +3523,7 @@ export interface operations {
                      *             {
                      *               "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *               "type": "phone",
-                     *               "channel": "email",
+                     *               "channel": "whatsapp",
                      *               "identifier": "+37069199199",
                      *               "verified_at": "2026-11-22T02:01:42.000Z"
                      *             }
@@ -3424,7 +3606,7 @@ export interface operations {
                 limit?: number;
                 status?: "pending" | "verified" | "suspended" | "failed" | "expired" | "revoked";
                 type?: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
-                channel?: string;
+                channel?: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
                 external_user_id?: string;
                 created_after?: string;
                 created_before?: string;
@@ -3569,7 +3751,7 @@ export interface operations {
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *       "type": "phone",
-                     *       "channel": "email",
+                     *       "channel": "whatsapp",
                      *       "status": "pending",
                      *       "identifier": "+37069199199",
                      *       "created_at": "2026-11-22T02:01:42.000Z",
@@ -3667,7 +3849,7 @@ export interface operations {
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *       "domain": "domain",
-                     *       "status": "status",
+                     *       "status": "pending",
                      *       "verification_method": "manual_dns",
                      *       "provider": {
                      *         "detected": "detected",
@@ -3765,11 +3947,11 @@ export interface operations {
                      *           "assets": [
                      *             {
                      *               "index": 1,
-                     *               "type": "type",
+                     *               "type": "phone",
                      *               "identifier": "+37069199199",
-                     *               "channel": "email",
+                     *               "channel": "whatsapp",
                      *               "allowed_channels": [
-                     *                 "allowed-channel"
+                     *                 "whatsapp"
                      *               ],
                      *               "required": true,
                      *               "status": "pending",
@@ -3909,11 +4091,11 @@ export interface operations {
                      *       "assets": [
                      *         {
                      *           "index": 1,
-                     *           "type": "type",
+                     *           "type": "phone",
                      *           "identifier": "+37069199199",
-                     *           "channel": "email",
+                     *           "channel": "whatsapp",
                      *           "allowed_channels": [
-                     *             "allowed-channel"
+                     *             "whatsapp"
                      *           ],
                      *           "required": true,
                      *           "status": "pending",
@@ -4025,8 +4207,8 @@ export interface operations {
                      *       "valid": true,
                      *       "verification": {
                      *         "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *         "type": "type",
-                     *         "channel": "email",
+                     *         "type": "phone",
+                     *         "channel": "whatsapp",
                      *         "verified_at": "2026-11-22T02:01:42.000Z",
                      *         "expires_at": "2026-11-22T02:01:42.000Z",
                      *         "test_mode": true,
@@ -4136,7 +4318,7 @@ export interface operations {
                      *         {
                      *           "proof_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *           "revoked_at": "2026-11-22T02:01:42.000Z",
-                     *           "reason": "reason"
+                     *           "reason": "user_request"
                      *         }
                      *       ],
                      *       "generated_at": "2026-11-22T02:01:42.000Z",
@@ -4723,7 +4905,7 @@ export interface operations {
                 page?: number;
                 limit?: number;
                 status?: "pending" | "delivered" | "failed";
-                event_type?: string;
+                event_type?: "verification.completed" | "verification.suspended" | "verification.reinstated" | "verification_request.completed" | "verification_request.partial" | "verification_request.expired" | "webhook.test";
                 verification_request_id?: string;
             };
             header?: never;
@@ -4744,7 +4926,7 @@ export interface operations {
                      *         {
                      *           "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *           "verification_request_id": "vreq_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *           "event_type": "event-type",
+                     *           "event_type": "verification.completed",
                      *           "url": "https://example.com/callback",
                      *           "status": "pending",
                      *           "attempts": 1,
@@ -4762,7 +4944,7 @@ export interface operations {
                      *         {
                      *           "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *           "verification_request_id": "vreq_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *           "event_type": "event-type",
+                     *           "event_type": "verification.completed",
                      *           "url": "https://example.com/callback",
                      *           "status": "pending",
                      *           "attempts": 1,
@@ -4942,7 +5124,7 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *           "channel": "email",
+                     *           "channel": "whatsapp",
                      *           "direction": "outbound",
                      *           "to": "to",
                      *           "text": "text",
@@ -5689,7 +5871,7 @@ export interface operations {
                      *         {
                      *           "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *           "type": "phone",
-                     *           "channel": "email",
+                     *           "channel": "whatsapp",
                      *           "identifier": "+37069199199",
                      *           "verified_at": "2026-11-22T02:01:42.000Z",
                      *           "status": "verified",
@@ -6022,8 +6204,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *       "type": "type",
-                     *       "channel": "email",
+                     *       "type": "phone",
+                     *       "channel": "whatsapp",
                      *       "status": "verified",
                      *       "identifier": "+37069199199",
                      *       "verified_at": "2026-11-22T02:01:42.000Z",
@@ -6152,7 +6334,7 @@ export interface operations {
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *       "type": "phone",
-                     *       "channel": "email",
+                     *       "channel": "whatsapp",
                      *       "status": "pending",
                      *       "identifier": "+37069199199",
                      *       "created_at": "2026-11-22T02:01:42.000Z",
@@ -6301,7 +6483,7 @@ export interface operations {
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *       "domain": "domain",
-                     *       "status": "status",
+                     *       "status": "pending",
                      *       "verified": true,
                      *       "check_count": 1,
                      *       "verification_method": "manual_dns",
@@ -6442,7 +6624,7 @@ export interface operations {
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *       "type": "phone",
-                     *       "channel": "email",
+                     *       "channel": "whatsapp",
                      *       "status": "pending",
                      *       "identifier": "+37069199199",
                      *       "created_at": "2026-11-22T02:01:42.000Z",
@@ -6694,11 +6876,11 @@ export interface operations {
                      *       "assets": [
                      *         {
                      *           "index": 1,
-                     *           "type": "type",
+                     *           "type": "phone",
                      *           "identifier": "+37069199199",
-                     *           "channel": "email",
+                     *           "channel": "whatsapp",
                      *           "allowed_channels": [
-                     *             "allowed-channel"
+                     *             "whatsapp"
                      *           ],
                      *           "required": true,
                      *           "status": "pending",
@@ -6805,11 +6987,11 @@ export interface operations {
                      *       "assets": [
                      *         {
                      *           "index": 1,
-                     *           "type": "type",
+                     *           "type": "phone",
                      *           "identifier": "+37069199199",
-                     *           "channel": "email",
+                     *           "channel": "whatsapp",
                      *           "allowed_channels": [
-                     *             "allowed-channel"
+                     *             "whatsapp"
                      *           ],
                      *           "required": true,
                      *           "status": "pending",
@@ -6916,11 +7098,11 @@ export interface operations {
                      *       "assets": [
                      *         {
                      *           "index": 1,
-                     *           "type": "type",
+                     *           "type": "phone",
                      *           "identifier": "+37069199199",
-                     *           "channel": "email",
+                     *           "channel": "whatsapp",
                      *           "allowed_channels": [
-                     *             "allowed-channel"
+                     *             "whatsapp"
                      *           ],
                      *           "required": true,
                      *           "status": "pending",
@@ -7041,8 +7223,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *       "status": "status",
-                     *       "action_type": "action-type",
+                     *       "status": "pending",
+                     *       "action_type": "verification",
                      *       "action_context": {
                      *         "title": "title",
                      *         "description": "description"
@@ -7050,19 +7232,19 @@ export interface operations {
                      *       "assets": [
                      *         {
                      *           "index": 1,
-                     *           "type": "type",
+                     *           "type": "phone",
                      *           "identifier": "+37069199199",
-                     *           "channel": "email",
+                     *           "channel": "whatsapp",
                      *           "channels": [
-                     *             "email"
+                     *             "whatsapp"
                      *           ],
                      *           "available_channels": [
-                     *             "available-channel"
+                     *             "whatsapp"
                      *           ],
                      *           "required": true,
-                     *           "status": "status",
+                     *           "status": "pending",
                      *           "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *           "method": "method",
+                     *           "method": "code",
                      *           "delivery": "inbound",
                      *           "challenge": {
                      *             "instruction": "instruction",
@@ -7152,8 +7334,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *       "status": "status",
-                     *       "action_type": "action-type",
+                     *       "status": "pending",
+                     *       "action_type": "verification",
                      *       "action_context": {
                      *         "title": "title",
                      *         "description": "description"
@@ -7161,19 +7343,19 @@ export interface operations {
                      *       "assets": [
                      *         {
                      *           "index": 1,
-                     *           "type": "type",
+                     *           "type": "phone",
                      *           "identifier": "+37069199199",
-                     *           "channel": "email",
+                     *           "channel": "whatsapp",
                      *           "channels": [
-                     *             "email"
+                     *             "whatsapp"
                      *           ],
                      *           "available_channels": [
-                     *             "available-channel"
+                     *             "whatsapp"
                      *           ],
                      *           "required": true,
-                     *           "status": "status",
+                     *           "status": "pending",
                      *           "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *           "method": "method",
+                     *           "method": "code",
                      *           "delivery": "inbound",
                      *           "challenge": {
                      *             "instruction": "instruction",
@@ -7335,8 +7517,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *       "status": "status",
-                     *       "action_type": "action-type",
+                     *       "status": "pending",
+                     *       "action_type": "verification",
                      *       "action_context": {
                      *         "title": "title",
                      *         "description": "description"
@@ -7344,19 +7526,19 @@ export interface operations {
                      *       "assets": [
                      *         {
                      *           "index": 1,
-                     *           "type": "type",
+                     *           "type": "phone",
                      *           "identifier": "+37069199199",
-                     *           "channel": "email",
+                     *           "channel": "whatsapp",
                      *           "channels": [
-                     *             "email"
+                     *             "whatsapp"
                      *           ],
                      *           "available_channels": [
-                     *             "available-channel"
+                     *             "whatsapp"
                      *           ],
                      *           "required": true,
-                     *           "status": "status",
+                     *           "status": "pending",
                      *           "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *           "method": "method",
+                     *           "method": "code",
                      *           "delivery": "inbound",
                      *           "challenge": {
                      *             "instruction": "instruction",
@@ -7513,8 +7695,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *       "status": "status",
-                     *       "action_type": "action-type",
+                     *       "status": "pending",
+                     *       "action_type": "verification",
                      *       "action_context": {
                      *         "title": "title",
                      *         "description": "description"
@@ -7522,19 +7704,19 @@ export interface operations {
                      *       "assets": [
                      *         {
                      *           "index": 1,
-                     *           "type": "type",
+                     *           "type": "phone",
                      *           "identifier": "+37069199199",
-                     *           "channel": "email",
+                     *           "channel": "whatsapp",
                      *           "channels": [
-                     *             "email"
+                     *             "whatsapp"
                      *           ],
                      *           "available_channels": [
-                     *             "available-channel"
+                     *             "whatsapp"
                      *           ],
                      *           "required": true,
-                     *           "status": "status",
+                     *           "status": "pending",
                      *           "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *           "method": "method",
+                     *           "method": "code",
                      *           "delivery": "inbound",
                      *           "challenge": {
                      *             "instruction": "instruction",
@@ -7691,8 +7873,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *       "status": "status",
-                     *       "action_type": "action-type",
+                     *       "status": "pending",
+                     *       "action_type": "verification",
                      *       "action_context": {
                      *         "title": "title",
                      *         "description": "description"
@@ -7700,19 +7882,19 @@ export interface operations {
                      *       "assets": [
                      *         {
                      *           "index": 1,
-                     *           "type": "type",
+                     *           "type": "phone",
                      *           "identifier": "+37069199199",
-                     *           "channel": "email",
+                     *           "channel": "whatsapp",
                      *           "channels": [
-                     *             "email"
+                     *             "whatsapp"
                      *           ],
                      *           "available_channels": [
-                     *             "available-channel"
+                     *             "whatsapp"
                      *           ],
                      *           "required": true,
-                     *           "status": "status",
+                     *           "status": "pending",
                      *           "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *           "method": "method",
+                     *           "method": "code",
                      *           "delivery": "inbound",
                      *           "challenge": {
                      *             "instruction": "instruction",
@@ -7950,8 +8132,8 @@ export interface operations {
                      *         {
                      *           "asset_index": 1,
                      *           "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *           "type": "type",
-                     *           "channel": "email",
+                     *           "type": "phone",
+                     *           "channel": "whatsapp",
                      *           "identifier": "+37069199199",
                      *           "verified_at": "2026-11-22T02:01:42.000Z",
                      *           "proof_expires_at": "2026-11-22T02:01:42.000Z"
@@ -8045,18 +8227,18 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "request_id": "vreq_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *       "request_status": "request-status",
+                     *       "request_status": "pending",
                      *       "asset": {
                      *         "index": 1,
-                     *         "status": "status",
+                     *         "status": "pending",
                      *         "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC"
                      *       },
                      *       "verification": {
                      *         "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *         "method": "reused_proof",
                      *         "reused_from": "reused-from",
-                     *         "type": "type",
-                     *         "channel": "email",
+                     *         "type": "phone",
+                     *         "channel": "whatsapp",
                      *         "identifier": "+37069199199",
                      *         "verified_at": "2026-11-22T02:01:42.000Z",
                      *         "proof_expires_at": "2026-11-22T02:01:42.000Z"
@@ -8200,12 +8382,12 @@ export interface operations {
                      *       "is_valid": true,
                      *       "is_revoked": true,
                      *       "revoked_at": "2026-11-22T02:01:42.000Z",
-                     *       "revoked_reason": "revoked-reason",
+                     *       "revoked_reason": "user_request",
                      *       "expires_at": "2026-11-22T02:01:42.000Z",
                      *       "is_expired": true,
                      *       "is_suspended": true,
                      *       "suspended_at": "2026-11-22T02:01:42.000Z",
-                     *       "suspended_reason": "suspended-reason"
+                     *       "suspended_reason": "record_missing"
                      *     }
                      */
                     "application/json": components["schemas"]["ProofStatus"];
@@ -8295,7 +8477,7 @@ export interface operations {
                      *       "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *       "status": "revoked",
                      *       "revoked_at": "2026-11-22T02:01:42.000Z",
-                     *       "reason": "reason"
+                     *       "reason": "user_request"
                      *     }
                      */
                     "application/json": components["schemas"]["RevokeProofResult"];
@@ -8549,7 +8731,7 @@ export interface operations {
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *       "verification_request_id": "vreq_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *       "event_type": "event-type",
+                     *       "event_type": "verification.completed",
                      *       "url": "https://example.com/callback",
                      *       "status": "pending",
                      *       "attempts": 1,
@@ -8655,7 +8837,7 @@ export interface operations {
                      *       "delivery": {
                      *         "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *         "verification_request_id": "vreq_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *         "event_type": "event-type",
+                     *         "event_type": "verification.completed",
                      *         "url": "https://example.com/callback",
                      *         "status": "pending",
                      *         "attempts": 1,
@@ -9315,9 +9497,9 @@ export interface operations {
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *       "kind": "phone",
-                     *       "type": "type",
+                     *       "type": "2fa",
                      *       "channel": "telegram",
-                     *       "status": "status",
+                     *       "status": "pending",
                      *       "deep_link": "deep-link",
                      *       "qr_code": "qr-code",
                      *       "instructions": "instructions",
@@ -9374,7 +9556,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                channel: string;
+                channel: "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "coinbase";
             };
             cookie?: never;
         };
@@ -9428,7 +9610,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                channel: string;
+                channel: "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "coinbase";
             };
             cookie?: never;
         };
@@ -10644,7 +10826,7 @@ export interface operations {
                      *         {
                      *           "label": "label",
                      *           "type": "phone",
-                     *           "channel": "email",
+                     *           "channel": "whatsapp",
                      *           "identifier": "+37069199199",
                      *           "verified_at": "2026-11-22T02:01:42.000Z",
                      *           "status": "valid",

@@ -9,6 +9,7 @@
 //   dist/<workspace>/src/**.js (+ .js.map)            tsc's output
 //   dist/<workspace>/**                               every other file of the workspace (SQL migrations,
 //                                                     the hosted page's html/css/js), tests and data left out
+//   dist/services/gateway/src/scalar-standalone.js   the API reference's renderer (a dev dependency's bundle)
 //
 // `cd dist && npm ci --omit=dev && node scripts/start-all.js` runs it. Type errors are `npm run
 // typecheck`'s job; the emit runs with --noCheck because imports of workspace packages keep their
@@ -100,6 +101,9 @@ for (const ws of rootManifest.workspaces ?? []) {
   if (manifest.scripts) compiled.scripts = compiledScripts(manifest.scripts, path.join(out, ws));
   writeJson(path.join(out, ws, "package.json"), compiled);
 }
+// the API reference's renderer (services/gateway/src/docs-page.ts): Scalar's standalone browser
+// bundle, the one file of @scalar/api-reference (a dev dependency) that is served
+copyFileSync(path.join(root, "node_modules/@scalar/api-reference/dist/browser/standalone.js"), path.join(out, "services/gateway/src/scalar-standalone.js"));
 if (clashes.length) {
   console.error(`build: these files would overwrite compiled modules of the same name (rename them):\n  ${clashes.join("\n  ")}`);
   process.exit(1);

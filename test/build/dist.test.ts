@@ -101,7 +101,7 @@ describe("the compiled build with production dependencies only", () => {
     execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: app, stdio: "pipe" });
   });
 
-  it("starts the all-in-one from dist and answers /health, and serves the hosted page's script and the console", async () => {
+  it("starts the all-in-one from dist and answers /health, and serves the hosted page's script, the console and the API reference", async () => {
     const [port, admin, ...grpc] = await Promise.all(Array.from({ length: 8 }, freePort));
     const names = ["proof", "verification", "session", "domain", "webhook", "log"];
     const env: Record<string, string> = { DATA_DIR: path.join(work, "all"), PORT: String(port), ADMIN_PORT: String(admin) };
@@ -123,6 +123,13 @@ describe("the compiled build with production dependencies only", () => {
     const assets = [...(await consolePage.text()).matchAll(/(?:src|href)="(\/console\/assets\/[^"]+)"/g)].map((m) => m[1]);
     expect(assets).toHaveLength(3);
     for (const a of assets) expect((await fetch(`http://127.0.0.1:${port}${a}`)).status, a).toBe(200);
+    // the API reference: its page and its two scripts (Scalar's bundle, copied by the build: the package is a dev dependency)
+    expect(existsSync(path.join(app, "node_modules", "@scalar"))).toBe(false);
+    const docs = await fetch(`http://127.0.0.1:${port}/docs`);
+    expect(docs.status).toBe(200);
+    const scripts = [...(await docs.text()).matchAll(/src="(\/docs\/assets\/[^"]+)"/g)].map((m) => m[1]);
+    expect(scripts).toHaveLength(2);
+    for (const a of scripts) expect((await fetch(`http://127.0.0.1:${port}${a}`)).status, a).toBe(200);
     expect(await stop(child)).toBe(0);
   }, 120_000);
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,8 +23,14 @@ interface Asset {
   body: Buffer;
 }
 
-/** Scalar's standalone browser bundle (window.Scalar), from the installed @scalar/api-reference. */
+/**
+ * Scalar's standalone browser bundle (window.Scalar): beside this file in the built app (`npm run
+ * build` copies it there: the package is a dev dependency, and the rest of it is never run), else
+ * from the installed @scalar/api-reference.
+ */
 function scalarBundle(): Buffer {
+  const built = path.join(DIR, "scalar-standalone.js");
+  if (existsSync(built)) return readFileSync(built);
   // the package exports no path to it: its stylesheet (dist/style.css) is its neighbour's
   const css = createRequire(import.meta.url).resolve("@scalar/api-reference/style.css");
   return readFileSync(path.join(path.dirname(css), "browser", "standalone.js"));

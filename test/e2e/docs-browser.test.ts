@@ -137,7 +137,12 @@ describe.skipIf(!existsSync(CHROMIUM))(`/docs in Chromium${existsSync(CHROMIUM) 
       expect(r.status).toBe(200);
       expect(r.headers.get("content-type")).toMatch(/^text\/javascript/);
       expect(r.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
-      expect((await r.arrayBuffer()).byteLength).toBeGreaterThan(500);
+      expect(r.headers.get("content-encoding")).toBe("gzip"); // fetch asks for it, and reads it decoded
+      const body = Buffer.from(await r.arrayBuffer());
+      expect(body.byteLength).toBeGreaterThan(500);
+      const plain = await fetch(`${stack.url}${src}`, { headers: { "accept-encoding": "identity" } });
+      expect(plain.headers.get("content-encoding")).toBeNull();
+      expect(Buffer.from(await plain.arrayBuffer()).equals(body)).toBe(true);
     }
     expect((await fetch(`${stack.url}/docs/assets/scalar.0000000000000000.js`)).status).toBe(404);
   });

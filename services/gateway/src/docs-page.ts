@@ -3,6 +3,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { gzip } from "node:zlib";
 import type { Express, RequestHandler } from "express";
 
 const DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -47,17 +49,28 @@ export function docsAssets(): { scalar: Asset; config: Asset } {
   return loaded;
 }
 
-/** GET /docs/assets/<name>.<hash>.js: the renderer and its configuration, from this origin, long cached. */
+const gzipped = promisify(gzip);
+
+/** GET /docs/assets/<name>.<hash>.js: the renderer and its configuration, from this origin, long cached (gzip-encoded when the browser takes it, compressed once). */
 export function mountDocsAssets(app: Express, limit: RequestHandler): void {
   const { scalar, config } = docsAssets();
   const byName = new Map([scalar, config].map((a) => [a.name, a]));
-  app.get("/docs/assets/:file", limit, (req, res, next) => {
+  const compressed = new Map<string, Promise<Buffer>>();
+  app.get("/docs/assets/:file", limit, async (req, res, next) => {
     const a = byName.get(String(req.params.file));
     if (!a) return next();
     res.setHeader("Content-Type", "text/javascript; charset=utf-8");
     res.setHeader("X-Content-Type-Options", "nosniff");
     res.setHeader("Cross-Origin-Resource-Policy", "same-origin");
     res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
-    res.status(200).end(a.body);
+    res.setHeader("Vary", "Accept-Encoding");
+    if (!/\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""))) {
+      res.status(200).end(a.body);
+      return;
+    }
+    let body = compressed.get(a.name);
+    if (!body) compressed.set(a.name, (body = gzipped(a.body)));
+    res.setHeader("Content-Encoding", "gzip");
+    res.status(200).end(await body);
   });
 }

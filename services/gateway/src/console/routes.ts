@@ -9,6 +9,7 @@ import type { Tenants } from "../tenants.ts";
 import { csrfMatches, csrfOf, invite, type Passkeys } from "./passkeys.ts";
 import { timelineRoute } from "./timeline.ts";
 import { webhookRoutes } from "./webhook-routes.ts";
+import { insightRoutes } from "./insight-routes.ts";
 import type { Clients } from "../clients.ts";
 import type { AuditEntry, ConsoleStore, ConsoleUser } from "./store.ts";
 
@@ -313,7 +314,7 @@ export function consoleApi(d: ConsoleDeps): Router {
     }),
   ];
   mount(perEnv, keys, () => [guard(adminOnly), logged, d.json]);
-  mount(perEnv, [...webhookRoutes(d.clients.webhook), timelineRoute(d.clients)], () => [guard(reads), logged, d.json]);
+  mount(perEnv, [...webhookRoutes(d.clients.webhook), timelineRoute(d.clients), ...insightRoutes(d.clients)], () => [guard(reads), logged, d.json]);
   const offered = d.publicRoutes
     .filter((r) => OFFERED.has(`${r.method} ${r.path}`))
     // /api/v1/verifications → /verifications; /api/v1/me/projects → /projects

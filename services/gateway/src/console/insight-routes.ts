@@ -3,9 +3,8 @@ import { iso } from "@icv/platform";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { scopeOf, type Clients } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { PageQuery } from "../schemas.ts";
 
-const meta = (path: string) => ({ method: "get" as const, path, tag: "Console", summary: path, auth: "public" as const, responses: {} });
+const meta = (method: RouteDef["method"], path: string) => ({ method, path, tag: "Console", summary: path, auth: "public" as const, responses: {} });
 const PERIODS = { "24h": { ms: 24 * 3600_000, bucket: "hour" }, "30d": { ms: 30 * 24 * 3600_000, bucket: "day" } } as const;
 /** Verifications that showed control (verified, and suspended or revoked since) … */
 const SHOWN = ["verified", "suspended", "revoked"];
@@ -15,14 +14,16 @@ const FINISHED = [...SHOWN, "failed", "expired"];
 const asRecord = (counts: { key: string; count: number }[]) => Object.fromEntries(counts.map((c) => [c.key, c.count]));
 
 /**
- * `/console/api/{env}/stats/verifications` (the overview's counts and charts, grouped by the
- * verification service) and `/console/api/{env}/search/verifications` (by an identifier typed in
- * full, answered masked). Both by RPC; the gateway only shapes the answers.
+ * `GET /console/api/{env}/stats/verifications` (the overview's counts and charts, grouped by the
+ * verification service) and `POST /console/api/{env}/search/verifications` (by an identifier typed
+ * in full, answered masked). The search is a POST so that the identifier stays out of URLs (browser
+ * history, proxies' logs) and each search is in the audit log; a viewer may search. Both by RPC;
+ * the gateway only shapes the answers.
  */
 export function insightRoutes(c: Clients): RouteDef[] {
   return [
     route({
-      ...meta("/stats/verifications"),
+      ...meta("get", "/stats/verifications"),
       query: z.object({ period: z.enum(["24h", "30d"]) }).strict(),
       async handler({ req, query }) {
         const p = PERIODS[query.period];
@@ -47,12 +48,19 @@ export function insightRoutes(c: Clients): RouteDef[] {
       },
     }),
     route({
-      ...meta("/search/verifications"),
-      query: z.object({ identifier: z.string().min(1).max(320), type: z.string().max(40).optional(), ...PageQuery }).strict(),
-      async handler({ req, query }) {
-        const page = query.page ?? 1;
-        const limit = query.limit ?? 20;
-        const r = await c.verification.searchVerifications({ scope: scopeOf(req), identifier: query.identifier, type: query.type, page: { page, limit } });
+      ...meta("post", "/search/verifications"),
+      body: z
+        .object({
+          identifier: z.string().min(1).max(320),
+          type: z.string().max(40).optional(),
+          page: z.number().int().min(1).max(1_000_000).optional(),
+          limit: z.number().int().min(1).max(100).optional(),
+        })
+        .strict(),
+      async handler({ req, body }) {
+        const page = body.page ?? 1;
+        const limit = body.limit ?? 20;
+        const r = await c.verification.searchVerifications({ scope: scopeOf(req), identifier: body.identifier, type: body.type, page: { page, limit } });
         const pi = r.pageInfo!;
         return {
           body: {

@@ -3,6 +3,8 @@
 const { startRegistration, startAuthentication } = globalThis.SimpleWebAuthnBrowser;
 
 const state = { me: undefined, csrf: "" };
+/** The sections the live/test switch keeps (others go to the verifications). */
+const ENV_SECTIONS = ["keys", "webhook", "deliveries", "overview", "requests", "projects", "profiles"];
 const main = document.getElementById("main");
 const top = document.getElementById("top");
 
@@ -68,11 +70,11 @@ function header(env, section) {
       h(
         "a",
         {
-          href: `/console/${e}/${["keys", "webhook", "deliveries", "overview", "requests", "projects"].includes(section) ? section : "verifications"}`,
+          href: `/console/${e}/${ENV_SECTIONS.includes(section) ? section : "verifications"}`,
           "aria-current": e === env ? "true" : undefined,
           onclick: (ev) => {
             ev.preventDefault();
-            go(`/console/${e}/${["keys", "webhook", "deliveries", "overview", "requests", "projects"].includes(section) ? section : "verifications"}`);
+            go(`/console/${e}/${ENV_SECTIONS.includes(section) ? section : "verifications"}`);
           },
         },
         e === "test" ? "Test" : "Live",
@@ -89,7 +91,8 @@ function header(env, section) {
       link(`/console/${env}/verifications`, "Verifications", section === "verifications"),
       link(`/console/${env}/requests`, "Requests", section === "requests"),
       env === "test" ? link("/console/test/messages", "Test messages", section === "messages") : undefined,
-      link(`/console/${env}/projects`, "Templates", section === "projects"),
+      link(`/console/${env}/projects`, "Projects", section === "projects"),
+      link(`/console/${env}/profiles`, "Profiles", section === "profiles"),
       link(`/console/${env}/webhook`, "Webhook", section === "webhook"),
       link(`/console/${env}/deliveries`, "Deliveries", section === "deliveries"),
       isAdmin ? link(`/console/${env}/keys`, "API keys", section === "keys") : undefined,
@@ -209,6 +212,7 @@ async function verificationsPage(env) {
     h("label", {}, "Status", status),
     h("button", { type: "submit" }, "Search"),
   );
+  const find = identifierSearch(env);
   try {
     const r = await call("GET", `/${env}/verifications?${params}`);
     const rows = r.data.map((v) =>
@@ -225,6 +229,7 @@ async function verificationsPage(env) {
     show(
       "Verifications",
       bar,
+      find,
       h(
         "table",
         {},
@@ -242,8 +247,75 @@ async function verificationsPage(env) {
       rows.length ? pager(r.pagination, `/console/${env}/verifications${location.search.replace(/[?&]page=\d+/, "")}`) : h("p", {}, "No verifications."),
     );
   } catch (e) {
-    show("Verifications", bar, failure(e));
+    show("Verifications", bar, find, failure(e));
   }
+}
+
+/**
+ * Find by identifier: typed in full, sent in a POST body (never in the page's URL), answered by the
+ * verification service with the identifiers masked.
+ */
+function identifierSearch(env) {
+  const identifier = h("input", { name: "identifier", autocomplete: "off", "aria-label": "Identifier", placeholder: "jo@example.com, +370…" });
+  const type = h(
+    "select",
+    { name: "type", "aria-label": "Type" },
+    ["", "email", "phone", "domain", "wallet", "social", "account", "telegram_bot"].map((t) => h("option", { value: t }, t || "any type")),
+  );
+  const found = h("div", { "aria-live": "polite" });
+  const form = h(
+    "form",
+    {
+      class: "bar",
+      role: "search",
+      "aria-label": "Find by identifier",
+      onsubmit: async (e) => {
+        e.preventDefault();
+        try {
+          const r = await call("POST", `/${env}/search/verifications`, { identifier: identifier.value.trim(), ...(type.value ? { type: type.value } : {}), limit: 50 });
+          found.replaceChildren(
+            h("h2", {}, `Found ${r.pagination.total} by identifier`),
+            r.data.length
+              ? h(
+                  "table",
+                  { "data-found": "" },
+                  h(
+                    "thead",
+                    {},
+                    h(
+                      "tr",
+                      {},
+                      ["Id", "Type / channel", "Status", "Identifier", "Created"].map((t) => h("th", { scope: "col" }, t)),
+                    ),
+                  ),
+                  h(
+                    "tbody",
+                    {},
+                    r.data.map((v) =>
+                      h(
+                        "tr",
+                        {},
+                        h("td", {}, link(`/console/${env}/verifications/${v.id}`, v.id)),
+                        h("td", {}, v.type, " / ", v.channel),
+                        h("td", { class: `status-${v.status}` }, v.status),
+                        h("td", {}, v.masked_identifier),
+                        h("td", {}, when(v.created_at)),
+                      ),
+                    ),
+                  ),
+                )
+              : h("p", {}, "No verification of this identifier."),
+          );
+        } catch (err) {
+          found.replaceChildren(failure(err));
+        }
+      },
+    },
+    h("label", {}, "Identifier", identifier),
+    h("label", {}, "Type", type),
+    h("button", { type: "submit" }, "Find"),
+  );
+  return h("div", {}, form, found);
 }
 
 async function verificationPage(env, id) {
@@ -257,6 +329,33 @@ async function verificationPage(env, id) {
       ["user_request", "fraud", "key_compromise", "asset_transferred", "other"].map((x) => h("option", { value: x }, x)),
     );
     const canRevoke = v.status === "verified" && state.me.user.role !== "viewer";
+    const checked = h("div", { "aria-live": "polite" });
+    const against = h("input", { autocomplete: "off", "aria-label": "Identifier to compare (optional)" });
+    const validate = v.proof?.token
+      ? h(
+          "form",
+          {
+            class: "bar",
+            onsubmit: async (e) => {
+              e.preventDefault();
+              try {
+                const r = await call("POST", `/${env}/proofs/validate`, { proof_token: v.proof.token, ...(against.value.trim() ? { identifier: against.value.trim() } : {}) });
+                checked.replaceChildren(
+                  h(
+                    "p",
+                    { role: "status", "data-validation": r.valid ? "valid" : "invalid" },
+                    r.valid ? `Valid proof (${r.verification.type}, expires ${when(r.verification.expires_at)})` : `Not valid: ${r.reason}${r.message ? ` (${r.message})` : ""}`,
+                  ),
+                );
+              } catch (err) {
+                checked.replaceChildren(failure(err));
+              }
+            },
+          },
+          h("label", {}, "Identifier to compare (optional)", against),
+          h("button", { type: "submit", class: "plain" }, "Validate proof"),
+        )
+      : undefined;
     show(
       `Verification ${v.id}`,
       h(
@@ -293,6 +392,8 @@ async function verificationPage(env, id) {
           )
         : undefined,
       out,
+      validate,
+      checked,
       h("h2", {}, "Timeline"),
       h(
         "ol",
@@ -689,77 +790,14 @@ async function deliveriesPage(env) {
   }
 }
 
-const STATUSES = ["pending", "verified", "suspended", "failed", "expired", "revoked"];
-
-/** Counts by status over 24 h and 30 days, from the list's totals (one small page per count), and the deliveries' stats. */
-async function overviewPage(env) {
-  const since = (ms) => new Date(Date.now() - ms).toISOString();
-  const count = async (status, after) =>
-    (await call("GET", `/${env}/verifications?limit=1&status=${status}&created_after=${encodeURIComponent(after)}`)).pagination.total;
-  try {
-    const periods = [
-      ["Last 24 hours", since(24 * 3600_000)],
-      ["Last 30 days", since(30 * 24 * 3600_000)],
-    ];
-    const counts = await Promise.all(periods.map(([, after]) => Promise.all(STATUSES.map((st) => count(st, after)))));
-    const stats = await call("GET", `/${env}/webhook-deliveries/stats`).catch(() => undefined);
-    const rate = (c) => {
-      // shown control: verified, suspended since or revoked since; out of all that finished
-      const ok = c[1] + c[2] + c[5];
-      const done = ok + c[3] + c[4];
-      return done ? `${((100 * ok) / done).toFixed(1)} %` : "—";
-    };
-    show(
-      `Overview (${env})`,
-      h(
-        "table",
-        {},
-        h(
-          "thead",
-          {},
-          h(
-            "tr",
-            {},
-            h("th", { scope: "col" }, "Verifications"),
-            STATUSES.map((st) => h("th", { scope: "col" }, st)),
-            h("th", { scope: "col" }, "Success rate"),
-          ),
-        ),
-        h(
-          "tbody",
-          {},
-          periods.map(([label], i) =>
-            h(
-              "tr",
-              {},
-              h("th", { scope: "row" }, label),
-              counts[i].map((n) => h("td", {}, n)),
-              h("td", { "data-rate": label }, rate(counts[i])),
-            ),
-          ),
-        ),
-      ),
-      stats
-        ? h("p", {}, `Webhook deliveries: ${stats.delivered} delivered, ${stats.failed} failed, ${stats.pending} pending (${stats.success_rate} % delivered).`)
-        : undefined,
-      h(
-        "p",
-        {},
-        "Success rate: verifications that showed control (verified, suspended or revoked since) out of those that finished (those and failed or expired).",
-      ),
-    );
-  } catch (e) {
-    show("Overview", failure(e));
-  }
-}
-
 /** A plain server-paged list of one offered route: its columns are [heading, (row) => cell]. */
-async function listPage(title, env, path, section, columns) {
+async function listPage(title, env, path, section, columns, ...before) {
   const q = new URLSearchParams(location.search);
   try {
     const r = await call("GET", `/${env}/${path}?limit=20&page=${Number(q.get("page") ?? 1) || 1}`);
     show(
       title,
+      ...before,
       h(
         "table",
         {},
@@ -787,7 +825,7 @@ async function listPage(title, env, path, section, columns) {
       r.data.length ? pager(r.pagination, `/console/${env}/${section}`) : h("p", {}, "Nothing yet."),
     );
   } catch (e) {
-    show(title, failure(e));
+    show(title, ...before, failure(e));
   }
 }
 
@@ -813,12 +851,45 @@ const messagesPage = (env) =>
     ["Verification", (m) => (m.verification_id ? link(`/console/${env}/verifications/${m.verification_id}`, m.verification_id) : (m.session_id ?? "—"))],
   ]);
 
-const projectsPage = (env) =>
-  listPage(`Projects (${env})`, env, "projects", "projects", [
-    ["Name", (p) => link(`/console/${env}/projects/${p.id}`, p.name)],
-    ["Id", (p) => p.id],
-    ["Created", (p) => when(p.created_at)],
-  ]);
+/** The environment's projects: each one's templates and branding; a developer or admin adds one. */
+function projectsPage(env) {
+  const name = h("input", { "aria-label": "Project name", required: true, maxlength: 100 });
+  const out = h("div", { "aria-live": "polite" });
+  const add =
+    state.me.user.role === "viewer"
+      ? undefined
+      : h(
+          "form",
+          {
+            class: "bar",
+            onsubmit: async (e) => {
+              e.preventDefault();
+              try {
+                const p = await call("POST", `/${env}/projects`, { name: name.value.trim() });
+                go(`/console/${env}/projects/${p.id}/branding`);
+              } catch (err) {
+                out.replaceChildren(failure(err));
+              }
+            },
+          },
+          h("label", {}, "Project name", name),
+          h("button", { type: "submit" }, "Add a project"),
+        );
+  return listPage(
+    `Projects (${env})`,
+    env,
+    "projects",
+    "projects",
+    [
+      ["Name", (p) => link(`/console/${env}/projects/${p.id}`, p.name)],
+      ["Branding", (p) => link(`/console/${env}/projects/${p.id}/branding`, `Branding of ${p.name}`)],
+      ["Id", (p) => p.id],
+      ["Created", (p) => when(p.created_at)],
+    ],
+    add,
+    out,
+  );
+}
 
 /** One project's message templates: pick a channel and type, edit, preview with sample values, save. */
 async function templatesPage(env, projectId) {
@@ -925,12 +996,16 @@ async function route() {
     }
   }
   if (parts[0] === "sign-in" || parts.length === 0) return go("/console/test/verifications");
-  const [env, section, id] = ["live", "test"].includes(parts[0]) ? parts : ["test", ...parts];
+  if (!["live", "test"].includes(parts[0])) parts.unshift("test");
+  const [env, section, id] = parts;
   header(env, section);
   if (section === "keys") return keysPage(env);
   if (section === "users") return usersPage();
   if (section === "audit") return auditPage();
-  if (section === "overview") return overviewPage(env);
+  if (section === "overview") return pages.overviewPage(env);
+  if (section === "profiles" && id) return pages.profilePage(env, id);
+  if (section === "profiles") return pages.profilesPage(env);
+  if (section === "projects" && id && parts[3] === "branding") return pages.brandingPage(env, id);
   if (section === "requests") return requestsPage(env);
   if (section === "projects" && id) return templatesPage(env, id);
   if (section === "projects") return projectsPage(env);
@@ -941,5 +1016,6 @@ async function route() {
   return verificationsPage(env);
 }
 
+const pages = globalThis.ICVConsolePages({ h, call, show, failure, link, when, state });
 window.addEventListener("popstate", route);
 route();

@@ -181,7 +181,7 @@ describe.skipIf(!existsSync(CHROMIUM))(
         const brand = projects.find((p) => p.name === "Brand Co")!;
         expect(brand.branding).toMatchObject({ business_name: "Brand & Sons", primary_color: "#1a7f37", support_email: "help@brand.example" });
         await tab.getByRole("link", { name: "Projects", exact: true }).click();
-        await tab.getByRole("link", { name: "Branding of Brand Co" }).waitFor();
+        await tab.getByRole("row", { name: /Brand Co/ }).getByRole("link", { name: "Branding" }).waitFor();
         await axe(tab, "projects");
 
         // profiles made through the API, listed and shown
@@ -214,7 +214,7 @@ describe.skipIf(!existsSync(CHROMIUM))(
         expect(await viewer.tab.getByRole("button", { name: "Save branding" }).count()).toBe(0);
         expect(await viewer.tab.getByLabel("Business name").isDisabled()).toBe(true);
         await viewer.tab.getByRole("link", { name: "Projects", exact: true }).click();
-        await viewer.tab.getByRole("link", { name: "Branding of Brand Co" }).waitFor();
+        await viewer.tab.getByRole("row", { name: /Brand Co/ }).getByRole("link", { name: "Branding" }).waitFor();
         expect(await viewer.tab.getByRole("button", { name: "Add a project" }).count()).toBe(0);
         const forced = await viewer.tab.evaluate(async (id) => {
           const me = await (await fetch("/console/api/me")).json();

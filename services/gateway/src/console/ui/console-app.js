@@ -882,7 +882,7 @@ function projectsPage(env) {
     "projects",
     [
       ["Name", (p) => link(`/console/${env}/projects/${p.id}`, p.name)],
-      ["Branding", (p) => link(`/console/${env}/projects/${p.id}/branding`, `Branding of ${p.name}`)],
+      ["Branding", (p) => link(`/console/${env}/projects/${p.id}/branding`, "Branding")],
       ["Id", (p) => p.id],
       ["Created", (p) => when(p.created_at)],
     ],

@@ -68,7 +68,14 @@ describe.skipIf(!existsSync(CHROMIUM))(
           const cdp = await context.newCDPSession(tab);
           await cdp.send("WebAuthn.enable");
           await cdp.send("WebAuthn.addVirtualAuthenticator", {
-            options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+            options: {
+              protocol: "ctap2",
+              transport: "internal",
+              hasResidentKey: true,
+              hasUserVerification: true,
+              isUserVerified: true,
+              automaticPresenceSimulation: true,
+            },
           });
           const violations: string[] = [];
           const urls: string[] = [];
@@ -100,10 +107,17 @@ describe.skipIf(!existsSync(CHROMIUM))(
         // pending, verified, suspended, failed, expired, revoked, success rate
         expect(await day.getByRole("cell").allTextContents()).toEqual(["1", "1", "0", "0", "0", "0", "100.0 %"]);
         expect(await tab.getByRole("row", { name: /^sms/ }).getByRole("cell").allTextContents()).toEqual(["1", "1"]);
-        expect(await tab.getByRole("row", { name: /^email/ }).getByRole("cell").allTextContents()).toEqual(["1", "1"]);
+        expect(
+          await tab
+            .getByRole("row", { name: /^email/ })
+            .getByRole("cell")
+            .allTextContents(),
+        ).toEqual(["1", "1"]);
         const drawn = await tab.evaluate(() =>
           Array.from(document.querySelectorAll("figure[data-chart] canvas")).map((el) => {
-            const chart = (globalThis as unknown as { Chart: { getChart(c: Element): { data: { labels: unknown[]; datasets: { data: number[] }[] } } } }).Chart.getChart(el);
+            const chart = (
+              globalThis as unknown as { Chart: { getChart(c: Element): { data: { labels: unknown[]; datasets: { data: number[] }[] } } } }
+            ).Chart.getChart(el);
             return {
               width: (el as HTMLCanvasElement).width,
               buckets: chart.data.labels.length,
@@ -180,7 +194,10 @@ describe.skipIf(!existsSync(CHROMIUM))(
         const brand = projects.find((p) => p.name === "Brand Co")!;
         expect(brand.branding).toMatchObject({ business_name: "Brand & Sons", primary_color: "#1a7f37", support_email: "help@brand.example" });
         await tab.getByRole("link", { name: "Projects", exact: true }).click();
-        await tab.getByRole("row", { name: /Brand Co/ }).getByRole("link", { name: "Branding" }).waitFor();
+        await tab
+          .getByRole("row", { name: /Brand Co/ })
+          .getByRole("link", { name: "Branding" })
+          .waitFor();
         await axe(tab, "projects");
 
         // profiles made through the API, listed and shown
@@ -213,12 +230,19 @@ describe.skipIf(!existsSync(CHROMIUM))(
         expect(await viewer.tab.getByRole("button", { name: "Save branding" }).count()).toBe(0);
         expect(await viewer.tab.getByLabel("Business name").isDisabled()).toBe(true);
         await viewer.tab.getByRole("link", { name: "Projects", exact: true }).click();
-        await viewer.tab.getByRole("row", { name: /Brand Co/ }).getByRole("link", { name: "Branding" }).waitFor();
+        await viewer.tab
+          .getByRole("row", { name: /Brand Co/ })
+          .getByRole("link", { name: "Branding" })
+          .waitFor();
         expect(await viewer.tab.getByRole("button", { name: "Add a project" }).count()).toBe(0);
         const forced = await viewer.tab.evaluate(async (id) => {
           const me = await (await fetch("/console/api/me")).json();
           const headers = { "x-csrf-token": me.csrf_token, "content-type": "application/json" };
-          const patch = await fetch(`/console/api/test/projects/${id}`, { method: "PATCH", headers, body: JSON.stringify({ branding: { business_name: "Vic" } }) });
+          const patch = await fetch(`/console/api/test/projects/${id}`, {
+            method: "PATCH",
+            headers,
+            body: JSON.stringify({ branding: { business_name: "Vic" } }),
+          });
           const add = await fetch("/console/api/test/projects", { method: "POST", headers, body: JSON.stringify({ name: "Vic's" }) });
           return [patch.status, add.status];
         }, brand.id);
@@ -230,7 +254,9 @@ describe.skipIf(!existsSync(CHROMIUM))(
         expect(peek).toBe(404);
 
         // the audit log holds the searches (not what was searched) and the viewer's refusals
-        const audit = await tab.evaluate(async () => (await (await fetch("/console/api/audit?limit=100")).json()).data as { action: string; outcome: string }[]);
+        const audit = await tab.evaluate(
+          async () => (await (await fetch("/console/api/audit?limit=100")).json()).data as { action: string; outcome: string }[],
+        );
         expect(audit.some((a) => a.action.endsWith("/search/verifications") && a.outcome === "ok")).toBe(true);
         expect(audit.filter((a) => a.outcome === "denied").length).toBeGreaterThanOrEqual(2);
         expect(JSON.stringify(audit)).not.toContain("jo@example.com");

@@ -272,7 +272,11 @@ function identifierSearch(env) {
       onsubmit: async (e) => {
         e.preventDefault();
         try {
-          const r = await call("POST", `/${env}/search/verifications`, { identifier: identifier.value.trim(), ...(type.value ? { type: type.value } : {}), limit: 50 });
+          const r = await call("POST", `/${env}/search/verifications`, {
+            identifier: identifier.value.trim(),
+            ...(type.value ? { type: type.value } : {}),
+            limit: 50,
+          });
           found.replaceChildren(
             h("h2", {}, `Found ${r.pagination.total} by identifier`),
             r.data.length
@@ -339,12 +343,17 @@ async function verificationPage(env, id) {
             onsubmit: async (e) => {
               e.preventDefault();
               try {
-                const r = await call("POST", `/${env}/proofs/validate`, { proof_token: v.proof.token, ...(against.value.trim() ? { identifier: against.value.trim() } : {}) });
+                const r = await call("POST", `/${env}/proofs/validate`, {
+                  proof_token: v.proof.token,
+                  ...(against.value.trim() ? { identifier: against.value.trim() } : {}),
+                });
                 checked.replaceChildren(
                   h(
                     "p",
                     { role: "status", "data-validation": r.valid ? "valid" : "invalid" },
-                    r.valid ? `Valid proof (${r.verification.type}, expires ${when(r.verification.expires_at)})` : `Not valid: ${r.reason}${r.message ? ` (${r.message})` : ""}`,
+                    r.valid
+                      ? `Valid proof (${r.verification.type}, expires ${when(r.verification.expires_at)})`
+                      : `Not valid: ${r.reason}${r.message ? ` (${r.message})` : ""}`,
                   ),
                 );
               } catch (err) {

@@ -37,7 +37,12 @@ globalThis.ICVConsolePages = ({ h, call, show, failure, link, when, state }) => 
         }),
       );
     }
-    return h("figure", { class: "chart", "data-chart": stats.period }, h("div", { class: "chart-box" }, canvas), h("figcaption", {}, `${label}, per ${stats.bucket}`));
+    return h(
+      "figure",
+      { class: "chart", "data-chart": stats.period },
+      h("div", { class: "chart-box" }, canvas),
+      h("figcaption", {}, `${label}, per ${stats.bucket}`),
+    );
   }
 
   const rateText = (r) => (r === null ? "—" : `${r.toFixed(1)} %`);
@@ -45,7 +50,15 @@ globalThis.ICVConsolePages = ({ h, call, show, failure, link, when, state }) => 
     h(
       "table",
       {},
-      h("thead", {}, h("tr", {}, head.map((t) => h("th", { scope: "col" }, t)))),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          head.map((t) => h("th", { scope: "col" }, t)),
+        ),
+      ),
       h("tbody", {}, rows),
     );
 
@@ -81,11 +94,22 @@ globalThis.ICVConsolePages = ({ h, call, show, failure, link, when, state }) => 
         channels.length
           ? table(
               ["Channel", "24 h", "30 days"],
-              channels.map((c) => h("tr", {}, h("th", { scope: "row" }, c), periods.map((p) => h("td", {}, p.by_channel[c] ?? 0)))),
+              channels.map((c) =>
+                h(
+                  "tr",
+                  {},
+                  h("th", { scope: "row" }, c),
+                  periods.map((p) => h("td", {}, p.by_channel[c] ?? 0)),
+                ),
+              ),
             )
           : h("p", {}, "No verifications in the last 30 days."),
         stats
-          ? h("p", {}, `Webhook deliveries: ${stats.delivered} delivered, ${stats.failed} failed, ${stats.pending} pending (${stats.success_rate} % delivered).`)
+          ? h(
+              "p",
+              {},
+              `Webhook deliveries: ${stats.delivered} delivered, ${stats.failed} failed, ${stats.pending} pending (${stats.success_rate} % delivered).`,
+            )
           : undefined,
       );
     } catch (e) {
@@ -206,7 +230,13 @@ globalThis.ICVConsolePages = ({ h, call, show, failure, link, when, state }) => 
         table(
           ["Verification", "Label", "Identifier shown"],
           p.proofs.map((x) =>
-            h("tr", {}, h("td", {}, link(`/console/${env}/verifications/${x.verification_id}`, x.verification_id)), h("td", {}, x.label || "—"), h("td", {}, x.mask_level)),
+            h(
+              "tr",
+              {},
+              h("td", {}, link(`/console/${env}/verifications/${x.verification_id}`, x.verification_id)),
+              h("td", {}, x.label || "—"),
+              h("td", {}, x.mask_level),
+            ),
           ),
         ),
         p.is_public ? h("p", {}, h("a", { href: p.public_url, rel: "noreferrer", target: "_blank" }, "Open the public page")) : undefined,

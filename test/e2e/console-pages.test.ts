@@ -113,22 +113,20 @@ describe.skipIf(!existsSync(CHROMIUM))(
             .getByRole("cell")
             .allTextContents(),
         ).toEqual(["1", "1"]);
+        // each chart drawn (pixels on its canvas), with its buckets and its total in its text alternative
         const drawn = await tab.evaluate(() =>
-          Array.from(document.querySelectorAll("figure[data-chart] canvas")).map((el) => {
-            const chart = (
-              globalThis as unknown as { Chart: { getChart(c: Element): { data: { labels: unknown[]; datasets: { data: number[] }[] } } } }
-            ).Chart.getChart(el);
-            return {
-              width: (el as HTMLCanvasElement).width,
-              buckets: chart.data.labels.length,
-              total: chart.data.datasets.flatMap((d) => d.data).reduce((a, b) => a + b, 0),
-            };
+          Array.from(document.querySelectorAll("figure[data-chart]")).map((f) => {
+            const canvas = f.querySelector("canvas") as HTMLCanvasElement;
+            const pixels = canvas.getContext("2d")!.getImageData(0, 0, canvas.width, canvas.height).data;
+            let painted = 0;
+            for (let i = 3; i < pixels.length; i += 4) if (pixels[i] > 0) painted++;
+            return { width: canvas.width, painted, buckets: Number((f as HTMLElement).dataset.buckets), label: canvas.getAttribute("aria-label") };
           }),
         );
         expect(drawn).toHaveLength(2);
-        expect(drawn[0]).toMatchObject({ buckets: 25, total: 2 });
-        expect(drawn[1]).toMatchObject({ buckets: 31, total: 2 });
-        expect(drawn.every((d) => d.width > 100)).toBe(true);
+        expect(drawn[0]).toMatchObject({ buckets: 25, label: "Last 24 hours: 2 verifications by status, per hour" });
+        expect(drawn[1]).toMatchObject({ buckets: 31, label: "Last 30 days: 2 verifications by status, per day" });
+        expect(drawn.every((d) => d.width > 100 && d.painted > 1000)).toBe(true);
         await shot(tab, "overview");
         await axe(tab, "overview");
 

@@ -1,13 +1,11 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import type { TEMPLATE_CHANNELS, TEMPLATE_TYPES, toRestProject } from "../../../../services/gateway/src/routes/projects.ts";
 import { call, canChange } from "../api.ts";
 import { Failure, Frame, go, Link, useAction, useLoad, when } from "../ui.tsx";
 import { ListPage } from "./lists.tsx";
 
-interface Project {
-  id: string;
-  name: string;
-  branding: { business_name: string | null; logo_url: string | null; primary_color: string | null; support_email: string | null };
-}
+/** The public API's project, typed from its converter (a type only: nothing of the gateway is bundled). */
+type Project = ReturnType<typeof toRestProject>;
 
 /** The environment's projects: each one's templates and branding; a developer or admin adds one. */
 export function ProjectsPage({ env }: { env: string }) {
@@ -123,8 +121,17 @@ export function BrandingPage({ env, id }: { env: string; id: string }) {
   );
 }
 
-const CHANNELS = ["email", "sms", "whatsapp", "telegram"];
-const TYPES = ["verification_request", "verification_success", "verification_expired", "login_request", "login_success", "2fa_request", "2fa_success"];
+// the public API's lists (checked against them: a value import would bundle the gateway)
+const CHANNELS: string[] = ["email", "sms", "whatsapp", "telegram"] satisfies (typeof TEMPLATE_CHANNELS)[number][];
+const TYPES: string[] = [
+  "verification_request",
+  "verification_success",
+  "verification_expired",
+  "login_request",
+  "login_success",
+  "2fa_request",
+  "2fa_success",
+] satisfies (typeof TEMPLATE_TYPES)[number][];
 
 /** One project's message templates: pick a channel and type, edit, preview with sample values, save. */
 export function TemplatesPage({ env, id }: { env: string; id: string }) {

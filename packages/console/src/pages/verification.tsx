@@ -1,20 +1,11 @@
 import { useRef, useState } from "preact/hooks";
+import type { z } from "zod";
+import type { Verification as VerificationSchema } from "../../../../services/gateway/src/routes/verifications.ts";
 import { call, canChange } from "../api.ts";
 import { Failure, Frame, Link, useAction, useLoad, when } from "../ui.tsx";
 
-interface Verification {
-  id: string;
-  status: string;
-  type: string;
-  channel: string;
-  identifier?: string;
-  external_user_id?: string;
-  created_at?: string;
-  verified_at?: string;
-  revoked_at?: string;
-  revoked_reason?: string;
-  proof?: { token: string; expires_at?: string };
-}
+/** The public API's verification, typed from the zod schema that also makes /api/openapi.json (a type only: nothing of the gateway is bundled). */
+type Verification = z.infer<typeof VerificationSchema>;
 interface TimelineEvent {
   id: string;
   event_type: string;

@@ -65,6 +65,7 @@ function summary(results: Partial<Record<BenchMode, ModeResult>>): string {
   };
   const lines: Array<[string, string[], string]> = [
     ["create + test-verify, proofs/s", both("proofs_per_s", (v) => v.toFixed(0)), "≥ 1,000 Postgres, ≥ 300 embedded"],
+    ["  ICV / minimal durable issuer, proofs/s (median of rounds)", both("minimal issuer: ratio_median", (v) => v.toFixed(2)), "≥ 0.6"],
     ["  CPU ms per proof (all-in-one process)", both("proof_cpu_ms", (v) => v.toFixed(2)), "≈ 2 ms all in"],
     ["SQL statements per proof (request + background)", both("sql_per_proof", (v) => v.toFixed(1)), "≤ 12"],
     ["GET /verifications/:id vs Express hello", both("get_vs_express", pctOf), "≥ 50 %"],

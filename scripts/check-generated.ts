@@ -1,8 +1,11 @@
-// Fails when packages/contracts/src/gen is not what `buf generate` makes from proto/ today.
+// Fails when packages/contracts/src/gen is not what `buf generate` makes from proto/ today, or when
+// @icv/client's generated files (packages/client/src/gen) are not what scripts/generate-client.ts
+// makes from the gateway's routes today.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { clientFiles } from "./generate-client.ts";
 
 const committed = "packages/contracts/src/gen";
 const out = mkdtempSync(path.join(tmpdir(), "icv-gen-"));
@@ -28,11 +31,20 @@ try {
       .filter((f) => have.includes(f) && readFileSync(path.join(out, f), "utf8") !== readFileSync(path.join(committed, f), "utf8"))
       .map((f) => `stale ${f}`),
   ];
+  const client = "packages/client/src/gen";
+  const made = await clientFiles();
+  for (const [name, text] of Object.entries(made)) {
+    const file = path.join(client, name);
+    if (!existsSync(file)) stale.push(`missing ${file}`);
+    else if (readFileSync(file, "utf8") !== text) stale.push(`stale ${file}`);
+  }
   if (stale.length) {
-    console.error(`generated contracts are out of date (run npm run generate and commit):\n  ${stale.join("\n  ")}`);
+    console.error(`generated files are out of date (run npm run generate and commit):\n  ${stale.join("\n  ")}`);
     process.exit(1);
   }
-  console.log(`generated contracts are up to date (${want.length} files)`);
+  console.log(`generated contracts are up to date (${want.length} files), and the client's ${Object.keys(made).length} files`);
 } finally {
   rmSync(out, { recursive: true, force: true });
 }
+// the gateway's clients keep handles open
+process.exit(0);

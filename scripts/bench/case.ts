@@ -8,6 +8,8 @@ export interface BenchContext {
   mode: BenchMode;
   /** the stack as `npm start` runs it in this mode (url, adminUrl, mainPid for CPU accounting) */
   stack: RunningStack;
+  /** the stack's database on the server (Postgres mode only) */
+  databaseUrl?: string;
   testKey: string;
   liveKey: string;
   /** seconds per measured run, warm-up seconds, autocannon connections */
@@ -18,5 +20,6 @@ export interface BenchContext {
 
 export interface BenchCase {
   name: string;
-  run(ctx: BenchContext): Promise<{ rows: Row[]; figures: Record<string, number> }>;
+  /** notes: printed after the mode's table (longer findings, such as a per-statement table) */
+  run(ctx: BenchContext): Promise<{ rows: Row[]; figures: Record<string, number>; notes?: string[] }>;
 }

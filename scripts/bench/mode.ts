@@ -119,10 +119,21 @@ export async function runMode(o: ModeOptions): Promise<ModeResult> {
       process.stderr.write(`  ${c.name} …\n`);
       const r = await attempt(
         c.name,
-        () => c.run({ mode: o.mode, stack, testKey: t.testKey, liveKey: t.liveKey, duration: o.duration, warmup: o.warmup, connections: o.connections }),
+        () =>
+          c.run({
+            mode: o.mode,
+            stack,
+            databaseUrl: db?.url,
+            testKey: t.testKey,
+            liveKey: t.liveKey,
+            duration: o.duration,
+            warmup: o.warmup,
+            connections: o.connections,
+          }),
         { rows: [], figures: {} },
       );
       extraRows.push(...r.rows);
+      notes.push(...(r.notes ?? []));
       for (const [k, v] of Object.entries(r.figures)) figures[`${c.name}: ${k}`] = v;
     }
     return { extraRows, figures };

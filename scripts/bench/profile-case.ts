@@ -1,5 +1,6 @@
 // Profiles the stack under one bench case only, so a profile shows one path's costs:
-//   node --import tsx scripts/bench/profile-case.ts get|validate|create|hooks [seconds=10] [profile-dir=/tmp/icv-prof] [connections=50]
+//   node --import tsx scripts/bench/profile-case.ts get|validate|create|create-sd|hooks [seconds=10] [profile-dir=/tmp/icv-prof] [connections=50]
+// (create-sd: create + test-verify with proof_format sd-jwt-vc, to set beside create's profile)
 // (hooks: signed WhatsApp hooks carrying live codes, `seconds` × 200 of them, as the bench sends them)
 // Starts the stack as `npm start` does, with --cpu-prof (DATABASE_URL / REDIS_URL
 // are honoured as in the bench), warms up 2 s, loads for `seconds`, stops it and prints the
@@ -13,8 +14,8 @@ import { createTenant, freshPostgres, startStack, stackEnv, verifiedPhone } from
 
 const [which = "get", secondsArg = "10", dirArg = "/tmp/icv-prof", connArg = "50"] = process.argv.slice(2);
 const connections = Number(connArg);
-if (!["get", "validate", "create", "hooks"].includes(which)) {
-  process.stderr.write("usage: profile-case get|validate|create|hooks [seconds] [profile-dir]\n");
+if (!["get", "validate", "create", "create-sd", "hooks"].includes(which)) {
+  process.stderr.write("usage: profile-case get|validate|create|create-sd|hooks [seconds] [profile-dir]\n");
   process.exit(1);
 }
 const seconds = Number(secondsArg);
@@ -64,7 +65,9 @@ try {
             },
             0,
           )
-        : loadCreateAndVerify({ url: stack.url, connections, duration }, t.testKey, 0, "create + test-verify", target);
+        : loadCreateAndVerify({ url: stack.url, connections, duration }, t.testKey, 0, "create + test-verify", target, {
+            proof_format: which === "create-sd" ? "sd-jwt-vc" : "jwt",
+          });
   };
   await run(2); // warm-up
   // V8 profile timestamps and process.hrtime are both CLOCK_MONOTONIC microseconds on Linux

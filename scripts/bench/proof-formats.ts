@@ -1,5 +1,5 @@
 // Issue 26's bench cases. The SD-JWT VC beside the JWT: create + test-verify with proof_format jwt,
-// then sd-jwt-vc, back to back on the same stack; the figure is the SD-JWT VC's extra CPU per proof
+// then sd-jwt-vc twice, then jwt (A B B A), on the same stack; the figure is the SD-JWT VC's extra CPU per proof
 // of the stack's process (target: at most 15 % more than a JWT proof). The Token Status List:
 // fetches per second of one list (every list holds 100,000 entries), and the time from a revoke's
 // answer to a served list that shows it (the list cached before the revoke).
@@ -22,15 +22,37 @@ async function proof(ctx: BenchContext, extra: Record<string, unknown> = {}): Pr
 const entryOf = (token: string) =>
   (JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString()) as { status: { status_list: { idx: number; uri: string } } }).status.status_list;
 
+type Run = Awaited<ReturnType<typeof loadCreateAndVerify>>;
+
+/** Two runs of one format as one: rates and CPU per proof over both, the worse latencies. */
+const both = (x: Run, y: Run) => {
+  const proofs = x.proofs + y.proofs;
+  const seconds = x.cpu.targetSeconds + y.cpu.targetSeconds;
+  return {
+    rate: (x.rate + y.rate) / 2,
+    p50: Math.max(x.p50, y.p50),
+    p99: Math.max(x.p99, y.p99),
+    errors: x.non2xx + x.errors + y.non2xx + y.errors,
+    cpu: x.cpu,
+    cpuMsPerOp: (seconds * 1000) / Math.max(1, proofs),
+  };
+};
+
 export const sdJwtVcCase: BenchCase = {
   name: "SD-JWT VC issuing",
   async run(ctx) {
-    const base = { url: ctx.stack.url, connections: ctx.connections, duration: ctx.duration, pipelining: 1, timeout: 10 };
+    // A B B A, each half the case's time: a stack's CPU per proof drifts as its tables grow, and
+    // a drift that is linear in time costs both formats the same in this order
+    const base = { url: ctx.stack.url, connections: ctx.connections, duration: ctx.duration / 2, pipelining: 1, timeout: 10 };
     const target = () => ctx.stack.mainPid();
-    const jwt = await loadCreateAndVerify(base, ctx.testKey, ctx.warmup, "create + test-verify, proof_format jwt", target, { proof_format: "jwt" });
-    const sd = await loadCreateAndVerify(base, ctx.testKey, ctx.warmup, "create + test-verify, proof_format sd-jwt-vc", target, {
-      proof_format: "sd-jwt-vc",
-    });
+    const run = (format: "jwt" | "sd-jwt-vc", warmup: number) =>
+      loadCreateAndVerify(base, ctx.testKey, warmup, `create + test-verify, proof_format ${format}`, target, { proof_format: format });
+    const a1 = await run("jwt", ctx.warmup);
+    const b1 = await run("sd-jwt-vc", ctx.warmup);
+    const b2 = await run("sd-jwt-vc", 0);
+    const a2 = await run("jwt", 0);
+    const jwt = both(a1, a2);
+    const sd = both(b1, b2);
     const extra = sd.cpuMsPerOp / jwt.cpuMsPerOp - 1;
     const rows: Row[] = [
       {
@@ -49,7 +71,7 @@ export const sdJwtVcCase: BenchCase = {
         ratio: `${extra >= 0 ? "+" : ""}${pct(extra)} CPU per proof`,
         target: "≤ +15 % CPU per proof",
         pass: extra <= 0.15,
-        errors: sd.non2xx + sd.errors,
+        errors: sd.errors,
         cpu: sd.cpu,
         cpuMsPerOp: sd.cpuMsPerOp,
       },

@@ -1,16 +1,9 @@
+import type { components } from "@icv/client/api";
 import { call, type Page } from "../api.ts";
 import { Failure, Frame, Link, Pager, pageOf, Table, useLoad, when } from "../ui.tsx";
 
-interface Profile {
-  id: string;
-  display_name: string;
-  bio: string | null;
-  is_public: boolean;
-  public_url: string;
-  proofs: { verification_id: string; label: string; mask_level: string }[];
-  created_at: string;
-  updated_at: string;
-}
+/** The public API's profile, as the OpenAPI document (packages/client's generated types) describes it. */
+type Profile = components["schemas"]["Profile"];
 
 /** The profiles made through the API: a page at a time, each with the proofs it shows. */
 export function ProfilesPage({ env }: { env: string }) {

@@ -1,11 +1,12 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { TEMPLATE_CHANNELS, TEMPLATE_TYPES, toRestProject } from "../../../../services/gateway/src/routes/projects.ts";
+import type { components } from "@icv/client/api";
 import { call, canChange } from "../api.ts";
 import { Failure, Frame, go, Link, useAction, useLoad, when } from "../ui.tsx";
 import { ListPage } from "./lists.tsx";
 
-/** The public API's project, typed from its converter (a type only: nothing of the gateway is bundled). */
-type Project = ReturnType<typeof toRestProject>;
+/** The public API's project, as the OpenAPI document (packages/client's generated types) describes it. */
+type Project = components["schemas"]["Project"];
+type Template = components["schemas"]["MessageTemplate"];
 
 /** The environment's projects: each one's templates and branding; a developer or admin adds one. */
 export function ProjectsPage({ env }: { env: string }) {
@@ -121,8 +122,8 @@ export function BrandingPage({ env, id }: { env: string; id: string }) {
   );
 }
 
-// the public API's lists (checked against them: a value import would bundle the gateway)
-const CHANNELS: string[] = ["email", "sms", "whatsapp", "telegram"] satisfies (typeof TEMPLATE_CHANNELS)[number][];
+// the public API's lists (checked against its OpenAPI enums)
+const CHANNELS: string[] = ["email", "sms", "whatsapp", "telegram"] satisfies Template["channel"][];
 const TYPES: string[] = [
   "verification_request",
   "verification_success",
@@ -131,7 +132,7 @@ const TYPES: string[] = [
   "login_success",
   "2fa_request",
   "2fa_success",
-] satisfies (typeof TEMPLATE_TYPES)[number][];
+] satisfies Template["type"][];
 
 /** One project's message templates: pick a channel and type, edit, preview with sample values, save. */
 export function TemplatesPage({ env, id }: { env: string; id: string }) {
@@ -142,7 +143,7 @@ export function TemplatesPage({ env, id }: { env: string; id: string }) {
   const [body, setBody] = useState("");
   const [preview, setPreview] = useState<preact.ComponentChildren>(null);
   const [out, act] = useAction();
-  const { data: t, error } = useLoad(() => call("GET", `${base}/${channel}/${type}`), `${base}/${channel}/${type}`);
+  const { data: t, error } = useLoad(() => call<Template>("GET", `${base}/${channel}/${type}`), `${base}/${channel}/${type}`);
   useEffect(() => {
     if (!t) return;
     setBody(t.body);
@@ -152,7 +153,7 @@ export function TemplatesPage({ env, id }: { env: string; id: string }) {
   const withSubject = () => (channel === "email" && subject ? { subject } : {});
   const showPreview = async () => {
     try {
-      const r = await call("POST", `${base}/preview`, { channel, type, body, ...withSubject() });
+      const r = await call<components["schemas"]["RenderedMessage"]>("POST", `${base}/preview`, { channel, type, body, ...withSubject() });
       setPreview(
         <>
           <h2>Preview</h2>

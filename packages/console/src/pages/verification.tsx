@@ -1,11 +1,10 @@
 import { useRef, useState } from "preact/hooks";
-import type { z } from "zod";
-import type { Verification as VerificationSchema } from "../../../../services/gateway/src/routes/verifications.ts";
+import type { components } from "@icv/client/api";
 import { call, canChange } from "../api.ts";
 import { Failure, Frame, Link, useAction, useLoad, when } from "../ui.tsx";
 
-/** The public API's verification, typed from the zod schema that also makes /api/openapi.json (a type only: nothing of the gateway is bundled). */
-type Verification = z.infer<typeof VerificationSchema>;
+/** The public API's verification, as the OpenAPI document (packages/client's generated types) describes it. */
+type Verification = components["schemas"]["Verification"];
 interface TimelineEvent {
   id: string;
   event_type: string;

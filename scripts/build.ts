@@ -10,6 +10,8 @@
 //   dist/<workspace>/**                               every other file of the workspace (SQL migrations,
 //                                                     the hosted page's html/css/js), tests and data left out
 //   dist/services/gateway/src/scalar-standalone.js   the API reference's renderer (a dev dependency's bundle)
+//   dist/services/gateway/src/console/ui/console.bundle.js  the console's browser app (packages/console),
+//                                                     bundled here by esbuild (the source tree bundles it at start)
 //
 // `cd dist && npm ci --omit=dev && node scripts/start-all.js` runs it. Type errors are `npm run
 // typecheck`'s job; the emit runs with --noCheck because imports of workspace packages keep their
@@ -17,6 +19,8 @@
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { buildSync } from "esbuild";
+import { BUNDLE_OPTIONS } from "../services/gateway/src/console/bundle.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const out = path.resolve(root, process.argv[2] ?? "dist");
@@ -120,5 +124,7 @@ const { devDependencies: _lockDev, ...lockRoot } = lock.packages[""];
 lock.packages = Object.fromEntries(Object.entries(lock.packages).filter(([, p]) => !p.dev));
 lock.packages[""] = lockRoot;
 writeJson(path.join(out, "package-lock.json"), lock);
+const bundle = path.join(out, "services/gateway/src/console/ui/console.bundle.js");
+writeFileSync(bundle, buildSync(BUNDLE_OPTIONS).outputFiles[0].contents);
 if (!existsSync(path.join(out, "scripts", "start-all.js"))) throw new Error("build: dist/scripts/start-all.js is missing");
 console.log(`build: ${emitted.size} compiled files in ${path.relative(root, out) || out}`);

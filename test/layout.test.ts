@@ -15,7 +15,7 @@ function tsFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) return e.name === "gen" || e.name === "node_modules" ? [] : tsFiles(p);
-    return p.endsWith(".ts") ? [p] : [];
+    return p.endsWith(".ts") || p.endsWith(".tsx") ? [p] : [];
   });
 }
 
@@ -89,7 +89,8 @@ describe("the tree", () => {
   });
 
   it("has no source file of a service over 425 lines (400 again once every service has the one skeleton)", () => {
-    const services = SOURCE_DIRS.filter((d) => rel(d).startsWith("services/"));
+    // and the console's browser app (packages/console, TSX)
+    const services = SOURCE_DIRS.filter((d) => rel(d).startsWith("services/") || rel(d) === "packages/console/src");
     const long = services
       .flatMap(tsFiles)
       .map((f) => ({ file: rel(f), lines: fs.readFileSync(f, "utf8").split("\n").length - 1 }))

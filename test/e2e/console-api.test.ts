@@ -264,4 +264,33 @@ describe("what a signed-in person sees and does", { timeout: 120_000 }, () => {
     expect(seen.filter((e: string) => e.endsWith("@acme.example"))).toEqual([]);
     expect((await admin.get(`/console/api/test/verifications/${id}`)).body.status).toBe("verified");
   });
+
+  it("the overview's counts and the search by identifier: own tenant and environment only, checked input, CSRF on the search", async () => {
+    const mine = await person(acme.tenantId, "stats@acme.example", "viewer");
+    const theirs = await person(other.tenantId, "stats@other.example", "viewer");
+    const identifier = `counted${Date.now()}@example.com`;
+    const v = await api(stack.url, acme.testKey).post("/api/v1/verifications", { type: "email", channel: "email", identifier });
+    expect(v.status, v.text).toBe(201);
+    const count = async (b: Browser, env: string) => (await b.get(`/console/api/${env}/stats/verifications?period=24h`)).body;
+    const day = await count(mine, "test");
+    expect(day).toMatchObject({ period: "24h", bucket: "hour" });
+    expect(day.by_status.pending).toBeGreaterThanOrEqual(1);
+    expect(day.buckets).toHaveLength(25);
+    // the other tenant and the live environment count none of acme's test verifications
+    expect((await count(theirs, "test")).by_status.pending ?? 0).toBe(0);
+    expect((await count(mine, "live")).total).toBe(0);
+    expectError(await mine.get("/console/api/test/stats/verifications?period=7d"), 400, "validation_error");
+
+    // a viewer may search (a POST that only reads); the answer is masked; another tenant finds nothing
+    const found = await mine.post("/console/api/test/search/verifications", { identifier: identifier.toUpperCase() });
+    expect(found.status, found.text).toBe(200);
+    expect(found.body.data.map((x: { id: string }) => x.id)).toEqual([v.body.id]);
+    expect(found.body.data[0].masked_identifier).not.toContain(identifier);
+    expect((await theirs.post("/console/api/test/search/verifications", { identifier })).body.data).toEqual([]);
+    expectError(await mine.post("/console/api/test/search/verifications", { identifier: "x".repeat(321) }), 400, "validation_error");
+    expectError(await mine.post("/console/api/test/search/verifications", { identifier: "not an identifier at all" }), 400, "invalid_identifier");
+    expectError(await mine.post("/console/api/test/search/verifications", { identifier }, { csrf: false }), 403, "forbidden");
+    // but a viewer still changes nothing
+    expectError(await mine.post(`/console/api/test/proofs/${v.body.id}/revoke`, { reason: "fraud" }), 403, "forbidden");
+  });
 });

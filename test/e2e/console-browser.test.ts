@@ -156,7 +156,7 @@ describe.skipIf(!existsSync(CHROMIUM))(
         // a template edited with its preview, then saved (the API sees it)
         const prj = await c.post("/api/v1/me/projects", { name: "Shop" });
         expect(prj.status, prj.text).toBe(201);
-        await tab.getByRole("link", { name: "Templates" }).click();
+        await tab.getByRole("link", { name: "Projects", exact: true }).click();
         await tab.getByRole("link", { name: "Shop" }).click();
         await tab.getByText("The built-in text").waitFor();
         await tab.getByLabel("Template text").fill("Shop code {{code}}, valid {{expires_in}}");

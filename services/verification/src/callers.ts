@@ -25,6 +25,9 @@ export const verificationCallers = [
     listTestMessages: ["gateway"],
     // for internal teams only (INTERNAL_CLIENTS_FILE): no service reads in bulk
     exportVerifications: [],
+    // the tenant console's overview and search by identifier (the gateway hosts the console)
+    getVerificationStats: ["gateway"],
+    searchVerifications: ["gateway"],
     // the end user's OAuth sign-in, through the gateway's public /oauth routes
     startOAuthSignIn: ["gateway"],
     completeOAuthSignIn: ["gateway"],

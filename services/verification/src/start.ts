@@ -23,6 +23,7 @@ import {
 import { verificationCallers } from "./callers.ts";
 import { verificationRoutes } from "./rpc/verifications.ts";
 import { exportHandlers } from "./rpc/export.ts";
+import { insightHandlers } from "./rpc/insights.ts";
 import { OAuthStore, ProfileStore, ProjectStore, RequestStore, TEST_MESSAGE_TTL_MS, VerificationStore } from "./store/index.ts";
 import { OAuthSignIn } from "./oauth/sign-in.ts";
 import { Profiles } from "./profiles/index.ts";
@@ -122,7 +123,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     identity,
     callers: verificationCallers,
     routes: (router) => {
-      verificationRoutes(verifications, store, clock, signIn, exportHandlers(db))(router);
+      verificationRoutes(verifications, store, clock, signIn, exportHandlers(db), insightHandlers(db, clock))(router);
       verificationRequestRoutes(requests)(router);
       projectRoutes(new Projects({ store: projectStore, clock, logoTargets: { allowPrivate: config.ALLOW_PRIVATE_TARGETS } }))(router);
       profileRoutes(new Profiles({ store: new ProfileStore(db), proofs, log: rpcClient(LogService, config.serviceUrl("log"), identity), clock }))(router);

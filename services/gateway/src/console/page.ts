@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Express, RequestHandler } from "express";
 import { pageHeaders } from "../hosted/page.ts";
+import { consoleBundle } from "./bundle.ts";
 
 const UI = path.join(path.dirname(fileURLToPath(import.meta.url)), "ui");
 
@@ -18,12 +18,6 @@ interface Asset {
   type: string;
 }
 
-/** The browser half of @simplewebauthn (its UMD bundle: window.SimpleWebAuthnBrowser), from the installed package. */
-function webauthnBundle(): Buffer {
-  const entry = createRequire(import.meta.url).resolve("@simplewebauthn/browser");
-  return readFileSync(path.join(entry, "..", "..", "dist", "bundle", "index.umd.min.js"));
-}
-
 /** An asset under a name that holds its content's hash, so it can be cached for a year. */
 function hashed(base: string, ext: string, body: Buffer, type: string): Asset {
   return { name: `${base}.${createHash("sha256").update(body).digest("hex").slice(0, 16)}.${ext}`, body, type };
@@ -32,12 +26,11 @@ function hashed(base: string, ext: string, body: Buffer, type: string): Asset {
 /** The console's page and assets, read and named once at start. */
 export function consoleAssets(): { html: Buffer; assets: Map<string, Asset> } {
   const list = [
-    hashed("console", "js", readFileSync(path.join(UI, "console-app.js")), "text/javascript; charset=utf-8"),
+    hashed("console", "js", consoleBundle(), "text/javascript; charset=utf-8"),
     hashed("console", "css", readFileSync(path.join(UI, "console.css")), "text/css; charset=utf-8"),
-    hashed("webauthn", "js", webauthnBundle(), "text/javascript; charset=utf-8"),
   ];
-  const byTemplate: Record<string, string> = { "console.js": list[0].name, "console.css": list[1].name, "webauthn.js": list[2].name };
-  const html = readFileSync(path.join(UI, "index.html"), "utf8").replace(/\{\{([\w.]+)\}\}/g, (_m, k: string) => `/console/assets/${byTemplate[k]}`);
+  const byTemplate: Record<string, string> = { "console.js": list[0].name, "console.css": list[1].name };
+  const html = readFileSync(path.join(UI, "index.html"), "utf8").replace(/\{\{([\w.-]+)\}\}/g, (_m, k: string) => `/console/assets/${byTemplate[k]}`);
   return { html: Buffer.from(html), assets: new Map(list.map((a) => [a.name, a])) };
 }
 

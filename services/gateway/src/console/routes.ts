@@ -9,6 +9,7 @@ import type { Tenants } from "../tenants.ts";
 import { csrfMatches, csrfOf, invite, type Passkeys } from "./passkeys.ts";
 import { timelineRoute } from "./timeline.ts";
 import { webhookRoutes } from "./webhook-routes.ts";
+import { insightRoutes } from "./insight-routes.ts";
 import type { Clients } from "../clients.ts";
 import type { AuditEntry, ConsoleStore, ConsoleUser } from "./store.ts";
 
@@ -42,13 +43,18 @@ const OFFERED = new Set([
   "post /api/v1/webhook-deliveries/{id}/retry",
   "get /api/v1/test/messages",
   "get /api/v1/me/projects",
+  "post /api/v1/me/projects",
   "get /api/v1/me/projects/{id}",
+  "patch /api/v1/me/projects/{id}",
   "get /api/v1/me/projects/{id}/templates",
   "post /api/v1/me/projects/{id}/templates/preview",
   "get /api/v1/me/projects/{id}/templates/{channel}/{type}",
   "put /api/v1/me/projects/{id}/templates/{channel}/{type}",
   "get /api/v1/me/profiles",
+  "get /api/v1/me/profiles/{id}",
 ]);
+/** POSTs that only read (a viewer may make them): a proof checked, a search by identifier (a POST to keep it out of URLs). */
+const READING_POSTS = new Set(["/proofs/validate", "/search/verifications"]);
 
 export interface ConsoleDeps {
   config: Config;
@@ -181,7 +187,7 @@ export function consoleApi(d: ConsoleDeps): Router {
       audit(req, { tenantId: user.tenant_id, userId: user.id, email: user.email, action: `${req.method} ${req.baseUrl}${req.path}`, outcome: "denied" });
       next(new AppError("forbidden", `the ${user.role} role may not do this`));
     };
-  const reads = (u: ConsoleUser, req: Request) => req.method === "GET" || u.role !== "viewer";
+  const reads = (u: ConsoleUser, req: Request) => req.method === "GET" || u.role !== "viewer" || (req.method === "POST" && READING_POSTS.has(req.path));
   // anyone may end their own sessions
   const ownSessions = (u: ConsoleUser, req: Request) => reads(u, req) || req.path.startsWith("/sign-out");
   const adminOnly = (u: ConsoleUser) => u.role === "admin";
@@ -314,6 +320,7 @@ export function consoleApi(d: ConsoleDeps): Router {
   ];
   mount(perEnv, keys, () => [guard(adminOnly), logged, d.json]);
   mount(perEnv, [...webhookRoutes(d.clients.webhook), timelineRoute(d.clients)], () => [guard(reads), logged, d.json]);
+  mount(perEnv, insightRoutes(d.clients), () => [guard(reads), logged, d.json]);
   const offered = d.publicRoutes
     .filter((r) => OFFERED.has(`${r.method} ${r.path}`))
     // /api/v1/verifications → /verifications; /api/v1/me/projects → /projects

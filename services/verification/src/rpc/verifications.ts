@@ -11,6 +11,7 @@ import { DETAIL_STATUSES, LIST_STATUSES, toVerifiedUsers } from "../users.ts";
 import type { OAuthSignIn } from "../oauth/sign-in.ts";
 import { oauthHandlers } from "./oauth.ts";
 import type { exportHandlers } from "./export.ts";
+import type { insightHandlers } from "./insights.ts";
 
 const one = (row: VerificationRow) => ({ verification: toMessage({ row }) });
 
@@ -40,11 +41,13 @@ export function verificationRoutes(
   clock: Clock = systemClock,
   signIn?: OAuthSignIn,
   exporter?: ReturnType<typeof exportHandlers>,
+  insights?: ReturnType<typeof insightHandlers>,
 ) {
   return (router: ConnectRouter) =>
     router.service(VerificationService, {
       ...(signIn ? oauthHandlers(signIn) : {}),
       ...exporter,
+      ...insights,
       async createVerification(req) {
         const answer = await verifications.create(requireScope(req.scope), {
           type: req.type,

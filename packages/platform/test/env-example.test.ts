@@ -25,6 +25,9 @@ const READ_ELSEWHERE: Record<string, { file: string; why: string }> = {
   BENCH_LOG_PRELOAD: { file: "scripts/bench/log.ts", why: "the transparency log's bench: entries in the tree before appends are timed" },
   BENCH_NODE_FLAGS: { file: "scripts/bench/stack.ts", why: "npm run bench: the stack's runtime flags" },
   BENCH_CPU_PROF: { file: "scripts/bench/stack.ts", why: "npm run bench: profile the benchmarked stack" },
+  BENCH_BASELINE_ROUNDS: { file: "scripts/bench/minimal-baseline.ts", why: "npm run bench: rounds of ICV against the minimal durable issuer" },
+  ISSUER_KEY: { file: "scripts/bench/minimal-issuer.ts", why: "the bench's minimal durable issuer: the API key it accepts" },
+  ISSUER_POOL: { file: "scripts/bench/minimal-issuer.ts", why: "the bench's minimal durable issuer: its pg pool size" },
   BENCH_RECHECKS: { file: "scripts/bench/rechecks.ts", why: "the re-check bench run alone: due proofs swept" },
 };
 

@@ -26,6 +26,6 @@
     documentDownloadType: "json",
     persistAuth: false,
     authentication: { preferredSecurityScheme: "bearer", securitySchemes: { bearer: { token: "pk_test_" } } },
-    onRequestBuilt: onlyTestKeys,
+    onBeforeRequest: onlyTestKeys,
   });
 })();

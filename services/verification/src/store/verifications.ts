@@ -1,4 +1,4 @@
-import { appendEvents, EventCache, writeWithEvents, type Database, type ProofMethod, type Queryable, type Scope } from "@icv/platform";
+import { appendEvents, EventCache, writeWithEvents, type Database, type ProofMethod, type Queryable, type Scope, type SealingDatabase } from "@icv/platform";
 import type { UserSummaryRow, UserVerificationRow } from "../users.ts";
 import { statusEvents, suspensionEvent } from "../events.ts";
 import { suspensionMove, writeSuspension, type SuspensionMove } from "./suspensions.ts";
@@ -6,6 +6,7 @@ import type { EventRow, ListFilter, NewVerification, TestMessageRow, Verificatio
 import { insertTestMessage, pruneTestMessages, testMessages, testMessageWith } from "./test-messages.ts";
 import { DomainCheckStore, insertDomainCheck, type NewDomainCheck } from "./domain-checks.ts";
 import { userVerifications, verifiedUser, verifiedUsers } from "./users.ts";
+import { sealVerification, verificationDatabase } from "./sealing.ts";
 
 const S = "verification";
 
@@ -22,8 +23,12 @@ export class VerificationStore {
   /** Domain verifications' check state (domain-checks.ts). */
   readonly checks: DomainCheckStore;
 
-  constructor(private readonly db: Database) {
-    this.checks = new DomainCheckStore(db);
+  /** Reads answer personal data opened (store/sealing.ts); writes seal it. */
+  private readonly db: SealingDatabase;
+
+  constructor(db: Database) {
+    this.db = verificationDatabase(db);
+    this.checks = new DomainCheckStore(this.db);
   }
 
   /**
@@ -64,28 +69,31 @@ export class VerificationStore {
       suspended_at: null,
       suspended_reason: null,
     };
+    const pd = this.db.personalData;
+    const sealed = sealVerification(pd, v);
     const r = await writeWithEvents<VerificationRow>(
       q,
       S,
       `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
          challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
-         created_at, updated_at, code_lookup, origin, delivery, callback_url, project_id, message_type, proof_format, holder_key)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18, $19, $20, $21, $22, $23, $24, $25) RETURNING *`,
+         created_at, updated_at, code_lookup, origin, delivery, callback_url, project_id, message_type, proof_format, holder_key, identifier_index, key_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
+       RETURNING *`,
       [
         v.id,
         v.tenant_id,
         v.environment,
         v.type,
         v.channel,
-        v.identifier,
-        v.identifier_canonical,
+        sealed.identifier,
+        sealed.identifier_canonical,
         v.code_hmac,
         v.challenge_expires_at,
-        v.instruction,
+        sealed.instruction,
         v.deep_link,
-        v.challenge_message,
+        sealed.challenge_message,
         v.max_attempts,
-        v.client_metadata === null ? null : JSON.stringify(v.client_metadata),
+        sealed.client_metadata,
         v.external_user_id,
         v.proof_expires_in,
         v.created_at,
@@ -97,10 +105,12 @@ export class VerificationStore {
         v.message_type ?? null,
         row.proof_format,
         row.holder_key ? JSON.stringify(row.holder_key) : null,
+        sealed.identifier_index,
+        sealed.key_version,
       ],
       statusEvents(row, null, v.created_at),
       v.created_at,
-      testMessage && testMessageWith(testMessage),
+      testMessage && testMessageWith(pd, testMessage),
     );
     return r.rows[0];
   }
@@ -141,7 +151,7 @@ export class VerificationStore {
 
   /** Stores one test-mode message that is not written with a verification (a test session's). */
   async insertTestMessage(m: TestMessageRow): Promise<void> {
-    await insertTestMessage(this.db, m);
+    await insertTestMessage(this.db, this.db.personalData, m);
   }
 
   async get(scope: Scope, id: string): Promise<VerificationRow | undefined> {
@@ -311,7 +321,7 @@ export class VerificationStore {
     if (testMessage)
       return this.db.tx(async (q) => {
         const row = await this.writeResentCodeIn(q, v, next, rules, at);
-        if (row) await insertTestMessage(q, testMessage);
+        if (row) await insertTestMessage(q, this.db.personalData, testMessage);
         return row;
       });
     return this.writeResentCodeIn(this.db, v, next, rules, at);

@@ -24,6 +24,7 @@ import {
 import { verificationCallers } from "./callers.ts";
 import { verificationRoutes } from "./rpc/verifications.ts";
 import { exportHandlers } from "./rpc/export.ts";
+import { personalDataHandlers } from "./rpc/personal-data.ts";
 import { OAuthStore, ProfileStore, ProjectStore, RequestStore, TEST_MESSAGE_TTL_MS, VerificationStore } from "./store/index.ts";
 import { OAuthSignIn } from "./oauth/sign-in.ts";
 import { Profiles } from "./profiles/index.ts";
@@ -109,6 +110,8 @@ export async function startVerificationService(config: Config, logger: Logger, c
     logger: log,
     returnUrl: (scope, verificationId) => requests.returnUrl(scope, verificationId),
   });
+  // retention: settled verifications past their scope's retention_days are redacted, in batches, by one replica at a time
+  const retention = startSweeper("retention", () => store.redaction.redactExpired(clock.now()), config.SWEEP_INTERVAL_MS, log);
   // rows written before sealing, or under an older key version, are sealed in batches meanwhile
   // (new rows are always sealed under the current version: once a pass finds none, it is done until the next start)
   let sealed = false;
@@ -144,7 +147,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     identity,
     callers: verificationCallers,
     routes: (router) => {
-      verificationRoutes(verifications, store, clock, signIn, exportHandlers(db))(router);
+      verificationRoutes(verifications, store, clock, signIn, { ...exportHandlers(db), ...personalDataHandlers(verifications) })(router);
       verificationRequestRoutes(requests)(router);
       projectRoutes(new Projects({ store: projectStore, clock, logoTargets: { allowPrivate: config.ALLOW_PRIVATE_TARGETS } }))(router);
       profileRoutes(new Profiles({ store: new ProfileStore(db), proofs, log: rpcClient(LogService, config.serviceUrl("log"), identity), clock }))(router);
@@ -156,6 +159,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
       await requestSweeper.stop();
       await statePruner.stop();
       await sealer.stop();
+      await retention.stop();
       await requestConsumer.close();
       await revocations.close();
       await settledCache.close();

@@ -5,6 +5,7 @@ export const WEBHOOK_EVENT_TYPES = [
   "verification.completed",
   "verification.suspended",
   "verification.reinstated",
+  "verification.redacted",
   "verification_request.completed",
   "verification_request.partial",
   "verification_request.expired",
@@ -71,7 +72,7 @@ export function plannedDeliveries(event: EventRecord, endpointUrl: string | unde
   if (!urls.length) return [];
   const payload = body(event, w);
   const ids =
-    w.type === "verification.completed" || w.type === "verification.suspended" || w.type === "verification.reinstated"
+    w.type === "verification.completed" || w.type === "verification.suspended" || w.type === "verification.reinstated" || w.type === "verification.redacted"
       ? { verificationRequestId: null, verificationId: w.message.verificationId || null }
       : { verificationRequestId: w.message.requestId || null, verificationId: null };
   return urls.map((url) => ({

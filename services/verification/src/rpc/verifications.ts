@@ -11,6 +11,7 @@ import { DETAIL_STATUSES, LIST_STATUSES, toVerifiedUsers } from "../users.ts";
 import type { OAuthSignIn } from "../oauth/sign-in.ts";
 import { oauthHandlers } from "./oauth.ts";
 import type { exportHandlers } from "./export.ts";
+import type { personalDataHandlers } from "./personal-data.ts";
 
 const one = (row: VerificationRow) => ({ verification: toMessage({ row }) });
 
@@ -39,7 +40,7 @@ export function verificationRoutes(
   store: VerificationStore,
   clock: Clock = systemClock,
   signIn?: OAuthSignIn,
-  exporter?: ReturnType<typeof exportHandlers>,
+  exporter?: ReturnType<typeof exportHandlers> & ReturnType<typeof personalDataHandlers>,
 ) {
   return (router: ConnectRouter) =>
     router.service(VerificationService, {

@@ -311,7 +311,7 @@ export class RequestStore {
       `SELECT id, type, channel, identifier, identifier_canonical, verified_at, proof_expires_at
          FROM ${S}.verifications
         WHERE tenant_id = $1 AND environment = $2 AND external_user_id = $3 AND type = $4 AND status = 'verified'
-          AND method IS DISTINCT FROM 'reused_proof' AND proof_token IS NOT NULL AND proof_expires_at > $5 AND revoked_at IS NULL
+          AND method IS DISTINCT FROM 'reused_proof' AND proof_token IS NOT NULL AND redacted_at IS NULL AND proof_expires_at > $5 AND revoked_at IS NULL
           AND ($6::text IS NULL OR identifier_index = $6) AND ($7::text[] IS NULL OR channel = ANY($7::text[]))
         ORDER BY verified_at DESC, id DESC LIMIT 20`,
       [

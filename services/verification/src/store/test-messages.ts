@@ -13,7 +13,20 @@ export async function insertTestMessage(q: Queryable, pd: PersonalData, m: TestM
     `INSERT INTO ${S}.test_messages (id, tenant_id, environment, verification_id, session_id, channel, direction, from_address, to_address, subject, body, created_at,
        key_version)
      VALUES ($1, $2, 'test', $3, $11, $4, $5, $6, $7, $8, $9, $10, $12)`,
-    [m.id, m.tenant_id, m.verification_id, m.channel, m.direction, sealed.from_address, sealed.to_address, m.subject, sealed.body, m.created_at, m.session_id, sealed.key_version],
+    [
+      m.id,
+      m.tenant_id,
+      m.verification_id,
+      m.channel,
+      m.direction,
+      sealed.from_address,
+      sealed.to_address,
+      m.subject,
+      sealed.body,
+      m.created_at,
+      m.session_id,
+      sealed.key_version,
+    ],
   );
 }
 

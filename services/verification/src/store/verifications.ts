@@ -6,7 +6,9 @@ import type { EventRow, ListFilter, NewVerification, TestMessageRow, Verificatio
 import { insertTestMessage, pruneTestMessages, testMessages, testMessageWith } from "./test-messages.ts";
 import { DomainCheckStore, insertDomainCheck, type NewDomainCheck } from "./domain-checks.ts";
 import { userVerifications, verifiedUser, verifiedUsers } from "./users.ts";
-import { sealVerification, verificationDatabase } from "./sealing.ts";
+import { verificationDatabase } from "./sealing.ts";
+import { insertVerification } from "./verification-insert.ts";
+import { RedactionStore, type RedactionReason } from "./redaction.ts";
 
 const S = "verification";
 
@@ -23,12 +25,16 @@ export class VerificationStore {
   /** Domain verifications' check state (domain-checks.ts). */
   readonly checks: DomainCheckStore;
 
+  /** Redaction, export and retention (redaction.ts). */
+  readonly redaction: RedactionStore;
+
   /** Reads answer personal data opened (store/sealing.ts); writes seal it. */
   private readonly db: SealingDatabase;
 
   constructor(db: Database) {
     this.db = verificationDatabase(db);
     this.checks = new DomainCheckStore(this.db);
+    this.redaction = new RedactionStore(this.db);
   }
 
   /**
@@ -39,80 +45,11 @@ export class VerificationStore {
   async insert(v: NewVerification, testMessage?: TestMessageRow, domain?: NewDomainCheck): Promise<VerificationRow> {
     if (domain)
       return this.db.tx(async (q) => {
-        const row = await this.insertIn(q, v, testMessage);
+        const row = await insertVerification(q, this.db.personalData, v, testMessage);
         await insertDomainCheck(q, row, domain);
         return row;
       });
-    return this.insertIn(this.db, v, testMessage);
-  }
-
-  private async insertIn(q: Queryable, v: NewVerification, testMessage?: TestMessageRow): Promise<VerificationRow> {
-    const row: VerificationRow = {
-      ...v,
-      status: "pending",
-      attempts: 0,
-      updated_at: v.created_at,
-      proof_token: null,
-      proof_expires_at: null,
-      verified_at: null,
-      revoked_at: null,
-      revoked_reason: null,
-      resend_count: 0,
-      code_sent_at: null,
-      method: null,
-      reused_from: null,
-      callback_url: v.callback_url ?? null,
-      proof_format: v.proof_format ?? "jwt",
-      holder_key: v.holder_key ?? null,
-      proof_identifier_salt: null,
-      proof_sd_jwt_vc: null,
-      suspended_at: null,
-      suspended_reason: null,
-    };
-    const pd = this.db.personalData;
-    const sealed = sealVerification(pd, v);
-    const r = await writeWithEvents<VerificationRow>(
-      q,
-      S,
-      `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
-         challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
-         created_at, updated_at, code_lookup, origin, delivery, callback_url, project_id, message_type, proof_format, holder_key, identifier_index, key_version)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
-       RETURNING *`,
-      [
-        v.id,
-        v.tenant_id,
-        v.environment,
-        v.type,
-        v.channel,
-        sealed.identifier,
-        sealed.identifier_canonical,
-        v.code_hmac,
-        v.challenge_expires_at,
-        sealed.instruction,
-        v.deep_link,
-        sealed.challenge_message,
-        v.max_attempts,
-        sealed.client_metadata,
-        v.external_user_id,
-        v.proof_expires_in,
-        v.created_at,
-        v.code_lookup,
-        v.origin,
-        v.delivery,
-        row.callback_url,
-        v.project_id ?? null,
-        v.message_type ?? null,
-        row.proof_format,
-        row.holder_key ? JSON.stringify(row.holder_key) : null,
-        sealed.identifier_index,
-        sealed.key_version,
-      ],
-      statusEvents(row, null, v.created_at),
-      v.created_at,
-      testMessage && testMessageWith(pd, testMessage),
-    );
-    return r.rows[0];
+    return insertVerification(this.db, this.db.personalData, v, testMessage);
   }
 
   /**
@@ -137,6 +74,13 @@ export class VerificationStore {
       scope.env,
     ]);
     return r.rows[0];
+  }
+
+  /** Erases the personal data of these verifications of the scope (redaction.ts) and forgets their cached rows; answers the ids it redacted now. */
+  async redactIds(scope: Scope, ids: string[], at: Date, reason: RedactionReason): Promise<string[]> {
+    const done = await this.db.tx((q) => this.redaction.redact(q, scope, ids, at, reason));
+    for (const id of ids) this.settled.drop(id);
+    return done;
   }
 
   /** Forgets the inbound attempt keys older than `before`; answers how many went. */

@@ -1,0 +1,20 @@
+// verification.redacted (docs/privacy.md): the stored bodies of that verification's deliveries keep
+// no personal part. Their client_metadata and external_user_id become null, in the consumer's
+// transaction that plans the redacted event's own deliveries (so it happens once per event).
+import type { EventRecord, Queryable } from "@icv/platform";
+
+const S = "webhook";
+
+/** Nulls the personal parts of the stored payloads of the verifications these events redacted. */
+export async function redactStoredPayloads(q: Queryable, events: EventRecord[]): Promise<void> {
+  const redacted = events.filter((e) => e.eventType === "verification.redacted");
+  for (const e of redacted) {
+    await q.query(
+      `UPDATE ${S}.deliveries
+          SET payload = (payload::jsonb || jsonb_build_object('client_metadata', NULL, 'external_user_id', NULL))::text
+        WHERE verification_id = $1 AND tenant_id = $2 AND environment = $3 AND event_type <> 'verification.redacted'
+          AND (payload::jsonb ? 'client_metadata' OR payload::jsonb ? 'external_user_id')`,
+      [e.aggregateId, e.tenantId, e.environment],
+    );
+  }
+}

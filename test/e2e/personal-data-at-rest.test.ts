@@ -8,7 +8,9 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { openDatabase } from "@icv/platform";
+import { randomBytes } from "node:crypto";
+import { createLogger, openDatabase, parseConfig } from "@icv/platform";
+import { startVerificationService } from "../../services/verification/src/start.ts";
 import { api } from "../support/stack.ts";
 import { useStack, useTenant } from "../support/use-stack.ts";
 
@@ -66,5 +68,16 @@ describe("personal data at rest", () => {
     const found = filesUnder(stack.dataDir).flatMap((f) => foundIn(readFileSync(f), path.relative(stack.dataDir, f)));
     if (dbUrl) found.push(...foundIn(execFileSync("pg_dump", ["--data-only", dbUrl], { maxBuffer: 1 << 30 }), "pg_dump"));
     expect(found).toEqual([]);
+  });
+
+  it("refuses to start on sealed rows with a wrong or missing DATA_ENCRYPTION_KEY, naming the key version it needs", async () => {
+    const made = await api(stack.url, t.testKey).post("/api/v1/verifications", { type: "email", channel: "email", identifier: "sealed.row@example.com" });
+    expect(made.status, made.text).toBe(201);
+    const start = (key: string) =>
+      startVerificationService(parseConfig({ ...stack.env, VERIFICATION_GRPC_PORT: "0", DATA_ENCRYPTION_KEY: key }), createLogger({ level: "silent" }));
+    await expect(start(randomBytes(32).toString("base64"))).rejects.toThrow(/key version 1 is not the key/);
+    await expect(start(`2:${randomBytes(32).toString("base64")}`)).rejects.toThrow(/missing key version 1/);
+    // the running service is untouched
+    expect((await api(stack.url, t.testKey).get(`/api/v1/verifications/${made.body.id}`)).body.identifier).toBe("sealed.row@example.com");
   });
 });

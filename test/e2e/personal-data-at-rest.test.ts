@@ -14,7 +14,11 @@ import { startVerificationService } from "../../services/verification/src/start.
 import { api } from "../support/stack.ts";
 import { useStack, useTenant } from "../support/use-stack.ts";
 
-const stack = useStack({ SMS_PHONE_NUMBER: "+15550002000", TWILIO_ACCOUNT_SID: "AC0123456789abcdef0123456789abcdef", TWILIO_AUTH_TOKEN: "twilio-auth-token-1" });
+const stack = useStack({
+  SMS_PHONE_NUMBER: "+15550002000",
+  TWILIO_ACCOUNT_SID: "AC0123456789abcdef0123456789abcdef",
+  TWILIO_AUTH_TOKEN: "twilio-auth-token-1",
+});
 const t = useTenant(stack, "Personal data at rest");
 
 // distinctive enough that no key, hash or page of the database holds them by chance
@@ -41,7 +45,13 @@ describe("personal data at rest", () => {
     const live = api(stack.url, t.liveKey);
     const phone = `+370 ${PHONE_DIGITS.slice(0, 3)} ${PHONE_DIGITS.slice(3)}`;
     const made = [
-      await test.post("/api/v1/verifications", { type: "phone", channel: "whatsapp", identifier: phone, external_user_id: "user-pd", client_metadata: { n: 1 } }),
+      await test.post("/api/v1/verifications", {
+        type: "phone",
+        channel: "whatsapp",
+        identifier: phone,
+        external_user_id: "user-pd",
+        client_metadata: { n: 1 },
+      }),
       await test.post("/api/v1/verifications", { type: "email", channel: "email", identifier: `${EMAIL_LOCAL}@example.com`, external_user_id: "user-pd" }),
       await live.post("/api/v1/verifications", { type: "phone", channel: "sms", identifier: phone, external_user_id: "user-pd" }),
     ];

@@ -63,7 +63,14 @@ describe("redact one verification", () => {
     expect((await c.post(`/api/v1/verifications/${v.id}/redact`, {})).body).toEqual({ redacted: 1, revoked: 0 });
 
     const read = await c.get(`/api/v1/verifications/${v.id}`);
-    expect(read.body).toMatchObject({ id: v.id, type: "email", channel: "email", status: "verified", identifier: null, created_at: v.created_at ?? expect.any(String) });
+    expect(read.body).toMatchObject({
+      id: v.id,
+      type: "email",
+      channel: "email",
+      status: "verified",
+      identifier: null,
+      created_at: v.created_at ?? expect.any(String),
+    });
     expect(read.body.redacted_at).toEqual(expect.any(String));
     expect(read.body.client_metadata).toBeUndefined();
     expect(read.body.external_user_id).toBeUndefined();
@@ -117,16 +124,29 @@ describe("every verification of an external user", () => {
     const c = api(stack.url, t.testKey);
     const a = await verified("user-all", "all.one@example.com", { crm: "x" });
     const b = await verified("user-all", "all.two@example.com");
-    const pending = await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "all.three@example.com", external_user_id: "user-all" });
+    const pending = await c.post("/api/v1/verifications", {
+      type: "email",
+      channel: "email",
+      identifier: "all.three@example.com",
+      external_user_id: "user-all",
+    });
 
     const ex = await c.get("/api/v1/verifications/users/user-all/export");
     expect(ex.status, ex.text).toBe(200);
     expect(ex.body.external_user_id).toBe("user-all");
     expect(ex.body.verifications.map((v: { id: string }) => v.id)).toEqual([a.id, b.id, pending.body.id]);
-    expect(ex.body.verifications[0]).toMatchObject({ identifier: "all.one@example.com", client_metadata: { crm: "x" }, proof: { expires_at: expect.any(String) } });
+    expect(ex.body.verifications[0]).toMatchObject({
+      identifier: "all.one@example.com",
+      client_metadata: { crm: "x" },
+      proof: { expires_at: expect.any(String) },
+    });
     await waitUntil("deliveries of the export", async () => {
       const e = await c.get("/api/v1/verifications/users/user-all/export");
-      return e.body.deliveries.some((d: { verification_id: string; event_type: string }) => d.verification_id === a.id && d.event_type === "verification.completed") || undefined;
+      return (
+        e.body.deliveries.some(
+          (d: { verification_id: string; event_type: string }) => d.verification_id === a.id && d.event_type === "verification.completed",
+        ) || undefined
+      );
     });
 
     // reuse: a request for the same identifier and user is offered the proof, until it is redacted
@@ -175,7 +195,9 @@ describe("retention", () => {
     });
     expect(gone.identifier).toBeNull();
     expect((await c.get(`/api/v1/verifications/${fresh.id}`)).body.identifier).toBe("fresh.one@example.com");
-    await waitUntil("the retention webhook", () => bodies().find((b) => b.event === "verification.redacted" && b.verification_id === old.id && b.reason === "retention"));
+    await waitUntil("the retention webhook", () =>
+      bodies().find((b) => b.event === "verification.redacted" && b.verification_id === old.id && b.reason === "retention"),
+    );
     expect(await adminCli(stack, "tenant", "set", "--tenant", t.tenantId, "--env", "test", "--retention-days", "0")).toMatchObject({ retention_days: null });
   });
 });

@@ -1,5 +1,4 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
-import type { Config } from "./config.ts";
 import type { Logger } from "./logger.ts";
 import { dataDirSecret } from "./secrets.ts";
 
@@ -58,7 +57,7 @@ export class PersonalData {
    * the first sealing) and DATA_BLIND_INDEX_KEY; on embedded defaults each is generated into the
    * data dir with a warning, as the proof key KEK is.
    */
-  static fromConfig(config: Pick<Config, "DATA_DIR" | "DATA_ENCRYPTION_KEY" | "DATA_BLIND_INDEX_KEY">, logger: Logger): PersonalData {
+  static fromConfig(config: { DATA_DIR: string; DATA_ENCRYPTION_KEY?: string; DATA_BLIND_INDEX_KEY?: string }, logger: Logger): PersonalData {
     const keys = parseDataKeys(config.DATA_ENCRYPTION_KEY ?? dataDirSecret(config.DATA_DIR, "data-key", "DATA_ENCRYPTION_KEY", logger));
     const index = config.DATA_BLIND_INDEX_KEY ?? dataDirSecret(config.DATA_DIR, "blind-index-key", "DATA_BLIND_INDEX_KEY", logger);
     return new PersonalData(keys, Buffer.from(index, "base64"));

@@ -1,5 +1,5 @@
 import type { Database, QueryResult, Queryable } from "./database.ts";
-import { PersonalData, SEALED_PREFIX, SealedDataError } from "./personal-data.ts";
+import { type PersonalData, SEALED_PREFIX, SealedDataError } from "./personal-data.ts";
 
 /**
  * Which columns of a schema hold sealed personal data, and the row key their additional data

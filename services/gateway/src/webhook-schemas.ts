@@ -93,7 +93,22 @@ export const VerificationRedactedWebhook = z
     reason: z.enum(["request", "user_request", "retention"]).describe("redact, user-wide redaction, or the retention sweeper"),
   })
   .describe("A verification's personal data was erased (identifier, client_metadata, test messages, stored webhook payloads); the body carries none")
-  .meta({ id: "VerificationRedactedWebhook" });
+  .meta({
+    id: "VerificationRedactedWebhook",
+    example: {
+      id: "evt_01M80GA7T2XKQ4B9R6N3C8D5FZ",
+      event: "verification.redacted",
+      test: true,
+      created_at: "2026-11-23T10:00:00.000Z",
+      verification_id: "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
+      type: "phone",
+      channel: "telegram",
+      status: "verified",
+      redacted_at: "2026-11-23T10:00:00.000Z",
+      proof_revoked: false,
+      reason: "request",
+    },
+  });
 
 /** verification_request.partial, .completed and .expired: one shape (VerificationRequestChanged). */
 export const VerificationRequestWebhook = z

@@ -5,10 +5,10 @@ export const WEBHOOK_EVENT_TYPES = [
   "verification.completed",
   "verification.suspended",
   "verification.reinstated",
-  "verification.redacted",
   "verification_request.completed",
   "verification_request.partial",
   "verification_request.expired",
+  "verification.redacted",
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

@@ -52,7 +52,9 @@ const UserExport = z
   .object({
     external_user_id: z.string(),
     exported_at: timestamp,
-    verifications: z.array(Verification).describe("Every verification of this user, oldest first, identifiers and client_metadata included (null once redacted)"),
+    verifications: z
+      .array(Verification)
+      .describe("Every verification of this user, oldest first, identifiers and client_metadata included (null once redacted)"),
     requests: z
       .array(z.object({ request_id: z.string(), verification_id: z.string(), asset_index: z.number().int(), status: z.string(), created_at: timestamp }))
       .describe("The verification requests whose assets these verifications completed or followed"),

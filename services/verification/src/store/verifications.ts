@@ -3,7 +3,7 @@ import type { UserSummaryRow, UserVerificationRow } from "../users.ts";
 import { statusEvents, suspensionEvent } from "../events.ts";
 import { suspensionMove, writeSuspension, type SuspensionMove } from "./suspensions.ts";
 import type { EventRow, ListFilter, NewVerification, TestMessageRow, VerificationRow } from "./rows.ts";
-import { insertTestMessage, pruneTestMessages, testMessages, testMessageWith } from "./test-messages.ts";
+import { insertTestMessage, pruneTestMessages, testMessages } from "./test-messages.ts";
 import { DomainCheckStore, insertDomainCheck, type NewDomainCheck } from "./domain-checks.ts";
 import { userVerifications, verifiedUser, verifiedUsers } from "./users.ts";
 import { verificationDatabase } from "./sealing.ts";

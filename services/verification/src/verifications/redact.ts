@@ -42,7 +42,12 @@ export async function redact(host: UseCaseHost, scope: Scope, target: RedactionT
   }
   await store.redaction.markRevokedByRedaction(scope, revokedNow);
   const reason: RedactionReason = "id" in target ? "request" : "user_request";
-  await store.redactIds(scope, rows.map((v) => v.id), now, reason);
+  await store.redactIds(
+    scope,
+    rows.map((v) => v.id),
+    now,
+    reason,
+  );
   const after = await store.redaction.targets(scope, target);
   return { redacted: after.filter((v) => v.redacted_at).length, revoked: after.filter((v) => v.redacted_revoked).length };
 }

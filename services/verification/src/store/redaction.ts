@@ -11,6 +11,13 @@ import type { VerificationRow } from "./rows.ts";
 
 const S = "verification";
 
+/**
+ * A stored event payload without its personal parts: client_metadata and external_user_id null
+ * where the message has them (completed, suspended, reinstated), the proof without its SD-JWT VC.
+ */
+const UNPERSONAL = (p: string) =>
+  `(CASE WHEN ${p} ? 'client_metadata' THEN ${p} || jsonb_build_object('client_metadata', NULL, 'external_user_id', NULL) ELSE ${p} END) #- '{proof,sd_jwt_vc}'`;
+
 /** Who is redacted: one verification, or every verification of an external user. */
 export type RedactionTarget = { id: string } | { externalUserId: string };
 
@@ -75,7 +82,7 @@ export class RedactionStore {
   /**
    * Erases the personal data of the scope's verifications `ids` that are not redacted yet, with one
    * verification.redacted event each, in `q`'s transaction: identifier and instruction emptied,
-   * client_metadata, challenge message, deep link, code lookup and blind index cleared,
+   * client_metadata, challenge message, deep link, code lookup, blind index and SD-JWT VC cleared,
    * external_user_id kept only as its blind index; their test messages deleted, their request
    * assets' identifiers cleared and the client_metadata of their stored events nulled. Answers the ids it redacted.
    */
@@ -92,16 +99,18 @@ export class RedactionStore {
     for (const v of r.rows)
       await q.query(
         `UPDATE ${S}.verifications SET identifier = '', identifier_canonical = '', instruction = '', challenge_message = NULL, client_metadata = NULL,
-                deep_link = NULL, code_lookup = NULL, identifier_index = NULL, external_user_id = NULL, external_user_index = $2, redacted_at = $3
+                deep_link = NULL, code_lookup = NULL, identifier_index = NULL, external_user_id = NULL, external_user_index = $2, redacted_at = $3,
+                proof_sd_jwt_vc = NULL
           WHERE id = $1`,
         [v.id, v.external_user_id === null ? null : pd.index("external_user", v.external_user_id), at],
       );
     await q.query(`DELETE FROM ${S}.test_messages WHERE verification_id = ANY($1::text[]) AND tenant_id = $2`, [done, scope.tenantId]);
     await q.query(`UPDATE ${S}.verification_request_assets SET identifier = NULL WHERE verification_id = ANY($1::text[])`, [done]);
-    // the events already stored keep no client_metadata (the outbox is read by SSE replays and the relay)
+    // the events already stored keep no client_metadata, external user or SD-JWT VC (it discloses the
+    // identifier); the outbox is read by SSE replays and the relay
     await q.query(
-      `UPDATE ${S}.outbox SET payload = jsonb_set(payload, '{client_metadata}', 'null'::jsonb)
-        WHERE aggregate_id = ANY($1::text[]) AND aggregate_type = 'verification' AND payload ? 'client_metadata'`,
+      `UPDATE ${S}.outbox SET payload = ${UNPERSONAL("payload")}
+        WHERE aggregate_id = ANY($1::text[]) AND aggregate_type = 'verification' AND (payload ? 'client_metadata' OR payload ? 'proof')`,
       [done],
     );
     await appendEvents(

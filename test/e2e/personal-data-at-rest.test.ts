@@ -55,6 +55,13 @@ describe("personal data at rest", () => {
       await test.post("/api/v1/verifications", { type: "email", channel: "email", identifier: `${EMAIL_LOCAL}@example.com`, external_user_id: "user-pd" }),
       await live.post("/api/v1/verifications", { type: "phone", channel: "sms", identifier: phone, external_user_id: "user-pd" }),
     ];
+    // an Idempotency-Key create: the gateway stores its answer (sealed) and replays it opened
+    const idem = { "idempotency-key": "pd-at-rest-1" };
+    const first = await test.post("/api/v1/verifications", { type: "email", channel: "email", identifier: `idem.${EMAIL_LOCAL}@example.com` }, idem);
+    const replay = await test.post("/api/v1/verifications", { type: "email", channel: "email", identifier: `idem.${EMAIL_LOCAL}@example.com` }, idem);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.body).toEqual(first.body);
+    expect(replay.body.identifier).toBe(`idem.${EMAIL_LOCAL}@example.com`);
     for (const r of made) expect(r.status, r.text).toBe(201);
     const verified = await test.post(`/api/v1/verifications/${made[0].body.id}/test-verify`);
     expect(verified.status, verified.text).toBe(200);

@@ -298,8 +298,9 @@ DATABASE_URL
       name: {{ $secret }}
       key: CHALLENGE_HMAC_KEY
 {{- end }}
-{{- if eq $name "verification" }}
+{{- if or (eq $name "verification") (eq $name "gateway") }}
 # personal data at rest (docs/privacy.md): the sealing key (versions) and the blind-index key
+# (verification: its rows; gateway: the stored answers of Idempotency-Key requests)
 - name: DATA_ENCRYPTION_KEY
   valueFrom:
     secretKeyRef:

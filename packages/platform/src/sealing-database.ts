@@ -22,6 +22,9 @@ export interface SealingDatabase extends Database {
 /** The additional data of one sealed column of one row. */
 export const sealedAad = (column: string, key: string) => `${column}:${key}`;
 
+/** A sealed value on a row without the key its additional data names: refused, never answered as ciphertext. */
+const keyless = (column: string) => new SealedDataError(`a sealed ${column} was read without its row's id: select the id with it`, 0);
+
 function openRows<T>(r: QueryResult<T>, pd: PersonalData, cols: SealedColumns): QueryResult<T> {
   for (const row of r.rows as Record<string, unknown>[]) {
     if (row === null || typeof row !== "object") continue;
@@ -30,14 +33,14 @@ function openRows<T>(r: QueryResult<T>, pd: PersonalData, cols: SealedColumns): 
       const v = row[c];
       if (typeof v !== "string" || !v.startsWith(SEALED_PREFIX)) continue;
       key ??= cols.rowKey(row);
-      if (key === undefined) continue;
+      if (key === undefined) throw keyless(c);
       row[c] = pd.open(v, sealedAad(c, key));
     }
     for (const c of cols.json) {
       const v = row[c];
-      if (typeof v !== "string") continue;
+      if (typeof v !== "string" || !v.startsWith(SEALED_PREFIX)) continue;
       key ??= cols.rowKey(row);
-      if (key === undefined) continue;
+      if (key === undefined) throw keyless(c);
       row[c] = pd.openJson(v, sealedAad(c, key));
     }
   }

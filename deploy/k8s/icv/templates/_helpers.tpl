@@ -298,9 +298,9 @@ DATABASE_URL
       name: {{ $secret }}
       key: CHALLENGE_HMAC_KEY
 {{- end }}
-{{- if or (eq $name "verification") (eq $name "gateway") }}
+{{- if or (eq $name "verification") (eq $name "gateway") (eq $name "session") }}
 # personal data at rest (docs/privacy.md): the sealing key (versions) and the blind-index key
-# (verification: its rows; gateway: the stored answers of Idempotency-Key requests)
+# (verification: its rows; gateway: the stored answers of Idempotency-Key requests; session: its numbers)
 - name: DATA_ENCRYPTION_KEY
   valueFrom:
     secretKeyRef:

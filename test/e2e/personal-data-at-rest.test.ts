@@ -1,7 +1,7 @@
 // Personal data at rest (DECISIONS.md, "Personal data: at rest, retention, erasure, export"):
 // verifications made with distinctive identifiers, through the API as a tenant makes them (phone
 // and email, test and live keys, a verified one with its proof, a request asset, a test inbox
-// message), then a CHECKPOINT: none of those identifiers is in clear anywhere in the data
+// message, an auth session, an Idempotency-Key answer), then a CHECKPOINT: none of those identifiers is in clear anywhere in the data
 // directory (the embedded database's files, WAL included) nor, on the Postgres column, in a
 // pg_dump of the database.
 import { execFileSync } from "node:child_process";
@@ -63,6 +63,9 @@ describe("personal data at rest", () => {
     expect(replay.body).toEqual(first.body);
     expect(replay.body.identifier).toBe(`idem.${EMAIL_LOCAL}@example.com`);
     for (const r of made) expect(r.status, r.text).toBe(201);
+    // an auth session for the same number (the session service keeps it sealed too)
+    const session = await test.post("/api/v1/auth/sessions", { channel: "whatsapp", phone_number: phone, client_metadata: { n: 2 } });
+    expect(session.status, session.text).toBe(201);
     const verified = await test.post(`/api/v1/verifications/${made[0].body.id}/test-verify`);
     expect(verified.status, verified.text).toBe(200);
     // what the API answers is the identifier in clear: only the storage is sealed

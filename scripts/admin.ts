@@ -17,6 +17,7 @@ const USAGE = `usage: npm run --silent admin -- <command> [--json]
   tenant list                      list tenants
   tenant set --tenant ID --env live|test --retention-days N
                                    redact that environment's settled verifications older than N days (1–3650; 0: keep)
+  tenant show --tenant ID          the tenant's retention of both environments
   data-key rotate                  a new DATA_ENCRYPTION_KEY version (in the data dir, or printed to set); after a restart
                                    new data is sealed with it and every row is re-sealed in the background
   key list --tenant ID             a tenant's keys: id, environment, prefix, created, last used, revoked (never the keys)
@@ -157,6 +158,15 @@ async function run(): Promise<void> {
       return print(
         { tenant_id: values.tenant, env: values.env, retention_days: r.retentionDays || null },
         r.retentionDays ? `${values.env} retention: ${r.retentionDays} days` : `${values.env} retention: none`,
+      );
+    }
+    case "tenant show": {
+      if (!values.tenant) fail("tenant show needs --tenant ID");
+      const r = await admin.getTenantRetention({ tenantId: values.tenant }, { headers });
+      const days = (d: number) => (d ? `${d} days` : "none");
+      return print(
+        { tenant_id: values.tenant, live: { retention_days: r.liveRetentionDays || null }, test: { retention_days: r.testRetentionDays || null } },
+        `live retention: ${days(r.liveRetentionDays)}\ntest retention: ${days(r.testRetentionDays)}`,
       );
     }
     case "tenant list": {

@@ -178,7 +178,7 @@ describe("every verification of an external user", () => {
 });
 
 describe("retention", () => {
-  it("is set with the admin CLI (1–3650) and redacts settled verifications older than that, leaving newer ones", async () => {
+  it("is set and shown with the admin CLI (1–3650) and redacts settled verifications older than that, leaving newer ones", async () => {
     await expect(adminCli(stack, "tenant", "set", "--tenant", t.tenantId, "--env", "test", "--retention-days", "3651")).rejects.toThrow(/retention_days/);
     const c = api(stack.url, t.testKey);
     const old = await verified("user-ret", "old.one@example.com");
@@ -186,6 +186,11 @@ describe("retention", () => {
       tenant_id: t.tenantId,
       env: "test",
       retention_days: 2,
+    });
+    expect(await adminCli(stack, "tenant", "show", "--tenant", t.tenantId)).toEqual({
+      tenant_id: t.tenantId,
+      live: { retention_days: null },
+      test: { retention_days: 2 },
     });
     clock.advance(3 * 24 * 3600_000);
     const fresh = await verified("user-ret", "fresh.one@example.com");

@@ -16,7 +16,46 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file icv/gateway/v1/admin_service.proto.
  */
 export const file_icv_gateway_v1_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJpY3YvZ2F0ZXdheS92MS9hZG1pbl9zZXJ2aWNlLnByb3RvEg5pY3YuZ2F0ZXdheS52MSJ3ChlTZXRUZW5hbnRSZXRlbnRpb25SZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQSFgoOcmV0ZW50aW9uX2RheXMYAyABKAUiNAoaU2V0VGVuYW50UmV0ZW50aW9uUmVzcG9uc2USFgoOcmV0ZW50aW9uX2RheXMYASABKAUiUgoGVGVuYW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiIwoTQ3JlYXRlVGVuYW50UmVxdWVzdBIMCgRuYW1lGAEgASgJIsYBChRDcmVhdGVUZW5hbnRSZXNwb25zZRImCgZ0ZW5hbnQYASABKAsyFi5pY3YuZ2F0ZXdheS52MS5UZW5hbnQSEAoIbGl2ZV9rZXkYAiABKAkSEAoIdGVzdF9rZXkYAyABKAkSGwoTbGl2ZV93ZWJob29rX3NlY3JldBgEIAEoCRIbChN0ZXN0X3dlYmhvb2tfc2VjcmV0GAUgASgJEhMKC2xpdmVfa2V5X2lkGAYgASgJEhMKC3Rlc3Rfa2V5X2lkGAcgASgJIhQKEkxpc3RUZW5hbnRzUmVxdWVzdCI+ChNMaXN0VGVuYW50c1Jlc3BvbnNlEicKB3RlbmFudHMYASADKAsyFi5pY3YuZ2F0ZXdheS52MS5UZW5hbnQiWQoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50IjMKFENyZWF0ZUFwaUtleVJlc3BvbnNlEg4KBmtleV9pZBgBIAEoCRILCgNrZXkYAiABKAkiMgoTUmV2b2tlQXBpS2V5UmVxdWVzdBIOCgZrZXlfaWQYASABKAkSCwoDa2V5GAIgASgJIlYKFFJldm9rZUFwaUtleVJlc3BvbnNlEg4KBmtleV9pZBgBIAEoCRIuCgpyZXZva2VkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCInChJMaXN0QXBpS2V5c1JlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJIusBCgZBcGlLZXkSDgoGa2V5X2lkGAEgASgJEi8KC2Vudmlyb25tZW50GAIgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudBIOCgZwcmVmaXgYAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF91c2VkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpyZXZva2VkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI7ChNMaXN0QXBpS2V5c1Jlc3BvbnNlEiQKBGtleXMYASADKAsyFi5pY3YuZ2F0ZXdheS52MS5BcGlLZXkiSgoXUm90YXRlU2lnbmluZ0tleVJlcXVlc3QSLwoLZW52aXJvbm1lbnQYASABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Im0KGFJvdGF0ZVNpZ25pbmdLZXlSZXNwb25zZRILCgNraWQYASABKAkSEwoLcmV0aXJlZF9raWQYAiABKAkSLwoLZW52aXJvbm1lbnQYAyABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50ImwKGVNldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEi8KC2Vudmlyb25tZW50GAIgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudBILCgN1cmwYAyABKAkiUwoaU2V0V2ViaG9va0VuZHBvaW50UmVzcG9uc2USNQoId2ViaG9va3MYASABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzImIKHFJlbW92ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEi8KC2Vudmlyb25tZW50GAIgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCJiChxFbmFibGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiVgodRW5hYmxlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USNQoId2ViaG9va3MYASABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzIjQKHVJlbW92ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEhMKC3JlbW92ZWRfdXJsGAEgASgJIi4KGUdldFdlYmhvb2tTZXR0aW5nc1JlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJIoIBChpHZXRXZWJob29rU2V0dGluZ3NSZXNwb25zZRIxCgRsaXZlGAEgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcxIxCgR0ZXN0GAIgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcyJgChpSb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50IlQKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRI1Cgh3ZWJob29rcxgBIAEoCzIjLmljdi53ZWJob29rLnYxLkVudmlyb25tZW50V2ViaG9va3MiSgoYSW52aXRlQ29uc29sZVVzZXJSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIMCgRyb2xlGAMgASgJInAKGUludml0ZUNvbnNvbGVVc2VyUmVzcG9uc2USEgoKaW52aXRlX3VybBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wMsMKCgxBZG1pblNlcnZpY2USWQoMQ3JlYXRlVGVuYW50EiMuaWN2LmdhdGV3YXkudjEuQ3JlYXRlVGVuYW50UmVxdWVzdBokLmljdi5nYXRld2F5LnYxLkNyZWF0ZVRlbmFudFJlc3BvbnNlElYKC0xpc3RUZW5hbnRzEiIuaWN2LmdhdGV3YXkudjEuTGlzdFRlbmFudHNSZXF1ZXN0GiMuaWN2LmdhdGV3YXkudjEuTGlzdFRlbmFudHNSZXNwb25zZRJZCgxDcmVhdGVBcGlLZXkSIy5pY3YuZ2F0ZXdheS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GiQuaWN2LmdhdGV3YXkudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USWQoMUmV2b2tlQXBpS2V5EiMuaWN2LmdhdGV3YXkudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBokLmljdi5nYXRld2F5LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlElYKC0xpc3RBcGlLZXlzEiIuaWN2LmdhdGV3YXkudjEuTGlzdEFwaUtleXNSZXF1ZXN0GiMuaWN2LmdhdGV3YXkudjEuTGlzdEFwaUtleXNSZXNwb25zZRJlChBSb3RhdGVTaWduaW5nS2V5EicuaWN2LmdhdGV3YXkudjEuUm90YXRlU2lnbmluZ0tleVJlcXVlc3QaKC5pY3YuZ2F0ZXdheS52MS5Sb3RhdGVTaWduaW5nS2V5UmVzcG9uc2USawoSU2V0V2ViaG9va0VuZHBvaW50EikuaWN2LmdhdGV3YXkudjEuU2V0V2ViaG9va0VuZHBvaW50UmVxdWVzdBoqLmljdi5nYXRld2F5LnYxLlNldFdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEnQKFVJlbW92ZVdlYmhvb2tFbmRwb2ludBIsLmljdi5nYXRld2F5LnYxLlJlbW92ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaLS5pY3YuZ2F0ZXdheS52MS5SZW1vdmVXZWJob29rRW5kcG9pbnRSZXNwb25zZRJ0ChVFbmFibGVXZWJob29rRW5kcG9pbnQSLC5pY3YuZ2F0ZXdheS52MS5FbmFibGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0Gi0uaWN2LmdhdGV3YXkudjEuRW5hYmxlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USawoSR2V0V2ViaG9va1NldHRpbmdzEikuaWN2LmdhdGV3YXkudjEuR2V0V2ViaG9va1NldHRpbmdzUmVxdWVzdBoqLmljdi5nYXRld2F5LnYxLkdldFdlYmhvb2tTZXR0aW5nc1Jlc3BvbnNlEm4KE1JvdGF0ZVdlYmhvb2tTZWNyZXQSKi5pY3YuZ2F0ZXdheS52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBorLmljdi5nYXRld2F5LnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRJoChFJbnZpdGVDb25zb2xlVXNlchIoLmljdi5nYXRld2F5LnYxLkludml0ZUNvbnNvbGVVc2VyUmVxdWVzdBopLmljdi5nYXRld2F5LnYxLkludml0ZUNvbnNvbGVVc2VyUmVzcG9uc2USawoSU2V0VGVuYW50UmV0ZW50aW9uEikuaWN2LmdhdGV3YXkudjEuU2V0VGVuYW50UmV0ZW50aW9uUmVxdWVzdBoqLmljdi5nYXRld2F5LnYxLlNldFRlbmFudFJldGVudGlvblJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_icv_common_v1_scope, file_icv_webhook_v1_webhook_service]);
+  fileDesc("CiJpY3YvZ2F0ZXdheS92MS9hZG1pbl9zZXJ2aWNlLnByb3RvEg5pY3YuZ2F0ZXdheS52MSIuChlHZXRUZW5hbnRSZXRlbnRpb25SZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCSJWChpHZXRUZW5hbnRSZXRlbnRpb25SZXNwb25zZRIbChNsaXZlX3JldGVudGlvbl9kYXlzGAEgASgFEhsKE3Rlc3RfcmV0ZW50aW9uX2RheXMYAiABKAUidwoZU2V0VGVuYW50UmV0ZW50aW9uUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50EhYKDnJldGVudGlvbl9kYXlzGAMgASgFIjQKGlNldFRlbmFudFJldGVudGlvblJlc3BvbnNlEhYKDnJldGVudGlvbl9kYXlzGAEgASgFIlIKBlRlbmFudBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIiMKE0NyZWF0ZVRlbmFudFJlcXVlc3QSDAoEbmFtZRgBIAEoCSLGAQoUQ3JlYXRlVGVuYW50UmVzcG9uc2USJgoGdGVuYW50GAEgASgLMhYuaWN2LmdhdGV3YXkudjEuVGVuYW50EhAKCGxpdmVfa2V5GAIgASgJEhAKCHRlc3Rfa2V5GAMgASgJEhsKE2xpdmVfd2ViaG9va19zZWNyZXQYBCABKAkSGwoTdGVzdF93ZWJob29rX3NlY3JldBgFIAEoCRITCgtsaXZlX2tleV9pZBgGIAEoCRITCgt0ZXN0X2tleV9pZBgHIAEoCSIUChJMaXN0VGVuYW50c1JlcXVlc3QiPgoTTGlzdFRlbmFudHNSZXNwb25zZRInCgd0ZW5hbnRzGAEgAygLMhYuaWN2LmdhdGV3YXkudjEuVGVuYW50IlkKE0NyZWF0ZUFwaUtleVJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEi8KC2Vudmlyb25tZW50GAIgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCIzChRDcmVhdGVBcGlLZXlSZXNwb25zZRIOCgZrZXlfaWQYASABKAkSCwoDa2V5GAIgASgJIjIKE1Jldm9rZUFwaUtleVJlcXVlc3QSDgoGa2V5X2lkGAEgASgJEgsKA2tleRgCIAEoCSJWChRSZXZva2VBcGlLZXlSZXNwb25zZRIOCgZrZXlfaWQYASABKAkSLgoKcmV2b2tlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiJwoSTGlzdEFwaUtleXNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCSLrAQoGQXBpS2V5Eg4KBmtleV9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQSDgoGcHJlZml4GAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiOwoTTGlzdEFwaUtleXNSZXNwb25zZRIkCgRrZXlzGAEgAygLMhYuaWN2LmdhdGV3YXkudjEuQXBpS2V5IkoKF1JvdGF0ZVNpZ25pbmdLZXlSZXF1ZXN0Ei8KC2Vudmlyb25tZW50GAEgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCJtChhSb3RhdGVTaWduaW5nS2V5UmVzcG9uc2USCwoDa2lkGAEgASgJEhMKC3JldGlyZWRfa2lkGAIgASgJEi8KC2Vudmlyb25tZW50GAMgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCJsChlTZXRXZWJob29rRW5kcG9pbnRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQSCwoDdXJsGAMgASgJIlMKGlNldFdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjUKCHdlYmhvb2tzGAEgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcyJiChxSZW1vdmVXZWJob29rRW5kcG9pbnRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiYgocRW5hYmxlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50IlYKHUVuYWJsZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjUKCHdlYmhvb2tzGAEgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcyI0Ch1SZW1vdmVXZWJob29rRW5kcG9pbnRSZXNwb25zZRITCgtyZW1vdmVkX3VybBgBIAEoCSIuChlHZXRXZWJob29rU2V0dGluZ3NSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCSKCAQoaR2V0V2ViaG9va1NldHRpbmdzUmVzcG9uc2USMQoEbGl2ZRgBIAEoCzIjLmljdi53ZWJob29rLnYxLkVudmlyb25tZW50V2ViaG9va3MSMQoEdGVzdBgCIAEoCzIjLmljdi53ZWJob29rLnYxLkVudmlyb25tZW50V2ViaG9va3MiYAoaUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEi8KC2Vudmlyb25tZW50GAIgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCJUChtSb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USNQoId2ViaG9va3MYASABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzIkoKGEludml0ZUNvbnNvbGVVc2VyUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSDQoFZW1haWwYAiABKAkSDAoEcm9sZRgDIAEoCSJwChlJbnZpdGVDb25zb2xlVXNlclJlc3BvbnNlEhIKCmludml0ZV91cmwYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDKwCwoMQWRtaW5TZXJ2aWNlElkKDENyZWF0ZVRlbmFudBIjLmljdi5nYXRld2F5LnYxLkNyZWF0ZVRlbmFudFJlcXVlc3QaJC5pY3YuZ2F0ZXdheS52MS5DcmVhdGVUZW5hbnRSZXNwb25zZRJWCgtMaXN0VGVuYW50cxIiLmljdi5nYXRld2F5LnYxLkxpc3RUZW5hbnRzUmVxdWVzdBojLmljdi5nYXRld2F5LnYxLkxpc3RUZW5hbnRzUmVzcG9uc2USWQoMQ3JlYXRlQXBpS2V5EiMuaWN2LmdhdGV3YXkudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBokLmljdi5nYXRld2F5LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlElkKDFJldm9rZUFwaUtleRIjLmljdi5nYXRld2F5LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJC5pY3YuZ2F0ZXdheS52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJWCgtMaXN0QXBpS2V5cxIiLmljdi5nYXRld2F5LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBojLmljdi5nYXRld2F5LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USZQoQUm90YXRlU2lnbmluZ0tleRInLmljdi5nYXRld2F5LnYxLlJvdGF0ZVNpZ25pbmdLZXlSZXF1ZXN0GiguaWN2LmdhdGV3YXkudjEuUm90YXRlU2lnbmluZ0tleVJlc3BvbnNlEmsKElNldFdlYmhvb2tFbmRwb2ludBIpLmljdi5nYXRld2F5LnYxLlNldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QaKi5pY3YuZ2F0ZXdheS52MS5TZXRXZWJob29rRW5kcG9pbnRSZXNwb25zZRJ0ChVSZW1vdmVXZWJob29rRW5kcG9pbnQSLC5pY3YuZ2F0ZXdheS52MS5SZW1vdmVXZWJob29rRW5kcG9pbnRSZXF1ZXN0Gi0uaWN2LmdhdGV3YXkudjEuUmVtb3ZlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USdAoVRW5hYmxlV2ViaG9va0VuZHBvaW50EiwuaWN2LmdhdGV3YXkudjEuRW5hYmxlV2ViaG9va0VuZHBvaW50UmVxdWVzdBotLmljdi5nYXRld2F5LnYxLkVuYWJsZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEmsKEkdldFdlYmhvb2tTZXR0aW5ncxIpLmljdi5nYXRld2F5LnYxLkdldFdlYmhvb2tTZXR0aW5nc1JlcXVlc3QaKi5pY3YuZ2F0ZXdheS52MS5HZXRXZWJob29rU2V0dGluZ3NSZXNwb25zZRJuChNSb3RhdGVXZWJob29rU2VjcmV0EiouaWN2LmdhdGV3YXkudjEuUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QaKy5pY3YuZ2F0ZXdheS52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USaAoRSW52aXRlQ29uc29sZVVzZXISKC5pY3YuZ2F0ZXdheS52MS5JbnZpdGVDb25zb2xlVXNlclJlcXVlc3QaKS5pY3YuZ2F0ZXdheS52MS5JbnZpdGVDb25zb2xlVXNlclJlc3BvbnNlEmsKElNldFRlbmFudFJldGVudGlvbhIpLmljdi5nYXRld2F5LnYxLlNldFRlbmFudFJldGVudGlvblJlcXVlc3QaKi5pY3YuZ2F0ZXdheS52MS5TZXRUZW5hbnRSZXRlbnRpb25SZXNwb25zZRJrChJHZXRUZW5hbnRSZXRlbnRpb24SKS5pY3YuZ2F0ZXdheS52MS5HZXRUZW5hbnRSZXRlbnRpb25SZXF1ZXN0GiouaWN2LmdhdGV3YXkudjEuR2V0VGVuYW50UmV0ZW50aW9uUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_icv_common_v1_scope, file_icv_webhook_v1_webhook_service]);
+
+/**
+ * @generated from message icv.gateway.v1.GetTenantRetentionRequest
+ */
+export type GetTenantRetentionRequest = Message<"icv.gateway.v1.GetTenantRetentionRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+};
+
+/**
+ * Describes the message icv.gateway.v1.GetTenantRetentionRequest.
+ * Use `create(GetTenantRetentionRequestSchema)` to create a new message.
+ */
+export const GetTenantRetentionRequestSchema: GenMessage<GetTenantRetentionRequest> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 0);
+
+/**
+ * @generated from message icv.gateway.v1.GetTenantRetentionResponse
+ */
+export type GetTenantRetentionResponse = Message<"icv.gateway.v1.GetTenantRetentionResponse"> & {
+  /**
+   * @generated from field: int32 live_retention_days = 1;
+   */
+  liveRetentionDays: number;
+
+  /**
+   * @generated from field: int32 test_retention_days = 2;
+   */
+  testRetentionDays: number;
+};
+
+/**
+ * Describes the message icv.gateway.v1.GetTenantRetentionResponse.
+ * Use `create(GetTenantRetentionResponseSchema)` to create a new message.
+ */
+export const GetTenantRetentionResponseSchema: GenMessage<GetTenantRetentionResponse> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 1);
 
 /**
  * @generated from message icv.gateway.v1.SetTenantRetentionRequest
@@ -43,7 +82,7 @@ export type SetTenantRetentionRequest = Message<"icv.gateway.v1.SetTenantRetenti
  * Use `create(SetTenantRetentionRequestSchema)` to create a new message.
  */
 export const SetTenantRetentionRequestSchema: GenMessage<SetTenantRetentionRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 0);
+  messageDesc(file_icv_gateway_v1_admin_service, 2);
 
 /**
  * @generated from message icv.gateway.v1.SetTenantRetentionResponse
@@ -62,7 +101,7 @@ export type SetTenantRetentionResponse = Message<"icv.gateway.v1.SetTenantRetent
  * Use `create(SetTenantRetentionResponseSchema)` to create a new message.
  */
 export const SetTenantRetentionResponseSchema: GenMessage<SetTenantRetentionResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 1);
+  messageDesc(file_icv_gateway_v1_admin_service, 3);
 
 /**
  * @generated from message icv.gateway.v1.Tenant
@@ -89,7 +128,7 @@ export type Tenant = Message<"icv.gateway.v1.Tenant"> & {
  * Use `create(TenantSchema)` to create a new message.
  */
 export const TenantSchema: GenMessage<Tenant> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 2);
+  messageDesc(file_icv_gateway_v1_admin_service, 4);
 
 /**
  * @generated from message icv.gateway.v1.CreateTenantRequest
@@ -106,7 +145,7 @@ export type CreateTenantRequest = Message<"icv.gateway.v1.CreateTenantRequest"> 
  * Use `create(CreateTenantRequestSchema)` to create a new message.
  */
 export const CreateTenantRequestSchema: GenMessage<CreateTenantRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 3);
+  messageDesc(file_icv_gateway_v1_admin_service, 5);
 
 /**
  * @generated from message icv.gateway.v1.CreateTenantResponse
@@ -159,7 +198,7 @@ export type CreateTenantResponse = Message<"icv.gateway.v1.CreateTenantResponse"
  * Use `create(CreateTenantResponseSchema)` to create a new message.
  */
 export const CreateTenantResponseSchema: GenMessage<CreateTenantResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 4);
+  messageDesc(file_icv_gateway_v1_admin_service, 6);
 
 /**
  * @generated from message icv.gateway.v1.ListTenantsRequest
@@ -172,7 +211,7 @@ export type ListTenantsRequest = Message<"icv.gateway.v1.ListTenantsRequest"> & 
  * Use `create(ListTenantsRequestSchema)` to create a new message.
  */
 export const ListTenantsRequestSchema: GenMessage<ListTenantsRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 5);
+  messageDesc(file_icv_gateway_v1_admin_service, 7);
 
 /**
  * @generated from message icv.gateway.v1.ListTenantsResponse
@@ -189,7 +228,7 @@ export type ListTenantsResponse = Message<"icv.gateway.v1.ListTenantsResponse"> 
  * Use `create(ListTenantsResponseSchema)` to create a new message.
  */
 export const ListTenantsResponseSchema: GenMessage<ListTenantsResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 6);
+  messageDesc(file_icv_gateway_v1_admin_service, 8);
 
 /**
  * @generated from message icv.gateway.v1.CreateApiKeyRequest
@@ -211,7 +250,7 @@ export type CreateApiKeyRequest = Message<"icv.gateway.v1.CreateApiKeyRequest"> 
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 7);
+  messageDesc(file_icv_gateway_v1_admin_service, 9);
 
 /**
  * @generated from message icv.gateway.v1.CreateApiKeyResponse
@@ -233,7 +272,7 @@ export type CreateApiKeyResponse = Message<"icv.gateway.v1.CreateApiKeyResponse"
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 8);
+  messageDesc(file_icv_gateway_v1_admin_service, 10);
 
 /**
  * @generated from message icv.gateway.v1.RevokeApiKeyRequest
@@ -257,7 +296,7 @@ export type RevokeApiKeyRequest = Message<"icv.gateway.v1.RevokeApiKeyRequest"> 
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 9);
+  messageDesc(file_icv_gateway_v1_admin_service, 11);
 
 /**
  * @generated from message icv.gateway.v1.RevokeApiKeyResponse
@@ -279,7 +318,7 @@ export type RevokeApiKeyResponse = Message<"icv.gateway.v1.RevokeApiKeyResponse"
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 10);
+  messageDesc(file_icv_gateway_v1_admin_service, 12);
 
 /**
  * @generated from message icv.gateway.v1.ListApiKeysRequest
@@ -296,7 +335,7 @@ export type ListApiKeysRequest = Message<"icv.gateway.v1.ListApiKeysRequest"> & 
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 11);
+  messageDesc(file_icv_gateway_v1_admin_service, 13);
 
 /**
  * @generated from message icv.gateway.v1.ApiKey
@@ -342,7 +381,7 @@ export type ApiKey = Message<"icv.gateway.v1.ApiKey"> & {
  * Use `create(ApiKeySchema)` to create a new message.
  */
 export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 12);
+  messageDesc(file_icv_gateway_v1_admin_service, 14);
 
 /**
  * @generated from message icv.gateway.v1.ListApiKeysResponse
@@ -359,7 +398,7 @@ export type ListApiKeysResponse = Message<"icv.gateway.v1.ListApiKeysResponse"> 
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 13);
+  messageDesc(file_icv_gateway_v1_admin_service, 15);
 
 /**
  * @generated from message icv.gateway.v1.RotateSigningKeyRequest
@@ -378,7 +417,7 @@ export type RotateSigningKeyRequest = Message<"icv.gateway.v1.RotateSigningKeyRe
  * Use `create(RotateSigningKeyRequestSchema)` to create a new message.
  */
 export const RotateSigningKeyRequestSchema: GenMessage<RotateSigningKeyRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 14);
+  messageDesc(file_icv_gateway_v1_admin_service, 16);
 
 /**
  * @generated from message icv.gateway.v1.RotateSigningKeyResponse
@@ -405,7 +444,7 @@ export type RotateSigningKeyResponse = Message<"icv.gateway.v1.RotateSigningKeyR
  * Use `create(RotateSigningKeyResponseSchema)` to create a new message.
  */
 export const RotateSigningKeyResponseSchema: GenMessage<RotateSigningKeyResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 15);
+  messageDesc(file_icv_gateway_v1_admin_service, 17);
 
 /**
  * @generated from message icv.gateway.v1.SetWebhookEndpointRequest
@@ -432,7 +471,7 @@ export type SetWebhookEndpointRequest = Message<"icv.gateway.v1.SetWebhookEndpoi
  * Use `create(SetWebhookEndpointRequestSchema)` to create a new message.
  */
 export const SetWebhookEndpointRequestSchema: GenMessage<SetWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 16);
+  messageDesc(file_icv_gateway_v1_admin_service, 18);
 
 /**
  * @generated from message icv.gateway.v1.SetWebhookEndpointResponse
@@ -449,7 +488,7 @@ export type SetWebhookEndpointResponse = Message<"icv.gateway.v1.SetWebhookEndpo
  * Use `create(SetWebhookEndpointResponseSchema)` to create a new message.
  */
 export const SetWebhookEndpointResponseSchema: GenMessage<SetWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 17);
+  messageDesc(file_icv_gateway_v1_admin_service, 19);
 
 /**
  * @generated from message icv.gateway.v1.RemoveWebhookEndpointRequest
@@ -471,7 +510,7 @@ export type RemoveWebhookEndpointRequest = Message<"icv.gateway.v1.RemoveWebhook
  * Use `create(RemoveWebhookEndpointRequestSchema)` to create a new message.
  */
 export const RemoveWebhookEndpointRequestSchema: GenMessage<RemoveWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 18);
+  messageDesc(file_icv_gateway_v1_admin_service, 20);
 
 /**
  * @generated from message icv.gateway.v1.EnableWebhookEndpointRequest
@@ -493,7 +532,7 @@ export type EnableWebhookEndpointRequest = Message<"icv.gateway.v1.EnableWebhook
  * Use `create(EnableWebhookEndpointRequestSchema)` to create a new message.
  */
 export const EnableWebhookEndpointRequestSchema: GenMessage<EnableWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 19);
+  messageDesc(file_icv_gateway_v1_admin_service, 21);
 
 /**
  * @generated from message icv.gateway.v1.EnableWebhookEndpointResponse
@@ -510,7 +549,7 @@ export type EnableWebhookEndpointResponse = Message<"icv.gateway.v1.EnableWebhoo
  * Use `create(EnableWebhookEndpointResponseSchema)` to create a new message.
  */
 export const EnableWebhookEndpointResponseSchema: GenMessage<EnableWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 20);
+  messageDesc(file_icv_gateway_v1_admin_service, 22);
 
 /**
  * @generated from message icv.gateway.v1.RemoveWebhookEndpointResponse
@@ -527,7 +566,7 @@ export type RemoveWebhookEndpointResponse = Message<"icv.gateway.v1.RemoveWebhoo
  * Use `create(RemoveWebhookEndpointResponseSchema)` to create a new message.
  */
 export const RemoveWebhookEndpointResponseSchema: GenMessage<RemoveWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 21);
+  messageDesc(file_icv_gateway_v1_admin_service, 23);
 
 /**
  * @generated from message icv.gateway.v1.GetWebhookSettingsRequest
@@ -544,7 +583,7 @@ export type GetWebhookSettingsRequest = Message<"icv.gateway.v1.GetWebhookSettin
  * Use `create(GetWebhookSettingsRequestSchema)` to create a new message.
  */
 export const GetWebhookSettingsRequestSchema: GenMessage<GetWebhookSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 22);
+  messageDesc(file_icv_gateway_v1_admin_service, 24);
 
 /**
  * @generated from message icv.gateway.v1.GetWebhookSettingsResponse
@@ -566,7 +605,7 @@ export type GetWebhookSettingsResponse = Message<"icv.gateway.v1.GetWebhookSetti
  * Use `create(GetWebhookSettingsResponseSchema)` to create a new message.
  */
 export const GetWebhookSettingsResponseSchema: GenMessage<GetWebhookSettingsResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 23);
+  messageDesc(file_icv_gateway_v1_admin_service, 25);
 
 /**
  * @generated from message icv.gateway.v1.RotateWebhookSecretRequest
@@ -588,7 +627,7 @@ export type RotateWebhookSecretRequest = Message<"icv.gateway.v1.RotateWebhookSe
  * Use `create(RotateWebhookSecretRequestSchema)` to create a new message.
  */
 export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 24);
+  messageDesc(file_icv_gateway_v1_admin_service, 26);
 
 /**
  * @generated from message icv.gateway.v1.RotateWebhookSecretResponse
@@ -605,7 +644,7 @@ export type RotateWebhookSecretResponse = Message<"icv.gateway.v1.RotateWebhookS
  * Use `create(RotateWebhookSecretResponseSchema)` to create a new message.
  */
 export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 25);
+  messageDesc(file_icv_gateway_v1_admin_service, 27);
 
 /**
  * @generated from message icv.gateway.v1.InviteConsoleUserRequest
@@ -634,7 +673,7 @@ export type InviteConsoleUserRequest = Message<"icv.gateway.v1.InviteConsoleUser
  * Use `create(InviteConsoleUserRequestSchema)` to create a new message.
  */
 export const InviteConsoleUserRequestSchema: GenMessage<InviteConsoleUserRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 26);
+  messageDesc(file_icv_gateway_v1_admin_service, 28);
 
 /**
  * @generated from message icv.gateway.v1.InviteConsoleUserResponse
@@ -663,7 +702,7 @@ export type InviteConsoleUserResponse = Message<"icv.gateway.v1.InviteConsoleUse
  * Use `create(InviteConsoleUserResponseSchema)` to create a new message.
  */
 export const InviteConsoleUserResponseSchema: GenMessage<InviteConsoleUserResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 27);
+  messageDesc(file_icv_gateway_v1_admin_service, 29);
 
 /**
  * Operator actions behind the admin CLI. Served on the gateway's loopback admin port and protected by the admin token.
@@ -789,6 +828,16 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof SetTenantRetentionRequestSchema;
     output: typeof SetTenantRetentionResponseSchema;
+  },
+  /**
+   * The tenant's retention of both environments (0: none).
+   *
+   * @generated from rpc icv.gateway.v1.AdminService.GetTenantRetention
+   */
+  getTenantRetention: {
+    methodKind: "unary";
+    input: typeof GetTenantRetentionRequestSchema;
+    output: typeof GetTenantRetentionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_icv_gateway_v1_admin_service, 0);

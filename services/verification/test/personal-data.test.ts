@@ -79,6 +79,17 @@ describe("PersonalData", () => {
   });
 });
 
+describe("the sealing database", () => {
+  it("refuses a sealed value read without its row id rather than answer ciphertext", async () => {
+    const store = new VerificationStore(verificationDatabase(db, pd));
+    await store.insert(newVerification("ver_pdkeyless1", "Keyless.Lemur@example.com"));
+    const sealing = verificationDatabase(db, pd);
+    await expect(sealing.query(`SELECT identifier FROM verification.verifications WHERE id = 'ver_pdkeyless1'`)).rejects.toThrow(/without its row's id/);
+    const withId = await sealing.query<{ identifier: string }>(`SELECT id, identifier FROM verification.verifications WHERE id = 'ver_pdkeyless1'`);
+    expect(withId.rows[0].identifier).toBe("Keyless.Lemur@example.com");
+  });
+});
+
 describe("the verification store", () => {
   it("stores no identifier, metadata or instruction in clear and reads them back opened", async () => {
     const store = new VerificationStore(verificationDatabase(db, pd));

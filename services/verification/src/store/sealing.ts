@@ -83,19 +83,27 @@ const TABLES = [
 /**
  * Refuses to start when a row is sealed under a key version DATA_ENCRYPTION_KEY lacks, or that the
  * configured key of that version does not open (SealedDataError names the version). One sample per
- * table and version.
+ * table and version, each found through the key_version index (a start does not scan the tables).
  */
 export async function checkVerificationKeys(db: Queryable, pd: PersonalData): Promise<void> {
   for (const t of TABLES) {
-    const r = await db.query<{ key_version: number; id: string; value: string }>(
-      `SELECT DISTINCT ON (key_version) key_version, ${t.key} AS id, ${t.column} AS value FROM ${S}.${t.table}
-        WHERE key_version IS NOT NULL AND ${t.column} LIKE 'pd1.%' ORDER BY key_version, id`,
+    // the versions in use, by a loose scan of the key_version index (one probe per version, not a scan of the table)
+    const versions = await db.query<{ k: number }>(
+      `WITH RECURSIVE v AS (
+         SELECT min(key_version) AS k FROM ${S}.${t.table}
+         UNION ALL SELECT (SELECT min(key_version) FROM ${S}.${t.table} WHERE key_version > v.k) FROM v WHERE v.k IS NOT NULL)
+       SELECT k FROM v WHERE k IS NOT NULL`,
     );
     const col = t.table === "verifications" ? "identifier" : t.table === "test_messages" ? "to_address" : "client_metadata";
-    checkDataKeys(
-      pd,
-      r.rows.map((x) => ({ version: x.key_version, value: x.value, aad: sealedAad(col, x.id) })),
-    );
+    const samples: { version: number; value: string; aad: string }[] = [];
+    for (const { k } of versions.rows) {
+      const r = await db.query<{ id: string; value: string }>(
+        `SELECT ${t.key} AS id, ${t.column} AS value FROM ${S}.${t.table} WHERE key_version = $1 AND ${t.column} LIKE 'pd1.%' LIMIT 1`,
+        [k],
+      );
+      if (r.rows[0]) samples.push({ version: k, value: r.rows[0].value, aad: sealedAad(col, r.rows[0].id) });
+    }
+    checkDataKeys(pd, samples);
   }
 }
 
@@ -107,7 +115,7 @@ export async function checkVerificationKeys(db: Queryable, pd: PersonalData): Pr
  */
 export async function sealOutdated(db: SealingDatabase, batch = 200): Promise<number> {
   const pd = db.personalData;
-  const due = `(key_version IS NULL OR key_version <> $1) ORDER BY id LIMIT ${batch} FOR UPDATE SKIP LOCKED`;
+  const due = `(key_version IS NULL OR key_version < $1 OR key_version > $1) ORDER BY id LIMIT ${batch} FOR UPDATE SKIP LOCKED`;
   const verifications = await db.tx(async (q) => {
     const r = await q.query<Parameters<typeof sealVerification>[1]>(
       `SELECT id, type, identifier, identifier_canonical, instruction, challenge_message, client_metadata FROM ${S}.verifications WHERE ${due}`,

@@ -10,10 +10,16 @@ import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import type { EnvironmentWebhooks } from "@icv/contracts/gen/icv/webhook/v1/webhook_service_pb.ts";
 import { iso, loadConfig } from "@icv/platform";
 import { internalClient } from "./admin/internal-client.ts";
+import { rotateDataKey } from "./admin/data-key.ts";
 
 const USAGE = `usage: npm run --silent admin -- <command> [--json]
   tenant create --name NAME        create a tenant; prints its live and test keys (shown once) with their ids, and webhook secrets
   tenant list                      list tenants
+  tenant set --tenant ID --env live|test --retention-days N
+                                   redact that environment's settled verifications older than N days (1–3650; 0: keep)
+  tenant show --tenant ID          the tenant's retention of both environments
+  data-key rotate                  a new DATA_ENCRYPTION_KEY version (in the data dir, or printed to set); after a restart
+                                   new data is sealed with it and every row is re-sealed in the background
   key list --tenant ID             a tenant's keys: id, environment, prefix, created, last used, revoked (never the keys)
   key create --tenant ID --env live|test
                                    create another API key for a tenant
@@ -50,6 +56,7 @@ const { values, positionals } = parseArgs({
     url: { type: "string" },
     out: { type: "string" },
     days: { type: "string" },
+    "retention-days": { type: "string" },
     file: { type: "string" },
     email: { type: "string" },
     role: { type: "string" },
@@ -66,6 +73,10 @@ function fail(msg: string): never {
 if (values.help || positionals.length < 2) fail(USAGE);
 const config = loadConfig();
 const print = (json: unknown, text: string): void => void process.stdout.write(`${values.json ? JSON.stringify(json, null, 2) : text}\n`);
+if (positionals[0] === "data-key" && positionals[1] === "rotate") {
+  rotateDataKey(config, print, fail);
+  process.exit(0);
+}
 if (positionals[0] === "internal-client") {
   await internalClient(config, { verb: positionals[1], ...values }, print, fail);
   process.exit(0);
@@ -137,6 +148,25 @@ async function run(): Promise<void> {
           `test webhook secret ${r.testWebhookSecret}`,
           "The keys are shown only now (their ids stay: key list, key revoke).",
         ].join("\n"),
+      );
+    }
+    case "tenant set": {
+      const env = environment("tenant set");
+      const days = values["retention-days"];
+      if (days === undefined || !/^\d{1,5}$/.test(days)) fail("tenant set needs --retention-days N (1 to 3650; 0 clears it)");
+      const r = await admin.setTenantRetention({ tenantId: values.tenant, environment: env, retentionDays: Number(days) }, { headers });
+      return print(
+        { tenant_id: values.tenant, env: values.env, retention_days: r.retentionDays || null },
+        r.retentionDays ? `${values.env} retention: ${r.retentionDays} days` : `${values.env} retention: none`,
+      );
+    }
+    case "tenant show": {
+      if (!values.tenant) fail("tenant show needs --tenant ID");
+      const r = await admin.getTenantRetention({ tenantId: values.tenant }, { headers });
+      const days = (d: number) => (d ? `${d} days` : "none");
+      return print(
+        { tenant_id: values.tenant, live: { retention_days: r.liveRetentionDays || null }, test: { retention_days: r.testRetentionDays || null } },
+        `live retention: ${days(r.liveRetentionDays)}\ntest retention: ${days(r.testRetentionDays)}`,
       );
     }
     case "tenant list": {

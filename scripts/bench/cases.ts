@@ -7,6 +7,7 @@ import { benchRechecks } from "./rechecks.ts";
 import { sdJwtVcCase, statusListCase } from "./proof-formats.ts";
 import { logCase } from "./log.ts";
 import { minimalBaselineCase } from "./minimal-baseline.ts";
+import { personalDataCase } from "./personal-data.ts";
 import type { BenchCase } from "./case.ts";
 
 /** The DNS domain check (domain-check.ts): it asks DNS only, so its figures are the same in either database mode. */
@@ -28,4 +29,4 @@ const recheckCase: BenchCase = {
 };
 
 /** Extra cases, one line each. */
-export const extraCases: BenchCase[] = [domainCheckCase, sdJwtVcCase, statusListCase, recheckCase, logCase, minimalBaselineCase];
+export const extraCases: BenchCase[] = [domainCheckCase, sdJwtVcCase, statusListCase, recheckCase, logCase, minimalBaselineCase, personalDataCase];

@@ -38,6 +38,8 @@ const REQUIRED = [
   "secret.PROOF_KEY_ENCRYPTION_KEY=a2V5",
   "secret.LOG_KEY_ENCRYPTION_KEY=a2V5",
   "secret.CHALLENGE_HMAC_KEY=hmac",
+  "secret.DATA_ENCRYPTION_KEY=a2V5",
+  "secret.DATA_BLIND_INDEX_KEY=a2V5",
   "secret.ADMIN_TOKEN=token",
 ];
 

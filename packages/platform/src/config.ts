@@ -3,6 +3,7 @@ import { isSupportedCountry } from "libphonenumber-js";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
+import { isDataKeys } from "./personal-data.ts";
 
 /** Service names and their default loopback gRPC ports. */
 export const SERVICES = {
@@ -100,6 +101,12 @@ const base = z.object({
   LOG_KEY_ENCRYPTION_KEY: z
     .string()
     .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64-encoded")
+    .optional(),
+  // personal data at rest (docs/privacy.md): `base64` (key version 1) or `2:base64,1:base64` (the first seals)
+  DATA_ENCRYPTION_KEY: z.string().refine(isDataKeys, "must be 32 bytes base64-encoded, or version:base64 pairs separated by commas").optional(),
+  DATA_BLIND_INDEX_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, "base64").length >= 32, "must be at least 32 bytes, base64-encoded")
     .optional(),
   PROOF_KEY_BITS: z.coerce
     .number()

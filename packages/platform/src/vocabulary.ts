@@ -33,6 +33,7 @@ export const WEBHOOK_EVENT_TYPES = [
   "verification_request.completed",
   "verification_request.partial",
   "verification_request.expired",
+  "verification.redacted",
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

@@ -107,6 +107,22 @@ export async function startAdminServer(opts: {
           opts.logger.info({ tenant_id: req.tenantId }, "webhook endpoint removed");
           return { removedUrl: r.removedUrl };
         },
+        async setTenantRetention(req) {
+          if (!(await opts.tenants.list()).some((t) => t.id === req.tenantId)) throw new AppError("not_found", "tenant not found");
+          const scope = { tenantId: req.tenantId, environment: req.environment };
+          const r = await opts.clients.verification.setRetention({ scope, retentionDays: req.retentionDays });
+          opts.logger.info({ tenant_id: req.tenantId, environment: req.environment, retention_days: r.retentionDays }, "retention set");
+          return { retentionDays: r.retentionDays };
+        },
+        async getTenantRetention(req) {
+          if (!(await opts.tenants.list()).some((t) => t.id === req.tenantId)) throw new AppError("not_found", "tenant not found");
+          const [live, test] = await Promise.all(
+            [Environment.LIVE, Environment.TEST].map((environment) =>
+              opts.clients.verification.getRetention({ scope: { tenantId: req.tenantId, environment } }),
+            ),
+          );
+          return { liveRetentionDays: live.retentionDays, testRetentionDays: test.retentionDays };
+        },
         async enableWebhookEndpoint(req) {
           await knownTenant(req.tenantId);
           const r = await opts.clients.webhook.enableEndpoint({ tenantId: req.tenantId, environment: req.environment });

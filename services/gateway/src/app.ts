@@ -41,6 +41,7 @@ import { verificationEventRoutes } from "./routes/verification-events.ts";
 import { verificationRequestRoutes } from "./routes/verification-requests.ts";
 import { verificationRoutes } from "./routes/verifications.ts";
 import { verifiedUserRoutes } from "./routes/verified-users.ts";
+import { personalDataRoutes } from "./routes/personal-data.ts";
 import { webhookDeliveryRoutes } from "./routes/webhook-deliveries.ts";
 import type { SseHub } from "./sse/hub.ts";
 import type { GatewayStore } from "./store.ts";
@@ -101,6 +102,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; listener: http.Requ
       () => (landingHtml ??= renderLanding((openapiDoc ??= buildOpenApi(routes, { version: API_VERSION, serverUrl: config.publicBaseUrl })))),
     ),
     ...verifiedUserRoutes(clients),
+    ...personalDataRoutes(clients),
     ...verificationRoutes(clients),
     ...domainRoutes(clients),
     ...verificationEventRoutes(clients, deps.sse),

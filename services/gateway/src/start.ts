@@ -10,6 +10,7 @@ import {
   rateLimiterOn,
   retryWithBackoff,
   openServiceDatabase,
+  PersonalData,
   serviceIdentity,
   startOutboxRelay,
   startSweeper,
@@ -78,7 +79,8 @@ async function startApp(
   serve: (app: http.RequestListener) => Promise<void>,
 ): Promise<RunningGateway> {
   const db = await openServiceDatabase(config, "gateway", MIGRATIONS, log, { outbox: true });
-  const store = new GatewayStore(db);
+  // the stored answers of Idempotency-Key requests hold personal data: sealed (docs/privacy.md)
+  const store = new GatewayStore(db, PersonalData.fromConfig(config, log));
   // never awaited: a Redis that is down (at start or later) means in-process limits meanwhile
   const redis = config.REDIS_URL
     ? connectRedis(config.REDIS_URL, log, {

@@ -1,8 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { ApiKeyCreatedSchema, ApiKeyRevokedSchema, TenantCreatedSchema } from "@icv/contracts/gen/icv/events/v1/tenant_events_pb.ts";
-import { appendEvent, outboxEvent, type Database, type EnvName, type Scope } from "@icv/platform";
+import { appendEvent, outboxEvent, PersonalData, type Database, type EnvName, type Scope } from "@icv/platform";
 
 const S = "gateway";
+
+/** The additional data of a stored Idempotency-Key answer: its scope and key (a sealed answer opens only there). */
+const idempotencyAad = (scope: Scope, key: string) => `idempotency:${scope.tenantId}:${scope.env}:${key}`;
 
 export interface KeyRecord {
   id: string;
@@ -34,7 +37,14 @@ export interface IdempotencyRecord {
 }
 
 export class GatewayStore {
-  constructor(private readonly db: Database) {}
+  /**
+   * `personalData` seals the stored answers of Idempotency-Key requests (they hold identifiers and
+   * client_metadata; docs/privacy.md). Hand-built test stores get this process's ephemeral keys.
+   */
+  constructor(
+    private readonly db: Database,
+    private readonly personalData: PersonalData = PersonalData.ephemeral(),
+  ) {}
 
   async tenantCount(): Promise<number> {
     const r = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${S}.tenants`);
@@ -151,7 +161,9 @@ export class GatewayStore {
       `SELECT method, path, body_hash, status_code, response_body FROM ${S}.idempotency_keys WHERE tenant_id = $1 AND environment = $2 AND key = $3`,
       [scope.tenantId, scope.env, key],
     );
-    return r.rows[0];
+    const prev = r.rows[0];
+    if (prev && typeof prev.response_body === "string") prev.response_body = JSON.parse(this.personalData.open(prev.response_body, idempotencyAad(scope, key)));
+    return prev;
   }
 
   async completeIdempotencyKey(scope: Scope, key: string, status: number, body: unknown): Promise<void> {
@@ -160,7 +172,7 @@ export class GatewayStore {
       scope.env,
       key,
       status,
-      JSON.stringify(body),
+      JSON.stringify(this.personalData.seal(JSON.stringify(body ?? null), idempotencyAad(scope, key))),
     ]);
   }
 

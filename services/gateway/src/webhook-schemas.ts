@@ -81,6 +81,36 @@ export const VerificationReinstatedWebhook = z
   .describe("A suspended proof is valid again (status list value 0): a later re-check passed")
   .meta({ id: "VerificationReinstatedWebhook" });
 
+export const VerificationRedactedWebhook = z
+  .object({
+    ...envelope,
+    event: z.literal("verification.redacted"),
+    verification_id: z.string(),
+    type: z.string(),
+    channel: z.string(),
+    status: z.string().describe("Its status after the redaction (a pending verification was cancelled first: expired)"),
+    redacted_at: timestamp,
+    proof_revoked: z.boolean().describe("Whether this redaction revoked its proof (revoke_proofs: true)"),
+    reason: z.enum(["request", "user_request", "retention"]).describe("redact, user-wide redaction, or the retention sweeper"),
+  })
+  .describe("A verification's personal data was erased (identifier, client_metadata, test messages, stored webhook payloads); the body carries none")
+  .meta({
+    id: "VerificationRedactedWebhook",
+    example: {
+      id: "evt_01M80GA7T2XKQ4B9R6N3C8D5FZ",
+      event: "verification.redacted",
+      test: true,
+      created_at: "2026-11-23T10:00:00.000Z",
+      verification_id: "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
+      type: "phone",
+      channel: "telegram",
+      status: "verified",
+      redacted_at: "2026-11-23T10:00:00.000Z",
+      proof_revoked: false,
+      reason: "request",
+    },
+  });
+
 /** verification_request.partial, .completed and .expired: one shape (VerificationRequestChanged). */
 export const VerificationRequestWebhook = z
   .object({
@@ -111,6 +141,7 @@ export const WEBHOOK_SCHEMAS = {
   "verification.completed": VerificationCompletedWebhook,
   "verification.suspended": VerificationSuspendedWebhook,
   "verification.reinstated": VerificationReinstatedWebhook,
+  "verification.redacted": VerificationRedactedWebhook,
   "verification_request.partial": VerificationRequestWebhook,
   "verification_request.completed": VerificationRequestWebhook,
   "verification_request.expired": VerificationRequestWebhook,

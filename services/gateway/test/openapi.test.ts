@@ -152,10 +152,11 @@ describe("GET /api/openapi.json", () => {
     }
   });
 
-  it("describes the webhooks (x-webhooks): completed, suspended and reinstated with their reason, and the request events", () => {
+  it("describes the webhooks (x-webhooks): completed, suspended and reinstated with their reason, redacted, and the request events", () => {
     const hooks = doc["x-webhooks"] as Json;
     expect(Object.keys(hooks).sort()).toEqual([
       "verification.completed",
+      "verification.redacted",
       "verification.reinstated",
       "verification.suspended",
       "verification_request.completed",
@@ -231,6 +232,7 @@ describe("GET /api/openapi.json", () => {
     expect(webhooks.map(([event]) => event).sort()).toEqual(
       [
         "verification.completed",
+        "verification.redacted",
         "verification.reinstated",
         "verification.suspended",
         "verification_request.completed",

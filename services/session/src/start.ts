@@ -8,6 +8,7 @@ import {
   hostService,
   messagingSenders,
   openServiceDatabase,
+  PersonalData,
   rpcClient,
   runsBackgroundWork,
   serviceIdentity,
@@ -44,7 +45,8 @@ export function repliersOf(config: Config): Repliers {
 export async function startSessionService(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningService> {
   const log = logger.child({ service: "session" });
   const db = await openServiceDatabase(config, "session", MIGRATIONS, log);
-  const store = new SessionStore(db);
+  // a session's number and client_metadata are sealed at rest, senders kept as blind indexes (docs/privacy.md)
+  const store = new SessionStore(db, PersonalData.fromConfig(config, log));
   const hmacKey = config.CHALLENGE_HMAC_KEY ?? dataDirSecret(config.DATA_DIR, "challenge-hmac-key", "CHALLENGE_HMAC_KEY", log);
   const identity = await serviceIdentity(config, "session", log);
   const verification = rpcClient(VerificationService, config.serviceUrl("verification"), identity);

@@ -1,6 +1,14 @@
-import type { Database, Scope } from "@icv/platform";
+import { PersonalData, sealedAad, sealingDatabase, type Database, type Scope, type SealedColumns, type SealingDatabase } from "@icv/platform";
 
 const S = "session";
+
+/** Personal data of the session schema (docs/privacy.md): a session's number and client_metadata, sealed and opened on read. */
+const SESSION_SEALED: SealedColumns = {
+  text: ["phone_number"],
+  json: ["client_metadata"],
+  // sessions (sess_… phone-first, auth_… auth) are the only rows of the schema with these columns
+  rowKey: (row) => (typeof row.id === "string" ? row.id : undefined),
+};
 
 export type SessionKind = "phone" | "auth";
 export type SessionStatus = "pending" | "verified" | "failed" | "expired";
@@ -44,7 +52,17 @@ export interface ChatRow {
 
 /** The only file with the session service's SQL. */
 export class SessionStore {
-  constructor(private readonly db: Database) {}
+  private readonly db: SealingDatabase;
+
+  /** `pd`: the data keys (hand-built test stores get this process's ephemeral ones). */
+  constructor(db: Database, pd: PersonalData = PersonalData.ephemeral()) {
+    this.db = sealingDatabase(db, pd, SESSION_SEALED);
+  }
+
+  /** A message sender (a phone number, a chat) as the strike table keeps it: its blind index, never the sender. */
+  private senderIndex(sender: string): string {
+    return this.db.personalData.index("sender", sender);
+  }
 
   async insert(s: NewSession): Promise<SessionRow> {
     const r = await this.db.query<SessionRow>(
@@ -58,9 +76,9 @@ export class SessionStore {
         s.environment,
         s.channel,
         s.auth_type,
-        s.phone_number,
+        this.db.personalData.seal(s.phone_number, sealedAad("phone_number", s.id)),
         s.token_lookup,
-        s.client_metadata === null ? null : JSON.stringify(s.client_metadata),
+        this.db.personalData.sealJson(s.client_metadata, sealedAad("client_metadata", s.id)),
         s.created_at,
         s.expires_at,
         s.project_id ?? null,
@@ -95,7 +113,7 @@ export class SessionStore {
       `UPDATE ${S}.sessions SET status = 'verified', phone_number = $2, verification_id = $3, proof_token = $4, proof_expires_at = $5,
               verified_at = $6, updated_at = $6
         WHERE id = $1 AND status = 'pending' AND expires_at > $6 RETURNING *`,
-      [s.id, v.phone, v.verificationId, v.proofToken, v.proofExpiresAt, at],
+      [s.id, this.db.personalData.seal(v.phone, sealedAad("phone_number", s.id)), v.verificationId, v.proofToken, v.proofExpiresAt, at],
     );
     return r.rows[0];
   }
@@ -173,7 +191,7 @@ export class SessionStore {
       `WITH ins AS (INSERT INTO ${S}.inbound_messages (provider, message_id, received_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1)
        SELECT EXISTS (SELECT 1 FROM ins) AS inserted,
               (SELECT count(*)::int FROM ${S}.inbound_strikes WHERE sender = $4 AND kind = 'strike' AND created_at > $5) AS strikes`,
-      [provider, messageId, now, sender?.id ?? null, sender?.since ?? now],
+      [provider, messageId, now, sender ? this.senderIndex(sender.id) : null, sender?.since ?? now],
     );
     const { inserted, strikes } = ins.rows[0];
     if (inserted) return { claim: "new", strikes };
@@ -214,7 +232,7 @@ export class SessionStore {
     const r = await this.db.query(
       `INSERT INTO ${S}.inbound_strikes AS s (message_key, sender, kind, created_at) VALUES ($1, $2, 'ignored', $3)
        ON CONFLICT (message_key) DO UPDATE SET created_at = $3 WHERE s.created_at <= $4`,
-      [`notice:${sender}`, sender, at, since],
+      [`notice:${this.senderIndex(sender)}`, this.senderIndex(sender), at, since],
     );
     return r.rowCount === 1;
   }
@@ -223,7 +241,7 @@ export class SessionStore {
   async recordStrike(messageKey: string, sender: string, kind: "strike" | "ignored", at: Date): Promise<boolean> {
     const r = await this.db.query(`INSERT INTO ${S}.inbound_strikes (message_key, sender, kind, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [
       messageKey,
-      sender,
+      this.senderIndex(sender),
       kind,
       at,
     ]);

@@ -37,6 +37,12 @@ export const verificationCallers = [
     recordSessionVerification: ["session"],
     createDomainVerification: ["gateway"],
     checkDomainVerification: ["gateway"],
+    // personal data (docs/privacy.md): the tenant's redact, export and retention (API, console, admin CLI)
+    redactVerification: ["gateway"],
+    redactUser: ["gateway"],
+    exportUser: ["gateway"],
+    getRetention: ["gateway"],
+    setRetention: ["gateway"],
   }),
   allow(VerificationRequestService, {
     createVerificationRequest: ["gateway"],

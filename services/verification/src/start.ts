@@ -11,6 +11,7 @@ import {
   hostService,
   messagingSenders,
   openServiceDatabase,
+  PersonalData,
   rpcClient,
   serviceIdentity,
   startSweeper,
@@ -24,6 +25,7 @@ import { verificationCallers } from "./callers.ts";
 import { verificationRoutes } from "./rpc/verifications.ts";
 import { exportHandlers } from "./rpc/export.ts";
 import { insightHandlers } from "./rpc/insights.ts";
+import { personalDataHandlers } from "./rpc/personal-data.ts";
 import { OAuthStore, ProfileStore, ProjectStore, RequestStore, TEST_MESSAGE_TTL_MS, VerificationStore } from "./store/index.ts";
 import { OAuthSignIn } from "./oauth/sign-in.ts";
 import { Profiles } from "./profiles/index.ts";
@@ -36,6 +38,7 @@ import { Verifications } from "./verifications/index.ts";
 import { smtpMailer } from "./mailer.ts";
 import { followProofRevocations } from "./proof-revocations.ts";
 import { SendLimits } from "./send-limits.ts";
+import { checkVerificationKeys, sealOutdated, verificationDatabase } from "./store/sealing.ts";
 
 /** The domain service's calls wait on name servers, web servers and provider APIs (each with its own deadline). */
 const DOMAIN_RPC_TIMEOUT_MS = 45_000;
@@ -44,7 +47,13 @@ const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..",
 /** Starts the verification service: database, migrations, expiry sweepers, the request-state and proof-revocation consumers, RPC server. */
 export async function startVerificationService(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningService> {
   const log = logger.child({ service: "verification" });
-  const db = await openServiceDatabase(config, "verification", MIGRATIONS, log, { outbox: true });
+  // personal data is sealed at rest and opened on read (store/sealing.ts); rows this service cannot open refuse the start
+  const pd = PersonalData.fromConfig(config, log);
+  const db = verificationDatabase(await openServiceDatabase(config, "verification", MIGRATIONS, log, { outbox: true }), pd);
+  await checkVerificationKeys(db, pd).catch(async (e) => {
+    await db.close();
+    throw e;
+  });
   const store = new VerificationStore(db);
   const projectStore = new ProjectStore(db);
   const hmacKey = config.CHALLENGE_HMAC_KEY ?? dataDirSecret(config.DATA_DIR, "challenge-hmac-key", "CHALLENGE_HMAC_KEY", log);
@@ -102,6 +111,22 @@ export async function startVerificationService(config: Config, logger: Logger, c
     logger: log,
     returnUrl: (scope, verificationId) => requests.returnUrl(scope, verificationId),
   });
+  // retention: settled verifications past their scope's retention_days are redacted, in batches, by one replica at a time
+  const retention = startSweeper("retention", () => store.redaction.redactExpired(clock.now()), config.SWEEP_INTERVAL_MS, log);
+  // rows written before sealing, or under an older key version, are sealed in batches meanwhile
+  // (new rows are always sealed under the current version: once a pass finds none, it is done until the next start)
+  let sealed = false;
+  const sealer = startSweeper(
+    "personal-data-sealing",
+    async () => {
+      if (sealed) return 0;
+      const n = await sealOutdated(db);
+      sealed = n === 0;
+      return n;
+    },
+    config.SWEEP_INTERVAL_MS,
+    log,
+  );
   const statePruner = startSweeper("oauth-states-prune", () => signIn.pruneStates(), Math.max(config.SWEEP_INTERVAL_MS, 60_000), log);
   const events = await createEventLog(config, log);
   const requestConsumer = await events.consume({
@@ -123,7 +148,14 @@ export async function startVerificationService(config: Config, logger: Logger, c
     identity,
     callers: verificationCallers,
     routes: (router) => {
-      verificationRoutes(verifications, store, clock, signIn, exportHandlers(db), insightHandlers(db, clock))(router);
+      verificationRoutes(
+        verifications,
+        store,
+        clock,
+        signIn,
+        { ...exportHandlers(db), ...personalDataHandlers(verifications) },
+        insightHandlers(db, clock),
+      )(router);
       verificationRequestRoutes(requests)(router);
       projectRoutes(new Projects({ store: projectStore, clock, logoTargets: { allowPrivate: config.ALLOW_PRIVATE_TARGETS } }))(router);
       profileRoutes(new Profiles({ store: new ProfileStore(db), proofs, log: rpcClient(LogService, config.serviceUrl("log"), identity), clock }))(router);
@@ -134,6 +166,8 @@ export async function startVerificationService(config: Config, logger: Logger, c
       await attemptsPruner.stop();
       await requestSweeper.stop();
       await statePruner.stop();
+      await sealer.stop();
+      await retention.stop();
       await requestConsumer.close();
       await revocations.close();
       await settledCache.close();

@@ -10,11 +10,12 @@ import { ConnectError, createClient, createRouterTransport, type Client, type In
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
-import { iso, migrate, openDatabase, readMigrations, toConnectError, type Database } from "@icv/platform";
+import { iso, migrate, openDatabase, PersonalData, readMigrations, toConnectError, type SealingDatabase } from "@icv/platform";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { insightHandlers } from "../src/rpc/insights.ts";
 import { verificationRoutes } from "../src/rpc/verifications.ts";
 import { VerificationStore } from "../src/store/index.ts";
+import { sealVerification, verificationDatabase } from "../src/store/sealing.ts";
 import type { Verifications } from "../src/verifications/index.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
@@ -28,12 +29,14 @@ const TYPES = ["email", "phone", "phone", "social"];
 describe("the console's counts and search on 100 000 verifications", () => {
   const scope = { tenantId: "ten_console", environment: Environment.TEST };
   let pgFresh: FreshPostgres | undefined;
-  let db: Database;
+  let db: SealingDatabase;
   let client: Client<typeof VerificationService>;
 
   beforeAll(async () => {
     pgFresh = process.env.DATABASE_URL ? await freshPostgres(process.env.DATABASE_URL) : undefined;
-    db = await openDatabase(pgFresh ? { url: pgFresh.url, poolMax: 2 } : { dataDir: "memory://" });
+    // identifiers sealed as the service stores them: the search can only compare blind indexes
+    const pd = PersonalData.ephemeral();
+    db = verificationDatabase(await openDatabase(pgFresh ? { url: pgFresh.url, poolMax: 2 } : { dataDir: "memory://" }), pd);
     await migrate(db, "verification", readMigrations(MIGRATIONS));
     // row g: created g × 25 s before NOW (so 100 000 rows span ~29 days), status g mod 5, channel g mod 4
     const seed = (tenantId: string, env: string, count: number, prefix: string) =>
@@ -49,14 +52,36 @@ describe("the console's counts and search on 100 000 verifications", () => {
     await seed(scope.tenantId, "test", N, "vrf_main");
     await seed("ten_other", "test", 10_000, "vrf_other");
     await seed(scope.tenantId, "live", 10_000, "vrf_live");
-    // a person's identifiers, as the service stores them once normalized
-    const person = (id: string, tenantId: string, env: string, type: string, channel: string, identifier: string, minutesAgo: number) =>
-      db.query(
-        `INSERT INTO verification.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status,
-           challenge_expires_at, instruction, proof_expires_in, created_at, updated_at, external_user_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $6, 'verified', $7, 'seeded', 3600, $7, $7, 'user-7')`,
-        [id, tenantId, env, type, channel, identifier, new Date(NOW.getTime() - minutesAgo * 60_000)],
+    // a person's identifiers, as the service stores them once normalized (sealed, with their blind index)
+    const person = (id: string, tenantId: string, env: string, type: string, channel: string, identifier: string, minutesAgo: number) => {
+      const sealed = sealVerification(pd, {
+        id,
+        type,
+        identifier,
+        identifier_canonical: identifier,
+        instruction: "seeded",
+        challenge_message: null,
+        client_metadata: null,
+      });
+      return db.query(
+        `INSERT INTO verification.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, identifier_index,
+           key_version, status, challenge_expires_at, instruction, proof_expires_in, created_at, updated_at, external_user_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'verified', $10, $11, 3600, $10, $10, 'user-7')`,
+        [
+          id,
+          tenantId,
+          env,
+          type,
+          channel,
+          sealed.identifier,
+          sealed.identifier_canonical,
+          sealed.identifier_index,
+          sealed.key_version,
+          new Date(NOW.getTime() - minutesAgo * 60_000),
+          sealed.instruction,
+        ],
       );
+    };
     await person("ver_jo1", scope.tenantId, "test", "email", "email", "jo@example.com", 5);
     await person("ver_jo2", scope.tenantId, "test", "email", "email", "jo@example.com", 3);
     await person("ver_ph1", scope.tenantId, "test", "phone", "sms", "+37069199199", 4);

@@ -4,6 +4,7 @@ import { isWebhookEvent, plannedDeliveries } from "./payload.ts";
 import { maxAttempts } from "./schedule.ts";
 import { newWebhookSecret } from "./signing.ts";
 import { WebhookStore } from "./store.ts";
+import { redactStoredPayloads } from "./redaction.ts";
 
 export interface DeliveryConsumer {
   /** One event, in the consumer's transaction (the same as a batch of one). */
@@ -28,6 +29,7 @@ export function deliveryConsumer(opts: { clock: Clock; retryDelaysMs: readonly n
   const handleBatch = async (q: Queryable, events: EventRecord[]) => {
     const hooks = events.filter((e) => isWebhookEvent(e.eventType));
     if (!hooks.length) return;
+    await redactStoredPayloads(q, hooks);
     // every tenant environment's endpoint, read once for the batch (and in its transaction, so a
     // change of endpoint applies from the next event on)
     const scopes = new Map<string, { tenantId: string; env: EnvName }>();

@@ -63,7 +63,7 @@ export function plannedDeliveries(event: EventRecord, endpointUrl: string | unde
   if (!urls.length) return [];
   const payload = body(event, w);
   const ids =
-    w.type === "verification.completed" || w.type === "verification.suspended" || w.type === "verification.reinstated"
+    w.type === "verification.completed" || w.type === "verification.suspended" || w.type === "verification.reinstated" || w.type === "verification.redacted"
       ? { verificationRequestId: null, verificationId: w.message.verificationId || null }
       : { verificationRequestId: w.message.requestId || null, verificationId: null };
   return urls.map((url) => ({

@@ -165,6 +165,7 @@ export function webhookRoutes(
           status: req.status,
           eventType: req.eventType,
           verificationRequestId: req.verificationRequestId,
+          verificationIds: req.verificationIds.slice(0, 1000),
           limit,
           offset,
         });

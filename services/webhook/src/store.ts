@@ -100,6 +100,7 @@ export interface DeliveryFilter {
   status?: string;
   eventType?: string;
   verificationRequestId?: string;
+  verificationIds?: string[];
   limit: number;
   offset: number;
 }
@@ -378,6 +379,7 @@ export class WebhookStore implements DeliveryQueue {
     if (f.status) add("status", f.status);
     if (f.eventType) add("event_type", f.eventType);
     if (f.verificationRequestId) add("verification_request_id", f.verificationRequestId);
+    if (f.verificationIds?.length) where.push(`verification_id = ANY($${params.push(f.verificationIds)}::text[])`);
     const w = where.join(" AND ");
     const [rows, count] = await Promise.all([
       this.db.query<DeliveryRow>(

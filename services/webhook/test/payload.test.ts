@@ -77,7 +77,7 @@ describe("webhook body", () => {
 });
 
 describe("delivery targets", () => {
-  it("sends the spec's four webhook event types and a proof's suspension and reinstatement, only", () => {
+  it("sends the spec's four webhook event types, a proof's suspension and reinstatement, and redactions, only", () => {
     expect(WEBHOOK_EVENT_TYPES).toEqual([
       "verification.completed",
       "verification.suspended",
@@ -85,9 +85,10 @@ describe("delivery targets", () => {
       "verification_request.completed",
       "verification_request.partial",
       "verification_request.expired",
+      "verification.redacted",
     ]);
     expect(plannedDeliveries(completed({ eventType: "verification.status_changed" }), "https://a.example/")).toEqual([]);
-    for (const t of WEBHOOK_EVENT_TYPES.slice(3)) expect(plannedDeliveries(requestEvent(t), "https://a.example/")).toHaveLength(1);
+    for (const t of WEBHOOK_EVENT_TYPES.slice(3, 6)) expect(plannedDeliveries(requestEvent(t), "https://a.example/")).toHaveLength(1);
     for (const t of ["verification.suspended", "verification.reinstated"]) {
       const [d] = plannedDeliveries(completed({ eventType: t }), "https://a.example/");
       expect(d).toMatchObject({ eventType: t, verificationId: "ver_01J00000000000000000000001", verificationRequestId: null });

@@ -95,6 +95,8 @@ app.kubernetes.io/part-of: icv
 {{- if not $s.PROOF_KEY_ENCRYPTION_KEY -}}{{- fail "secret.PROOF_KEY_ENCRYPTION_KEY is required (openssl rand -base64 32): without it each proof pod would generate its own" -}}{{- end -}}
 {{- if not $s.LOG_KEY_ENCRYPTION_KEY -}}{{- fail "secret.LOG_KEY_ENCRYPTION_KEY is required (openssl rand -base64 32): without it each log pod would generate its own" -}}{{- end -}}
 {{- if not $s.CHALLENGE_HMAC_KEY -}}{{- fail "secret.CHALLENGE_HMAC_KEY is required (openssl rand -base64 32)" -}}{{- end -}}
+{{- if not $s.DATA_ENCRYPTION_KEY -}}{{- fail "secret.DATA_ENCRYPTION_KEY is required (openssl rand -base64 32): it seals personal data; without it each verification pod would generate its own" -}}{{- end -}}
+{{- if not $s.DATA_BLIND_INDEX_KEY -}}{{- fail "secret.DATA_BLIND_INDEX_KEY is required (openssl rand -base64 32)" -}}{{- end -}}
 {{- if not $s.ADMIN_TOKEN -}}{{- fail "secret.ADMIN_TOKEN is required (at least 24 characters)" -}}{{- end -}}
 {{- if not (or $s.DATABASE_URL .Values.externalDatabase.existingSecret) -}}
 {{- range $name := splitList " " (printf "gateway %s" (include "icv.grpcServices" $)) -}}
@@ -295,6 +297,20 @@ DATABASE_URL
     secretKeyRef:
       name: {{ $secret }}
       key: CHALLENGE_HMAC_KEY
+{{- end }}
+{{- if or (eq $name "verification") (eq $name "gateway") (eq $name "session") }}
+# personal data at rest (docs/privacy.md): the sealing key (versions) and the blind-index key
+# (verification: its rows; gateway: the stored answers of Idempotency-Key requests; session: its numbers)
+- name: DATA_ENCRYPTION_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: DATA_ENCRYPTION_KEY
+- name: DATA_BLIND_INDEX_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: DATA_BLIND_INDEX_KEY
 {{- end }}
 {{- if eq $name "gateway" }}
 - name: ADMIN_TOKEN

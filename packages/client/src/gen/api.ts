@@ -590,6 +590,50 @@ export interface paths {
         get: operations["getApiV1VerificationsUsersExternalUserId"];
         put?: never;
         post?: never;
+        /**
+         * Redact every verification of an external user (right to erasure; idempotent)
+         * @description Redacts, as POST /api/v1/verifications/{id}/redact does, every verification of the key's tenant and environment that carries this external_user_id (or carried it before a redaction). Pending ones are cancelled first; revoke_proofs revokes their proofs too. Answers the counts; a repeat answers the same.
+         */
+        delete: operations["deleteApiV1VerificationsUsersExternalUserId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/verifications/{id}/redact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redact a verification: erase its identifier, client_metadata and test messages (idempotent)
+         * @description Erases the verification's personal data: identifier, client_metadata, challenge, its test messages and the personal parts of its stored webhook payloads. It keeps its id, type, channel, status, dates and redacted_at, and answers identifier: null from then on. A pending verification is cancelled first (expired). Its proof stays valid unless revoke_proofs is true (reason user_request). A verification.redacted event goes to your webhook. A repeat answers the same counts.
+         */
+        post: operations["postApiV1VerificationsIdRedact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/verifications/users/{externalUserId}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything held about an external user, as one JSON document (data-subject access request)
+         * @description The user's verifications with identifiers and client_metadata (null once redacted), proofs' metadata (expiry, format, method, revocation), the verification requests they belong to, and the webhook deliveries of their events (type, status, time).
+         */
+        get: operations["getApiV1VerificationsUsersExternalUserIdExport"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1467,7 +1511,8 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "verified" | "suspended" | "failed" | "expired" | "revoked";
-            identifier: string;
+            /** @description null once redacted (redacted_at) */
+            identifier: string | null;
             challenge?: components["schemas"]["Challenge"];
             /** @description ISO 8601 UTC timestamp with milliseconds */
             created_at: string;
@@ -1513,6 +1558,8 @@ export interface components {
             suspended_at?: string;
             /** @enum {string} */
             suspended_reason?: "record_missing" | "record_mismatch" | "unreachable" | "policy_refused";
+            /** @description When its personal data was erased (redact, user-wide redaction, retention) */
+            redacted_at?: string;
             /** @description Domain on channel auto: the check the create ran through the provider's API */
             last_check?: components["schemas"]["DomainCheck"];
         };
@@ -1668,7 +1715,8 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "verified" | "suspended" | "failed" | "expired" | "revoked";
-            identifier: string;
+            /** @description null once redacted (redacted_at) */
+            identifier: string | null;
             challenge?: components["schemas"]["Challenge"];
             /** @description ISO 8601 UTC timestamp with milliseconds */
             created_at: string;
@@ -1714,6 +1762,8 @@ export interface components {
             suspended_at?: string;
             /** @enum {string} */
             suspended_reason?: "record_missing" | "record_mismatch" | "unreachable" | "policy_refused";
+            /** @description When its personal data was erased (redact, user-wide redaction, retention) */
+            redacted_at?: string;
         };
         DomainVerification: {
             id: string;
@@ -2063,7 +2113,7 @@ export interface components {
             /** @description The verification request the event belongs to (request events) */
             verification_request_id: string | null;
             /** @enum {string} */
-            event_type: "verification.completed" | "verification.suspended" | "verification.reinstated" | "verification_request.completed" | "verification_request.partial" | "verification_request.expired" | "webhook.test";
+            event_type: "verification.completed" | "verification.suspended" | "verification.reinstated" | "verification_request.completed" | "verification_request.partial" | "verification_request.expired" | "verification.redacted" | "webhook.test";
             url: string;
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
@@ -2396,6 +2446,94 @@ export interface components {
         };
         /**
          * @example {
+         *       "redacted": 1,
+         *       "revoked": 0
+         *     }
+         */
+        RedactResult: {
+            /** @description Verifications whose personal data is erased (all of them again on a repeat: idempotent) */
+            redacted: number;
+            /** @description Of those, the ones whose proof a redaction revoked */
+            revoked: number;
+        };
+        /**
+         * @example {
+         *       "revoke_proofs": false
+         *     }
+         */
+        Redact: {
+            /**
+             * @description Also revoke the proofs (reason user_request). By default they stay valid: no token holds an identifier
+             * @default false
+             */
+            revoke_proofs: boolean;
+        };
+        /**
+         * @example {
+         *       "external_user_id": "user-42",
+         *       "exported_at": "2026-11-23T10:00:00.000Z",
+         *       "verifications": [
+         *         {
+         *           "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
+         *           "type": "phone",
+         *           "channel": "telegram",
+         *           "status": "verified",
+         *           "identifier": "+37069199199",
+         *           "created_at": "2026-11-22T02:01:42.118Z",
+         *           "verified_at": "2026-11-22T02:01:43.510Z",
+         *           "proof": {
+         *             "token": "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6…",
+         *             "expires_at": "2026-12-22T02:01:43.510Z",
+         *             "identifier_salt": "9f2c4e…"
+         *           },
+         *           "external_user_id": "user-42",
+         *           "attempts": 0,
+         *           "max_attempts": 5,
+         *           "test_mode": true,
+         *           "method": "test",
+         *           "updated_at": "2026-11-22T02:01:43.510Z",
+         *           "proof_format": "jwt"
+         *         }
+         *       ],
+         *       "requests": [],
+         *       "deliveries": [
+         *         {
+         *           "id": "whd_01M80FSR2D8Q5V3W6N0B1C4Y7K",
+         *           "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
+         *           "event_type": "verification.completed",
+         *           "status": "delivered",
+         *           "created_at": "2026-11-22T02:01:43.600Z"
+         *         }
+         *       ]
+         *     }
+         */
+        UserExport: {
+            external_user_id: string;
+            /** @description ISO 8601 UTC timestamp with milliseconds */
+            exported_at: string;
+            /** @description Every verification of this user, oldest first, identifiers and client_metadata included (null once redacted) */
+            verifications: components["schemas"]["Verification"][];
+            /** @description The verification requests whose assets these verifications completed or followed */
+            requests: {
+                request_id: string;
+                verification_id: string;
+                asset_index: number;
+                status: string;
+                /** @description ISO 8601 UTC timestamp with milliseconds */
+                created_at: string;
+            }[];
+            /** @description Webhook deliveries of these verifications' events: event types and times (bodies are not part of the export) */
+            deliveries: {
+                id: string;
+                verification_id: string | null;
+                event_type: string;
+                status: string;
+                /** @description ISO 8601 UTC timestamp with milliseconds */
+                created_at: string;
+            }[];
+        };
+        /**
+         * @example {
          *       "challenge_code": "X7K2M9"
          *     }
          */
@@ -2461,7 +2599,8 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "verified" | "suspended" | "failed" | "expired" | "revoked";
-            identifier: string;
+            /** @description null once redacted (redacted_at) */
+            identifier: string | null;
             challenge?: components["schemas"]["Challenge"];
             /** @description ISO 8601 UTC timestamp with milliseconds */
             created_at: string;
@@ -2507,6 +2646,8 @@ export interface components {
             suspended_at?: string;
             /** @enum {string} */
             suspended_reason?: "record_missing" | "record_mismatch" | "unreachable" | "policy_refused";
+            /** @description When its personal data was erased (redact, user-wide redaction, retention) */
+            redacted_at?: string;
             /** @enum {boolean} */
             success: true;
             /** @description Where the new code went; test keys send nothing */
@@ -2563,7 +2704,8 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "verified" | "suspended" | "failed" | "expired" | "revoked";
-            identifier: string;
+            /** @description null once redacted (redacted_at) */
+            identifier: string | null;
             challenge?: components["schemas"]["Challenge"];
             /** @description ISO 8601 UTC timestamp with milliseconds */
             created_at: string;
@@ -2609,6 +2751,8 @@ export interface components {
             suspended_at?: string;
             /** @enum {string} */
             suspended_reason?: "record_missing" | "record_mismatch" | "unreachable" | "policy_refused";
+            /** @description When its personal data was erased (redact, user-wide redaction, retention) */
+            redacted_at?: string;
             last_check?: components["schemas"]["DomainCheck"];
         };
         CancelVerificationRequestResult: {
@@ -2869,7 +3013,7 @@ export interface components {
             /** @description The verification request the event belongs to (request events) */
             verification_request_id: string | null;
             /** @enum {string} */
-            event_type: "verification.completed" | "verification.suspended" | "verification.reinstated" | "verification_request.completed" | "verification_request.partial" | "verification_request.expired" | "webhook.test";
+            event_type: "verification.completed" | "verification.suspended" | "verification.reinstated" | "verification_request.completed" | "verification_request.partial" | "verification_request.expired" | "verification.redacted" | "webhook.test";
             url: string;
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
@@ -3230,6 +3374,46 @@ export interface components {
             /** @description When the suspension that ended began */
             suspended_at: string;
             reason: components["schemas"]["SuspensionReason"];
+        };
+        /**
+         * @description A verification's personal data was erased (identifier, client_metadata, test messages, stored webhook payloads); the body carries none
+         * @example {
+         *       "id": "evt_01M80GA7T2XKQ4B9R6N3C8D5FZ",
+         *       "event": "verification.redacted",
+         *       "test": true,
+         *       "created_at": "2026-11-23T10:00:00.000Z",
+         *       "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
+         *       "type": "phone",
+         *       "channel": "telegram",
+         *       "status": "verified",
+         *       "redacted_at": "2026-11-23T10:00:00.000Z",
+         *       "proof_revoked": false,
+         *       "reason": "request"
+         *     }
+         */
+        VerificationRedactedWebhook: {
+            /** @description The event id (also the webhook-id header): the same on every attempt */
+            id: string;
+            /** @description true for test-mode events */
+            test: boolean;
+            /** @description ISO 8601 UTC timestamp with milliseconds */
+            created_at: string;
+            /** @enum {string} */
+            event: "verification.redacted";
+            verification_id: string;
+            type: string;
+            channel: string;
+            /** @description Its status after the redaction (a pending verification was cancelled first: expired) */
+            status: string;
+            /** @description ISO 8601 UTC timestamp with milliseconds */
+            redacted_at: string;
+            /** @description Whether this redaction revoked its proof (revoke_proofs: true) */
+            proof_revoked: boolean;
+            /**
+             * @description redact, user-wide redaction, or the retention sweeper
+             * @enum {string}
+             */
+            reason: "request" | "user_request" | "retention";
         };
         /** @description A verification request moved: some required assets verified (partial, with partial_ok), all of them (completed), or it expired */
         VerificationRequestWebhook: {
@@ -4905,7 +5089,7 @@ export interface operations {
                 page?: number;
                 limit?: number;
                 status?: "pending" | "delivered" | "failed";
-                event_type?: "verification.completed" | "verification.suspended" | "verification.reinstated" | "verification_request.completed" | "verification_request.partial" | "verification_request.expired" | "webhook.test";
+                event_type?: "verification.completed" | "verification.suspended" | "verification.reinstated" | "verification_request.completed" | "verification_request.partial" | "verification_request.expired" | "verification.redacted" | "webhook.test";
                 verification_request_id?: string;
             };
             header?: never;
@@ -5904,6 +6088,339 @@ export interface operations {
                 };
             };
             /** @description not_found: no verified verification carries this external_user_id in this tenant and environment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "not_found (HTTP 404)",
+                     *         "request_id": "5f0c6e3a-2b1d-4c8e-9a7f-1d2e3f4a5b6c"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "rate_limited (HTTP 429)",
+                     *         "request_id": "5f0c6e3a-2b1d-4c8e-9a7f-1d2e3f4a5b6c"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteApiV1VerificationsUsersExternalUserId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                externalUserId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "revoke_proofs": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["Redact"];
+            };
+        };
+        responses: {
+            /** @description Redacted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "redacted": 1,
+                     *       "revoked": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RedactResult"];
+                };
+            };
+            /** @description validation_error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "validation_error (HTTP 400)",
+                     *         "request_id": "5f0c6e3a-2b1d-4c8e-9a7f-1d2e3f4a5b6c"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "unauthorized (HTTP 401)",
+                     *         "request_id": "5f0c6e3a-2b1d-4c8e-9a7f-1d2e3f4a5b6c"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: no verification carries this external_user_id in this tenant and environment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "not_found (HTTP 404)",
+                     *         "request_id": "5f0c6e3a-2b1d-4c8e-9a7f-1d2e3f4a5b6c"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "rate_limited (HTTP 429)",
+                     *         "request_id": "5f0c6e3a-2b1d-4c8e-9a7f-1d2e3f4a5b6c"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postApiV1VerificationsIdRedact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "revoke_proofs": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["Redact"];
+            };
+        };
+        responses: {
+            /** @description Redacted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "redacted": 1,
+                     *       "revoked": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RedactResult"];
+                };
+            };
+            /** @description validation_error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "validation_error (HTTP 400)",
+                     *         "request_id": "5f0c6e3a-2b1d-4c8e-9a7f-1d2e3f4a5b6c"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "unauthorized (HTTP 401)",
+                     *         "request_id": "5f0c6e3a-2b1d-4c8e-9a7f-1d2e3f4a5b6c"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "not_found (HTTP 404)",
+                     *         "request_id": "5f0c6e3a-2b1d-4c8e-9a7f-1d2e3f4a5b6c"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "rate_limited (HTTP 429)",
+                     *         "request_id": "5f0c6e3a-2b1d-4c8e-9a7f-1d2e3f4a5b6c"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiV1VerificationsUsersExternalUserIdExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                externalUserId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "external_user_id": "user-42",
+                     *       "exported_at": "2026-11-23T10:00:00.000Z",
+                     *       "verifications": [
+                     *         {
+                     *           "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
+                     *           "type": "phone",
+                     *           "channel": "telegram",
+                     *           "status": "verified",
+                     *           "identifier": "+37069199199",
+                     *           "created_at": "2026-11-22T02:01:42.118Z",
+                     *           "verified_at": "2026-11-22T02:01:43.510Z",
+                     *           "proof": {
+                     *             "token": "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6…",
+                     *             "expires_at": "2026-12-22T02:01:43.510Z",
+                     *             "identifier_salt": "9f2c4e…"
+                     *           },
+                     *           "external_user_id": "user-42",
+                     *           "attempts": 0,
+                     *           "max_attempts": 5,
+                     *           "test_mode": true,
+                     *           "method": "test",
+                     *           "updated_at": "2026-11-22T02:01:43.510Z",
+                     *           "proof_format": "jwt"
+                     *         }
+                     *       ],
+                     *       "requests": [],
+                     *       "deliveries": [
+                     *         {
+                     *           "id": "whd_01M80FSR2D8Q5V3W6N0B1C4Y7K",
+                     *           "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
+                     *           "event_type": "verification.completed",
+                     *           "status": "delivered",
+                     *           "created_at": "2026-11-22T02:01:43.600Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserExport"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "unauthorized (HTTP 401)",
+                     *         "request_id": "5f0c6e3a-2b1d-4c8e-9a7f-1d2e3f4a5b6c"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: no verification carries this external_user_id in this tenant and environment */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -21,6 +21,7 @@ import {
 } from "@icv/contracts/gen/icv/events/v1/tenant_events_pb.ts";
 import {
   VerificationCompletedSchema,
+  VerificationRedactedSchema,
   VerificationStatusChangedSchema,
   VerificationSuspensionSchema,
 } from "@icv/contracts/gen/icv/events/v1/verification_events_pb.ts";
@@ -34,6 +35,7 @@ export const EVENT_SCHEMAS = {
   "verification.completed": VerificationCompletedSchema,
   "verification.suspended": VerificationSuspensionSchema,
   "verification.reinstated": VerificationSuspensionSchema,
+  "verification.redacted": VerificationRedactedSchema,
   "verification_request.partial": VerificationRequestChangedSchema,
   "verification_request.completed": VerificationRequestChangedSchema,
   "verification_request.expired": VerificationRequestChangedSchema,

@@ -31,7 +31,7 @@ export const Verification = z
     type: assetType,
     channel: assetChannel,
     status: z.enum(VERIFICATION_STATUSES).describe("suspended: verified, but control could not be confirmed again (until a later check reinstates it)"),
-    identifier: z.string(),
+    identifier: z.string().nullable().describe("null once redacted (redacted_at)"),
     challenge: Challenge.optional(),
     created_at: timestamp,
     verified_at: timestamp.optional(),
@@ -60,6 +60,7 @@ export const Verification = z
     holder_key: HolderKey.optional(),
     suspended_at: timestamp.optional(),
     suspended_reason: z.enum(SUSPEND_REASONS).optional(),
+    redacted_at: timestamp.optional().describe("When its personal data was erased (redact, user-wide redaction, retention)"),
   })
   .meta({
     id: "Verification",
@@ -204,7 +205,7 @@ export function toRest(v: VerificationMsg) {
     type: v.type,
     channel: v.channel,
     status: v.status,
-    identifier: v.identifier,
+    identifier: v.redactedAt ? null : v.identifier,
     ...(v.challenge
       ? {
           challenge: {
@@ -234,6 +235,7 @@ export function toRest(v: VerificationMsg) {
     proof_format: (v.proofFormat || "jwt") as "jwt" | "sd-jwt-vc",
     ...(v.holderKey ? { holder_key: v.holderKey } : {}),
     ...(v.suspendedAt ? { suspended_at: iso(v.suspendedAt), suspended_reason: v.suspendedReason as never } : {}),
+    ...(v.redactedAt ? { redacted_at: iso(v.redactedAt) } : {}),
   };
 }
 

@@ -59,6 +59,7 @@ export function toMessage({ row: v, code }: Answer): VerificationInit {
     holderKey: (v.holder_key ?? undefined) as JsonObject | undefined,
     suspendedAt: ts(v.suspended_at),
     suspendedReason: v.suspended_reason ?? undefined,
+    redactedAt: ts(v.redacted_at ?? null),
   };
 }
 

@@ -2,13 +2,14 @@
 // identifier (the rules: insights.ts; the reads: store/insights.ts).
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { PageRequest, TenantScope } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
-import { AppError, pageInfo, pageRequest, requireScope, systemClock, toDate, ts, type Clock, type Database } from "@icv/platform";
+import { AppError, pageInfo, pageRequest, requireScope, systemClock, toDate, ts, type Clock, type SealingDatabase } from "@icv/platform";
 import { maskIdentifier, type AssetType } from "../channels/index.ts";
 import { searchKeys, statsOf, statsWindow } from "../insights.ts";
 import { countVerifications, verificationsByIdentifier } from "../store/insights.ts";
+import { identifierIndex } from "../store/sealing.ts";
 
 /** The console's read-only handlers of VerificationService. */
-export function insightHandlers(db: Database, clock: Clock = systemClock) {
+export function insightHandlers(db: SealingDatabase, clock: Clock = systemClock) {
   return {
     async getVerificationStats(req: { scope?: TenantScope; since?: Timestamp; bucket: string }) {
       const scope = requireScope(req.scope);
@@ -24,7 +25,13 @@ export function insightHandlers(db: Database, clock: Clock = systemClock) {
           details: [{ field: "identifier", message: "the identifier in full", code: "too_big" }],
         });
       const { page, limit, offset } = pageRequest(req.page);
-      const { rows, total } = await verificationsByIdentifier(db, scope, searchKeys(req.identifier, req.type || undefined), limit, offset);
+      const { rows, total } = await verificationsByIdentifier(
+        db,
+        scope,
+        searchKeys(req.identifier, req.type || undefined).map((k) => identifierIndex(db.personalData, k.type, k.canonical)),
+        limit,
+        offset,
+      );
       return {
         verifications: rows.map((v) => ({
           id: v.id,

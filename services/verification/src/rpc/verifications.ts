@@ -12,6 +12,7 @@ import type { OAuthSignIn } from "../oauth/sign-in.ts";
 import { oauthHandlers } from "./oauth.ts";
 import type { exportHandlers } from "./export.ts";
 import type { insightHandlers } from "./insights.ts";
+import type { personalDataHandlers } from "./personal-data.ts";
 
 const one = (row: VerificationRow) => ({ verification: toMessage({ row }) });
 
@@ -40,7 +41,7 @@ export function verificationRoutes(
   store: VerificationStore,
   clock: Clock = systemClock,
   signIn?: OAuthSignIn,
-  exporter?: ReturnType<typeof exportHandlers>,
+  exporter?: ReturnType<typeof exportHandlers> & ReturnType<typeof personalDataHandlers>,
   insights?: ReturnType<typeof insightHandlers>,
 ) {
   return (router: ConnectRouter) =>

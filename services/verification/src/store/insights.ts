@@ -1,5 +1,5 @@
 // The console's reads of a scope's verifications (rpc/insights.ts): counts grouped in the database
-// over the (tenant_id, environment, created_at) index, and a search by the canonical identifier.
+// over the (tenant_id, environment, created_at) index, and a search by the identifier's blind index.
 // Neither loads a whole table: the counts leave as at most buckets × statuses × channels rows, the
 // search as one page.
 import type { Database, Scope } from "@icv/platform";
@@ -27,17 +27,21 @@ export async function countVerifications(db: Database, scope: Scope, since: Date
   return r.rows.map((g) => ({ start: Number(g.start), status: g.status, channel: g.channel, n: g.n }));
 }
 
-/** A page of the scope's verifications whose canonical identifier is one of `canonicals` (and of `types`), newest first. */
+/**
+ * A page of the scope's verifications whose identifier's blind index is one of `indexes` (one per
+ * type and canonical form the search could mean: store/sealing.ts identifierIndex), newest first.
+ * The identifiers are sealed, so the search compares indexes only; rows are opened by `db`.
+ */
 export async function verificationsByIdentifier(
   db: Database,
   scope: Scope,
-  canonicals: { type: string; canonical: string }[],
+  indexes: string[],
   limit: number,
   offset: number,
 ): Promise<{ rows: VerificationRow[]; total: number }> {
-  if (!canonicals.length) return { rows: [], total: 0 };
-  const params = [scope.tenantId, scope.env, canonicals.map((c) => c.type), canonicals.map((c) => c.canonical)];
-  const w = `tenant_id = $1 AND environment = $2 AND (type, identifier_canonical) IN (SELECT * FROM unnest($3::text[], $4::text[]))`;
+  if (!indexes.length) return { rows: [], total: 0 };
+  const params = [scope.tenantId, scope.env, indexes];
+  const w = `tenant_id = $1 AND environment = $2 AND identifier_index = ANY($3::text[])`;
   const [rows, count] = await Promise.all([
     db.query<VerificationRow>(`SELECT * FROM ${S}.verifications WHERE ${w} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`, params),
     db.query<{ total: number }>(`SELECT count(*)::int AS total FROM ${S}.verifications WHERE ${w}`, params),

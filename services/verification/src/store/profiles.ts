@@ -97,12 +97,12 @@ export class ProfileStore {
     return r.rowCount === 1;
   }
 
-  /** The verifications of one scope among `ids`, in one query (others' and unknown ids are left out). */
+  /** The verifications of one scope among `ids`, in one query (others', unknown and redacted ids are left out: a redacted one names no asset). */
   async verifications(scope: Scope, ids: string[]): Promise<ListedVerification[]> {
     if (!ids.length) return [];
     const r = await this.db.query<ListedVerification>(
       `SELECT id, type, channel, identifier, status, verified_at, proof_expires_at, revoked_at FROM ${S}.verifications
-        WHERE id = ANY($1::text[]) AND tenant_id = $2 AND environment = $3`,
+        WHERE id = ANY($1::text[]) AND tenant_id = $2 AND environment = $3 AND redacted_at IS NULL`,
       [ids, scope.tenantId, scope.env],
     );
     return r.rows;

@@ -1,5 +1,6 @@
-import { appendEvents, type Database, type Queryable, type Scope } from "@icv/platform";
+import { appendEvents, sealedAad, type Database, type Queryable, type Scope, type SealingDatabase } from "@icv/platform";
 import { statusEvents } from "../events.ts";
+import { identifierIndex, sealAssetIdentifier, sealVerification, verificationDatabase } from "./sealing.ts";
 import type { Decide, RequestAssetRow, RequestAssetView, RequestListFilter, RequestRow, RequestView, ReuseCandidateRow, VerificationRow } from "./rows.ts";
 
 const S = "verification";
@@ -7,14 +8,20 @@ const S = "verification";
 const OPEN_REQUEST = `status IN ('pending', 'partial')`;
 
 export class RequestStore {
-  constructor(private readonly db: Database) {}
+  /** Reads answer personal data opened (store/sealing.ts); writes seal it. */
+  private readonly db: SealingDatabase;
+
+  constructor(db: Database) {
+    this.db = verificationDatabase(db);
+  }
 
   async insert(r: RequestRow, assets: RequestAssetRow[]): Promise<void> {
+    const pd = this.db.personalData;
     await this.db.tx(async (q) => {
       await q.query(
         `INSERT INTO ${S}.verification_requests (id, tenant_id, environment, status, reference_id, action_type, action_title, action_description,
-           redirect_url, callback_url, partial_ok, external_user_id, client_metadata, created_at, updated_at, expires_at, max_proof_age, project_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+           redirect_url, callback_url, partial_ok, external_user_id, client_metadata, created_at, updated_at, expires_at, max_proof_age, project_id, key_version)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
         [
           r.id,
           r.tenant_id,
@@ -28,12 +35,13 @@ export class RequestStore {
           r.callback_url,
           r.partial_ok,
           r.external_user_id,
-          r.client_metadata === null ? null : JSON.stringify(r.client_metadata),
+          pd.sealJson(r.client_metadata, sealedAad("client_metadata", r.id)),
           r.created_at,
           r.updated_at,
           r.expires_at,
           r.max_proof_age,
           r.project_id ?? null,
+          pd.currentVersion,
         ],
       );
       for (const a of assets) {
@@ -45,7 +53,7 @@ export class RequestStore {
             a.request_id,
             a.idx,
             a.type,
-            a.identifier,
+            sealAssetIdentifier(pd, a.request_id, a.idx, a.identifier),
             a.channel,
             a.allowed_channels,
             a.required,
@@ -218,7 +226,7 @@ export class RequestStore {
       await q.query(
         `UPDATE ${S}.verification_request_assets SET identifier = $3, channel = $4, verification_id = $5, status = 'in_progress'
           WHERE request_id = $1 AND idx = $2`,
-        [id, idx, a.identifier, a.channel, a.verificationId],
+        [id, idx, sealAssetIdentifier(this.db.personalData, id, idx, a.identifier), a.channel, a.verificationId],
       );
       // a restart replaces the asset's verification: the one it had stops (its code no longer counts)
       const old = prev.rows[0]?.verification_id;
@@ -303,10 +311,18 @@ export class RequestStore {
       `SELECT id, type, channel, identifier, identifier_canonical, verified_at, proof_expires_at
          FROM ${S}.verifications
         WHERE tenant_id = $1 AND environment = $2 AND external_user_id = $3 AND type = $4 AND status = 'verified'
-          AND method IS DISTINCT FROM 'reused_proof' AND proof_token IS NOT NULL AND proof_expires_at > $5 AND revoked_at IS NULL
-          AND ($6::text IS NULL OR identifier_canonical = $6) AND ($7::text[] IS NULL OR channel = ANY($7::text[]))
+          AND method IS DISTINCT FROM 'reused_proof' AND proof_token IS NOT NULL AND redacted_at IS NULL AND proof_expires_at > $5 AND revoked_at IS NULL
+          AND ($6::text IS NULL OR identifier_index = $6) AND ($7::text[] IS NULL OR channel = ANY($7::text[]))
         ORDER BY verified_at DESC, id DESC LIMIT 20`,
-      [scope.tenantId, scope.env, f.externalUserId, f.type, f.minProofExpiry, f.canonical, f.channels],
+      [
+        scope.tenantId,
+        scope.env,
+        f.externalUserId,
+        f.type,
+        f.minProofExpiry,
+        f.canonical === null ? null : identifierIndex(this.db.personalData, f.type, f.canonical),
+        f.channels,
+      ],
     );
     return r.rows;
   }
@@ -339,23 +355,25 @@ export class RequestStore {
         scope.env,
       ]);
       check(r, src.rowCount === 1);
+      const sealed = sealVerification(this.db.personalData, { ...v, challenge_message: null });
       await q.query(
         `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
            challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
-           created_at, updated_at, verified_at, proof_token, proof_expires_at, method, reused_from, proof_format, holder_key, proof_identifier_salt, proof_sd_jwt_vc)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'verified', NULL, $8, $9, NULL, NULL, $10, $11, $12, $13, $14, $14, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+           created_at, updated_at, verified_at, proof_token, proof_expires_at, method, reused_from, proof_format, holder_key, proof_identifier_salt, proof_sd_jwt_vc,
+           identifier_index, key_version)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'verified', NULL, $8, $9, NULL, NULL, $10, $11, $12, $13, $14, $14, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`,
         [
           v.id,
           v.tenant_id,
           v.environment,
           v.type,
           v.channel,
-          v.identifier,
-          v.identifier_canonical,
+          sealed.identifier,
+          sealed.identifier_canonical,
           v.challenge_expires_at,
-          v.instruction,
+          sealed.instruction,
           v.max_attempts,
-          v.client_metadata === null ? null : JSON.stringify(v.client_metadata),
+          sealed.client_metadata,
           v.external_user_id,
           v.proof_expires_in,
           at,
@@ -367,6 +385,8 @@ export class RequestStore {
           v.holder_key ? JSON.stringify(v.holder_key) : null,
           v.proof_identifier_salt,
           v.proof_sd_jwt_vc,
+          sealed.identifier_index,
+          sealed.key_version,
         ],
       );
       const pending: VerificationRow = { ...v, status: "pending", verified_at: null, proof_token: null, proof_expires_at: null };
@@ -374,7 +394,7 @@ export class RequestStore {
       await q.query(
         `UPDATE ${S}.verification_request_assets SET identifier = $3, channel = $4, verification_id = $5, status = 'in_progress'
           WHERE request_id = $1 AND idx = $2`,
-        [requestId, idx, v.identifier, v.channel, v.id],
+        [requestId, idx, sealAssetIdentifier(this.db.personalData, requestId, idx, v.identifier), v.channel, v.id],
       );
       const applied = await this.apply(q, requestId, decide, at, scope);
       return applied!.after ?? applied!.before;

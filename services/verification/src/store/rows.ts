@@ -60,6 +60,10 @@ export interface VerificationRow {
   /** While suspended: since when and why. */
   suspended_at: Date | null;
   suspended_reason: string | null;
+  /** When its personal data was erased (store/redaction.ts); its identifier is then empty. Absent on rows made in memory. */
+  redacted_at?: Date | null;
+  /** A redaction revoked its proof (revoke_proofs). */
+  redacted_revoked?: boolean;
 }
 
 export type ProofFormat = "jwt" | "sd-jwt-vc";

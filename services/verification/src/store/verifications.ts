@@ -1,11 +1,14 @@
-import { appendEvents, EventCache, writeWithEvents, type Database, type ProofMethod, type Queryable, type Scope } from "@icv/platform";
+import { appendEvents, EventCache, writeWithEvents, type Database, type ProofMethod, type Queryable, type Scope, type SealingDatabase } from "@icv/platform";
 import type { UserSummaryRow, UserVerificationRow } from "../users.ts";
 import { statusEvents, suspensionEvent } from "../events.ts";
 import { suspensionMove, writeSuspension, type SuspensionMove } from "./suspensions.ts";
 import type { EventRow, ListFilter, NewVerification, TestMessageRow, VerificationRow } from "./rows.ts";
-import { insertTestMessage, pruneTestMessages, testMessages, testMessageWith } from "./test-messages.ts";
+import { insertTestMessage, pruneTestMessages, testMessages } from "./test-messages.ts";
 import { DomainCheckStore, insertDomainCheck, type NewDomainCheck } from "./domain-checks.ts";
 import { userVerifications, verifiedUser, verifiedUsers } from "./users.ts";
+import { verificationDatabase } from "./sealing.ts";
+import { insertVerification } from "./verification-insert.ts";
+import { RedactionStore, type RedactionReason } from "./redaction.ts";
 
 const S = "verification";
 
@@ -22,8 +25,16 @@ export class VerificationStore {
   /** Domain verifications' check state (domain-checks.ts). */
   readonly checks: DomainCheckStore;
 
-  constructor(private readonly db: Database) {
-    this.checks = new DomainCheckStore(db);
+  /** Redaction, export and retention (redaction.ts). */
+  readonly redaction: RedactionStore;
+
+  /** Reads answer personal data opened (store/sealing.ts); writes seal it. */
+  private readonly db: SealingDatabase;
+
+  constructor(db: Database) {
+    this.db = verificationDatabase(db);
+    this.checks = new DomainCheckStore(this.db);
+    this.redaction = new RedactionStore(this.db);
   }
 
   /**
@@ -34,75 +45,11 @@ export class VerificationStore {
   async insert(v: NewVerification, testMessage?: TestMessageRow, domain?: NewDomainCheck): Promise<VerificationRow> {
     if (domain)
       return this.db.tx(async (q) => {
-        const row = await this.insertIn(q, v, testMessage);
+        const row = await insertVerification(q, this.db.personalData, v, testMessage);
         await insertDomainCheck(q, row, domain);
         return row;
       });
-    return this.insertIn(this.db, v, testMessage);
-  }
-
-  private async insertIn(q: Queryable, v: NewVerification, testMessage?: TestMessageRow): Promise<VerificationRow> {
-    const row: VerificationRow = {
-      ...v,
-      status: "pending",
-      attempts: 0,
-      updated_at: v.created_at,
-      proof_token: null,
-      proof_expires_at: null,
-      verified_at: null,
-      revoked_at: null,
-      revoked_reason: null,
-      resend_count: 0,
-      code_sent_at: null,
-      method: null,
-      reused_from: null,
-      callback_url: v.callback_url ?? null,
-      proof_format: v.proof_format ?? "jwt",
-      holder_key: v.holder_key ?? null,
-      proof_identifier_salt: null,
-      proof_sd_jwt_vc: null,
-      suspended_at: null,
-      suspended_reason: null,
-    };
-    const r = await writeWithEvents<VerificationRow>(
-      q,
-      S,
-      `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
-         challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
-         created_at, updated_at, code_lookup, origin, delivery, callback_url, project_id, message_type, proof_format, holder_key)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18, $19, $20, $21, $22, $23, $24, $25) RETURNING *`,
-      [
-        v.id,
-        v.tenant_id,
-        v.environment,
-        v.type,
-        v.channel,
-        v.identifier,
-        v.identifier_canonical,
-        v.code_hmac,
-        v.challenge_expires_at,
-        v.instruction,
-        v.deep_link,
-        v.challenge_message,
-        v.max_attempts,
-        v.client_metadata === null ? null : JSON.stringify(v.client_metadata),
-        v.external_user_id,
-        v.proof_expires_in,
-        v.created_at,
-        v.code_lookup,
-        v.origin,
-        v.delivery,
-        row.callback_url,
-        v.project_id ?? null,
-        v.message_type ?? null,
-        row.proof_format,
-        row.holder_key ? JSON.stringify(row.holder_key) : null,
-      ],
-      statusEvents(row, null, v.created_at),
-      v.created_at,
-      testMessage && testMessageWith(testMessage),
-    );
-    return r.rows[0];
+    return insertVerification(this.db, this.db.personalData, v, testMessage);
   }
 
   /**
@@ -129,6 +76,13 @@ export class VerificationStore {
     return r.rows[0];
   }
 
+  /** Erases the personal data of these verifications of the scope (redaction.ts) and forgets their cached rows; answers the ids it redacted now. */
+  async redactIds(scope: Scope, ids: string[], at: Date, reason: RedactionReason): Promise<string[]> {
+    const done = await this.db.tx((q) => this.redaction.redact(q, scope, ids, at, reason));
+    for (const id of ids) this.settled.drop(id);
+    return done;
+  }
+
   /** Forgets the inbound attempt keys older than `before`; answers how many went. */
   async pruneInboundAttempts(before: Date): Promise<number> {
     return (await this.db.query(`DELETE FROM ${S}.inbound_attempts WHERE created_at < $1`, [before])).rowCount ?? 0;
@@ -141,7 +95,7 @@ export class VerificationStore {
 
   /** Stores one test-mode message that is not written with a verification (a test session's). */
   async insertTestMessage(m: TestMessageRow): Promise<void> {
-    await insertTestMessage(this.db, m);
+    await insertTestMessage(this.db, this.db.personalData, m);
   }
 
   async get(scope: Scope, id: string): Promise<VerificationRow | undefined> {
@@ -311,7 +265,7 @@ export class VerificationStore {
     if (testMessage)
       return this.db.tx(async (q) => {
         const row = await this.writeResentCodeIn(q, v, next, rules, at);
-        if (row) await insertTestMessage(q, testMessage);
+        if (row) await insertTestMessage(q, this.db.personalData, testMessage);
         return row;
       });
     return this.writeResentCodeIn(this.db, v, next, rules, at);

@@ -13,7 +13,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file icv/events/v1/verification_events.proto.
  */
 export const file_icv_events_v1_verification_events: GenFile = /*@__PURE__*/
-  fileDesc("CidpY3YvZXZlbnRzL3YxL3ZlcmlmaWNhdGlvbl9ldmVudHMucHJvdG8SDWljdi5ldmVudHMudjEioQEKCFByb29mUmVmEg0KBXRva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhwKD2lkZW50aWZpZXJfc2FsdBgDIAEoCUgAiAEBEhYKCXNkX2p3dF92YxgEIAEoCUgBiAEBQhIKEF9pZGVudGlmaWVyX3NhbHRCDAoKX3NkX2p3dF92YyLqAwoZVmVyaWZpY2F0aW9uU3RhdHVzQ2hhbmdlZBIXCg92ZXJpZmljYXRpb25faWQYASABKAkSDAoEdHlwZRgCIAEoCRIPCgdjaGFubmVsGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIiCg9wcmV2aW91c19zdGF0dXMYBSABKAlCBIi1GAFIAIgBARIuCgpjaGFuZ2VkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt2ZXJpZmllZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoFcHJvb2YYCCABKAsyFy5pY3YuZXZlbnRzLnYxLlByb29mUmVmEi4KCnJldm9rZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKDnJldm9rZWRfcmVhc29uGAogASgJSAGIAQESMAoMc3VzcGVuZGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIdChBzdXNwZW5kZWRfcmVhc29uGAwgASgJSAKIAQFCEgoQX3ByZXZpb3VzX3N0YXR1c0IRCg9fcmV2b2tlZF9yZWFzb25CEwoRX3N1c3BlbmRlZF9yZWFzb24i1gIKFVZlcmlmaWNhdGlvbkNvbXBsZXRlZBIXCg92ZXJpZmljYXRpb25faWQYASABKAkSDAoEdHlwZRgCIAEoCRIPCgdjaGFubmVsGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIvCgt2ZXJpZmllZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoQZXh0ZXJuYWxfdXNlcl9pZBgGIAEoCUIEiLUYAUgAiAEBEjYKD2NsaWVudF9tZXRhZGF0YRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBIi1GAESJgoFcHJvb2YYCCABKAsyFy5pY3YuZXZlbnRzLnYxLlByb29mUmVmEhkKDGNhbGxiYWNrX3VybBgJIAEoCUgBiAEBQhMKEV9leHRlcm5hbF91c2VyX2lkQg8KDV9jYWxsYmFja191cmwimQMKFlZlcmlmaWNhdGlvblN1c3BlbnNpb24SFwoPdmVyaWZpY2F0aW9uX2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSLwoLdmVyaWZpZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKEGV4dGVybmFsX3VzZXJfaWQYBiABKAlCBIi1GAFIAIgBARI2Cg9jbGllbnRfbWV0YWRhdGEYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgSItRgBEiYKBXByb29mGAggASgLMhcuaWN2LmV2ZW50cy52MS5Qcm9vZlJlZhIZCgxjYWxsYmFja191cmwYCSABKAlIAYgBARIwCgxzdXNwZW5kZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJlYXNvbhgLIAEoCUITChFfZXh0ZXJuYWxfdXNlcl9pZEIPCg1fY2FsbGJhY2tfdXJsYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_events_v1_options]);
+  fileDesc("CidpY3YvZXZlbnRzL3YxL3ZlcmlmaWNhdGlvbl9ldmVudHMucHJvdG8SDWljdi5ldmVudHMudjEioQEKCFByb29mUmVmEg0KBXRva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhwKD2lkZW50aWZpZXJfc2FsdBgDIAEoCUgAiAEBEhYKCXNkX2p3dF92YxgEIAEoCUgBiAEBQhIKEF9pZGVudGlmaWVyX3NhbHRCDAoKX3NkX2p3dF92YyLqAwoZVmVyaWZpY2F0aW9uU3RhdHVzQ2hhbmdlZBIXCg92ZXJpZmljYXRpb25faWQYASABKAkSDAoEdHlwZRgCIAEoCRIPCgdjaGFubmVsGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIiCg9wcmV2aW91c19zdGF0dXMYBSABKAlCBIi1GAFIAIgBARIuCgpjaGFuZ2VkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt2ZXJpZmllZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoFcHJvb2YYCCABKAsyFy5pY3YuZXZlbnRzLnYxLlByb29mUmVmEi4KCnJldm9rZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKDnJldm9rZWRfcmVhc29uGAogASgJSAGIAQESMAoMc3VzcGVuZGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIdChBzdXNwZW5kZWRfcmVhc29uGAwgASgJSAKIAQFCEgoQX3ByZXZpb3VzX3N0YXR1c0IRCg9fcmV2b2tlZF9yZWFzb25CEwoRX3N1c3BlbmRlZF9yZWFzb24i1gIKFVZlcmlmaWNhdGlvbkNvbXBsZXRlZBIXCg92ZXJpZmljYXRpb25faWQYASABKAkSDAoEdHlwZRgCIAEoCRIPCgdjaGFubmVsGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIvCgt2ZXJpZmllZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoQZXh0ZXJuYWxfdXNlcl9pZBgGIAEoCUIEiLUYAUgAiAEBEjYKD2NsaWVudF9tZXRhZGF0YRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBIi1GAESJgoFcHJvb2YYCCABKAsyFy5pY3YuZXZlbnRzLnYxLlByb29mUmVmEhkKDGNhbGxiYWNrX3VybBgJIAEoCUgBiAEBQhMKEV9leHRlcm5hbF91c2VyX2lkQg8KDV9jYWxsYmFja191cmwimQMKFlZlcmlmaWNhdGlvblN1c3BlbnNpb24SFwoPdmVyaWZpY2F0aW9uX2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSLwoLdmVyaWZpZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKEGV4dGVybmFsX3VzZXJfaWQYBiABKAlCBIi1GAFIAIgBARI2Cg9jbGllbnRfbWV0YWRhdGEYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgSItRgBEiYKBXByb29mGAggASgLMhcuaWN2LmV2ZW50cy52MS5Qcm9vZlJlZhIZCgxjYWxsYmFja191cmwYCSABKAlIAYgBARIwCgxzdXNwZW5kZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJlYXNvbhgLIAEoCUITChFfZXh0ZXJuYWxfdXNlcl9pZEIPCg1fY2FsbGJhY2tfdXJsIuIBChRWZXJpZmljYXRpb25SZWRhY3RlZBIXCg92ZXJpZmljYXRpb25faWQYASABKAkSDAoEdHlwZRgCIAEoCRIPCgdjaGFubmVsGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIvCgtyZWRhY3RlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNcHJvb2ZfcmV2b2tlZBgGIAEoCBIOCgZyZWFzb24YByABKAkSGQoMY2FsbGJhY2tfdXJsGAggASgJSACIAQFCDwoNX2NhbGxiYWNrX3VybGIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_icv_events_v1_options]);
 
 /**
  * The proof of a verified verification, as events carry it.
@@ -287,4 +287,67 @@ export type VerificationSuspension = Message<"icv.events.v1.VerificationSuspensi
  */
 export const VerificationSuspensionSchema: GenMessage<VerificationSuspension> = /*@__PURE__*/
   messageDesc(file_icv_events_v1_verification_events, 3);
+
+/**
+ * `verification.redacted` (a webhook event): a verification's personal data was erased (redact,
+ * user-wide redaction or retention). It carries no identifier and no client_metadata.
+ *
+ * @generated from message icv.events.v1.VerificationRedacted
+ */
+export type VerificationRedacted = Message<"icv.events.v1.VerificationRedacted"> & {
+  /**
+   * @generated from field: string verification_id = 1;
+   */
+  verificationId: string;
+
+  /**
+   * @generated from field: string type = 2;
+   */
+  type: string;
+
+  /**
+   * @generated from field: string channel = 3;
+   */
+  channel: string;
+
+  /**
+   * its status after the redaction (a pending one was cancelled: expired)
+   *
+   * @generated from field: string status = 4;
+   */
+  status: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp redacted_at = 5;
+   */
+  redactedAt?: Timestamp | undefined;
+
+  /**
+   * whether this redaction revoked its proof (revoke_proofs)
+   *
+   * @generated from field: bool proof_revoked = 6;
+   */
+  proofRevoked: boolean;
+
+  /**
+   * why: request (redact), user_request (user-wide redaction) or retention
+   *
+   * @generated from field: string reason = 7;
+   */
+  reason: string;
+
+  /**
+   * the verification's own webhook URL, when set (delivered there too; left out of the body)
+   *
+   * @generated from field: optional string callback_url = 8;
+   */
+  callbackUrl?: string | undefined;
+};
+
+/**
+ * Describes the message icv.events.v1.VerificationRedacted.
+ * Use `create(VerificationRedactedSchema)` to create a new message.
+ */
+export const VerificationRedactedSchema: GenMessage<VerificationRedacted> = /*@__PURE__*/
+  messageDesc(file_icv_events_v1_verification_events, 4);
 

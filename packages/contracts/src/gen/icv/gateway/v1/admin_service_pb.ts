@@ -16,7 +16,92 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file icv/gateway/v1/admin_service.proto.
  */
 export const file_icv_gateway_v1_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJpY3YvZ2F0ZXdheS92MS9hZG1pbl9zZXJ2aWNlLnByb3RvEg5pY3YuZ2F0ZXdheS52MSJSCgZUZW5hbnQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIjChNDcmVhdGVUZW5hbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkixgEKFENyZWF0ZVRlbmFudFJlc3BvbnNlEiYKBnRlbmFudBgBIAEoCzIWLmljdi5nYXRld2F5LnYxLlRlbmFudBIQCghsaXZlX2tleRgCIAEoCRIQCgh0ZXN0X2tleRgDIAEoCRIbChNsaXZlX3dlYmhvb2tfc2VjcmV0GAQgASgJEhsKE3Rlc3Rfd2ViaG9va19zZWNyZXQYBSABKAkSEwoLbGl2ZV9rZXlfaWQYBiABKAkSEwoLdGVzdF9rZXlfaWQYByABKAkiFAoSTGlzdFRlbmFudHNSZXF1ZXN0Ij4KE0xpc3RUZW5hbnRzUmVzcG9uc2USJwoHdGVuYW50cxgBIAMoCzIWLmljdi5nYXRld2F5LnYxLlRlbmFudCJZChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiMwoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USDgoGa2V5X2lkGAEgASgJEgsKA2tleRgCIAEoCSIyChNSZXZva2VBcGlLZXlSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCRILCgNrZXkYAiABKAkiVgoUUmV2b2tlQXBpS2V5UmVzcG9uc2USDgoGa2V5X2lkGAEgASgJEi4KCnJldm9rZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIicKEkxpc3RBcGlLZXlzUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAki6wEKBkFwaUtleRIOCgZrZXlfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50Eg4KBnByZWZpeBgDIAEoCRIuCgpjcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjsKE0xpc3RBcGlLZXlzUmVzcG9uc2USJAoEa2V5cxgBIAMoCzIWLmljdi5nYXRld2F5LnYxLkFwaUtleSJKChdSb3RhdGVTaWduaW5nS2V5UmVxdWVzdBIvCgtlbnZpcm9ubWVudBgBIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQibQoYUm90YXRlU2lnbmluZ0tleVJlc3BvbnNlEgsKA2tpZBgBIAEoCRITCgtyZXRpcmVkX2tpZBgCIAEoCRIvCgtlbnZpcm9ubWVudBgDIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQibAoZU2V0V2ViaG9va0VuZHBvaW50UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50EgsKA3VybBgDIAEoCSJTChpTZXRXZWJob29rRW5kcG9pbnRSZXNwb25zZRI1Cgh3ZWJob29rcxgBIAEoCzIjLmljdi53ZWJob29rLnYxLkVudmlyb25tZW50V2ViaG9va3MiYgocUmVtb3ZlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50ImIKHEVuYWJsZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEi8KC2Vudmlyb25tZW50GAIgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCJWCh1FbmFibGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRI1Cgh3ZWJob29rcxgBIAEoCzIjLmljdi53ZWJob29rLnYxLkVudmlyb25tZW50V2ViaG9va3MiNAodUmVtb3ZlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USEwoLcmVtb3ZlZF91cmwYASABKAkiLgoZR2V0V2ViaG9va1NldHRpbmdzUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkiggEKGkdldFdlYmhvb2tTZXR0aW5nc1Jlc3BvbnNlEjEKBGxpdmUYASABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzEjEKBHRlc3QYAiABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzImAKGlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiVAobUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEjUKCHdlYmhvb2tzGAEgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcyJKChhJbnZpdGVDb25zb2xlVXNlclJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEg0KBWVtYWlsGAIgASgJEgwKBHJvbGUYAyABKAkicAoZSW52aXRlQ29uc29sZVVzZXJSZXNwb25zZRISCgppbnZpdGVfdXJsGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAy1gkKDEFkbWluU2VydmljZRJZCgxDcmVhdGVUZW5hbnQSIy5pY3YuZ2F0ZXdheS52MS5DcmVhdGVUZW5hbnRSZXF1ZXN0GiQuaWN2LmdhdGV3YXkudjEuQ3JlYXRlVGVuYW50UmVzcG9uc2USVgoLTGlzdFRlbmFudHMSIi5pY3YuZ2F0ZXdheS52MS5MaXN0VGVuYW50c1JlcXVlc3QaIy5pY3YuZ2F0ZXdheS52MS5MaXN0VGVuYW50c1Jlc3BvbnNlElkKDENyZWF0ZUFwaUtleRIjLmljdi5nYXRld2F5LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaJC5pY3YuZ2F0ZXdheS52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJZCgxSZXZva2VBcGlLZXkSIy5pY3YuZ2F0ZXdheS52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GiQuaWN2LmdhdGV3YXkudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USVgoLTGlzdEFwaUtleXMSIi5pY3YuZ2F0ZXdheS52MS5MaXN0QXBpS2V5c1JlcXVlc3QaIy5pY3YuZ2F0ZXdheS52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlEmUKEFJvdGF0ZVNpZ25pbmdLZXkSJy5pY3YuZ2F0ZXdheS52MS5Sb3RhdGVTaWduaW5nS2V5UmVxdWVzdBooLmljdi5nYXRld2F5LnYxLlJvdGF0ZVNpZ25pbmdLZXlSZXNwb25zZRJrChJTZXRXZWJob29rRW5kcG9pbnQSKS5pY3YuZ2F0ZXdheS52MS5TZXRXZWJob29rRW5kcG9pbnRSZXF1ZXN0GiouaWN2LmdhdGV3YXkudjEuU2V0V2ViaG9va0VuZHBvaW50UmVzcG9uc2USdAoVUmVtb3ZlV2ViaG9va0VuZHBvaW50EiwuaWN2LmdhdGV3YXkudjEuUmVtb3ZlV2ViaG9va0VuZHBvaW50UmVxdWVzdBotLmljdi5nYXRld2F5LnYxLlJlbW92ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEnQKFUVuYWJsZVdlYmhvb2tFbmRwb2ludBIsLmljdi5nYXRld2F5LnYxLkVuYWJsZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaLS5pY3YuZ2F0ZXdheS52MS5FbmFibGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRJrChJHZXRXZWJob29rU2V0dGluZ3MSKS5pY3YuZ2F0ZXdheS52MS5HZXRXZWJob29rU2V0dGluZ3NSZXF1ZXN0GiouaWN2LmdhdGV3YXkudjEuR2V0V2ViaG9va1NldHRpbmdzUmVzcG9uc2USbgoTUm90YXRlV2ViaG9va1NlY3JldBIqLmljdi5nYXRld2F5LnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0GisuaWN2LmdhdGV3YXkudjEuUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEmgKEUludml0ZUNvbnNvbGVVc2VyEiguaWN2LmdhdGV3YXkudjEuSW52aXRlQ29uc29sZVVzZXJSZXF1ZXN0GikuaWN2LmdhdGV3YXkudjEuSW52aXRlQ29uc29sZVVzZXJSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_icv_common_v1_scope, file_icv_webhook_v1_webhook_service]);
+  fileDesc("CiJpY3YvZ2F0ZXdheS92MS9hZG1pbl9zZXJ2aWNlLnByb3RvEg5pY3YuZ2F0ZXdheS52MSIuChlHZXRUZW5hbnRSZXRlbnRpb25SZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCSJWChpHZXRUZW5hbnRSZXRlbnRpb25SZXNwb25zZRIbChNsaXZlX3JldGVudGlvbl9kYXlzGAEgASgFEhsKE3Rlc3RfcmV0ZW50aW9uX2RheXMYAiABKAUidwoZU2V0VGVuYW50UmV0ZW50aW9uUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50EhYKDnJldGVudGlvbl9kYXlzGAMgASgFIjQKGlNldFRlbmFudFJldGVudGlvblJlc3BvbnNlEhYKDnJldGVudGlvbl9kYXlzGAEgASgFIlIKBlRlbmFudBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIiMKE0NyZWF0ZVRlbmFudFJlcXVlc3QSDAoEbmFtZRgBIAEoCSLGAQoUQ3JlYXRlVGVuYW50UmVzcG9uc2USJgoGdGVuYW50GAEgASgLMhYuaWN2LmdhdGV3YXkudjEuVGVuYW50EhAKCGxpdmVfa2V5GAIgASgJEhAKCHRlc3Rfa2V5GAMgASgJEhsKE2xpdmVfd2ViaG9va19zZWNyZXQYBCABKAkSGwoTdGVzdF93ZWJob29rX3NlY3JldBgFIAEoCRITCgtsaXZlX2tleV9pZBgGIAEoCRITCgt0ZXN0X2tleV9pZBgHIAEoCSIUChJMaXN0VGVuYW50c1JlcXVlc3QiPgoTTGlzdFRlbmFudHNSZXNwb25zZRInCgd0ZW5hbnRzGAEgAygLMhYuaWN2LmdhdGV3YXkudjEuVGVuYW50IlkKE0NyZWF0ZUFwaUtleVJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEi8KC2Vudmlyb25tZW50GAIgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCIzChRDcmVhdGVBcGlLZXlSZXNwb25zZRIOCgZrZXlfaWQYASABKAkSCwoDa2V5GAIgASgJIjIKE1Jldm9rZUFwaUtleVJlcXVlc3QSDgoGa2V5X2lkGAEgASgJEgsKA2tleRgCIAEoCSJWChRSZXZva2VBcGlLZXlSZXNwb25zZRIOCgZrZXlfaWQYASABKAkSLgoKcmV2b2tlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiJwoSTGlzdEFwaUtleXNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCSLrAQoGQXBpS2V5Eg4KBmtleV9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQSDgoGcHJlZml4GAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiOwoTTGlzdEFwaUtleXNSZXNwb25zZRIkCgRrZXlzGAEgAygLMhYuaWN2LmdhdGV3YXkudjEuQXBpS2V5IkoKF1JvdGF0ZVNpZ25pbmdLZXlSZXF1ZXN0Ei8KC2Vudmlyb25tZW50GAEgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCJtChhSb3RhdGVTaWduaW5nS2V5UmVzcG9uc2USCwoDa2lkGAEgASgJEhMKC3JldGlyZWRfa2lkGAIgASgJEi8KC2Vudmlyb25tZW50GAMgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCJsChlTZXRXZWJob29rRW5kcG9pbnRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQSCwoDdXJsGAMgASgJIlMKGlNldFdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjUKCHdlYmhvb2tzGAEgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcyJiChxSZW1vdmVXZWJob29rRW5kcG9pbnRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIvCgtlbnZpcm9ubWVudBgCIAEoDjIaLmljdi5jb21tb24udjEuRW52aXJvbm1lbnQiYgocRW5hYmxlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSLwoLZW52aXJvbm1lbnQYAiABKA4yGi5pY3YuY29tbW9uLnYxLkVudmlyb25tZW50IlYKHUVuYWJsZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjUKCHdlYmhvb2tzGAEgASgLMiMuaWN2LndlYmhvb2sudjEuRW52aXJvbm1lbnRXZWJob29rcyI0Ch1SZW1vdmVXZWJob29rRW5kcG9pbnRSZXNwb25zZRITCgtyZW1vdmVkX3VybBgBIAEoCSIuChlHZXRXZWJob29rU2V0dGluZ3NSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCSKCAQoaR2V0V2ViaG9va1NldHRpbmdzUmVzcG9uc2USMQoEbGl2ZRgBIAEoCzIjLmljdi53ZWJob29rLnYxLkVudmlyb25tZW50V2ViaG9va3MSMQoEdGVzdBgCIAEoCzIjLmljdi53ZWJob29rLnYxLkVudmlyb25tZW50V2ViaG9va3MiYAoaUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEi8KC2Vudmlyb25tZW50GAIgASgOMhouaWN2LmNvbW1vbi52MS5FbnZpcm9ubWVudCJUChtSb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USNQoId2ViaG9va3MYASABKAsyIy5pY3Yud2ViaG9vay52MS5FbnZpcm9ubWVudFdlYmhvb2tzIkoKGEludml0ZUNvbnNvbGVVc2VyUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSDQoFZW1haWwYAiABKAkSDAoEcm9sZRgDIAEoCSJwChlJbnZpdGVDb25zb2xlVXNlclJlc3BvbnNlEhIKCmludml0ZV91cmwYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDKwCwoMQWRtaW5TZXJ2aWNlElkKDENyZWF0ZVRlbmFudBIjLmljdi5nYXRld2F5LnYxLkNyZWF0ZVRlbmFudFJlcXVlc3QaJC5pY3YuZ2F0ZXdheS52MS5DcmVhdGVUZW5hbnRSZXNwb25zZRJWCgtMaXN0VGVuYW50cxIiLmljdi5nYXRld2F5LnYxLkxpc3RUZW5hbnRzUmVxdWVzdBojLmljdi5nYXRld2F5LnYxLkxpc3RUZW5hbnRzUmVzcG9uc2USWQoMQ3JlYXRlQXBpS2V5EiMuaWN2LmdhdGV3YXkudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBokLmljdi5nYXRld2F5LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlElkKDFJldm9rZUFwaUtleRIjLmljdi5nYXRld2F5LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJC5pY3YuZ2F0ZXdheS52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJWCgtMaXN0QXBpS2V5cxIiLmljdi5nYXRld2F5LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBojLmljdi5nYXRld2F5LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USZQoQUm90YXRlU2lnbmluZ0tleRInLmljdi5nYXRld2F5LnYxLlJvdGF0ZVNpZ25pbmdLZXlSZXF1ZXN0GiguaWN2LmdhdGV3YXkudjEuUm90YXRlU2lnbmluZ0tleVJlc3BvbnNlEmsKElNldFdlYmhvb2tFbmRwb2ludBIpLmljdi5nYXRld2F5LnYxLlNldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QaKi5pY3YuZ2F0ZXdheS52MS5TZXRXZWJob29rRW5kcG9pbnRSZXNwb25zZRJ0ChVSZW1vdmVXZWJob29rRW5kcG9pbnQSLC5pY3YuZ2F0ZXdheS52MS5SZW1vdmVXZWJob29rRW5kcG9pbnRSZXF1ZXN0Gi0uaWN2LmdhdGV3YXkudjEuUmVtb3ZlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USdAoVRW5hYmxlV2ViaG9va0VuZHBvaW50EiwuaWN2LmdhdGV3YXkudjEuRW5hYmxlV2ViaG9va0VuZHBvaW50UmVxdWVzdBotLmljdi5nYXRld2F5LnYxLkVuYWJsZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEmsKEkdldFdlYmhvb2tTZXR0aW5ncxIpLmljdi5nYXRld2F5LnYxLkdldFdlYmhvb2tTZXR0aW5nc1JlcXVlc3QaKi5pY3YuZ2F0ZXdheS52MS5HZXRXZWJob29rU2V0dGluZ3NSZXNwb25zZRJuChNSb3RhdGVXZWJob29rU2VjcmV0EiouaWN2LmdhdGV3YXkudjEuUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QaKy5pY3YuZ2F0ZXdheS52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USaAoRSW52aXRlQ29uc29sZVVzZXISKC5pY3YuZ2F0ZXdheS52MS5JbnZpdGVDb25zb2xlVXNlclJlcXVlc3QaKS5pY3YuZ2F0ZXdheS52MS5JbnZpdGVDb25zb2xlVXNlclJlc3BvbnNlEmsKElNldFRlbmFudFJldGVudGlvbhIpLmljdi5nYXRld2F5LnYxLlNldFRlbmFudFJldGVudGlvblJlcXVlc3QaKi5pY3YuZ2F0ZXdheS52MS5TZXRUZW5hbnRSZXRlbnRpb25SZXNwb25zZRJrChJHZXRUZW5hbnRSZXRlbnRpb24SKS5pY3YuZ2F0ZXdheS52MS5HZXRUZW5hbnRSZXRlbnRpb25SZXF1ZXN0GiouaWN2LmdhdGV3YXkudjEuR2V0VGVuYW50UmV0ZW50aW9uUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_icv_common_v1_scope, file_icv_webhook_v1_webhook_service]);
+
+/**
+ * @generated from message icv.gateway.v1.GetTenantRetentionRequest
+ */
+export type GetTenantRetentionRequest = Message<"icv.gateway.v1.GetTenantRetentionRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+};
+
+/**
+ * Describes the message icv.gateway.v1.GetTenantRetentionRequest.
+ * Use `create(GetTenantRetentionRequestSchema)` to create a new message.
+ */
+export const GetTenantRetentionRequestSchema: GenMessage<GetTenantRetentionRequest> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 0);
+
+/**
+ * @generated from message icv.gateway.v1.GetTenantRetentionResponse
+ */
+export type GetTenantRetentionResponse = Message<"icv.gateway.v1.GetTenantRetentionResponse"> & {
+  /**
+   * @generated from field: int32 live_retention_days = 1;
+   */
+  liveRetentionDays: number;
+
+  /**
+   * @generated from field: int32 test_retention_days = 2;
+   */
+  testRetentionDays: number;
+};
+
+/**
+ * Describes the message icv.gateway.v1.GetTenantRetentionResponse.
+ * Use `create(GetTenantRetentionResponseSchema)` to create a new message.
+ */
+export const GetTenantRetentionResponseSchema: GenMessage<GetTenantRetentionResponse> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 1);
+
+/**
+ * @generated from message icv.gateway.v1.SetTenantRetentionRequest
+ */
+export type SetTenantRetentionRequest = Message<"icv.gateway.v1.SetTenantRetentionRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * @generated from field: icv.common.v1.Environment environment = 2;
+   */
+  environment: Environment;
+
+  /**
+   * @generated from field: int32 retention_days = 3;
+   */
+  retentionDays: number;
+};
+
+/**
+ * Describes the message icv.gateway.v1.SetTenantRetentionRequest.
+ * Use `create(SetTenantRetentionRequestSchema)` to create a new message.
+ */
+export const SetTenantRetentionRequestSchema: GenMessage<SetTenantRetentionRequest> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 2);
+
+/**
+ * @generated from message icv.gateway.v1.SetTenantRetentionResponse
+ */
+export type SetTenantRetentionResponse = Message<"icv.gateway.v1.SetTenantRetentionResponse"> & {
+  /**
+   * 0: none
+   *
+   * @generated from field: int32 retention_days = 1;
+   */
+  retentionDays: number;
+};
+
+/**
+ * Describes the message icv.gateway.v1.SetTenantRetentionResponse.
+ * Use `create(SetTenantRetentionResponseSchema)` to create a new message.
+ */
+export const SetTenantRetentionResponseSchema: GenMessage<SetTenantRetentionResponse> = /*@__PURE__*/
+  messageDesc(file_icv_gateway_v1_admin_service, 3);
 
 /**
  * @generated from message icv.gateway.v1.Tenant
@@ -43,7 +128,7 @@ export type Tenant = Message<"icv.gateway.v1.Tenant"> & {
  * Use `create(TenantSchema)` to create a new message.
  */
 export const TenantSchema: GenMessage<Tenant> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 0);
+  messageDesc(file_icv_gateway_v1_admin_service, 4);
 
 /**
  * @generated from message icv.gateway.v1.CreateTenantRequest
@@ -60,7 +145,7 @@ export type CreateTenantRequest = Message<"icv.gateway.v1.CreateTenantRequest"> 
  * Use `create(CreateTenantRequestSchema)` to create a new message.
  */
 export const CreateTenantRequestSchema: GenMessage<CreateTenantRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 1);
+  messageDesc(file_icv_gateway_v1_admin_service, 5);
 
 /**
  * @generated from message icv.gateway.v1.CreateTenantResponse
@@ -113,7 +198,7 @@ export type CreateTenantResponse = Message<"icv.gateway.v1.CreateTenantResponse"
  * Use `create(CreateTenantResponseSchema)` to create a new message.
  */
 export const CreateTenantResponseSchema: GenMessage<CreateTenantResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 2);
+  messageDesc(file_icv_gateway_v1_admin_service, 6);
 
 /**
  * @generated from message icv.gateway.v1.ListTenantsRequest
@@ -126,7 +211,7 @@ export type ListTenantsRequest = Message<"icv.gateway.v1.ListTenantsRequest"> & 
  * Use `create(ListTenantsRequestSchema)` to create a new message.
  */
 export const ListTenantsRequestSchema: GenMessage<ListTenantsRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 3);
+  messageDesc(file_icv_gateway_v1_admin_service, 7);
 
 /**
  * @generated from message icv.gateway.v1.ListTenantsResponse
@@ -143,7 +228,7 @@ export type ListTenantsResponse = Message<"icv.gateway.v1.ListTenantsResponse"> 
  * Use `create(ListTenantsResponseSchema)` to create a new message.
  */
 export const ListTenantsResponseSchema: GenMessage<ListTenantsResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 4);
+  messageDesc(file_icv_gateway_v1_admin_service, 8);
 
 /**
  * @generated from message icv.gateway.v1.CreateApiKeyRequest
@@ -165,7 +250,7 @@ export type CreateApiKeyRequest = Message<"icv.gateway.v1.CreateApiKeyRequest"> 
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 5);
+  messageDesc(file_icv_gateway_v1_admin_service, 9);
 
 /**
  * @generated from message icv.gateway.v1.CreateApiKeyResponse
@@ -187,7 +272,7 @@ export type CreateApiKeyResponse = Message<"icv.gateway.v1.CreateApiKeyResponse"
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 6);
+  messageDesc(file_icv_gateway_v1_admin_service, 10);
 
 /**
  * @generated from message icv.gateway.v1.RevokeApiKeyRequest
@@ -211,7 +296,7 @@ export type RevokeApiKeyRequest = Message<"icv.gateway.v1.RevokeApiKeyRequest"> 
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 7);
+  messageDesc(file_icv_gateway_v1_admin_service, 11);
 
 /**
  * @generated from message icv.gateway.v1.RevokeApiKeyResponse
@@ -233,7 +318,7 @@ export type RevokeApiKeyResponse = Message<"icv.gateway.v1.RevokeApiKeyResponse"
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 8);
+  messageDesc(file_icv_gateway_v1_admin_service, 12);
 
 /**
  * @generated from message icv.gateway.v1.ListApiKeysRequest
@@ -250,7 +335,7 @@ export type ListApiKeysRequest = Message<"icv.gateway.v1.ListApiKeysRequest"> & 
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 9);
+  messageDesc(file_icv_gateway_v1_admin_service, 13);
 
 /**
  * @generated from message icv.gateway.v1.ApiKey
@@ -296,7 +381,7 @@ export type ApiKey = Message<"icv.gateway.v1.ApiKey"> & {
  * Use `create(ApiKeySchema)` to create a new message.
  */
 export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 10);
+  messageDesc(file_icv_gateway_v1_admin_service, 14);
 
 /**
  * @generated from message icv.gateway.v1.ListApiKeysResponse
@@ -313,7 +398,7 @@ export type ListApiKeysResponse = Message<"icv.gateway.v1.ListApiKeysResponse"> 
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 11);
+  messageDesc(file_icv_gateway_v1_admin_service, 15);
 
 /**
  * @generated from message icv.gateway.v1.RotateSigningKeyRequest
@@ -332,7 +417,7 @@ export type RotateSigningKeyRequest = Message<"icv.gateway.v1.RotateSigningKeyRe
  * Use `create(RotateSigningKeyRequestSchema)` to create a new message.
  */
 export const RotateSigningKeyRequestSchema: GenMessage<RotateSigningKeyRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 12);
+  messageDesc(file_icv_gateway_v1_admin_service, 16);
 
 /**
  * @generated from message icv.gateway.v1.RotateSigningKeyResponse
@@ -359,7 +444,7 @@ export type RotateSigningKeyResponse = Message<"icv.gateway.v1.RotateSigningKeyR
  * Use `create(RotateSigningKeyResponseSchema)` to create a new message.
  */
 export const RotateSigningKeyResponseSchema: GenMessage<RotateSigningKeyResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 13);
+  messageDesc(file_icv_gateway_v1_admin_service, 17);
 
 /**
  * @generated from message icv.gateway.v1.SetWebhookEndpointRequest
@@ -386,7 +471,7 @@ export type SetWebhookEndpointRequest = Message<"icv.gateway.v1.SetWebhookEndpoi
  * Use `create(SetWebhookEndpointRequestSchema)` to create a new message.
  */
 export const SetWebhookEndpointRequestSchema: GenMessage<SetWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 14);
+  messageDesc(file_icv_gateway_v1_admin_service, 18);
 
 /**
  * @generated from message icv.gateway.v1.SetWebhookEndpointResponse
@@ -403,7 +488,7 @@ export type SetWebhookEndpointResponse = Message<"icv.gateway.v1.SetWebhookEndpo
  * Use `create(SetWebhookEndpointResponseSchema)` to create a new message.
  */
 export const SetWebhookEndpointResponseSchema: GenMessage<SetWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 15);
+  messageDesc(file_icv_gateway_v1_admin_service, 19);
 
 /**
  * @generated from message icv.gateway.v1.RemoveWebhookEndpointRequest
@@ -425,7 +510,7 @@ export type RemoveWebhookEndpointRequest = Message<"icv.gateway.v1.RemoveWebhook
  * Use `create(RemoveWebhookEndpointRequestSchema)` to create a new message.
  */
 export const RemoveWebhookEndpointRequestSchema: GenMessage<RemoveWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 16);
+  messageDesc(file_icv_gateway_v1_admin_service, 20);
 
 /**
  * @generated from message icv.gateway.v1.EnableWebhookEndpointRequest
@@ -447,7 +532,7 @@ export type EnableWebhookEndpointRequest = Message<"icv.gateway.v1.EnableWebhook
  * Use `create(EnableWebhookEndpointRequestSchema)` to create a new message.
  */
 export const EnableWebhookEndpointRequestSchema: GenMessage<EnableWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 17);
+  messageDesc(file_icv_gateway_v1_admin_service, 21);
 
 /**
  * @generated from message icv.gateway.v1.EnableWebhookEndpointResponse
@@ -464,7 +549,7 @@ export type EnableWebhookEndpointResponse = Message<"icv.gateway.v1.EnableWebhoo
  * Use `create(EnableWebhookEndpointResponseSchema)` to create a new message.
  */
 export const EnableWebhookEndpointResponseSchema: GenMessage<EnableWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 18);
+  messageDesc(file_icv_gateway_v1_admin_service, 22);
 
 /**
  * @generated from message icv.gateway.v1.RemoveWebhookEndpointResponse
@@ -481,7 +566,7 @@ export type RemoveWebhookEndpointResponse = Message<"icv.gateway.v1.RemoveWebhoo
  * Use `create(RemoveWebhookEndpointResponseSchema)` to create a new message.
  */
 export const RemoveWebhookEndpointResponseSchema: GenMessage<RemoveWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 19);
+  messageDesc(file_icv_gateway_v1_admin_service, 23);
 
 /**
  * @generated from message icv.gateway.v1.GetWebhookSettingsRequest
@@ -498,7 +583,7 @@ export type GetWebhookSettingsRequest = Message<"icv.gateway.v1.GetWebhookSettin
  * Use `create(GetWebhookSettingsRequestSchema)` to create a new message.
  */
 export const GetWebhookSettingsRequestSchema: GenMessage<GetWebhookSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 20);
+  messageDesc(file_icv_gateway_v1_admin_service, 24);
 
 /**
  * @generated from message icv.gateway.v1.GetWebhookSettingsResponse
@@ -520,7 +605,7 @@ export type GetWebhookSettingsResponse = Message<"icv.gateway.v1.GetWebhookSetti
  * Use `create(GetWebhookSettingsResponseSchema)` to create a new message.
  */
 export const GetWebhookSettingsResponseSchema: GenMessage<GetWebhookSettingsResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 21);
+  messageDesc(file_icv_gateway_v1_admin_service, 25);
 
 /**
  * @generated from message icv.gateway.v1.RotateWebhookSecretRequest
@@ -542,7 +627,7 @@ export type RotateWebhookSecretRequest = Message<"icv.gateway.v1.RotateWebhookSe
  * Use `create(RotateWebhookSecretRequestSchema)` to create a new message.
  */
 export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 22);
+  messageDesc(file_icv_gateway_v1_admin_service, 26);
 
 /**
  * @generated from message icv.gateway.v1.RotateWebhookSecretResponse
@@ -559,7 +644,7 @@ export type RotateWebhookSecretResponse = Message<"icv.gateway.v1.RotateWebhookS
  * Use `create(RotateWebhookSecretResponseSchema)` to create a new message.
  */
 export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 23);
+  messageDesc(file_icv_gateway_v1_admin_service, 27);
 
 /**
  * @generated from message icv.gateway.v1.InviteConsoleUserRequest
@@ -588,7 +673,7 @@ export type InviteConsoleUserRequest = Message<"icv.gateway.v1.InviteConsoleUser
  * Use `create(InviteConsoleUserRequestSchema)` to create a new message.
  */
 export const InviteConsoleUserRequestSchema: GenMessage<InviteConsoleUserRequest> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 24);
+  messageDesc(file_icv_gateway_v1_admin_service, 28);
 
 /**
  * @generated from message icv.gateway.v1.InviteConsoleUserResponse
@@ -617,7 +702,7 @@ export type InviteConsoleUserResponse = Message<"icv.gateway.v1.InviteConsoleUse
  * Use `create(InviteConsoleUserResponseSchema)` to create a new message.
  */
 export const InviteConsoleUserResponseSchema: GenMessage<InviteConsoleUserResponse> = /*@__PURE__*/
-  messageDesc(file_icv_gateway_v1_admin_service, 25);
+  messageDesc(file_icv_gateway_v1_admin_service, 29);
 
 /**
  * Operator actions behind the admin CLI. Served on the gateway's loopback admin port and protected by the admin token.
@@ -732,6 +817,27 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof InviteConsoleUserRequestSchema;
     output: typeof InviteConsoleUserResponseSchema;
+  },
+  /**
+   * The tenant's retention of one environment (docs/privacy.md): settled verifications older than
+   * retention_days are redacted. 1 to 3650, or 0 to clear it; INVALID_ARGUMENT otherwise.
+   *
+   * @generated from rpc icv.gateway.v1.AdminService.SetTenantRetention
+   */
+  setTenantRetention: {
+    methodKind: "unary";
+    input: typeof SetTenantRetentionRequestSchema;
+    output: typeof SetTenantRetentionResponseSchema;
+  },
+  /**
+   * The tenant's retention of both environments (0: none).
+   *
+   * @generated from rpc icv.gateway.v1.AdminService.GetTenantRetention
+   */
+  getTenantRetention: {
+    methodKind: "unary";
+    input: typeof GetTenantRetentionRequestSchema;
+    output: typeof GetTenantRetentionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_icv_gateway_v1_admin_service, 0);

@@ -5,7 +5,8 @@
 // webhook, stored webhook bodies and the test inbox redacted, and the retention sweeper.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
-import { ManualClock } from "@icv/platform";
+import { ProofFormat, ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
+import { createLogger, ManualClock, parseConfig, rpcClient, serviceIdentity } from "@icv/platform";
 import { adminCli } from "../support/admin-cli.ts";
 import { expectError } from "../support/expect-error.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
@@ -116,6 +117,45 @@ describe("redact one verification", () => {
     await expectError(await api(stack.url, other.testKey).post(`/api/v1/verifications/${v.id}/redact`, {}), 404, "not_found");
     // the live key does not see test verifications
     await expectError(await api(stack.url, t.liveKey).post(`/api/v1/verifications/${v.id}/redact`, {}), 404, "not_found");
+  });
+});
+
+describe("an SD-JWT VC verification redacted", () => {
+  it("the proof service's stored SD-JWT VC (its disclosures name the identifier) is erased; the JWT still validates", async () => {
+    const c = api(stack.url, t.testKey);
+    const identifier = "vc.erase.me@example.com";
+    const made = await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier, proof_format: "sd-jwt-vc" });
+    expect(made.status, made.text).toBe(201);
+    const v = (await c.post(`/api/v1/verifications/${made.body.id}/test-verify`)).body;
+    expect(v.proof_sd_jwt_vc).toEqual(expect.any(String));
+    // the proof service answers a repeated issuance with the proof it stored (as a retry of the verification service gets it)
+    const identity = await serviceIdentity(parseConfig(stack.env), "verification", createLogger({ level: "silent" }));
+    const proofs = rpcClient(ProofService, stack.services.proof.url, identity);
+    const stored = () =>
+      proofs.issueProof({
+        scope: { tenantId: t.tenantId, environment: Environment.TEST },
+        proofId: v.id,
+        type: "email",
+        channel: "email",
+        identifier,
+        expiresInSeconds: 3600,
+        method: "test",
+        format: ProofFormat.SD_JWT_VC,
+      });
+    const before = await stored();
+    expect(before.sdJwtVc).toBe(v.proof_sd_jwt_vc);
+    expect(before.token).toBe(v.proof_token);
+
+    expect((await c.post(`/api/v1/verifications/${v.id}/redact`, {})).body).toEqual({ redacted: 1, revoked: 0 });
+    // the proof service applies verification.redacted by its consumer group
+    const after = await waitUntil("the stored SD-JWT VC erased", async () => {
+      const r = await stored();
+      return r.sdJwtVc === undefined ? r : undefined;
+    });
+    expect(after.token).toBe(v.proof_token);
+    const valid = await c.post("/api/v1/proofs/validate", { proof_token: v.proof_token });
+    expect(valid.body.valid, valid.text).toBe(true);
+    expect((await c.get(`/api/v1/verifications/${v.id}`)).body.proof?.sd_jwt_vc).toBeUndefined();
   });
 });
 

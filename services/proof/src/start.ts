@@ -13,6 +13,7 @@ import {
   type RunningService,
 } from "@icv/platform";
 import { KeyRing } from "./keyring.ts";
+import { followRedactions } from "./redaction.ts";
 import { proofCallers } from "./callers.ts";
 import { RevocationLists } from "./revocation-list.ts";
 import { StatusIndexes, StatusLists } from "./status-lists.ts";
@@ -37,6 +38,8 @@ export async function startProofService(config: Config, logger: Logger, clock: C
   const revocations = await store.revocations.follow(events, ["proof"]);
   const lists = new StatusLists(store, keys, clock, config.publicBaseUrl);
   const listChanges = await lists.follow(events);
+  // a redacted verification's proof loses its stored SD-JWT VC (docs/privacy.md)
+  const redactions = await followRedactions(events, db, log);
   const presented = startSweeper("presentations-seen", () => store.sweepPresented(clock.now()), 60_000, log);
   return hostService(config, "proof", {
     rpcName: "icv.proof.v1.ProofService",
@@ -62,6 +65,7 @@ export async function startProofService(config: Config, logger: Logger, clock: C
     async onClose() {
       await presented.stop();
       await listChanges.close();
+      await redactions.close();
       await revocations.close();
       await events.close();
     },

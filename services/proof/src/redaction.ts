@@ -1,0 +1,25 @@
+// verification.redacted (docs/privacy.md, "Redaction"): the redacted verification's proof keeps its
+// JWT (it holds only the identifier's salted hash, so it still validates) but loses its stored
+// SD-JWT VC, whose disclosures hold the identifier. Applied by the proof service's own consumer
+// group, in the consumer's transaction: each event once, and setting NULL twice changes nothing.
+import type { EventLog, EventRecord, Logger, Queryable, Database, Subscription } from "@icv/platform";
+
+export const REDACTION_CONSUMER_GROUP = "proof-redaction";
+
+/** Erases the stored SD-JWT VC of the proofs of the verifications these events redacted (their own scope only). */
+export async function eraseRedactedCredentials(q: Queryable, events: EventRecord[]): Promise<void> {
+  for (const e of events) {
+    if (e.eventType !== "verification.redacted") continue;
+    await q.query("UPDATE proof.proofs SET sd_jwt_vc = NULL WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND sd_jwt_vc IS NOT NULL", [
+      e.aggregateId,
+      e.tenantId,
+      e.environment,
+    ]);
+  }
+}
+
+/** Follows the verification events as the `proof-redaction` group. */
+export function followRedactions(events: EventLog, db: Database, log: Logger): Promise<Subscription> {
+  log.debug({ group: REDACTION_CONSUMER_GROUP }, "following verification.redacted");
+  return events.consume({ group: REDACTION_CONSUMER_GROUP, topics: ["verification"], db, schema: "proof", handleBatch: eraseRedactedCredentials });
+}

@@ -293,4 +293,47 @@ describe("what a signed-in person sees and does", { timeout: 120_000 }, () => {
     // but a viewer still changes nothing
     expectError(await mine.post(`/console/api/test/proofs/${v.body.id}/revoke`, { reason: "fraud" }), 403, "forbidden");
   });
+
+  it("retention: shown to every role, set by an admin or a developer (1–3650 or null), refused to a viewer and without CSRF, per tenant and environment", async () => {
+    const admin = await person(acme.tenantId, "keeper@acme.example", "admin");
+    const dev = await person(acme.tenantId, "keeper-dev@acme.example", "developer");
+    const viewer = await person(acme.tenantId, "keeper-viewer@acme.example", "viewer");
+    const theirs = await person(other.tenantId, "keeper@other.example", "admin");
+    const put = (b: Browser, env: string, body: unknown, opts?: { csrf?: boolean }) => b.call("PUT", `/console/api/${env}/retention`, body, opts);
+    expect((await viewer.get("/console/api/test/retention")).body).toEqual({ retention_days: null });
+
+    const set = await put(dev, "test", { retention_days: 30 });
+    expect(set.status, set.text).toBe(200);
+    expect(set.body).toEqual({ retention_days: 30 });
+    expect((await put(admin, "live", { retention_days: 3650 })).body).toEqual({ retention_days: 3650 });
+    expect((await viewer.get("/console/api/test/retention")).body).toEqual({ retention_days: 30 });
+    expect((await viewer.get("/console/api/live/retention")).body).toEqual({ retention_days: 3650 });
+    // the operator's CLI reads what the console set; another tenant's setting is untouched
+    expect(await adminCli(stack, "tenant", "show", "--tenant", acme.tenantId)).toEqual({
+      tenant_id: acme.tenantId,
+      live: { retention_days: 3650 },
+      test: { retention_days: 30 },
+    });
+    expect((await theirs.get("/console/api/test/retention")).body).toEqual({ retention_days: null });
+
+    for (const bad of [0, 3651, -1, 1.5, "30"]) {
+      const r = await put(admin, "test", { retention_days: bad });
+      expectError(r, 400, "validation_error");
+      expect(JSON.stringify(r.body.error.details), String(bad)).toContain("retention_days");
+    }
+    expectError(await put(admin, "test", { retention_days: 7, extra: 1 }), 400, "validation_error");
+    expectError(await put(admin, "test", { retention_days: 7 }, { csrf: false }), 403, "forbidden");
+    expectError(await put(viewer, "test", { retention_days: 1 }), 403, "forbidden");
+    expectError(await put(theirs, "prod", { retention_days: 1 }), 404, "not_found");
+    expect((await admin.get("/console/api/test/retention")).body).toEqual({ retention_days: 30 });
+    // null: kept until redacted
+    expect((await put(admin, "test", { retention_days: null })).body).toEqual({ retention_days: null });
+
+    const audit = (await admin.get("/console/api/audit?limit=100")).body.data;
+    expect(audit).toContainEqual(expect.objectContaining({ email: "keeper-dev@acme.example", action: "PUT /test/retention", outcome: "ok" }));
+    expect(audit).toContainEqual(expect.objectContaining({ email: "keeper@acme.example", action: "PUT /test/retention", outcome: "failed" }));
+    expect(audit).toContainEqual(
+      expect.objectContaining({ email: "keeper-viewer@acme.example", action: "PUT /console/api/test/retention", outcome: "denied", ip: viewer.ip }),
+    );
+  });
 });

@@ -10,6 +10,7 @@ import { csrfMatches, csrfOf, invite, type Passkeys } from "./passkeys.ts";
 import { timelineRoute } from "./timeline.ts";
 import { webhookRoutes } from "./webhook-routes.ts";
 import { insightRoutes } from "./insight-routes.ts";
+import { retentionRoutes } from "./retention-routes.ts";
 import type { Clients } from "../clients.ts";
 import type { AuditEntry, ConsoleStore, ConsoleUser } from "./store.ts";
 
@@ -320,7 +321,7 @@ export function consoleApi(d: ConsoleDeps): Router {
   ];
   mount(perEnv, keys, () => [guard(adminOnly), logged, d.json]);
   mount(perEnv, [...webhookRoutes(d.clients.webhook), timelineRoute(d.clients)], () => [guard(reads), logged, d.json]);
-  mount(perEnv, insightRoutes(d.clients), () => [guard(reads), logged, d.json]);
+  mount(perEnv, [...insightRoutes(d.clients), ...retentionRoutes(d.clients)], () => [guard(reads), logged, d.json]);
   const offered = d.publicRoutes
     .filter((r) => OFFERED.has(`${r.method} ${r.path}`))
     // /api/v1/verifications → /verifications; /api/v1/me/projects → /projects

@@ -1,5 +1,5 @@
 // The console's overview charts, search by identifier, proof validation, projects with branding
-// (live preview) and profiles, in Debian's Chromium through the real stack (as console-browser.test.ts):
+// (live preview), profiles and retention, in Debian's Chromium through the real stack (as console-browser.test.ts):
 // the counts grouped by the verification service, Chart.js drawn under the strict CSP, the
 // identifier searched in full but shown masked and never put in a URL, another tenant's and the
 // live environment's data never found, a viewer who may search and validate but change nothing,
@@ -39,9 +39,9 @@ async function shot(tab: Tab, name: string) {
 }
 
 describe.skipIf(!existsSync(CHROMIUM))(
-  `the console's overview, search, validation, branding and profiles in Chromium${existsSync(CHROMIUM) ? "" : " (skipped: /usr/bin/chromium is absent; .ci/run installs it)"}`,
+  `the console's overview, search, validation, branding, profiles and retention in Chromium${existsSync(CHROMIUM) ? "" : " (skipped: /usr/bin/chromium is absent; .ci/run installs it)"}`,
   () => {
-    it("charts and counts → find by identifier (masked, kept apart) → validate → branding with its preview → profiles → a viewer changes nothing", {
+    it("charts and counts → find by identifier (masked, kept apart) → validate → branding with its preview → profiles → retention → a viewer changes nothing", {
       timeout: 180_000,
     }, async () => {
       const { chromium } = await import("playwright-core");
@@ -215,6 +215,21 @@ describe.skipIf(!existsSync(CHROMIUM))(
         await tab.getByRole("cell", { name: "yes" }).waitFor();
         await axe(tab, "profiles");
 
+        // retention: none yet; 0 refused with the API's validation_error; 90 days saved, as the operator's CLI reads it
+        await tab.getByRole("link", { name: "Retention", exact: true }).click();
+        await tab.getByRole("heading", { name: "Data retention (test)" }).waitFor();
+        expect(await tab.locator('[data-field="retention"]').textContent()).toBe("Kept until redacted");
+        await axe(tab, "retention");
+        await tab.getByLabel("Retention in days (1 to 3650)").fill("0");
+        await tab.getByRole("button", { name: "Save retention" }).click();
+        await tab.getByRole("alert").filter({ hasText: "from 1 to 3650 (validation_error)" }).waitFor();
+        await tab.getByLabel("Retention in days (1 to 3650)").fill("90");
+        await tab.getByRole("button", { name: "Save retention" }).click();
+        await tab.getByText("Saved.").waitFor();
+        expect(await tab.locator('[data-field="retention"]').textContent()).toBe("90 days");
+        expect(await adminCli(stack, "tenant", "show", "--tenant", t.tenantId)).toMatchObject({ live: { retention_days: null }, test: { retention_days: 90 } });
+        await axe(tab, "retention set");
+
         // a viewer: searches and validates, but has no form to change and is refused when forcing one
         const viewer = await signUp("viewer", "vic@pages.example");
         await viewer.tab.getByLabel("Identifier", { exact: true }).fill("jo@example.com");
@@ -233,6 +248,9 @@ describe.skipIf(!existsSync(CHROMIUM))(
           .getByRole("link", { name: "Branding" })
           .waitFor();
         expect(await viewer.tab.getByRole("button", { name: "Add a project" }).count()).toBe(0);
+        await viewer.tab.getByRole("link", { name: "Retention", exact: true }).click();
+        await viewer.tab.locator('[data-field="retention"]', { hasText: "90 days" }).waitFor();
+        expect(await viewer.tab.getByRole("button", { name: "Save retention" }).count()).toBe(0);
         const forced = await viewer.tab.evaluate(async (id) => {
           const me = await (await fetch("/console/api/me")).json();
           const headers = { "x-csrf-token": me.csrf_token, "content-type": "application/json" };
@@ -242,9 +260,10 @@ describe.skipIf(!existsSync(CHROMIUM))(
             body: JSON.stringify({ branding: { business_name: "Vic" } }),
           });
           const add = await fetch("/console/api/test/projects", { method: "POST", headers, body: JSON.stringify({ name: "Vic's" }) });
-          return [patch.status, add.status];
+          const keep = await fetch("/console/api/test/retention", { method: "PUT", headers, body: JSON.stringify({ retention_days: 1 }) });
+          return [patch.status, add.status, keep.status];
         }, brand.id);
-        expect(forced).toEqual([403, 403]);
+        expect(forced).toEqual([403, 403, 403]);
         expect(((await c.get(`/api/v1/me/projects/${brand.id}`)).body as { branding: { business_name: string } }).branding.business_name).toBe("Brand & Sons");
         // another tenant's project is not there for this tenant's session
         const theirs = await api(stack.url, other.testKey).post("/api/v1/me/projects", { name: "Theirs" });
@@ -256,7 +275,9 @@ describe.skipIf(!existsSync(CHROMIUM))(
           async () => (await (await fetch("/console/api/audit?limit=100")).json()).data as { action: string; outcome: string }[],
         );
         expect(audit.some((a) => a.action.endsWith("/search/verifications") && a.outcome === "ok")).toBe(true);
-        expect(audit.filter((a) => a.outcome === "denied").length).toBeGreaterThanOrEqual(2);
+        expect(audit.filter((a) => a.outcome === "denied").length).toBeGreaterThanOrEqual(3);
+        expect(audit).toContainEqual(expect.objectContaining({ action: "PUT /test/retention", outcome: "ok" }));
+        expect(audit).toContainEqual(expect.objectContaining({ action: "PUT /console/api/test/retention", outcome: "denied" }));
         expect(JSON.stringify(audit)).not.toContain("jo@example.com");
         expect(violations).toEqual([]);
         expect(viewer.violations).toEqual([]);

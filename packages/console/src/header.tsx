@@ -2,7 +2,7 @@ import { call, isAdmin, session } from "./api.ts";
 import { go, Link } from "./ui.tsx";
 
 /** The sections the live/test switch keeps (others go to the verifications). */
-const ENV_SECTIONS = ["keys", "webhook", "deliveries", "overview", "requests", "projects", "profiles"];
+const ENV_SECTIONS = ["keys", "webhook", "deliveries", "overview", "requests", "projects", "profiles", "retention"];
 
 async function signOut() {
   await call("POST", "/sign-out").catch(() => undefined);
@@ -47,6 +47,7 @@ export function Header({ env, section }: { env?: "live" | "test"; section?: stri
         {nav(`/console/${env}/profiles`, "Profiles", "profiles")}
         {nav(`/console/${env}/webhook`, "Webhook", "webhook")}
         {nav(`/console/${env}/deliveries`, "Deliveries", "deliveries")}
+        {nav(`/console/${env}/retention`, "Retention", "retention")}
         {isAdmin() ? nav(`/console/${env}/keys`, "API keys", "keys") : undefined}
         {isAdmin() ? nav("/console/users", "Users", "users") : undefined}
         {nav("/console/audit", "Audit log", "audit")}

@@ -10,6 +10,7 @@ import { DeliveriesPage, WebhookPage } from "./pages/webhook.tsx";
 import { MessagesPage, RequestsPage } from "./pages/lists.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
 import { ProfilePage, ProfilesPage } from "./pages/profiles.tsx";
+import { RetentionPage } from "./pages/retention.tsx";
 import { BrandingPage, ProjectsPage, TemplatesPage } from "./pages/projects.tsx";
 import { VerificationPage } from "./pages/verification.tsx";
 import { VerificationsPage } from "./pages/verifications.tsx";
@@ -39,6 +40,8 @@ function Section({ env, section, id, sub }: { env: "live" | "test"; section?: st
       return <WebhookPage env={env} />;
     case "deliveries":
       return <DeliveriesPage env={env} />;
+    case "retention":
+      return <RetentionPage env={env} />;
     default:
       return id && section === "verifications" ? <VerificationPage env={env} id={id} /> : <VerificationsPage env={env} />;
   }

@@ -120,6 +120,21 @@ describe("redact one verification", () => {
   });
 });
 
+/** The proof the proof service stored, as it answers a repeated issuance (a retry of the verification service gets it). */
+async function storedProof(id: string, identifier: string) {
+  const identity = await serviceIdentity(parseConfig(stack.env), "verification", createLogger({ level: "silent" }));
+  return rpcClient(ProofService, stack.services.proof.url, identity).issueProof({
+    scope: { tenantId: t.tenantId, environment: Environment.TEST },
+    proofId: id,
+    type: "email",
+    channel: "email",
+    identifier,
+    expiresInSeconds: 3600,
+    method: "test",
+    format: ProofFormat.SD_JWT_VC,
+  });
+}
+
 describe("an SD-JWT VC verification redacted", () => {
   it("the proof service's stored SD-JWT VC (its disclosures name the identifier) is erased; the JWT still validates", async () => {
     const c = api(stack.url, t.testKey);
@@ -128,20 +143,7 @@ describe("an SD-JWT VC verification redacted", () => {
     expect(made.status, made.text).toBe(201);
     const v = (await c.post(`/api/v1/verifications/${made.body.id}/test-verify`)).body;
     expect(v.proof_sd_jwt_vc).toEqual(expect.any(String));
-    // the proof service answers a repeated issuance with the proof it stored (as a retry of the verification service gets it)
-    const identity = await serviceIdentity(parseConfig(stack.env), "verification", createLogger({ level: "silent" }));
-    const proofs = rpcClient(ProofService, stack.services.proof.url, identity);
-    const stored = () =>
-      proofs.issueProof({
-        scope: { tenantId: t.tenantId, environment: Environment.TEST },
-        proofId: v.id,
-        type: "email",
-        channel: "email",
-        identifier,
-        expiresInSeconds: 3600,
-        method: "test",
-        format: ProofFormat.SD_JWT_VC,
-      });
+    const stored = () => storedProof(v.id, identifier);
     const before = await stored();
     expect(before.sdJwtVc).toBe(v.proof_sd_jwt_vc);
     expect(before.token).toBe(v.proof_token);
@@ -222,6 +224,8 @@ describe("retention", () => {
     await expect(adminCli(stack, "tenant", "set", "--tenant", t.tenantId, "--env", "test", "--retention-days", "3651")).rejects.toThrow(/retention_days/);
     const c = api(stack.url, t.testKey);
     const old = await verified("user-ret", "old.one@example.com");
+    const oldVc = await c.post("/api/v1/verifications", { type: "email", channel: "email", identifier: "old.vc@example.com", proof_format: "sd-jwt-vc" });
+    expect((await c.post(`/api/v1/verifications/${oldVc.body.id}/test-verify`)).status).toBe(200);
     expect(await adminCli(stack, "tenant", "set", "--tenant", t.tenantId, "--env", "test", "--retention-days", "2")).toEqual({
       tenant_id: t.tenantId,
       env: "test",
@@ -239,6 +243,8 @@ describe("retention", () => {
       return r.body.redacted_at ? r.body : undefined;
     });
     expect(gone.identifier).toBeNull();
+    // retention's redaction erases the proof's stored SD-JWT VC too
+    await waitUntil("the old SD-JWT VC erased", async () => (await storedProof(oldVc.body.id, "old.vc@example.com")).sdJwtVc === undefined);
     expect((await c.get(`/api/v1/verifications/${fresh.id}`)).body.identifier).toBe("fresh.one@example.com");
     await waitUntil("the retention webhook", () =>
       bodies().find((b) => b.event === "verification.redacted" && b.verification_id === old.id && b.reason === "retention"),

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { SUSPEND_REASONS, type WebhookEventType } from "@icv/platform";
-import { assetChannel, assetType, jsonObject, timestamp } from "./schemas.ts";
+import { assetChannel, assetType, jsonObject, timestamp, VERIFICATION_STATUSES } from "./schemas.ts";
 
 const envelope = {
   id: z.string().describe("The event id (also the webhook-id header): the same on every attempt"),
@@ -86,9 +86,9 @@ export const VerificationRedactedWebhook = z
     ...envelope,
     event: z.literal("verification.redacted"),
     verification_id: z.string(),
-    type: z.string(),
-    channel: z.string(),
-    status: z.string().describe("Its status after the redaction (a pending verification was cancelled first: expired)"),
+    type: assetType,
+    channel: assetChannel,
+    status: z.enum(VERIFICATION_STATUSES).describe("Its status after the redaction (a pending verification was cancelled first: expired)"),
     redacted_at: timestamp,
     proof_revoked: z.boolean().describe("Whether this redaction revoked its proof (revoke_proofs: true)"),
     reason: z.enum(["request", "user_request", "retention"]).describe("redact, user-wide redaction, or the retention sweeper"),

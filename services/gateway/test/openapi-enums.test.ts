@@ -152,7 +152,7 @@ describe("closed vocabularies in /api/openapi.json", () => {
 
   it("event types are the webhook service's: each delivery's event_type (and the test event), x-webhooks and their bodies' event", () => {
     const eventTypes = enumsOf("event_type");
-    expect(eventTypes.length).toBe(3); // a delivery's (in the list and the detail), and the list's filter
+    expect(eventTypes.length).toBe(4); // a delivery's (in the list and the detail), the list's filter, and a user export's deliveries
     for (const e of eventTypes) expect(e.values, e.at).toEqual([...WEBHOOK_EVENT_TYPES, "webhook.test"]);
     expect(Object.keys(doc["x-webhooks"]).sort()).toEqual([...WEBHOOK_EVENT_TYPES].sort());
     const bodies = Object.values<Json>(doc["x-webhooks"]).map((w) => resolve(w.post.requestBody.content["application/json"].schema));

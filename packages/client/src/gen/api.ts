@@ -2518,7 +2518,8 @@ export interface components {
                 request_id: string;
                 verification_id: string;
                 asset_index: number;
-                status: string;
+                /** @enum {string} */
+                status: "pending" | "partial" | "completed" | "expired" | "cancelled";
                 /** @description ISO 8601 UTC timestamp with milliseconds */
                 created_at: string;
             }[];
@@ -2526,8 +2527,10 @@ export interface components {
             deliveries: {
                 id: string;
                 verification_id: string | null;
-                event_type: string;
-                status: string;
+                /** @enum {string} */
+                event_type: "verification.completed" | "verification.suspended" | "verification.reinstated" | "verification_request.completed" | "verification_request.partial" | "verification_request.expired" | "verification.redacted" | "webhook.test";
+                /** @enum {string} */
+                status: "pending" | "delivered" | "failed";
                 /** @description ISO 8601 UTC timestamp with milliseconds */
                 created_at: string;
             }[];
@@ -3401,10 +3404,21 @@ export interface components {
             /** @enum {string} */
             event: "verification.redacted";
             verification_id: string;
-            type: string;
-            channel: string;
-            /** @description Its status after the redaction (a pending verification was cancelled first: expired) */
-            status: string;
+            /**
+             * @description The asset type; its channels are the table in x-channels-by-type of the channel field
+             * @enum {string}
+             */
+            type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
+            /**
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @enum {string}
+             */
+            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            /**
+             * @description Its status after the redaction (a pending verification was cancelled first: expired)
+             * @enum {string}
+             */
+            status: "pending" | "verified" | "suspended" | "failed" | "expired" | "revoked";
             /** @description ISO 8601 UTC timestamp with milliseconds */
             redacted_at: string;
             /** @description Whether this redaction revoked its proof (revoke_proofs: true) */

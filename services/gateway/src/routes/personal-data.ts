@@ -6,7 +6,8 @@ import { iso } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
 import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { ErrorBody, timestamp } from "../schemas.ts";
+import { ErrorBody, REQUEST_STATUSES, timestamp } from "../schemas.ts";
+import { DELIVERED_EVENTS, DELIVERY_STATUSES } from "./webhook-deliveries.ts";
 import { toRest, Verification } from "./verifications.ts";
 
 const err = (description: string) => ({ description, schema: ErrorBody });
@@ -56,10 +57,26 @@ const UserExport = z
       .array(Verification)
       .describe("Every verification of this user, oldest first, identifiers and client_metadata included (null once redacted)"),
     requests: z
-      .array(z.object({ request_id: z.string(), verification_id: z.string(), asset_index: z.number().int(), status: z.string(), created_at: timestamp }))
+      .array(
+        z.object({
+          request_id: z.string(),
+          verification_id: z.string(),
+          asset_index: z.number().int(),
+          status: z.enum(REQUEST_STATUSES),
+          created_at: timestamp,
+        }),
+      )
       .describe("The verification requests whose assets these verifications completed or followed"),
     deliveries: z
-      .array(z.object({ id: z.string(), verification_id: z.string().nullable(), event_type: z.string(), status: z.string(), created_at: timestamp }))
+      .array(
+        z.object({
+          id: z.string(),
+          verification_id: z.string().nullable(),
+          event_type: z.enum(DELIVERED_EVENTS),
+          status: z.enum(DELIVERY_STATUSES),
+          created_at: timestamp,
+        }),
+      )
       .describe("Webhook deliveries of these verifications' events: event types and times (bodies are not part of the export)"),
   })
   .meta({

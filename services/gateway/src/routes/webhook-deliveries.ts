@@ -6,9 +6,9 @@ import { idOf, idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody, jsonObject, PageQuery, Pagination, timestamp, toPagination } from "../schemas.ts";
 
-const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 /** What a delivery carries: a webhook event, or the test event a tenant sends to its own endpoint. */
-const DELIVERED_EVENTS = [...WEBHOOK_EVENT_TYPES, TEST_WEBHOOK_EVENT] as const;
+export const DELIVERED_EVENTS = [...WEBHOOK_EVENT_TYPES, TEST_WEBHOOK_EVENT] as const;
 
 const WebhookDelivery = z
   .object({

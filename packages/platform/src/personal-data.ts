@@ -51,7 +51,7 @@ export class PersonalData {
   /** `keys`: key version → 32-byte key; the first one seals, every one opens. */
   constructor(
     private readonly keys: ReadonlyMap<number, Buffer>,
-    private readonly indexKey: Buffer,
+    indexKey: Buffer,
     currentVersion?: number,
   ) {
     const first = currentVersion ?? keys.keys().next().value;

@@ -220,7 +220,8 @@ describe("every verification of an external user", () => {
 });
 
 describe("retention", () => {
-  it("is set and shown with the admin CLI (1–3650) and redacts settled verifications older than that, leaving newer ones", async () => {
+  // five admin CLI runs (a process each) and a sweep: more than the default 30 s on a loaded machine
+  it("is set and shown with the admin CLI (1–3650) and redacts settled verifications older than that, leaving newer ones", { timeout: 90_000 }, async () => {
     await expect(adminCli(stack, "tenant", "set", "--tenant", t.tenantId, "--env", "test", "--retention-days", "3651")).rejects.toThrow(/retention_days/);
     const c = api(stack.url, t.testKey);
     const old = await verified("user-ret", "old.one@example.com");

@@ -3,19 +3,17 @@
 // SD-JWT VC, whose disclosures hold the identifier. Applied by the proof service's own consumer
 // group, in the consumer's transaction: each event once, and setting NULL twice changes nothing.
 import type { EventLog, EventRecord, Logger, Queryable, Database, Subscription } from "@icv/platform";
+import { eraseCredentials } from "./store/proofs.ts";
 
 export const REDACTION_CONSUMER_GROUP = "proof-redaction";
 
 /** Erases the stored SD-JWT VC of the proofs of the verifications these events redacted (their own scope only). */
 export async function eraseRedactedCredentials(q: Queryable, events: EventRecord[]): Promise<void> {
-  for (const e of events) {
-    if (e.eventType !== "verification.redacted") continue;
-    await q.query("UPDATE proof.proofs SET sd_jwt_vc = NULL WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND sd_jwt_vc IS NOT NULL", [
-      e.aggregateId,
-      e.tenantId,
-      e.environment,
-    ]);
-  }
+  const redacted = events.filter((e) => e.eventType === "verification.redacted");
+  await eraseCredentials(
+    q,
+    redacted.map((e) => ({ id: e.aggregateId, tenantId: e.tenantId, env: e.environment })),
+  );
 }
 
 /** Follows the verification events as the `proof-redaction` group. */

@@ -77,6 +77,17 @@ const named = (p: ProofRow) => ({
 
 const headOf = (p: ProofRow) => ({ aggregateType: "proof", aggregateId: p.id, tenantId: p.tenant_id, environment: p.environment });
 
+/** Erases the stored SD-JWT VC of these proofs (each in its own scope), in one statement on `q` (a consumer's transaction). */
+export async function eraseCredentials(q: Queryable, proofs: { id: string; tenantId: string; env: string }[]): Promise<void> {
+  if (!proofs.length) return;
+  await q.query(
+    `UPDATE ${S}.proofs p SET sd_jwt_vc = NULL
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS x(id, tenant_id, environment)
+      WHERE p.id = x.id AND p.tenant_id = x.tenant_id AND p.environment = x.environment AND p.sd_jwt_vc IS NOT NULL`,
+    [proofs.map((p) => p.id), proofs.map((p) => p.tenantId), proofs.map((p) => p.env)],
+  );
+}
+
 /** Proofs, their revocation and suspension, with their events; the status-list indexes; presentations seen: the only SQL over them. */
 export class ProofStore {
   constructor(private readonly db: Database) {}

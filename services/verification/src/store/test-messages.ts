@@ -7,26 +7,31 @@ const S = "verification";
 /** How long test messages are kept: the verification service's sweeper prunes older rows (pruneTestMessages). */
 export const TEST_MESSAGE_TTL_MS = 7 * 24 * 3600_000;
 
-export async function insertTestMessage(q: Queryable, pd: PersonalData, m: TestMessageRow): Promise<void> {
+/** A test message's twelve parameters, its personal values sealed: $1 id … $12 key_version (both inserts below). */
+function testMessageParams(pd: PersonalData, m: TestMessageRow): unknown[] {
   const sealed = sealTestMessage(pd, m);
+  return [
+    m.id,
+    m.tenant_id,
+    m.verification_id,
+    m.channel,
+    m.direction,
+    sealed.from_address,
+    sealed.to_address,
+    m.subject,
+    sealed.body,
+    m.created_at,
+    m.session_id,
+    sealed.key_version,
+  ];
+}
+
+export async function insertTestMessage(q: Queryable, pd: PersonalData, m: TestMessageRow): Promise<void> {
   await q.query(
     `INSERT INTO ${S}.test_messages (id, tenant_id, environment, verification_id, session_id, channel, direction, from_address, to_address, subject, body, created_at,
        key_version)
      VALUES ($1, $2, 'test', $3, $11, $4, $5, $6, $7, $8, $9, $10, $12)`,
-    [
-      m.id,
-      m.tenant_id,
-      m.verification_id,
-      m.channel,
-      m.direction,
-      sealed.from_address,
-      sealed.to_address,
-      m.subject,
-      sealed.body,
-      m.created_at,
-      m.session_id,
-      sealed.key_version,
-    ],
+    testMessageParams(pd, m),
   );
 }
 
@@ -35,27 +40,13 @@ export async function insertTestMessage(q: Queryable, pd: PersonalData, m: TestM
  * parameters from base + 1, written only when the statement's `main` wrote its row.
  */
 export function testMessageWith(pd: PersonalData, m: TestMessageRow): { sql: (base: number) => string; params: unknown[] } {
-  const sealed = sealTestMessage(pd, m);
   return {
     sql: (b) =>
       `INSERT INTO ${S}.test_messages (id, tenant_id, environment, verification_id, session_id, channel, direction, from_address, to_address, subject, body, created_at,
          key_version)
        SELECT $${b + 1}::text, $${b + 2}::text, 'test', $${b + 3}::text, $${b + 11}::text, $${b + 4}::text, $${b + 5}::text, $${b + 6}::text, $${b + 7}::text,
               $${b + 8}::text, $${b + 9}::text, $${b + 10}::timestamptz, $${b + 12}::integer WHERE EXISTS (SELECT 1 FROM main)`,
-    params: [
-      m.id,
-      m.tenant_id,
-      m.verification_id,
-      m.channel,
-      m.direction,
-      sealed.from_address,
-      sealed.to_address,
-      m.subject,
-      sealed.body,
-      m.created_at,
-      m.session_id,
-      sealed.key_version,
-    ],
+    params: testMessageParams(pd, m),
   };
 }
 

@@ -18,7 +18,7 @@ import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service
 import type { Client } from "@connectrpc/connect";
 import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, readMigrations, rpcClient, serviceIdentity, systemClock } from "@icv/platform";
 import { startDomainService } from "../../services/domain/src/start.ts";
-import { SendLimits } from "../../services/verification/src/send-limits.ts";
+import { SendLimits } from "../../services/verification/src/sending/send-limits.ts";
 import { VerificationStore } from "../../services/verification/src/store/index.ts";
 import { Verifications } from "../../services/verification/src/verifications/index.ts";
 import { freshPostgres } from "../../test/support/fresh-postgres.ts";

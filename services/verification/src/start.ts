@@ -35,9 +35,9 @@ import { projectRoutes } from "./rpc/projects.ts";
 import { Requests } from "./requests/index.ts";
 import { verificationRequestRoutes } from "./rpc/requests.ts";
 import { Verifications } from "./verifications/index.ts";
-import { smtpMailer } from "./mailer.ts";
+import { smtpMailer } from "./sending/mailer.ts";
 import { followProofRevocations } from "./proof-revocations.ts";
-import { SendLimits } from "./send-limits.ts";
+import { SendLimits } from "./sending/send-limits.ts";
 import { checkVerificationKeys, sealOutdated, verificationDatabase } from "./store/sealing.ts";
 
 /** The domain service's calls wait on name servers, web servers and provider APIs (each with its own deadline). */

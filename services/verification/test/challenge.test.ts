@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { CODE_ALPHABET, CODE_LENGTH, codeHmac, codeMatches, generateCode, nonce, publicToken } from "../src/challenge.ts";
+import { CODE_ALPHABET, CODE_LENGTH, codeHmac, codeMatches, generateCode, nonce, publicToken } from "../src/sending/challenge.ts";
 
 describe("generateCode", () => {
   it("is 6 characters of A-Z0-9", () => {

@@ -17,7 +17,7 @@ import { VerificationStore } from "../src/store/index.ts";
 import { Verifications } from "../src/verifications/index.ts";
 import { applyProofRevoked, applyProofSuspension } from "../src/proof-revocations.ts";
 
-import { SendLimits } from "../src/send-limits.ts";
+import { SendLimits } from "../src/sending/send-limits.ts";
 
 const silent = createLogger({ level: "silent" });
 

@@ -10,7 +10,7 @@ import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-p
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import { VerificationStore } from "../src/store/index.ts";
 import { Verifications } from "../src/verifications/index.ts";
-import { SendLimits } from "../src/send-limits.ts";
+import { SendLimits } from "../src/sending/send-limits.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 let proof: TestProofService;

@@ -11,8 +11,8 @@ import { startTestProofService, type TestProofService } from "../../proof/test/s
 import { ProjectStore, VerificationStore } from "../src/store/index.ts";
 import { Verifications } from "../src/verifications/index.ts";
 import { Projects } from "../src/projects/index.ts";
-import { SendLimits } from "../src/send-limits.ts";
-import type { Mail } from "../src/mailer.ts";
+import { SendLimits } from "../src/sending/send-limits.ts";
+import type { Mail } from "../src/sending/mailer.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 const clock = new ManualClock(Date.now());

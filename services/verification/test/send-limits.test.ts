@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { createClient, type RedisClientType } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError, ManualClock, MemoryRateLimiter, parseConfig, RedisRateLimiter, type RateLimiter, type Scope } from "@icv/platform";
-import { assertSmsDestination, SendLimits } from "../src/send-limits.ts";
+import { assertSmsDestination, SendLimits } from "../src/sending/send-limits.ts";
 
 // a 10-minute boundary plus one minute, so the windows are where the test says they are
 const START = Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 60_000;

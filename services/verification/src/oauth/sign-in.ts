@@ -8,7 +8,7 @@
  */
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import { AppError, type Clock, type Config, type Logger, type Scope } from "@icv/platform";
-import { codeHmac, codeMatches } from "../challenge.ts";
+import { codeHmac, codeMatches } from "../sending/challenge.ts";
 import { maskIdentifier, methodOf, normalizeIdentifier, type AssetType } from "../channels/index.ts";
 import type { OAuthStore, VerificationRow } from "../store/index.ts";
 import type { Verifications } from "../verifications/index.ts";

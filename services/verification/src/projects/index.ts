@@ -12,12 +12,10 @@ import {
   type TemplateChannel,
   type TemplateType,
   type Variables,
-} from "./templates.ts";
+} from "../sending/templates.ts";
 
-import { brandVariables, projectMessage } from "./render.ts";
+import { brandVariables, projectMessage } from "../sending/project-words.ts";
 
-export * from "./templates.ts";
-export { brandVariables, projectMessage } from "./render.ts";
 
 /** A template as the API shows it: the project's own, or the built-in text (custom false). */
 export type TemplateView = Omit<TemplateRow, "created_at" | "updated_at"> & { custom: boolean; updated_at: Date | null };

@@ -1,6 +1,6 @@
 /** Create: a new verification with its challenge; a code the service sends goes out before the row is stored. */
 import { AppError, newId, type Scope } from "@icv/platform";
-import { codeHmac, codeLookup } from "../challenge.ts";
+import { codeHmac, codeLookup } from "../sending/challenge.ts";
 import {
   ASSET_TYPES,
   CHANNELS_BY_TYPE,
@@ -12,10 +12,11 @@ import {
   normalizeIdentifier,
   type AssetType,
 } from "../channels/index.ts";
-import { codeTarget, deliverCode, testMessageOf } from "../delivery.ts";
+import { codeTarget, deliverCode, testMessageOf } from "../sending/delivery.ts";
 import { checkCallbackUrl } from "../callback-url.ts";
-import { codeWords } from "../messages.ts";
-import { resolveProjectId, TEMPLATE_TYPES } from "../projects/index.ts";
+import { codeWords } from "../sending/messages.ts";
+import { resolveProjectId } from "../projects/index.ts";
+import { TEMPLATE_TYPES } from "../sending/templates.ts";
 import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, MAX_METADATA_BYTES, proofOptions, type Answer, type CreateInput, type UseCaseHost } from "./deps.ts";
 
 export async function createVerification(vs: UseCaseHost, scope: Scope, input: CreateInput): Promise<Answer> {

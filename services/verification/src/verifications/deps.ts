@@ -17,9 +17,9 @@ import {
   type WhatsAppClient,
 } from "@icv/platform";
 import type { Evidence } from "../channels/index.ts";
-import type { DeliveryDeps } from "../delivery.ts";
-import type { Mailer } from "../mailer.ts";
-import type { SendLimits } from "../send-limits.ts";
+import type { DeliveryDeps } from "../sending/delivery.ts";
+import type { Mailer } from "../sending/mailer.ts";
+import type { SendLimits } from "../sending/send-limits.ts";
 import { PROOF_FORMATS, type DomainCheckRow, type ProjectStore, type ProofFormat, type VerificationRow, type VerificationStore } from "../store/index.ts";
 
 export const MAX_ATTEMPTS = 5;

@@ -1,9 +1,9 @@
 /** Phone evidence from the providers: an inbound code (reverse OTP) and a session's proved phone. */
 import { AppError, newId, providerPhone, type ProofMethod, type Scope } from "@icv/platform";
-import { codeLookup } from "../challenge.ts";
+import { codeLookup } from "../sending/challenge.ts";
 import { CHANNELS_BY_TYPE, maskIdentifier, sessionInstruction, TTL_MS } from "../channels/index.ts";
 import type { VerificationRow } from "../store/index.ts";
-import { projectMessage } from "../projects/index.ts";
+import { projectMessage } from "../sending/project-words.ts";
 import { MAX_ATTEMPTS, type InboundOutcome, type UseCaseHost } from "./deps.ts";
 
 /**

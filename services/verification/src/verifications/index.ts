@@ -1,7 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { AppError, newId, toDate, ts, type HolderKey, type ProofMethod, type Scope } from "@icv/platform";
 import { channelOf, proofCanonical, type AssetType } from "../channels/index.ts";
-import type { DeliveryDeps } from "../delivery.ts";
+import type { DeliveryDeps } from "../sending/delivery.ts";
 import type { ListFilter, ProofFormat as Format, Status, TestMessageRow, VerificationRow } from "../store/index.ts";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ProofFormat, type IssueProofResponse } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";

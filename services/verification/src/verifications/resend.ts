@@ -1,9 +1,9 @@
 /** Resend: a new code for a verification whose code the service sends (email, domain by email, outbound phone). */
 import { AppError, type Scope } from "@icv/platform";
-import { codeHmac } from "../challenge.ts";
+import { codeHmac } from "../sending/challenge.ts";
 import { buildChallenge, sendsCode, sentNotice, type AssetType } from "../channels/index.ts";
-import { codeTarget, deliverCode } from "../delivery.ts";
-import { codeWords } from "../messages.ts";
+import { codeTarget, deliverCode } from "../sending/delivery.ts";
+import { codeWords } from "../sending/messages.ts";
 import type { VerificationRow } from "../store/index.ts";
 import { MAX_RESENDS, RESEND_GAP_MS, type UseCaseHost } from "./deps.ts";
 

@@ -7,7 +7,7 @@ import { parseConfig, type Config, type EnvName } from "@icv/platform";
 import { AppError } from "@icv/platform/errors.ts";
 import { buildChallenge, normalizeIdentifier, type AssetType } from "../../src/channels/index.ts";
 import type { PendingVerification } from "../../src/channels/channel.ts";
-import { codeHmac } from "../../src/challenge.ts";
+import { codeHmac } from "../../src/sending/challenge.ts";
 
 // ---------------------------------------------------------------------------------------------
 // helpers

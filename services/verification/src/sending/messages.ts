@@ -3,10 +3,11 @@
  * has one (rendered for the target: escaped HTML for email, plain text else), otherwise the
  * built-in text with the project's branding around it (business name, support address).
  */
-import { maskIdentifier, type AssetType } from "./channels/index.ts";
-import { escapeHtml, renderTemplate, TEXTS, brandVariables, type Rendered } from "./projects/index.ts";
+import { maskIdentifier, type AssetType } from "../channels/index.ts";
+import { brandVariables } from "./project-words.ts";
+import { escapeHtml, renderTemplate, TEXTS, type Rendered } from "./templates.ts";
 import type { Mail } from "./mailer.ts";
-import type { ProjectRow, ProjectStore } from "./store/index.ts";
+import type { ProjectRow, ProjectStore } from "../store/index.ts";
 import type { Scope } from "@icv/platform";
 
 export interface CodeWords {

@@ -1,3 +1,4 @@
+/** Challenge codes: generation (CSPRNG, no modulo bias), their stored HMAC and its constant-time check, public tokens, nonces. */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
 export const CODE_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -35,11 +36,3 @@ export const publicToken = (): string => randomBytes(32).toString("base64url");
 
 /** An EIP-4361 nonce: 16 alphanumeric characters. */
 export const nonce = (): string => generateCode() + generateCode() + generateCode().slice(0, 4);
-
-/**
- * The index form of a phone code: an HMAC of (channel, code), not bound to the verification, so
- * the verification an inbound message's code belongs to can be found without storing the code.
- */
-export function codeLookup(key: string, channel: string, code: string): string {
-  return createHmac("sha256", key).update(`lookup:${channel}:${code.toUpperCase()}`).digest("hex");
-}

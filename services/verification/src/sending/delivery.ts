@@ -12,13 +12,13 @@ import {
   type TwilioClient,
   type WhatsAppClient,
 } from "@icv/platform";
-import { channelOf, type AssetType, type ChallengeSpec, type CodeChannel } from "./channels/index.ts";
+import { channelOf, type AssetType, type ChallengeSpec, type CodeChannel } from "../channels/index.ts";
 import { codeMail, type Mail, type Mailer } from "./mailer.ts";
 import { brandMail, phoneWords, type CodeWords } from "./messages.ts";
 import { assertSmsDestination } from "./send-limits.ts";
-import type { TestMessageRow } from "./store/index.ts";
+import type { TestMessageRow } from "../store/index.ts";
 
-export type { CodeChannel } from "./channels/index.ts";
+export type { CodeChannel } from "../channels/index.ts";
 
 /** One code to deliver: where, over what, and the words around it. */
 export interface CodeMessage {

@@ -1,5 +1,5 @@
 // Scheduled domain re-checks (issue 27): 10,000 verified domains all due at once, swept by the
-// verification service's re-check sweeper (Verifications.recheckDue: the claim with FOR UPDATE
+// verification service's re-check sweeper (UseCaseDeps.recheckDue: the claim with FOR UPDATE
 // SKIP LOCKED, the check, the next due time) through the real domain service (Connect over mutual
 // TLS on loopback, the per-server bound, the `_icv` policy asked beside each check) against a local
 // authoritative DNS pair in a child process (test/support/dns-server.ts). The database is PGlite
@@ -20,7 +20,8 @@ import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, re
 import { startDomainService } from "../../services/domain/src/start.ts";
 import { SendLimits } from "../../services/verification/src/sending/send-limits.ts";
 import { VerificationStore } from "../../services/verification/src/store/index.ts";
-import { Verifications } from "../../services/verification/src/verifications/index.ts";
+import { useCaseDeps } from "../../services/verification/src/verifications/deps.ts";
+import { recheckDue } from "../../services/verification/src/verifications/domain-checks.ts";
 import { freshPostgres } from "../../test/support/fresh-postgres.ts";
 import { startDnsZones } from "../../test/support/dns-server.ts";
 import { perSec, type Row } from "./report.ts";
@@ -64,7 +65,7 @@ export async function benchRechecks(count = 10_000, pgUrl = process.env.DATABASE
     const proofs = new Proxy({} as Client<typeof ProofService>, {
       get: () => () => Promise.reject(new Error("no proof call expected")),
     });
-    const vs = new Verifications({
+    const vs = useCaseDeps({
       store: new VerificationStore(db),
       proofs,
       domains: rpcClient(DomainService, domainSvc.url, identity, 45_000),
@@ -78,7 +79,7 @@ export async function benchRechecks(count = 10_000, pgUrl = process.env.DATABASE
     const started = performance.now();
     let done = 0;
     for (;;) {
-      const n = await vs.recheckDue();
+      const n = await recheckDue(vs);
       if (!n) break;
       done += n;
     }

@@ -34,7 +34,9 @@ import { profileRoutes } from "./rpc/profiles.ts";
 import { projectRoutes } from "./rpc/projects.ts";
 import { Requests } from "./requests/index.ts";
 import { verificationRequestRoutes } from "./rpc/requests.ts";
-import { Verifications } from "./verifications/index.ts";
+import { useCaseDeps } from "./verifications/deps.ts";
+import { expireDue } from "./verifications/read.ts";
+import { recheckDue } from "./verifications/domain-checks.ts";
 import { smtpMailer } from "./sending/mailer.ts";
 import { followProofRevocations } from "./proof-revocations.ts";
 import { SendLimits } from "./sending/send-limits.ts";
@@ -62,7 +64,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
   const rates = createRateLimiter(config, log, () => clock.now().getTime(), "verification");
   const proofs = rpcClient(ProofService, config.serviceUrl("proof"), identity);
   const mailer = smtpMailer(config);
-  const verifications = new Verifications({
+  const verifications = useCaseDeps({
     store,
     proofs,
     // a check asks up to 4 name servers or two URLs with their own deadlines: room for them
@@ -76,9 +78,9 @@ export async function startVerificationService(config: Config, logger: Logger, c
     senders: messagingSenders(config),
     projects: projectStore,
   });
-  const sweeper = startSweeper("verification-expiry", () => verifications.expireDue(), config.SWEEP_INTERVAL_MS, log);
+  const sweeper = startSweeper("verification-expiry", () => expireDue(verifications), config.SWEEP_INTERVAL_MS, log);
   // scheduled re-checks of verified domains (each due proof claimed by one replica at a time)
-  const rechecks = startSweeper("domain-rechecks", () => verifications.recheckDue(), config.RECHECK_SWEEP_MS, log);
+  const rechecks = startSweeper("domain-rechecks", () => recheckDue(verifications), config.RECHECK_SWEEP_MS, log);
   const attemptsPruner = startSweeper(
     "inbound-attempts-and-test-messages-prune",
     async () =>

@@ -14,7 +14,12 @@ import { fileURLToPath } from "node:url";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import { VerificationStore } from "../src/store/index.ts";
-import { Verifications } from "../src/verifications/index.ts";
+import { useCaseDeps, type UseCaseDeps } from "../src/verifications/deps.ts";
+import { createVerification } from "../src/verifications/create.ts";
+import { getVerification } from "../src/verifications/read.ts";
+import { revokeVerification } from "../src/verifications/revoke.ts";
+import { testVerify } from "../src/verifications/submit.ts";
+import { reinstateVerification, suspendVerification } from "../src/verifications/suspension.ts";
 import { applyProofRevoked, applyProofSuspension } from "../src/proof-revocations.ts";
 
 import { SendLimits } from "../src/sending/send-limits.ts";
@@ -47,7 +52,7 @@ let proof: TestProofService;
 let pgFresh: FreshPostgres | undefined;
 let db: Database;
 let store: CrashingStore;
-let verifications: Verifications;
+let verifications: UseCaseDeps;
 const issued: string[] = [];
 const scope: Scope = { tenantId: "ten_crash", env: "test" };
 
@@ -68,7 +73,7 @@ beforeAll(async () => {
       };
     },
   });
-  verifications = new Verifications({
+  verifications = useCaseDeps({
     store,
     proofs,
     config: parseConfig({}),
@@ -94,7 +99,7 @@ const outbox = async (id: string) =>
 
 describe(`completing a verification across a crash (${process.env.DATABASE_URL ? "Postgres" : "PGlite"})`, () => {
   it("a retry after a crash between the proof and the state change is verified with the same proof, and one completed event", async () => {
-    const { row } = await verifications.create(scope, {
+    const { row } = await createVerification(verifications, scope, {
       type: "phone",
       channel: "telegram",
       identifier: "+370 691 99199",
@@ -103,7 +108,7 @@ describe(`completing a verification across a crash (${process.env.DATABASE_URL ?
     issued.length = 0;
 
     store.crashes = 1;
-    await expect(verifications.testVerify(scope, row.id)).rejects.toThrow("crash after the proof was issued");
+    await expect(testVerify(verifications, scope, row.id)).rejects.toThrow("crash after the proof was issued");
     expect(issued).toHaveLength(1);
     // the proof exists at the proof service, the verification is still pending here
     const status = await proof.client.getProofStatus({
@@ -111,10 +116,10 @@ describe(`completing a verification across a crash (${process.env.DATABASE_URL ?
       proofId: row.id,
     });
     expect(status.status).toMatchObject({ proofId: row.id, status: "active" });
-    expect((await verifications.get(scope, row.id)).status).toBe("pending");
+    expect((await getVerification(verifications, scope, row.id)).status).toBe("pending");
     expect((await outbox(row.id)).map((e) => e.event_type)).toEqual(["verification.status_changed"]);
 
-    const done = await verifications.testVerify(scope, row.id);
+    const done = await testVerify(verifications, scope, row.id);
     expect(done.status).toBe("verified");
     expect(issued).toHaveLength(2);
     expect(issued[1]).toBe(issued[0]);
@@ -127,7 +132,7 @@ describe(`completing a verification across a crash (${process.env.DATABASE_URL ?
     expect(events.filter((e) => e.event_type === "verification.status_changed").map((e) => e.payload.status)).toEqual(["pending", "verified"]);
 
     // and once more (a lost answer): the same row, no new events, no new proof
-    const again = await verifications.testVerify(scope, row.id);
+    const again = await testVerify(verifications, scope, row.id);
     expect(again.proof_token).toBe(issued[0]);
     expect(await outbox(row.id)).toHaveLength(events.length);
     expect(again.method).toBe("test");
@@ -141,26 +146,26 @@ describe(`completing a verification across a crash (${process.env.DATABASE_URL ?
   });
 
   it("after the crash, the verification's verified_at is the proof's, however late the retry comes (one source of the time)", async () => {
-    const { row } = await verifications.create(scope, { type: "phone", channel: "telegram", identifier: "+370 691 99195" });
+    const { row } = await createVerification(verifications, scope, { type: "phone", channel: "telegram", identifier: "+370 691 99195" });
     issued.length = 0;
     store.crashes = 1;
-    await expect(verifications.testVerify(scope, row.id)).rejects.toThrow("crash after the proof was issued");
+    await expect(testVerify(verifications, scope, row.id)).rejects.toThrow("crash after the proof was issued");
     await new Promise((r) => setTimeout(r, 1_100)); // the retry comes later (86 s in the report)
-    const done = await verifications.testVerify(scope, row.id);
+    const done = await testVerify(verifications, scope, row.id);
     const claim = (decodeJwt(done.proof_token!) as { verified_at: string }).verified_at;
     expect(done.verified_at!.toISOString()).toBe(claim);
-    expect((await verifications.get(scope, row.id)).verified_at!.toISOString()).toBe(claim);
+    expect((await getVerification(verifications, scope, row.id)).verified_at!.toISOString()).toBe(claim);
     // the completed event says the same
     const completed = (await outbox(row.id)).find((e) => e.event_type === "verification.completed")!;
     expect((completed.payload as { verified_at?: string }).verified_at).toBe(claim);
   });
 
   it("two retries racing after the crash still end with one proof and one completed event", async () => {
-    const { row } = await verifications.create(scope, { type: "email", channel: "email", identifier: "Crash.Test@Example.com" });
+    const { row } = await createVerification(verifications, scope, { type: "email", channel: "email", identifier: "Crash.Test@Example.com" });
     issued.length = 0;
     store.crashes = 1;
-    await expect(verifications.testVerify(scope, row.id)).rejects.toThrow("crash after the proof was issued");
-    const [a, b] = await Promise.all([verifications.testVerify(scope, row.id), verifications.testVerify(scope, row.id)]);
+    await expect(testVerify(verifications, scope, row.id)).rejects.toThrow("crash after the proof was issued");
+    const [a, b] = await Promise.all([testVerify(verifications, scope, row.id), testVerify(verifications, scope, row.id)]);
     expect(a.status).toBe("verified");
     expect(b.status).toBe("verified");
     expect(new Set([...issued, a.proof_token, b.proof_token]).size).toBe(1);
@@ -170,15 +175,15 @@ describe(`completing a verification across a crash (${process.env.DATABASE_URL ?
 
 describe(`revoking a verification across a crash (${process.env.DATABASE_URL ? "Postgres" : "PGlite"})`, () => {
   it("the proof.revoked handler (applyProofRevoked) moves the verification to revoked with the proof's revoked_at, once, and leaves other states alone", async () => {
-    const { row } = await verifications.create(scope, { type: "phone", channel: "telegram", identifier: "+370 691 99198" });
-    await verifications.testVerify(scope, row.id);
+    const { row } = await createVerification(verifications, scope, { type: "phone", channel: "telegram", identifier: "+370 691 99198" });
+    await testVerify(verifications, scope, row.id);
     store.revokeCrashes = 1;
-    await expect(verifications.revoke(scope, row.id, "fraud")).rejects.toThrow("crash after the proof was revoked");
+    await expect(revokeVerification(verifications, scope, row.id, "fraud")).rejects.toThrow("crash after the proof was revoked");
     // the owner has it revoked, this service still says verified: the split the event heals
     const testScope = { tenantId: scope.tenantId, environment: Environment.TEST };
     const st = (await proof.client.getProofStatus({ scope: testScope, proofId: row.id })).status!;
     expect(st).toMatchObject({ isRevoked: true, revokedReason: "fraud" });
-    expect((await verifications.get(scope, row.id)).status).toBe("verified");
+    expect((await getVerification(verifications, scope, row.id)).status).toBe("verified");
 
     // the event as the proof service wrote it ({proof_id, reason, revoked_at}), delivered twice
     const payload = {
@@ -188,28 +193,28 @@ describe(`revoking a verification across a crash (${process.env.DATABASE_URL ? "
     };
     await db.tx((q) => applyProofRevoked(store, silent, q, scope, payload));
     await db.tx((q) => applyProofRevoked(store, silent, q, scope, payload));
-    const after = await verifications.get(scope, row.id);
+    const after = await getVerification(verifications, scope, row.id);
     expect(after).toMatchObject({ status: "revoked", revoked_reason: "fraud", method: "test" });
     expect(after.revoked_at!.toISOString()).toBe(payload.revoked_at);
     const statuses = (await outbox(row.id)).filter((e) => e.event_type === "verification.status_changed").map((e) => e.payload.status);
     expect(statuses).toEqual(["pending", "verified", "revoked"]);
     // the revoke call now answers the same, idempotently
-    expect((await verifications.revoke(scope, row.id, "other")).revoked_at!.toISOString()).toBe(payload.revoked_at);
+    expect((await revokeVerification(verifications, scope, row.id, "other")).revoked_at!.toISOString()).toBe(payload.revoked_at);
 
     // a revoked proof whose verification never got verified (withdrawn) changes nothing
-    const { row: pending } = await verifications.create(scope, { type: "phone", channel: "telegram", identifier: "+370 691 99197" });
+    const { row: pending } = await createVerification(verifications, scope, { type: "phone", channel: "telegram", identifier: "+370 691 99197" });
     await db.tx((q) => applyProofRevoked(store, silent, q, scope, { proof_id: pending.id, reason: "other", revoked_at: new Date().toISOString() }));
-    expect((await verifications.get(scope, pending.id)).status).toBe("pending");
+    expect((await getVerification(verifications, scope, pending.id)).status).toBe("pending");
     // nor does an event of another tenant's (or environment's) scope naming this tenant's verification
-    const { row: other } = await verifications.create(scope, { type: "phone", channel: "telegram", identifier: "+370 691 99196" });
-    await verifications.testVerify(scope, other.id);
+    const { row: other } = await createVerification(verifications, scope, { type: "phone", channel: "telegram", identifier: "+370 691 99196" });
+    await testVerify(verifications, scope, other.id);
     for (const s of [
       { tenantId: "ten_other", env: "test" as const },
       { tenantId: scope.tenantId, env: "live" as const },
     ]) {
       await db.tx((q) => applyProofRevoked(store, silent, q, s, { proof_id: other.id, reason: "other", revoked_at: new Date().toISOString() }));
     }
-    expect((await verifications.get(scope, other.id)).status).toBe("verified");
+    expect((await getVerification(verifications, scope, other.id)).status).toBe("verified");
   });
 });
 
@@ -219,18 +224,18 @@ describe(`suspending and reinstating a verification (${process.env.DATABASE_URL 
     (await outbox(id)).map((e) => `${e.event_type}${e.event_type === "verification.status_changed" ? `:${e.payload.status}` : ""}`);
 
   it("suspend and reinstate follow the proof, with their events, idempotently; a suspended one may be revoked", async () => {
-    const { row } = await verifications.create(scope, { type: "domain", channel: "dns", identifier: "suspend.example", proofFormat: "sd-jwt-vc" });
+    const { row } = await createVerification(verifications, scope, { type: "domain", channel: "dns", identifier: "suspend.example", proofFormat: "sd-jwt-vc" });
     expect(row.proof_format).toBe("sd-jwt-vc");
-    await expect(verifications.suspend(scope, row.id, "record_missing")).rejects.toMatchObject({ code: "invalid_state" });
-    const verified = await verifications.testVerify(scope, row.id);
+    await expect(suspendVerification(verifications, scope, row.id, "record_missing")).rejects.toMatchObject({ code: "invalid_state" });
+    const verified = await testVerify(verifications, scope, row.id);
     expect(verified.proof_sd_jwt_vc).toMatch(/~$/);
     expect(verified.proof_identifier_salt).toMatch(/^[0-9a-f]{32}$/);
 
-    const s = await verifications.suspend(scope, row.id, "record_missing");
+    const s = await suspendVerification(verifications, scope, row.id, "record_missing");
     expect(s).toMatchObject({ status: "suspended", suspended_reason: "record_missing" });
     expect((await proof.client.getProofStatus({ scope: testScope, proofId: row.id })).status).toMatchObject({ status: "suspended" });
-    expect((await verifications.suspend(scope, row.id, "unreachable")).suspended_at).toEqual(s.suspended_at);
-    const back = await verifications.reinstate(scope, row.id);
+    expect((await suspendVerification(verifications, scope, row.id, "unreachable")).suspended_at).toEqual(s.suspended_at);
+    const back = await reinstateVerification(verifications, scope, row.id);
     expect(back).toMatchObject({ status: "verified", suspended_at: null, suspended_reason: null });
     expect((await proof.client.getProofStatus({ scope: testScope, proofId: row.id })).status).toMatchObject({ status: "active" });
     expect(await types(row.id)).toEqual([
@@ -242,23 +247,23 @@ describe(`suspending and reinstating a verification (${process.env.DATABASE_URL 
       "verification.status_changed:verified",
       "verification.reinstated", // no second verification.completed
     ]);
-    await verifications.suspend(scope, row.id, "policy_refused");
-    expect((await verifications.revoke(scope, row.id, "asset_transferred")).status).toBe("revoked");
-    await expect(verifications.reinstate(scope, row.id)).rejects.toMatchObject({ code: "invalid_state" });
+    await suspendVerification(verifications, scope, row.id, "policy_refused");
+    expect((await revokeVerification(verifications, scope, row.id, "asset_transferred")).status).toBe("revoked");
+    await expect(reinstateVerification(verifications, scope, row.id)).rejects.toMatchObject({ code: "invalid_state" });
   });
 
   it("the proof.suspended / proof.reinstated handler moves the verification once, and only in the event's scope", async () => {
-    const { row } = await verifications.create(scope, { type: "domain", channel: "dns", identifier: "follow.example" });
-    await verifications.testVerify(scope, row.id);
+    const { row } = await createVerification(verifications, scope, { type: "domain", channel: "dns", identifier: "follow.example" });
+    await testVerify(verifications, scope, row.id);
     const at = new Date();
     const suspended = { proof_id: row.id, reason: "unreachable", suspended_at: at.toISOString() };
     await db.tx((q) => applyProofSuspension(store, silent, q, { tenantId: "ten_other", env: "test" }, "proof.suspended", suspended));
-    expect((await verifications.get(scope, row.id)).status).toBe("verified");
+    expect((await getVerification(verifications, scope, row.id)).status).toBe("verified");
     for (let i = 0; i < 2; i++) await db.tx((q) => applyProofSuspension(store, silent, q, scope, "proof.suspended", suspended));
-    expect(await verifications.get(scope, row.id)).toMatchObject({ status: "suspended", suspended_reason: "unreachable", suspended_at: at });
+    expect(await getVerification(verifications, scope, row.id)).toMatchObject({ status: "suspended", suspended_reason: "unreachable", suspended_at: at });
     const reinstated = { proof_id: row.id, reinstated_at: new Date().toISOString(), suspended_at: at.toISOString(), reason: "unreachable" };
     for (let i = 0; i < 2; i++) await db.tx((q) => applyProofSuspension(store, silent, q, scope, "proof.reinstated", reinstated));
-    expect((await verifications.get(scope, row.id)).status).toBe("verified");
+    expect((await getVerification(verifications, scope, row.id)).status).toBe("verified");
     expect((await types(row.id)).filter((t) => t.startsWith("verification.s") || t === "verification.reinstated")).toEqual([
       "verification.status_changed:pending",
       "verification.status_changed:verified",
@@ -270,11 +275,18 @@ describe(`suspending and reinstating a verification (${process.env.DATABASE_URL 
   });
 
   it("refuses a bad proof_format or holder_key at create, before anything is stored", async () => {
-    await expect(verifications.create(scope, { type: "email", channel: "email", identifier: "a@example.com", proofFormat: "vc" })).rejects.toMatchObject({
+    await expect(
+      createVerification(verifications, scope, { type: "email", channel: "email", identifier: "a@example.com", proofFormat: "vc" }),
+    ).rejects.toMatchObject({
       code: "validation_error",
     });
     await expect(
-      verifications.create(scope, { type: "email", channel: "email", identifier: "a@example.com", holderKey: { kty: "RSA", n: "AQAB", e: "AQAB", d: "x" } }),
+      createVerification(verifications, scope, {
+        type: "email",
+        channel: "email",
+        identifier: "a@example.com",
+        holderKey: { kty: "RSA", n: "AQAB", e: "AQAB", d: "x" },
+      }),
     ).rejects.toMatchObject({ code: "validation_error", message: expect.stringContaining("private member") });
   });
 });

@@ -9,14 +9,18 @@ import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, sy
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import { VerificationStore } from "../src/store/index.ts";
-import { Verifications } from "../src/verifications/index.ts";
+import { useCaseDeps, type UseCaseDeps } from "../src/verifications/deps.ts";
+import { createVerification } from "../src/verifications/create.ts";
+import { completeInbound, recordSessionVerification } from "../src/verifications/inbound.ts";
+import { validateProof } from "../src/verifications/proofs.ts";
+import { getVerification } from "../src/verifications/read.ts";
 import { SendLimits } from "../src/sending/send-limits.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 let proof: TestProofService;
 let pgFresh: FreshPostgres | undefined;
 let db: Database;
-let v: Verifications;
+let v: UseCaseDeps;
 const liveA: Scope = { tenantId: "ten_a", env: "live" };
 const liveB: Scope = { tenantId: "ten_b", env: "live" };
 const test: Scope = { tenantId: "ten_a", env: "test" };
@@ -26,7 +30,7 @@ beforeAll(async () => {
   pgFresh = process.env.DATABASE_URL ? await freshPostgres(process.env.DATABASE_URL) : undefined;
   db = await openDatabase(pgFresh ? { url: pgFresh.url, poolMax: 4 } : { dataDir: "memory://" });
   await migrate(db, "verification", readMigrations(MIGRATIONS));
-  v = new Verifications({
+  v = useCaseDeps({
     store: new VerificationStore(db),
     proofs: proof.client,
     config: parseConfig({
@@ -52,85 +56,85 @@ afterAll(async () => {
 
 describe("completeInbound (reverse OTP)", () => {
   it("verifies the live verification holding the code when it comes from its number, in any tenant, once", async () => {
-    const a = await v.create(liveB, { type: "phone", channel: "whatsapp", identifier: "+37069100101" });
-    expect(await v.completeInbound("whatsapp", a.code!.toLowerCase(), "37069100101")).toEqual({
+    const a = await createVerification(v, liveB, { type: "phone", channel: "whatsapp", identifier: "+37069100101" });
+    expect(await completeInbound(v, "whatsapp", a.code!.toLowerCase(), "37069100101")).toEqual({
       outcome: "verified",
       verificationId: a.row.id,
       attemptsRemaining: undefined,
     });
-    const got = await v.get(liveB, a.row.id);
+    const got = await getVerification(v, liveB, a.row.id);
     expect(got.status).toBe("verified");
     expect(got.proof_token).toBeTruthy();
-    expect((await v.completeInbound("whatsapp", a.code!, "+37069100101")).outcome).toBe("already_verified");
+    expect((await completeInbound(v, "whatsapp", a.code!, "+37069100101")).outcome).toBe("already_verified");
     // the same code from someone else now changes nothing
-    expect((await v.completeInbound("whatsapp", a.code!, "+37069100999")).outcome).toBe("not_pending");
-    expect((await v.get(liveB, a.row.id)).attempts).toBe(0);
+    expect((await completeInbound(v, "whatsapp", a.code!, "+37069100999")).outcome).toBe("not_pending");
+    expect((await getVerification(v, liveB, a.row.id)).attempts).toBe(0);
   });
 
   it("a code on another channel, an unknown code or a malformed one is unknown_code", async () => {
-    const a = await v.create(liveA, { type: "phone", channel: "sms", identifier: "+37069100102" });
-    expect((await v.completeInbound("whatsapp", a.code!, "+37069100102")).outcome).toBe("unknown_code");
-    expect((await v.completeInbound("sms", a.code === "ZZZZZZ" ? "YYYYYY" : "ZZZZZZ", "+37069100102")).outcome).toBe("unknown_code");
-    expect((await v.completeInbound("sms", "AB", "+37069100102")).outcome).toBe("unknown_code");
-    expect((await v.completeInbound("email", a.code!, "+37069100102")).outcome).toBe("unknown_code");
-    expect((await v.get(liveA, a.row.id)).status).toBe("pending");
+    const a = await createVerification(v, liveA, { type: "phone", channel: "sms", identifier: "+37069100102" });
+    expect((await completeInbound(v, "whatsapp", a.code!, "+37069100102")).outcome).toBe("unknown_code");
+    expect((await completeInbound(v, "sms", a.code === "ZZZZZZ" ? "YYYYYY" : "ZZZZZZ", "+37069100102")).outcome).toBe("unknown_code");
+    expect((await completeInbound(v, "sms", "AB", "+37069100102")).outcome).toBe("unknown_code");
+    expect((await completeInbound(v, "email", a.code!, "+37069100102")).outcome).toBe("unknown_code");
+    expect((await getVerification(v, liveA, a.row.id)).status).toBe("pending");
   });
 
   it("counts another sender as a failed attempt and the last one fails it", async () => {
-    const a = await v.create(liveA, { type: "phone", channel: "sms", identifier: "+37069100103" });
-    const first = await v.completeInbound("sms", a.code!, "+37069100104");
+    const a = await createVerification(v, liveA, { type: "phone", channel: "sms", identifier: "+37069100103" });
+    const first = await completeInbound(v, "sms", a.code!, "+37069100104");
     expect(first).toMatchObject({ outcome: "wrong_sender", attemptsRemaining: 4 });
-    for (let i = 0; i < 3; i++) await v.completeInbound("sms", a.code!, "not a number");
-    expect(await v.completeInbound("sms", a.code!, "+37069100104")).toMatchObject({ outcome: "failed", attemptsRemaining: 0 });
-    expect((await v.get(liveA, a.row.id)).status).toBe("failed");
+    for (let i = 0; i < 3; i++) await completeInbound(v, "sms", a.code!, "not a number");
+    expect(await completeInbound(v, "sms", a.code!, "+37069100104")).toMatchObject({ outcome: "failed", attemptsRemaining: 0 });
+    expect((await getVerification(v, liveA, a.row.id)).status).toBe("failed");
   });
 
   it("counts a wrong-sender message once by its key, even when it is handled again after a crash", async () => {
-    const a = await v.create(liveA, { type: "phone", channel: "whatsapp", identifier: "+37069100107" });
-    expect(await v.completeInbound("whatsapp", a.code!, "+37069100108", "whatsapp:wamid.same")).toMatchObject({
+    const a = await createVerification(v, liveA, { type: "phone", channel: "whatsapp", identifier: "+37069100107" });
+    expect(await completeInbound(v, "whatsapp", a.code!, "+37069100108", "whatsapp:wamid.same")).toMatchObject({
       outcome: "wrong_sender",
       attemptsRemaining: 4,
     });
-    expect(await v.completeInbound("whatsapp", a.code!, "+37069100108", "whatsapp:wamid.same")).toMatchObject({
+    expect(await completeInbound(v, "whatsapp", a.code!, "+37069100108", "whatsapp:wamid.same")).toMatchObject({
       outcome: "wrong_sender",
       attemptsRemaining: 4,
     });
-    expect((await v.get(liveA, a.row.id)).attempts).toBe(1);
+    expect((await getVerification(v, liveA, a.row.id)).attempts).toBe(1);
     // another message counts
-    expect(await v.completeInbound("whatsapp", a.code!, "+37069100108", "whatsapp:wamid.other")).toMatchObject({
+    expect(await completeInbound(v, "whatsapp", a.code!, "+37069100108", "whatsapp:wamid.other")).toMatchObject({
       outcome: "wrong_sender",
       attemptsRemaining: 3,
     });
   });
 
   it("never matches a test verification's code (test keys are completed by test-verify)", async () => {
-    const a = await v.create(test, { type: "phone", channel: "whatsapp", identifier: "+37069100105" });
-    expect((await v.completeInbound("whatsapp", a.code!, "+37069100105")).outcome).toBe("unknown_code");
-    expect((await v.get(test, a.row.id)).status).toBe("pending");
+    const a = await createVerification(v, test, { type: "phone", channel: "whatsapp", identifier: "+37069100105" });
+    expect((await completeInbound(v, "whatsapp", a.code!, "+37069100105")).outcome).toBe("unknown_code");
+    expect((await getVerification(v, test, a.row.id)).status).toBe("pending");
   });
 });
 
 describe("recordSessionVerification", () => {
   it("makes one verified verification per session, however often and concurrently it is asked", async () => {
     const input = { channel: "telegram", phoneNumber: "+15555550100", origin: "sess_01JORIGIN000000000000000001", proofExpiresIn: 600 };
-    const [x, y] = await Promise.all([v.recordSessionVerification(test, input), v.recordSessionVerification(test, input)]);
+    const [x, y] = await Promise.all([recordSessionVerification(v, test, input), recordSessionVerification(v, test, input)]);
     expect(x.id).toBe(y.id);
     expect(x).toMatchObject({ status: "verified", type: "phone", channel: "telegram", identifier: "+15555550100", origin: input.origin });
     expect(x.proof_expires_at!.getTime() - x.verified_at!.getTime()).toBeLessThanOrEqual(600_000);
-    const again = await v.recordSessionVerification(test, input);
+    const again = await recordSessionVerification(v, test, input);
     expect(again.id).toBe(x.id);
     expect(again.proof_token).toBe(x.proof_token);
     const rows = await db.query("SELECT id FROM verification.verifications WHERE origin = $1", [input.origin]);
     expect(rows.rowCount).toBe(1);
     // it validates with the identifier, although +1555555xxxx is a fictional range
-    expect((await v.validate(test, x.proof_token!, "+1 555-555-0100")).valid).toBe(true);
+    expect((await validateProof(v, test, x.proof_token!, "+1 555-555-0100")).valid).toBe(true);
     expect(x.method).toBe("test"); // a test session is completed by its test-verify
   });
 
   it("refuses what a session cannot have: another channel, an impossible number, a proof lifetime out of range", async () => {
     const base = { channel: "whatsapp", phoneNumber: "+37069100106", origin: "sess_01JORIGIN000000000000000002", proofExpiresIn: 600 };
-    await expect(v.recordSessionVerification(test, { ...base, channel: "email" })).rejects.toMatchObject({ code: "validation_error" });
-    await expect(v.recordSessionVerification(test, { ...base, phoneNumber: "+1" })).rejects.toMatchObject({ code: "invalid_identifier" });
-    await expect(v.recordSessionVerification(test, { ...base, proofExpiresIn: 10 })).rejects.toMatchObject({ code: "validation_error" });
+    await expect(recordSessionVerification(v, test, { ...base, channel: "email" })).rejects.toMatchObject({ code: "validation_error" });
+    await expect(recordSessionVerification(v, test, { ...base, phoneNumber: "+1" })).rejects.toMatchObject({ code: "invalid_identifier" });
+    await expect(recordSessionVerification(v, test, { ...base, proofExpiresIn: 10 })).rejects.toMatchObject({ code: "validation_error" });
   });
 });

@@ -16,7 +16,7 @@ import { insightHandlers } from "../src/rpc/insights.ts";
 import { verificationRoutes } from "../src/rpc/verifications.ts";
 import { VerificationStore } from "../src/store/index.ts";
 import { sealVerification, verificationDatabase } from "../src/store/sealing.ts";
-import type { Verifications } from "../src/verifications/index.ts";
+import type { UseCaseDeps } from "../src/verifications/deps.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 const NOW = new Date("2026-03-31T12:30:00.000Z");
@@ -88,7 +88,7 @@ describe("the console's counts and search on 100 000 verifications", () => {
     await person("ver_jo_other", "ten_other", "test", "email", "email", "jo@example.com", 2);
     await person("ver_jo_live", scope.tenantId, "live", "email", "email", "jo@example.com", 2);
     const routes = verificationRoutes(
-      {} as Verifications,
+      {} as UseCaseDeps,
       new VerificationStore(db),
       { now: () => NOW },
       undefined,

@@ -9,7 +9,10 @@ import { createLogger, ManualClock, MemoryRateLimiter, migrate, openDatabase, pa
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import { ProjectStore, VerificationStore } from "../src/store/index.ts";
-import { Verifications } from "../src/verifications/index.ts";
+import { useCaseDeps, type UseCaseDeps } from "../src/verifications/deps.ts";
+import { createVerification } from "../src/verifications/create.ts";
+import { completeInbound } from "../src/verifications/inbound.ts";
+import { resendCode } from "../src/verifications/resend.ts";
 import { Projects } from "../src/projects/index.ts";
 import { SendLimits } from "../src/sending/send-limits.ts";
 import type { Mail } from "../src/sending/mailer.ts";
@@ -22,7 +25,7 @@ const mails: Mail[] = [];
 let proof: TestProofService;
 let pgFresh: FreshPostgres | undefined;
 let db: Database;
-let v: Verifications;
+let v: UseCaseDeps;
 let projects: Projects;
 
 beforeAll(async () => {
@@ -32,7 +35,7 @@ beforeAll(async () => {
   await migrate(db, "verification", readMigrations(MIGRATIONS));
   const store = new ProjectStore(db);
   projects = new Projects({ store, clock });
-  v = new Verifications({
+  v = useCaseDeps({
     store: new VerificationStore(db),
     proofs: proof.client,
     config: parseConfig({
@@ -63,7 +66,7 @@ describe("project templates in the verification service", () => {
       subject: "{{business_name}}: {{code}}",
       body: "<p>{{user_identifier}}</p> code {{code}}, {{expires_in}}. {{support_email}}",
     });
-    const a = await v.create(live, { type: "email", channel: "email", identifier: "secret.person@example.com", projectId: p.id });
+    const a = await createVerification(v, live, { type: "email", channel: "email", identifier: "secret.person@example.com", projectId: p.id });
     expect(a.code).toBeUndefined();
     const first = mails.at(-1)!;
     const code = /^Acme & Co: ([A-Z0-9]{6})$/.exec(first.subject)?.[1];
@@ -74,7 +77,7 @@ describe("project templates in the verification service", () => {
     expect(first.html).toContain("Acme &#38; Co");
 
     clock.advance(61_000);
-    await v.resend(live, a.row.id);
+    await resendCode(v, live, a.row.id);
     const second = mails.at(-1)!;
     const code2 = /^Acme & Co: ([A-Z0-9]{6})$/.exec(second.subject)?.[1];
     expect(code2).toBeDefined();
@@ -89,7 +92,7 @@ describe("project templates in the verification service", () => {
     const other = await projects.create({ tenantId: "ten_other", env: "live" }, { name: "Other" });
     const sent = mails.length;
     for (const projectId of [other.id, "prj_01HZZZZZZZZZZZZZZZZZZZZZZZ", "nope"]) {
-      await expect(v.create(live, { type: "email", channel: "email", identifier: "x@example.com", projectId })).rejects.toMatchObject({
+      await expect(createVerification(v, live, { type: "email", channel: "email", identifier: "x@example.com", projectId })).rejects.toMatchObject({
         code: "validation_error",
       });
     }
@@ -101,11 +104,11 @@ describe("project templates in the verification service", () => {
     await projects.putTemplate(live, p.id, "whatsapp", "verification_success", {
       body: "{{business_name}}: {{user_identifier}} verified on {{channel}}",
     });
-    const a = await v.create(live, { type: "phone", channel: "whatsapp", identifier: "+37069100555", projectId: p.id });
-    const r = await v.completeInbound("whatsapp", a.code!, "+37069100555");
+    const a = await createVerification(v, live, { type: "phone", channel: "whatsapp", identifier: "+37069100555", projectId: p.id });
+    const r = await completeInbound(v, "whatsapp", a.code!, "+37069100555");
     expect(r).toMatchObject({ outcome: "verified", reply: "Bot Co: +3706***0555 verified on whatsapp" });
-    const d = await v.create(live, { type: "phone", channel: "whatsapp", identifier: "+37069100556" });
-    expect((await v.completeInbound("whatsapp", d.code!, "+37069100556")).reply).toBeUndefined();
+    const d = await createVerification(v, live, { type: "phone", channel: "whatsapp", identifier: "+37069100556" });
+    expect((await completeInbound(v, "whatsapp", d.code!, "+37069100556")).reply).toBeUndefined();
     expect(logs.join("")).not.toContain("+37069100555");
   });
 });

@@ -12,7 +12,10 @@ import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, re
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import { VerificationStore } from "../src/store/index.ts";
-import { Verifications } from "../src/verifications/index.ts";
+import { useCaseDeps, type UseCaseDeps } from "../src/verifications/deps.ts";
+import { checkDomain, recheckDue } from "../src/verifications/domain-checks.ts";
+import { createDomainVerification } from "../src/verifications/domain.ts";
+import { revokeVerification } from "../src/verifications/revoke.ts";
 import { SendLimits } from "../src/sending/send-limits.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
@@ -21,7 +24,7 @@ const scope: Scope = { tenantId: "ten_recheck", env: "live" };
 let proof: TestProofService;
 let pgFresh: FreshPostgres | undefined;
 const dbs: Database[] = [];
-const replicas: Verifications[] = [];
+const replicas: UseCaseDeps[] = [];
 
 /** Every DNS check the replicas asked for, and how many ran at once per domain at most. */
 const checks = new Map<string, number>();
@@ -53,7 +56,7 @@ beforeAll(async () => {
   dbs.push(pgFresh ? await openDatabase({ url: pgFresh.url, poolMax: 4 }) : first);
   for (const db of dbs) {
     replicas.push(
-      new Verifications({
+      useCaseDeps({
         store: new VerificationStore(db),
         proofs: proof.client,
         domains,
@@ -78,9 +81,9 @@ describe(`scheduled re-checks with two replicas (${process.env.DATABASE_URL ? "P
     const ids: string[] = [];
     const dues: number[] = [];
     for (let i = 0; i < 30; i++) {
-      const d = await a.createDomain(scope, { domain: `sweep${i}.example.com`, recheckInterval: 2 });
+      const d = await createDomainVerification(a, scope, { domain: `sweep${i}.example.com`, recheckInterval: 2 });
       const before = Date.now();
-      const done = await a.checkDomain(scope, d.row.id);
+      const done = await checkDomain(a, scope, d.row.id);
       const after = Date.now();
       expect(done.row.status).toBe("verified");
       expect(done.state.next_recheck_at).toBeInstanceOf(Date);
@@ -93,13 +96,13 @@ describe(`scheduled re-checks with two replicas (${process.env.DATABASE_URL ? "P
     }
     // spread over the interval, not all at its end
     expect(new Set(dues.map((ms) => Math.floor(ms / 500))).size).toBeGreaterThan(1);
-    await a.revoke(scope, ids[0], "asset_transferred");
+    await revokeVerification(a, scope, ids[0], "asset_transferred");
     checks.clear();
 
     await new Promise((r) => setTimeout(r, 2_100));
     let claimed = 0;
     for (let round = 0; round < 20; round++) {
-      const n = (await Promise.all([a.recheckDue(), b.recheckDue(), a.recheckDue(), b.recheckDue()])).reduce((x, y) => x + y, 0);
+      const n = (await Promise.all([recheckDue(a), recheckDue(b), recheckDue(a), recheckDue(b)])).reduce((x, y) => x + y, 0);
       claimed += n;
       if (!n) break;
     }
@@ -108,27 +111,27 @@ describe(`scheduled re-checks with two replicas (${process.env.DATABASE_URL ? "P
     expect(checks.has("sweep0.example.com")).toBe(false);
     for (let i = 1; i < 30; i++) expect(checks.get(`sweep${i}.example.com`), `sweep${i}`).toBe(1);
     // each re-check counted once, marked as scheduled, and the next one is due an interval later
-    const state = await a.d.store.checks.get(scope, ids[1]);
+    const state = await a.store.checks.get(scope, ids[1]);
     expect(state).toMatchObject({ check_count: 2, last_check: { passed: true, scheduled: true } });
     expect(state!.next_recheck_at!.getTime()).toBeGreaterThan(Date.now());
-    expect((await a.d.store.checks.get(scope, ids[0]))!.next_recheck_at).toBeNull();
+    expect((await a.store.checks.get(scope, ids[0]))!.next_recheck_at).toBeNull();
   });
 
   it("a check by a call holds the sweeper off that proof while it runs", async () => {
     const [a, b] = replicas;
-    const d = await a.createDomain(scope, { domain: "held.example.com", recheckInterval: 1 });
-    await a.checkDomain(scope, d.row.id);
+    const d = await createDomainVerification(a, scope, { domain: "held.example.com", recheckInterval: 1 });
+    await checkDomain(a, scope, d.row.id);
     // due, and the 5 s gap between two checks by calls is past
     await new Promise((r) => setTimeout(r, 5_100));
     slow.add("held.example.com");
     checks.delete("held.example.com");
-    const call = a.checkDomain(scope, d.row.id);
+    const call = checkDomain(a, scope, d.row.id);
     await new Promise((r) => setTimeout(r, 100));
-    await b.recheckDue();
+    await recheckDue(b);
     await call;
     expect(checks.get("held.example.com")).toBe(1);
     expect(overlap).toBe(0);
-    const state = await a.d.store.checks.get(scope, d.row.id);
+    const state = await a.store.checks.get(scope, d.row.id);
     expect(state!.next_recheck_at!.getTime() - Date.now()).toBeLessThan(2_000);
   });
 });

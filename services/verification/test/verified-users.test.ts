@@ -12,7 +12,7 @@ import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-p
 import { verificationRoutes } from "../src/rpc/verifications.ts";
 import { VerificationStore } from "../src/store/index.ts";
 import { toVerifiedUsers } from "../src/users.ts";
-import type { Verifications } from "../src/verifications/index.ts";
+import type { UseCaseDeps } from "../src/verifications/deps.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 const T0 = new Date("2026-01-01T00:00:00.000Z");
@@ -87,7 +87,7 @@ describe("verified users on 100 000 verifications", () => {
     await seed(tenant, "test", N, "vrf_perf");
     await seed("ten_other", "test", 10_000, "vrf_other");
     await seed(tenant, "live", 10_000, "vrf_live");
-    const verifications = {} as Verifications; // the verified-user RPCs only read the store
+    const verifications = {} as UseCaseDeps; // the verified-user RPCs only read the store
     const routes = verificationRoutes(verifications, new VerificationStore(db), { now: () => T0 });
     // AppError → Connect error, as the service host does
     const mapErrors: Interceptor = (next) => (r) => next(r).catch((e: unknown) => Promise.reject(toConnectError(e)));

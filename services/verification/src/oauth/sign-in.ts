@@ -11,9 +11,11 @@ import { AppError, type Clock, type Config, type Logger, type Scope } from "@icv
 import { codeHmac, codeMatches } from "../sending/challenge.ts";
 import { maskIdentifier, methodOf, normalizeIdentifier, type AssetType } from "../channels/index.ts";
 import type { OAuthStore, VerificationRow } from "../store/index.ts";
-import type { Verifications } from "../verifications/index.ts";
+import { completeVerification, failAttempt } from "../verifications/complete.ts";
+import type { UseCaseDeps } from "../verifications/deps.ts";
+import { getVerification } from "../verifications/read.ts";
 import { authorizationUrl, ProviderError, signedInAccount, type Flow } from "./client.ts";
-import { newLinkSecret, parseLinkToken, startLink } from "./link.ts";
+import { newLinkSecret, parseLinkToken, startLink } from "../channels/shared/oauth-link.ts";
 import { isOAuthProvider, providerSettings } from "./providers.ts";
 
 export type OAuthOutcomeKind =
@@ -44,7 +46,7 @@ export interface OAuthOutcome {
 
 export interface OAuthDeps {
   store: OAuthStore;
-  verifications: Verifications;
+  verifications: UseCaseDeps;
   config: Config;
   clock: Clock;
   hmacKey: string;
@@ -84,7 +86,7 @@ export class OAuthSignIn {
       return { outcome: "invalid_link", channel };
     }
     const scope: Scope = { tenantId: found.tenant_id, env: found.environment };
-    const v = await this.d.verifications.get(scope, found.id);
+    const v = await getVerification(this.d.verifications, scope, found.id);
     const settled = await this.settled(scope, v);
     if (settled) return settled;
     if (scope.env === "test") return { ...this.base(v), outcome: "test_mode", returnUrl: await this.d.returnUrl(scope, v.id) };
@@ -112,7 +114,7 @@ export class OAuthSignIn {
     const s = await this.d.store.takeState(sha256(state), channel, this.d.clock.now());
     if (!s) return { outcome: "invalid_link", channel };
     const scope: Scope = { tenantId: s.tenant_id, env: s.environment };
-    const v = await this.d.verifications.get(scope, s.verification_id);
+    const v = await getVerification(this.d.verifications, scope, s.verification_id);
     const settled = await this.settled(scope, v);
     if (settled) return settled;
     const log = { tenant_id: scope.tenantId, verification_id: v.id, channel };
@@ -138,10 +140,10 @@ export class OAuthSignIn {
     }
     if (account && this.matches(v, account.handles)) {
       try {
-        await this.d.verifications.complete(scope, v, "oauth", sha256(`${channel}:${account.subject}`));
+        await completeVerification(this.d.verifications, scope, v, "oauth", sha256(`${channel}:${account.subject}`));
       } catch (e) {
         if (e instanceof AppError && (e.code === "challenge_expired" || e.code === "invalid_state"))
-          return (await this.settled(scope, await this.d.verifications.get(scope, v.id))) ?? end({ outcome: "expired" });
+          return (await this.settled(scope, await getVerification(this.d.verifications, scope, v.id))) ?? end({ outcome: "expired" });
         throw e;
       }
       return end({ outcome: "verified" });
@@ -149,7 +151,7 @@ export class OAuthSignIn {
     // another account signed in: a failed attempt, counted like a wrong code
     this.d.logger.info(log, "oauth sign-in: another account signed in");
     try {
-      await this.d.verifications.failAttempt(scope, v, ["invalid_code", "identifier_mismatch"]);
+      await failAttempt(this.d.verifications, scope, v, ["invalid_code", "identifier_mismatch"]);
     } catch (e) {
       if (!(e instanceof AppError)) throw e;
       if (e.code !== "invalid_code") return end({ outcome: "failed", attemptsRemaining: 0 });

@@ -16,7 +16,6 @@ import {
 
 import { brandVariables, projectMessage } from "../sending/project-words.ts";
 
-
 /** A template as the API shows it: the project's own, or the built-in text (custom false). */
 export type TemplateView = Omit<TemplateRow, "created_at" | "updated_at"> & { custom: boolean; updated_at: Date | null };
 

@@ -3,10 +3,13 @@ import { CHANNELS_BY_TYPE, methodOf, missingProvider, sendsCode } from "../chann
 import type { AssetType } from "../channels/index.ts";
 import { createRequestToken, verificationUrl, verifyRequestToken } from "./token.ts";
 import type { RequestListFilter, RequestRow, RequestView } from "../store/index.ts";
-import type { Verifications } from "../verifications/index.ts";
 import { autoVerify, MAX_PROOF_AGE_S, MIN_PROOF_AGE_S, reusableProofs, type AutoVerified, type Offer } from "./reuse.ts";
 import { hostedAssets, redirectTarget, type HostedView } from "./hosted.ts";
-import { RESEND_GAP_MS } from "../verifications/index.ts";
+import { RESEND_GAP_MS } from "../verifications/deps.ts";
+import { createVerification } from "../verifications/create.ts";
+import { checkDomain } from "../verifications/domain-checks.ts";
+import { domainStates, getVerification } from "../verifications/read.ts";
+import { submitChallenge, testVerify } from "../verifications/submit.ts";
 import { checkCallbackUrl } from "../callback-url.ts";
 import {
   DEFAULT_REQUEST_TTL_S,
@@ -105,7 +108,7 @@ export class Requests {
         continue;
       }
       try {
-        const v = await verifications.create(scope, {
+        const v = await createVerification(verifications, scope, {
           type: a.type,
           channel: a.channel,
           identifier: a.identifier,
@@ -250,9 +253,9 @@ export class Requests {
     const project = await this.d.projects?.effective(scope, request.project_id ?? null);
     const redirectTo = outcomeRedirect(request, project, redirectTarget(request));
     if (tokenExpired) return { request, assets: [], redirectTo, tokenExpired, branding: brandingOf(project) };
-    const rows = new Map<number, Awaited<ReturnType<Verifications["get"]>>>();
+    const rows = new Map<number, Awaited<ReturnType<typeof getVerification>>>();
     for (const a of request.assets) {
-      if (a.verification_id && a.status === "in_progress") rows.set(a.idx, await this.d.verifications.get(scope, a.verification_id));
+      if (a.verification_id && a.status === "in_progress") rows.set(a.idx, await getVerification(this.d.verifications, scope, a.verification_id));
     }
     const domains = await this.domainStates(scope, [...rows.values()], request.assets);
     return {
@@ -267,13 +270,13 @@ export class Requests {
   /** The check state of the open and the verified domain assets (one query, and none when the request has no domain asset). */
   private domainStates(
     scope: Scope,
-    rows: Awaited<ReturnType<Verifications["get"]>>[],
+    rows: Awaited<ReturnType<typeof getVerification>>[],
     assets: { type: string; status: string; verification_id: string | null }[],
   ) {
     const ids = rows.filter((v) => v.status === "pending" && methodOf(v.type as AssetType, v.channel) === "domain_check").map((v) => v.id);
     // verified domain assets: when control was last re-checked (email ones have no check: no last_check, nothing shown)
     for (const a of assets) if (a.type === "domain" && a.status === "verified" && a.verification_id) ids.push(a.verification_id);
-    return this.d.verifications.domainStates(scope, ids);
+    return domainStates(this.d.verifications, scope, ids);
   }
 
   /** The page's "check now" of a domain asset: the same check (count, 5 s limit) as the API's. */
@@ -281,7 +284,7 @@ export class Requests {
     const { scope, asset } = await this.openAsset(id, token, idx);
     if (asset.status === "verified") throw new AppError("already_verified", "this asset is already verified");
     if (!asset.verification_id || asset.status !== "in_progress") throw new AppError("invalid_state", "start this asset first");
-    await this.d.verifications.checkDomain(scope, asset.verification_id);
+    await checkDomain(this.d.verifications, scope, asset.verification_id);
     return this.hostedView(id, token);
   }
 
@@ -317,7 +320,7 @@ export class Requests {
     }
     // a restart that sends a new code keeps the resend gap (the page cannot be used to flood a mailbox or a phone)
     if (sendsCode(type, channel, input.delivery) && asset.verification_id && asset.status === "in_progress") {
-      const current = await this.d.verifications.get(scope, asset.verification_id);
+      const current = await getVerification(this.d.verifications, scope, asset.verification_id);
       const waitMs = current.created_at.getTime() + RESEND_GAP_MS - this.d.clock.now().getTime();
       const sent = sendsCode(current.type as AssetType, current.channel, current.delivery);
       if (sent && current.status === "pending" && waitMs > 0) {
@@ -333,23 +336,21 @@ export class Requests {
     if (starts > MAX_ASSET_STARTS) {
       throw new AppError("max_attempts_exceeded", `this was started ${MAX_ASSET_STARTS} times, the most allowed; it has failed and cannot be started again`);
     }
-    const v = await this.d.verifications
-      .create(scope, {
-        type,
-        channel,
-        identifier,
-        externalUserId: request.external_user_id ?? undefined,
-        clientMetadata: request.client_metadata ?? undefined,
-        delivery: input.delivery,
-        projectId: request.project_id ?? undefined,
-        messageType: messageTypeOf(request.action_type),
-        proofFormat: asset.proof_format,
-        holderKey: asset.holder_key ?? undefined,
-      })
-      .catch(async (e: unknown) => {
-        await this.d.store.releaseStart(scope, id, idx, MAX_ASSET_STARTS);
-        throw e;
-      });
+    const v = await createVerification(this.d.verifications, scope, {
+      type,
+      channel,
+      identifier,
+      externalUserId: request.external_user_id ?? undefined,
+      clientMetadata: request.client_metadata ?? undefined,
+      delivery: input.delivery,
+      projectId: request.project_id ?? undefined,
+      messageType: messageTypeOf(request.action_type),
+      proofFormat: asset.proof_format,
+      holderKey: asset.holder_key ?? undefined,
+    }).catch(async (e: unknown) => {
+      await this.d.store.releaseStart(scope, id, idx, MAX_ASSET_STARTS);
+      throw e;
+    });
     const now = this.d.clock.now();
     if (!(await this.d.store.assignAsset(scope, id, idx, { identifier: v.row.identifier, channel, verificationId: v.row.id }, now))) {
       throw new AppError("invalid_state", "the request is no longer open");
@@ -371,7 +372,7 @@ export class Requests {
     const { scope, asset } = await this.openAsset(id, token, idx);
     if (asset.status === "verified") throw new AppError("already_verified", "this asset is already verified");
     if (!asset.verification_id || asset.status !== "in_progress") throw new AppError("invalid_state", "start this asset first");
-    await this.d.verifications.submit(scope, asset.verification_id, input);
+    await submitChallenge(this.d.verifications, scope, asset.verification_id, input);
     return this.hostedView(id, token);
   }
 
@@ -380,7 +381,7 @@ export class Requests {
     const { scope, asset } = await this.openAsset(id, token, idx);
     if (scope.env !== "test") throw new AppError("test_mode_required", "only test-mode requests can be completed without a challenge");
     if (!asset.verification_id || asset.status !== "in_progress") throw new AppError("invalid_state", "start this asset first");
-    await this.d.verifications.testVerify(scope, asset.verification_id);
+    await testVerify(this.d.verifications, scope, asset.verification_id);
     return this.hostedView(id, token);
   }
 

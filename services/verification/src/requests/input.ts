@@ -2,7 +2,7 @@
 import { ACTION_TYPES, AppError, OutboundError, parseTargetUrl, type Clock, type Config, type Logger, type Resolver } from "@icv/platform";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, normalizeIdentifier, type AssetType } from "../channels/index.ts";
 import type { ProjectStore, RequestAssetRow, RequestStore } from "../store/index.ts";
-import { proofOptions, type Verifications } from "../verifications/index.ts";
+import { proofOptions, type UseCaseDeps } from "../verifications/deps.ts";
 
 export const DEFAULT_REQUEST_TTL_S = 86_400;
 export const MIN_REQUEST_TTL_S = 60;
@@ -46,7 +46,7 @@ export const messageTypeOf = (actionType: string) => (actionType === "login" ? "
 
 export interface RequestDeps {
   store: RequestStore;
-  verifications: Verifications;
+  verifications: UseCaseDeps;
   clock: Clock;
   config: Config;
   /** HMAC key of the verification_url tokens. */

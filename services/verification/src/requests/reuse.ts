@@ -9,7 +9,8 @@ import { AppError, newId, type Clock, type Logger, type Scope } from "@icv/platf
 import { CHANNELS_BY_TYPE } from "../channels/index.ts";
 import { maskIdentifier, normalizeIdentifier, type AssetType } from "../channels/index.ts";
 import type { RequestAssetView, RequestStore, RequestView, ReuseCandidateRow, VerificationRow, Decide } from "../store/index.ts";
-import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, type Verifications } from "../verifications/index.ts";
+import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, type UseCaseDeps } from "../verifications/deps.ts";
+import { issueReusedProof, withdrawProof } from "../verifications/proofs.ts";
 
 /** Bounds of a request's max_proof_age (seconds): one minute to one year (the longest proof lifetime). */
 export const MIN_PROOF_AGE_S = 60;
@@ -19,7 +20,7 @@ const MIN_REMAINING_S = 60;
 
 export interface ReuseDeps {
   store: RequestStore;
-  verifications: Verifications;
+  verifications: UseCaseDeps;
   clock: Clock;
   logger: Logger;
 }
@@ -121,7 +122,8 @@ export async function autoVerify(d: ReuseDeps, scope: Scope, r: RequestView, idx
 
   const id = newId("verification", now.getTime());
   const ttl = Math.min(DEFAULT_PROOF_TTL_S, Math.floor((chosen.proof_expires_at.getTime() - now.getTime()) / 1000));
-  const proof = await d.verifications.issueReusedProof(
+  const proof = await issueReusedProof(
+    d.verifications,
     scope,
     {
       id,
@@ -193,7 +195,7 @@ export async function autoVerify(d: ReuseDeps, scope: Scope, r: RequestView, idx
       now,
     );
   } catch (e) {
-    await d.verifications.withdrawProof(scope, id).catch((err) => d.logger.warn({ err, verification_id: id }, "could not withdraw an unused reused proof"));
+    await withdrawProof(d.verifications, scope, id).catch((err) => d.logger.warn({ err, verification_id: id }, "could not withdraw an unused reused proof"));
     throw e;
   }
   d.logger.info(

@@ -7,7 +7,7 @@ import { domainMethodOf, domainPublication, VALUE_PREFIX } from "../channels/ind
 import type { HostedView } from "../requests/hosted.ts";
 import { byDisplayOrder, type PublicView } from "../profiles/index.ts";
 import type { DomainCheckRow, ProfileRow, RequestView, StoredCheck, TestMessageRow, VerificationRow } from "../store/index.ts";
-import type { Answer } from "../verifications/index.ts";
+import type { Answer } from "../verifications/deps.ts";
 
 export type VerificationInit = Omit<Verification, "$typeName" | "$unknown">;
 

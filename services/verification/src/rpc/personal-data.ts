@@ -1,7 +1,7 @@
 // Redact, user-wide redaction, export and retention (verifications/redact.ts): thin handlers.
 import type { TenantScope } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { AppError, isId, requireScope, ts } from "@icv/platform";
-import type { Verifications } from "../verifications/index.ts";
+import type { UseCaseDeps } from "../verifications/deps.ts";
 import { exportUser, redact, setRetention } from "../verifications/redact.ts";
 import { toMessage } from "./convert.ts";
 
@@ -15,7 +15,7 @@ const userId = (id: string) => {
 };
 
 /** The personal-data handlers of VerificationService. */
-export function personalDataHandlers(verifications: Verifications) {
+export function personalDataHandlers(verifications: UseCaseDeps) {
   return {
     async redactVerification(req: { scope?: TenantScope; id: string; revokeProofs: boolean }) {
       const scope = requireScope(req.scope);
@@ -39,7 +39,7 @@ export function personalDataHandlers(verifications: Verifications) {
       };
     },
     async getRetention(req: { scope?: TenantScope }) {
-      return { retentionDays: await verifications.d.store.redaction.retention(requireScope(req.scope)) };
+      return { retentionDays: await verifications.store.redaction.retention(requireScope(req.scope)) };
     },
     async setRetention(req: { scope?: TenantScope; retentionDays: number }) {
       return { retentionDays: await setRetention(verifications, requireScope(req.scope), req.retentionDays) };

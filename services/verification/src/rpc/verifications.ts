@@ -4,7 +4,17 @@ import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/veri
 import { ProofFormat } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { AppError, eventMessage, isId, pageInfo, pageRequest, requireScope, toDate, ts } from "@icv/platform";
 import type { EventRow, VerificationRow, VerificationStore } from "../store/index.ts";
-import type { Verifications } from "../verifications/index.ts";
+import type { UseCaseDeps } from "../verifications/deps.ts";
+import { createVerification } from "../verifications/create.ts";
+import { createDomainVerification } from "../verifications/domain.ts";
+import { checkDomain } from "../verifications/domain-checks.ts";
+import { getVerification, listVerifications } from "../verifications/read.ts";
+import { submitChallenge, testVerify } from "../verifications/submit.ts";
+import { resendCode } from "../verifications/resend.ts";
+import { revokeVerification } from "../verifications/revoke.ts";
+import { validateProof } from "../verifications/proofs.ts";
+import { recordTestMessage } from "../verifications/test-messages.ts";
+import { completeInbound, recordSessionVerification } from "../verifications/inbound.ts";
 import { toDomainCheck, toDomainMessage, toMessage, toTestMessage } from "./convert.ts";
 import { systemClock, type Clock } from "@icv/platform";
 import { DETAIL_STATUSES, LIST_STATUSES, toVerifiedUsers } from "../users.ts";
@@ -37,7 +47,7 @@ export function eventsAnswer(v: VerificationRow, rows: EventRow[], after?: strin
 }
 
 export function verificationRoutes(
-  verifications: Verifications,
+  deps: UseCaseDeps,
   store: VerificationStore,
   clock: Clock = systemClock,
   signIn?: OAuthSignIn,
@@ -50,7 +60,7 @@ export function verificationRoutes(
       ...exporter,
       ...insights,
       async createVerification(req) {
-        const answer = await verifications.create(requireScope(req.scope), {
+        const answer = await createVerification(deps, requireScope(req.scope), {
           type: req.type,
           channel: req.channel,
           identifier: req.identifier,
@@ -69,7 +79,7 @@ export function verificationRoutes(
         return { verification: toMessage(answer), domainCheck: toDomainCheck(answer.domain?.last_check) };
       },
       async createDomainVerification(req) {
-        const d = await verifications.createDomain(requireScope(req.scope), {
+        const d = await createDomainVerification(deps, requireScope(req.scope), {
           domain: req.domain,
           customerId: req.customerId,
           verificationMethod: req.verificationMethod,
@@ -79,16 +89,16 @@ export function verificationRoutes(
         return { domain: toDomainMessage(d.row, d.state), verification: toMessage({ row: d.row }) };
       },
       async checkDomainVerification(req) {
-        const d = await verifications.checkDomain(requireScope(req.scope), req.id);
+        const d = await checkDomain(deps, requireScope(req.scope), req.id);
         return { domain: toDomainMessage(d.row, d.state), verification: toMessage({ row: d.row }) };
       },
       async getVerification(req) {
-        return one(await verifications.get(requireScope(req.scope), req.id));
+        return one(await getVerification(deps, requireScope(req.scope), req.id));
       },
       async listVerifications(req) {
         const scope = requireScope(req.scope);
         const { page, limit, offset } = pageRequest(req.page);
-        const { rows, total } = await verifications.list(scope, {
+        const { rows, total } = await listVerifications(deps, scope, {
           status: req.status,
           type: req.type,
           channel: req.channel,
@@ -102,7 +112,7 @@ export function verificationRoutes(
       },
       async submitChallenge(req) {
         return one(
-          await verifications.submit(requireScope(req.scope), req.id, {
+          await submitChallenge(deps, requireScope(req.scope), req.id, {
             challengeCode: req.challengeCode,
             sourceIdentifier: req.sourceIdentifier,
             signature: req.signature,
@@ -113,18 +123,18 @@ export function verificationRoutes(
         );
       },
       async resendChallenge(req) {
-        const r = await verifications.resend(requireScope(req.scope), req.id);
+        const r = await resendCode(deps, requireScope(req.scope), req.id);
         return { verification: toMessage({ row: r.row }), message: r.message, resendsRemaining: r.resendsRemaining };
       },
       async testVerify(req) {
-        return one(await verifications.testVerify(requireScope(req.scope), req.id));
+        return one(await testVerify(deps, requireScope(req.scope), req.id));
       },
       async revokeVerification(req) {
-        const v = await verifications.revoke(requireScope(req.scope), req.id, req.reason);
+        const v = await revokeVerification(deps, requireScope(req.scope), req.id, req.reason);
         return { verificationId: v.id, status: v.status, revokedAt: ts(v.revoked_at), reason: v.revoked_reason ?? "" };
       },
       async validateProof(req) {
-        const r = await verifications.validate(requireScope(req.scope), req.proofToken, req.identifier, { audience: req.audience, nonce: req.nonce });
+        const r = await validateProof(deps, requireScope(req.scope), req.proofToken, req.identifier, { audience: req.audience, nonce: req.nonce });
         return r.valid
           ? {
               valid: true,
@@ -146,8 +156,8 @@ export function verificationRoutes(
         const scope = requireScope(req.scope);
         const after = req.afterEventId || undefined;
         if (after !== undefined && !isId("event", after)) throw new AppError("validation_error", "after_event_id must be an event id (evt_…)");
-        // get() answers not_found outside the scope, and expires a stale pending one first (with its event)
-        const v = await verifications.get(scope, req.verificationId);
+        // getVerification answers not_found outside the scope, and expires a stale pending one first (with its event)
+        const v = await getVerification(deps, scope, req.verificationId);
         return eventsAnswer(v, await store.events(scope, v.id), after);
       },
       async listVerifiedUsers(req) {
@@ -176,7 +186,7 @@ export function verificationRoutes(
       },
       async recordTestMessage(req) {
         if (req.direction !== "inbound" && req.direction !== "outbound") throw new AppError("validation_error", "direction must be inbound or outbound");
-        const row = await verifications.recordTestMessage(requireScope(req.scope), {
+        const row = await recordTestMessage(deps, requireScope(req.scope), {
           sessionId: req.sessionId,
           channel: req.channel,
           direction: req.direction,
@@ -187,7 +197,7 @@ export function verificationRoutes(
         return { message: toTestMessage(row) };
       },
       async completeInboundCode(req) {
-        const r = await verifications.completeInbound(req.channel, req.code, req.sender, req.messageKey || undefined);
+        const r = await completeInbound(deps, req.channel, req.code, req.sender, req.messageKey || undefined);
         return {
           outcome: r.outcome,
           verificationId: r.verificationId ?? "",
@@ -198,7 +208,7 @@ export function verificationRoutes(
       },
       async recordSessionVerification(req) {
         return one(
-          await verifications.recordSessionVerification(requireScope(req.scope), {
+          await recordSessionVerification(deps, requireScope(req.scope), {
             channel: req.channel,
             phoneNumber: req.phoneNumber,
             origin: req.origin,

@@ -17,10 +17,17 @@ import { checkCallbackUrl } from "../callback-url.ts";
 import { codeWords } from "../sending/messages.ts";
 import { resolveProjectId } from "../projects/index.ts";
 import { TEMPLATE_TYPES } from "../sending/templates.ts";
-import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, MAX_METADATA_BYTES, proofOptions, type Answer, type CreateInput, type UseCaseHost } from "./deps.ts";
+import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, MAX_METADATA_BYTES, proofOptions, type Answer, type CreateInput, type UseCaseDeps } from "./deps.ts";
+import { providerCheck } from "./domain-checks.ts";
 
-export async function createVerification(vs: UseCaseHost, scope: Scope, input: CreateInput): Promise<Answer> {
-  const { config, clock, hmacKey, store } = vs.d;
+/** Create; channel auto runs its provider chain at once (domain-checks.ts). */
+export async function createVerification(deps: UseCaseDeps, scope: Scope, input: CreateInput): Promise<Answer> {
+  const a = await createPending(deps, scope, input);
+  return input.dnsProvider ? providerCheck(deps, scope, a, input.dnsProvider) : a;
+}
+
+async function createPending(deps: UseCaseDeps, scope: Scope, input: CreateInput): Promise<Answer> {
+  const { config, clock, hmacKey, store } = deps;
   if (!(ASSET_TYPES as string[]).includes(input.type)) {
     throw new AppError("validation_error", `type must be one of ${ASSET_TYPES.join(", ")}`, {
       details: [{ field: "type", message: "unknown type", code: "invalid_enum_value" }],
@@ -52,7 +59,7 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
   const callbackUrl = input.callbackUrl === undefined ? null : await checkCallbackUrl(input.callbackUrl, config.ALLOW_PRIVATE_TARGETS);
   if (input.messageType !== undefined && !(TEMPLATE_TYPES as readonly string[]).includes(input.messageType))
     throw new AppError("validation_error", "unknown message type");
-  const projectId = vs.d.projects ? await resolveProjectId(vs.d.projects, scope, input.projectId) : null;
+  const projectId = deps.projects ? await resolveProjectId(deps.projects, scope, input.projectId) : null;
   if (scope.env === "live") {
     const missing = missingProvider(type, input.channel, config);
     if (missing.length) {
@@ -77,11 +84,11 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
   // a code the service sends goes out before the row is stored: a failed send leaves nothing half-made;
   // test keys send nothing and get the message that would have gone out, stored with the row
   // before anything is sent or stored: a refused create leaves nothing behind
-  if (ch.sendTo && ch.code) await vs.d.sendLimits.reserve(scope, { channel: input.channel, identifier: ch.sendTo });
+  if (ch.sendTo && ch.code) await deps.sendLimits.reserve(scope, { channel: input.channel, identifier: ch.sendTo });
   let sent;
   if (ch.sendTo && ch.code) {
     const target = codeTarget(v, ch);
-    sent = await deliverCode(vs.delivery, scope, { verificationId: id, ...target, words: await codeWords(vs.d.projects, scope, v, target) }, now);
+    sent = await deliverCode(deps.delivery, scope, { verificationId: id, ...target, words: await codeWords(deps.projects, scope, v, target) }, now);
   }
   const testMessage = scope.env === "test" ? (sent ?? testMessageOf(config, scope, v, ch, now)) : undefined;
   const domain = ch.domainState && {
@@ -121,7 +128,7 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
     testMessage,
     domain,
   );
-  vs.d.logger.info(
+  deps.logger.info(
     { request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: id, type, channel: input.channel, env: scope.env },
     "verification created",
   );

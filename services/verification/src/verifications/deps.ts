@@ -1,4 +1,4 @@
-/** What the verification use cases share: limits, inputs and answers, dependencies, the host they run on. */
+/** What the verification use cases share: limits, inputs and answers, their dependencies (UseCaseDeps). */
 import { createHash } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
@@ -11,7 +11,6 @@ import {
   type Clock,
   type Config,
   type Logger,
-  type ProofMethod,
   type Scope,
   type TwilioClient,
   type WhatsAppClient,
@@ -124,12 +123,16 @@ export const rpcScope = (s: Scope) => ({ tenantId: s.tenantId, environment: toEn
 export const identifierHash = (salt: string, canonical: string) =>
   createHash("sha256").update(Buffer.from(salt, "hex")).update(canonical, "utf8").digest("hex");
 
-/** What a use-case file needs of Verifications (index.ts): its dependencies and the steps every use case shares. */
-export interface UseCaseHost {
-  readonly d: VerificationDeps;
+/**
+ * What every verification use case runs over: the dependencies above and the code sender's
+ * (delivery.ts) share of them. Built once at start (useCaseDeps); use cases are plain functions
+ * taking it first.
+ */
+export interface UseCaseDeps extends VerificationDeps {
   readonly delivery: DeliveryDeps;
-  get(scope: Scope, id: string): Promise<VerificationRow>;
-  create(scope: Scope, input: CreateInput): Promise<Answer>;
-  pendingForAction(scope: Scope, id: string, loaded?: VerificationRow): Promise<VerificationRow>;
-  complete(scope: Scope, v: VerificationRow, method: ProofMethod, subjectHash?: string): Promise<VerificationRow>;
 }
+
+export const useCaseDeps = (d: VerificationDeps): UseCaseDeps => ({
+  ...d,
+  delivery: { config: d.config, logger: d.logger, mailer: d.mailer, ...d.senders },
+});

@@ -4,7 +4,9 @@ import { codeLookup } from "../sending/challenge.ts";
 import { CHANNELS_BY_TYPE, maskIdentifier, sessionInstruction, TTL_MS } from "../channels/index.ts";
 import type { VerificationRow } from "../store/index.ts";
 import { projectMessage } from "../sending/project-words.ts";
-import { MAX_ATTEMPTS, type InboundOutcome, type UseCaseHost } from "./deps.ts";
+import { MAX_ATTEMPTS, type InboundOutcome, type UseCaseDeps } from "./deps.ts";
+import { completeVerification } from "./complete.ts";
+import { getVerification } from "./read.ts";
 
 /**
  * Reverse OTP: `code` arrived over `channel` from `sender`. Finds the live phone verification
@@ -13,28 +15,28 @@ import { MAX_ATTEMPTS, type InboundOutcome, type UseCaseHost } from "./deps.ts";
  * failed attempt (the last one fails the verification), once per `messageKey`. A repeat of a
  * settled message changes nothing: a verified one answers already_verified.
  */
-export async function completeInbound(vs: UseCaseHost, channel: string, code: string, sender: string, messageKey?: string): Promise<InboundOutcome> {
+export async function completeInbound(deps: UseCaseDeps, channel: string, code: string, sender: string, messageKey?: string): Promise<InboundOutcome> {
   if (!/^[A-Za-z0-9]{6}$/.test(code) || !CHANNELS_BY_TYPE.phone.includes(channel)) return { outcome: "unknown_code" };
-  const rows = await vs.d.store.byCodeLookup(codeLookup(vs.d.hmacKey, channel, code));
+  const rows = await deps.store.byCodeLookup(codeLookup(deps.hmacKey, channel, code));
   if (!rows.length) return { outcome: "unknown_code" };
   const from = providerPhone(sender);
   const target = rows.find((r) => r.identifier_canonical === from) ?? rows[0];
   const scope: Scope = { tenantId: target.tenant_id, env: target.environment };
   // the row just read, expired first if its challenge ran out (get() would read it again)
-  const now = vs.d.clock.now();
+  const now = deps.clock.now();
   const v =
     target.status === "pending" && target.challenge_expires_at <= now
-      ? ((await vs.d.store.expireOne(target, now)) ?? (await vs.get(scope, target.id)))
+      ? ((await deps.store.expireOne(target, now)) ?? (await getVerification(deps, scope, target.id)))
       : target;
   const own = v.identifier_canonical === from;
   const answer = (outcome: InboundOutcome["outcome"], attemptsRemaining?: number): InboundOutcome => {
-    vs.d.logger.info({ tenant_id: v.tenant_id, verification_id: v.id, channel, outcome }, "inbound code");
+    deps.logger.info({ tenant_id: v.tenant_id, verification_id: v.id, channel, outcome }, "inbound code");
     return { outcome, verificationId: v.id, attemptsRemaining };
   };
   // the project's reply for the outcome (a type), when it has an active template on this channel;
   // else its business name, for the built-in reply
   const withReply = async (o: InboundOutcome, type?: string): Promise<InboundOutcome> => {
-    const m = await projectMessage(vs.d.projects, scope, v.project_id ?? null, channel, type ?? "verification_success", {
+    const m = await projectMessage(deps.projects, scope, v.project_id ?? null, channel, type ?? "verification_success", {
       user_identifier: maskIdentifier("phone", v.identifier),
     });
     if (type && m.rendered) return { ...o, reply: m.rendered.text };
@@ -44,7 +46,7 @@ export async function completeInbound(vs: UseCaseHost, channel: string, code: st
   if (v.status !== "pending") return withReply(answer(own && v.status === "verified" ? "already_verified" : "not_pending"));
   if (own) {
     try {
-      await vs.complete(scope, v, "reverse_otp");
+      await completeVerification(deps, scope, v, "reverse_otp");
       return withReply(answer("verified"), "verification_success");
     } catch (e) {
       if (e instanceof AppError && e.code === "challenge_expired") return withReply(answer("expired"), "verification_expired");
@@ -52,7 +54,7 @@ export async function completeInbound(vs: UseCaseHost, channel: string, code: st
     }
   }
   // keyed by the provider message: handled again after a crash, it does not count twice
-  const after = await vs.d.store.recordFailedAttempt(scope, v.id, now, messageKey);
+  const after = await deps.store.recordFailedAttempt(scope, v.id, now, messageKey);
   if (!after || (after.status !== "pending" && after.status !== "failed")) return withReply(answer("not_pending"));
   return withReply(after.status === "failed" ? answer("failed", 0) : answer("wrong_sender", after.max_attempts - after.attempts));
 }
@@ -63,7 +65,7 @@ export async function completeInbound(vs: UseCaseHost, channel: string, code: st
  * it if a crash stopped it between the two steps.
  */
 export async function recordSessionVerification(
-  vs: UseCaseHost,
+  deps: UseCaseDeps,
   scope: Scope,
   input: {
     channel: string;
@@ -74,11 +76,11 @@ export async function recordSessionVerification(
     projectId?: string;
   },
 ): Promise<VerificationRow> {
-  const { store, clock } = vs.d;
+  const { store, clock } = deps;
   // a live session was answered by a message from the phone; a test session only by its test-verify
   const method: ProofMethod = scope.env === "live" ? "reverse_otp" : "test";
   const existing = await store.byOrigin(scope, input.origin);
-  if (existing) return existing.status === "pending" ? vs.complete(scope, existing, method) : existing;
+  if (existing) return existing.status === "pending" ? completeVerification(deps, scope, existing, method) : existing;
   const instruction = sessionInstruction(input.channel);
   if (!Number.isInteger(input.proofExpiresIn) || input.proofExpiresIn < 60 || input.proofExpiresIn > 31_536_000) {
     throw new AppError("validation_error", "proof_expires_in must be an integer from 60 to 31536000 seconds");
@@ -117,7 +119,7 @@ export async function recordSessionVerification(
     // a concurrent repeat made it first (unique origin)
     const made = await store.byOrigin(scope, input.origin);
     if (!made) throw e;
-    return made.status === "pending" ? vs.complete(scope, made, method) : made;
+    return made.status === "pending" ? completeVerification(deps, scope, made, method) : made;
   }
-  return vs.complete(scope, row, method);
+  return completeVerification(deps, scope, row, method);
 }

@@ -8,7 +8,7 @@
 import { randomInt } from "node:crypto";
 import { AppError, type Scope } from "@icv/platform";
 import type { DomainCheckRow, StoredCheck, VerificationRow } from "../store/index.ts";
-import type { UseCaseHost } from "./deps.ts";
+import type { UseCaseDeps } from "./deps.ts";
 import { reinstateVerification, suspendVerification } from "./suspension.ts";
 
 /** Consecutive unreachable checks before they suspend. */
@@ -49,19 +49,19 @@ export function nextDue(from: Date, intervalS: number, first = false): Date {
  * the unreachable streak for `unreachable`), verified again on a pass. Answers the verification as
  * it stands afterwards. `streak` is the unreachable count including this check.
  */
-export async function applyRecheck(vs: UseCaseHost, scope: Scope, v: VerificationRow, check: StoredCheck, streak: number): Promise<VerificationRow> {
-  if (check.passed) return v.status === "suspended" ? reinstateVerification(vs, scope, v.id) : v;
+export async function applyRecheck(deps: UseCaseDeps, scope: Scope, v: VerificationRow, check: StoredCheck, streak: number): Promise<VerificationRow> {
+  if (check.passed) return v.status === "suspended" ? reinstateVerification(deps, scope, v.id) : v;
   // a check that could not run (test mode) says nothing about control
   const reason = check.reason;
   if (v.status !== "verified" || !reason) return v;
   if (reason === "unreachable" && streak < UNREACHABLE_STREAK) return v;
-  return suspendVerification(vs, scope, v.id, reason);
+  return suspendVerification(deps, scope, v.id, reason);
 }
 
 /** After a check of a verified (or just verified) domain: the next scheduled re-check, if it has an interval. */
-export async function scheduleAfter(vs: UseCaseHost, scope: Scope, state: DomainCheckRow, row: VerificationRow, justVerified: boolean): Promise<Date | null> {
+export async function scheduleAfter(deps: UseCaseDeps, scope: Scope, state: DomainCheckRow, row: VerificationRow, justVerified: boolean): Promise<Date | null> {
   if (scope.env === "test" || !state.recheck_interval_s || (row.status !== "verified" && row.status !== "suspended")) return null;
-  const at = nextDue(vs.d.clock.now(), state.recheck_interval_s, justVerified);
-  await vs.d.store.checks.scheduleNext(scope, row.id, at);
+  const at = nextDue(deps.clock.now(), state.recheck_interval_s, justVerified);
+  await deps.store.checks.scheduleNext(scope, row.id, at);
   return at;
 }

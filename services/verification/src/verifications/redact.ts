@@ -5,7 +5,7 @@
 import { AppError, toDate, type Scope } from "@icv/platform";
 import type { MembershipRow, RedactionReason, RedactionTarget } from "../store/redaction.ts";
 import type { VerificationRow } from "../store/index.ts";
-import { rpcScope, type UseCaseHost } from "./deps.ts";
+import { rpcScope, type UseCaseDeps } from "./deps.ts";
 
 /** What a redaction answers: verifications erased (all of the target's, on a repeat too) and, of those, proofs a redaction revoked. */
 export interface RedactCounts {
@@ -24,8 +24,8 @@ const unknown = (t: RedactionTarget) =>
  * then the personal data of each not yet redacted is erased, with verification.redacted.
  * Idempotent: a repeat finds them redacted and answers the same counts.
  */
-export async function redact(host: UseCaseHost, scope: Scope, target: RedactionTarget, revokeProofs: boolean): Promise<RedactCounts> {
-  const { store, clock, proofs } = host.d;
+export async function redact(deps: UseCaseDeps, scope: Scope, target: RedactionTarget, revokeProofs: boolean): Promise<RedactCounts> {
+  const { store, clock, proofs } = deps;
   const rows = await store.redaction.targets(scope, target);
   if (!rows.length) throw unknown(target);
   const now = clock.now();
@@ -53,19 +53,19 @@ export async function redact(host: UseCaseHost, scope: Scope, target: RedactionT
 }
 
 /** Everything held about one external user of the scope (NOT_FOUND when none): verifications oldest first and their request memberships. */
-export async function exportUser(host: UseCaseHost, scope: Scope, externalUserId: string): Promise<{ rows: VerificationRow[]; memberships: MembershipRow[] }> {
-  const { store } = host.d;
+export async function exportUser(deps: UseCaseDeps, scope: Scope, externalUserId: string): Promise<{ rows: VerificationRow[]; memberships: MembershipRow[] }> {
+  const { store } = deps;
   const rows = await store.redaction.targets(scope, { externalUserId });
   if (!rows.length) throw unknown({ externalUserId });
   return { rows, memberships: await store.redaction.memberships(rows.map((v) => v.id)) };
 }
 
 /** Sets the scope's retention: 1 to 3650 days, or 0 to keep verifications until redacted. */
-export async function setRetention(host: UseCaseHost, scope: Scope, days: number): Promise<number> {
+export async function setRetention(deps: UseCaseDeps, scope: Scope, days: number): Promise<number> {
   if (!Number.isInteger(days) || days < 0 || days > RETENTION_MAX_DAYS)
     throw new AppError("validation_error", `retention_days must be an integer from 1 to ${RETENTION_MAX_DAYS} (0 clears it)`, {
       details: [{ field: "retention_days", message: `from 1 to ${RETENTION_MAX_DAYS}`, code: "out_of_range" }],
     });
-  await host.d.store.redaction.setRetention(scope, days, host.d.clock.now());
+  await deps.store.redaction.setRetention(scope, days, deps.clock.now());
   return days;
 }

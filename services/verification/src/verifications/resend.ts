@@ -5,7 +5,8 @@ import { buildChallenge, sendsCode, sentNotice, type AssetType } from "../channe
 import { codeTarget, deliverCode } from "../sending/delivery.ts";
 import { codeWords } from "../sending/messages.ts";
 import type { VerificationRow } from "../store/index.ts";
-import { MAX_RESENDS, RESEND_GAP_MS, type UseCaseHost } from "./deps.ts";
+import { MAX_RESENDS, RESEND_GAP_MS, type UseCaseDeps } from "./deps.ts";
+import { getVerification } from "./read.ts";
 
 /**
  * Sends a new code for a pending email-channel verification (email, domain by email). Checks
@@ -15,9 +16,9 @@ import { MAX_RESENDS, RESEND_GAP_MS, type UseCaseHost } from "./deps.ts";
  * one conditional UPDATE before the mail goes out; a refused or failed send puts the previous
  * code back, so it changes nothing. Test scopes send nothing, the rules still apply.
  */
-export async function resendCode(vs: UseCaseHost, scope: Scope, id: string): Promise<{ row: VerificationRow; message: string; resendsRemaining: number }> {
-  const { config, clock, hmacKey, store } = vs.d;
-  const v = await vs.get(scope, id);
+export async function resendCode(deps: UseCaseDeps, scope: Scope, id: string): Promise<{ row: VerificationRow; message: string; resendsRemaining: number }> {
+  const { config, clock, hmacKey, store } = deps;
+  const v = await getVerification(deps, scope, id);
   if (!sendsCode(v.type as AssetType, v.channel, v.delivery)) {
     throw new AppError(
       "resend_not_supported",
@@ -42,9 +43,9 @@ export async function resendCode(vs: UseCaseHost, scope: Scope, id: string): Pro
     emailPrefix,
   });
   const target = codeTarget(v, ch);
-  const message = { verificationId: v.id, ...target, resent: true, words: await codeWords(vs.d.projects, scope, v, target) };
+  const message = { verificationId: v.id, ...target, resent: true, words: await codeWords(deps.projects, scope, v, target) };
   // test scopes: the would-be message is stored with the new code; live: the code is written first, then sent
-  const testMessage = scope.env === "test" ? await deliverCode(vs.delivery, scope, message, now) : undefined;
+  const testMessage = scope.env === "test" ? await deliverCode(deps.delivery, scope, message, now) : undefined;
   const written = await store.writeResentCode(
     v,
     { codeHmac: codeHmac(hmacKey, v.id, ch.code!), expiresAt: ch.expiresAt },
@@ -54,26 +55,26 @@ export async function resendCode(vs: UseCaseHost, scope: Scope, id: string): Pro
   );
   if (!written) {
     // it changed since it was read (a concurrent resend, a submit, expiry): answer why from the row as it is now
-    const cur = await vs.get(scope, id);
+    const cur = await getVerification(deps, scope, id);
     if (cur.status !== "pending") throw new AppError("invalid_state", `only a pending verification can be resent (this one is ${cur.status})`);
     checkResendAllowed(cur, now);
     throw new AppError("invalid_state", "the verification changed meanwhile; try again");
   }
   // counted once the resend won its conditional write (concurrent losers send nothing and count nothing)
-  await vs.d.sendLimits.reserve(scope, { channel: v.channel, identifier: ch.sendTo! }).catch(async (e: unknown) => {
+  await deps.sendLimits.reserve(scope, { channel: v.channel, identifier: ch.sendTo! }).catch(async (e: unknown) => {
     await store.undoResentCode(v, written, testMessage?.id);
     throw e;
   });
   if (scope.env === "live") {
     try {
-      await deliverCode(vs.delivery, scope, message, now);
+      await deliverCode(deps.delivery, scope, message, now);
     } catch (e) {
       await store.undoResentCode(v, written);
       throw e;
     }
   }
   const remaining = MAX_RESENDS - written.resend_count;
-  vs.d.logger.info(
+  deps.logger.info(
     { request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: v.id, resend_count: written.resend_count, env: scope.env },
     "verification code resent",
   );

@@ -9,23 +9,24 @@
  */
 import { AppError, toDate, type Scope } from "@icv/platform";
 import type { VerificationRow } from "../store/index.ts";
-import { rpcScope, type UseCaseHost } from "./deps.ts";
+import { rpcScope, type UseCaseDeps } from "./deps.ts";
+import { getVerification } from "./read.ts";
 
 /** verified → suspended; idempotent (a suspended one answers as it is). */
-export async function suspendVerification(vs: UseCaseHost, scope: Scope, id: string, reason: string): Promise<VerificationRow> {
-  const v = await vs.get(scope, id);
+export async function suspendVerification(deps: UseCaseDeps, scope: Scope, id: string, reason: string): Promise<VerificationRow> {
+  const v = await getVerification(deps, scope, id);
   if (v.status === "suspended") return v;
   if (v.status !== "verified") throw new AppError("invalid_state", `only a verified verification can be suspended (this one is ${v.status})`);
-  const r = await vs.d.proofs.suspendProof({ scope: rpcScope(scope), proofId: id, reason });
-  const at = toDate(r.status?.suspendedAt) ?? vs.d.clock.now();
-  return (await vs.d.store.markSuspension(v, { to: "suspended", at, reason: r.status?.suspendedReason ?? reason })) ?? (await vs.get(scope, id));
+  const r = await deps.proofs.suspendProof({ scope: rpcScope(scope), proofId: id, reason });
+  const at = toDate(r.status?.suspendedAt) ?? deps.clock.now();
+  return (await deps.store.markSuspension(v, { to: "suspended", at, reason: r.status?.suspendedReason ?? reason })) ?? (await getVerification(deps, scope, id));
 }
 
 /** suspended → verified; idempotent (a verified one answers as it is). */
-export async function reinstateVerification(vs: UseCaseHost, scope: Scope, id: string): Promise<VerificationRow> {
-  const v = await vs.get(scope, id);
+export async function reinstateVerification(deps: UseCaseDeps, scope: Scope, id: string): Promise<VerificationRow> {
+  const v = await getVerification(deps, scope, id);
   if (v.status === "verified") return v;
   if (v.status !== "suspended") throw new AppError("invalid_state", `only a suspended verification can be reinstated (this one is ${v.status})`);
-  await vs.d.proofs.reinstateProof({ scope: rpcScope(scope), proofId: id });
-  return (await vs.d.store.markSuspension(v, { to: "verified", at: vs.d.clock.now() })) ?? (await vs.get(scope, id));
+  await deps.proofs.reinstateProof({ scope: rpcScope(scope), proofId: id });
+  return (await deps.store.markSuspension(v, { to: "verified", at: deps.clock.now() })) ?? (await getVerification(deps, scope, id));
 }

@@ -1,0 +1,22 @@
+/** The user's answer to a challenge (code, signature, bot token, API key), and test-verify. */
+import { AppError, type Scope } from "@icv/platform";
+import { channelOf, type AssetType } from "../channels/index.ts";
+import type { VerificationRow } from "../store/index.ts";
+import { completeVerification, failAttempt } from "./complete.ts";
+import type { SubmitInput, UseCaseDeps } from "./deps.ts";
+import { getVerification, pendingForAction } from "./read.ts";
+
+export async function submitChallenge(deps: UseCaseDeps, scope: Scope, id: string, input: SubmitInput): Promise<VerificationRow> {
+  const v = await pendingForAction(deps, scope, id);
+  // the channel checks the evidence (code, signature, bot token) or refuses it (OAuth, DNS/HTTP checks)
+  const verdict = await channelOf(v.type as AssetType).complete(v, input, { hmacKey: deps.hmacKey, config: deps.config });
+  if (!verdict.ok) return failAttempt(deps, scope, v, verdict.failure);
+  return completeVerification(deps, scope, v, verdict.method);
+}
+
+export async function testVerify(deps: UseCaseDeps, scope: Scope, id: string): Promise<VerificationRow> {
+  if (scope.env !== "test") throw new AppError("test_mode_required", "test-verify needs a test key (pk_test_)");
+  const v = await getVerification(deps, scope, id);
+  if (v.status === "verified") return v; // a retry after a lost answer gets the same proof
+  return completeVerification(deps, scope, await pendingForAction(deps, scope, id, v), "test");
+}

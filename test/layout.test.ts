@@ -1,7 +1,8 @@
 // The tree tells the story (ARCHITECTURE.md, Layout): no import cycle in the services and
-// packages, no source file of a service over 400 lines, and the verification service's channels/
-// folder holds the Channel interface, the registry and one file per asset type, with the family
-// files never reaching back into the registry.
+// packages, between files or between the folders of one service's src; no import in the
+// verification service from a lower layer to a higher one; no source file of a service over 400
+// lines, and the verification service's channels/ folder holds the Channel interface, the registry
+// and one file per asset type, with the family files never reaching back into the registry.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -58,6 +59,64 @@ function cyclesOf(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
+/** A file's unit in its service's src: the folder right under src/, or the file itself when it stands at the root. */
+const unitOf = (src: string, file: string) => path.relative(src, file).split(path.sep)[0];
+
+/** The units of one src and, for each arrow between two of them, the first file import that draws it ("a.ts → b.ts"). */
+function unitGraph(src: string, graph: Map<string, string[]>): Map<string, Map<string, string>> {
+  const units = new Map<string, Map<string, string>>();
+  for (const [file, deps] of graph) {
+    if (!file.startsWith(src + path.sep)) continue;
+    const from = unitOf(src, file);
+    const arrows = units.get(from) ?? new Map<string, string>();
+    units.set(from, arrows);
+    for (const d of deps) {
+      if (!d.startsWith(src + path.sep)) continue;
+      const to = unitOf(src, d);
+      if (to !== from && !arrows.has(to)) arrows.set(to, `${path.relative(src, file)} → ${path.relative(src, d)}`);
+    }
+  }
+  return units;
+}
+
+/** Folder-level cycles: each as its units in order, with the import that draws every arrow of it. */
+function folderCycles(units: Map<string, Map<string, string>>): string[] {
+  const g = new Map([...units].map(([u, arrows]) => [u, [...arrows.keys()]]));
+  return cyclesOf(g).map((c) =>
+    c
+      .slice(0, -1)
+      .map((u, i) => `${u} (${units.get(u)?.get(c[i + 1])})`)
+      .join(" → "),
+  );
+}
+
+/**
+ * Imports that run up: `layers` lists the units of a src from the top floor down; a unit may
+ * import its own floor and the floors below it. A unit on no floor is reported too, so a new
+ * folder has to be given its place.
+ */
+function upwardArrows(units: Map<string, Map<string, string>>, layers: readonly (readonly string[])[]): string[] {
+  const floor = new Map(layers.flatMap((names, i) => names.map((n) => [n, layers.length - i] as const)));
+  const unplaced = [...units.keys()].filter((u) => !floor.has(u)).map((u) => `${u} has no floor`);
+  const up = [...units].flatMap(([from, arrows]) =>
+    [...arrows].filter(([to]) => floor.has(from) && floor.has(to) && floor.get(to)! > floor.get(from)!).map(([, example]) => `${from} ↑ ${example}`),
+  );
+  return [...unplaced, ...up];
+}
+
+/**
+ * The floors of services/verification/src, top first (ARCHITECTURE.md, Habits): the composition,
+ * the RPC handlers, the use cases, what they send with (sending/, the channels), the store. The
+ * store imports only the store and the platform and contracts packages.
+ */
+const VERIFICATION_LAYERS = [
+  ["main.ts", "start.ts"],
+  ["rpc", "callers.ts"],
+  ["verifications", "requests", "profiles", "projects", "oauth", "insights.ts", "proof-revocations.ts"],
+  ["sending", "channels", "callback-url.ts"],
+  ["store"],
+] as const;
+
 describe("the tree", () => {
   const files = SOURCE_DIRS.flatMap(tsFiles);
   const graph = new Map(files.map((f) => [f, importsOf(f)]));
@@ -86,6 +145,49 @@ describe("the tree", () => {
     const unresolved = [...graph.entries()].flatMap(([f, deps]) => deps.filter((d) => !graph.has(d)).map((d) => `${rel(f)} → ${rel(d)}`));
     expect(unresolved).toEqual([]);
     expect(cyclesOf(graph).map((c) => c.map(rel).join(" → "))).toEqual([]);
+  });
+
+  it("finds a folder cycle and an upward arrow when there is one (the checks themselves)", () => {
+    const src = path.join(ROOT, "x/src");
+    const f = (p: string) => path.join(src, p);
+    const g = new Map([
+      [f("rpc/a.ts"), [f("uses/b.ts")]],
+      [f("uses/b.ts"), [f("store/c.ts"), f("uses/d.ts")]],
+      [f("store/c.ts"), [f("events.ts"), path.join(ROOT, "packages/platform/src/index.ts")]],
+      [f("events.ts"), [f("store/e.ts")]],
+      [f("store/e.ts"), []],
+      [f("uses/d.ts"), [f("rpc/a.ts")]],
+    ]);
+    const units = unitGraph(src, g);
+    expect(folderCycles(units).sort()).toEqual([
+      "rpc (rpc/a.ts → uses/b.ts) → uses (uses/d.ts → rpc/a.ts)",
+      "store (store/c.ts → events.ts) → events.ts (events.ts → store/e.ts)",
+    ]);
+    expect(upwardArrows(units, [["rpc"], ["uses"], ["store"]])).toEqual(["events.ts has no floor", "uses ↑ uses/d.ts → rpc/a.ts"]);
+    expect(upwardArrows(units, [["rpc"], ["uses"], ["events.ts"], ["store"]])).toEqual(["uses ↑ uses/d.ts → rpc/a.ts", "store ↑ store/c.ts → events.ts"]);
+    // a tree that runs one way only
+    const clean = unitGraph(
+      src,
+      new Map([
+        [f("rpc/a.ts"), [f("uses/b.ts")]],
+        [f("uses/b.ts"), [f("store/c.ts")]],
+        [f("store/c.ts"), []],
+      ]),
+    );
+    expect(folderCycles(clean)).toEqual([]);
+    expect(upwardArrows(clean, [["rpc"], ["uses"], ["store"]])).toEqual([]);
+  });
+
+  it("has no cycle between the folders of one service's src", () => {
+    const cycles = SOURCE_DIRS.filter((d) => rel(d).startsWith("services/")).flatMap((src) =>
+      folderCycles(unitGraph(src, graph)).map((c) => `${rel(src)}: ${c}`),
+    );
+    expect(cycles).toEqual([]);
+  });
+
+  it("has no import in services/verification/src from a lower layer to a higher one", () => {
+    const src = path.join(ROOT, "services/verification/src");
+    expect(upwardArrows(unitGraph(src, graph), VERIFICATION_LAYERS)).toEqual([]);
   });
 
   it("has no source file of a service over 425 lines (400 again once every service has the one skeleton)", () => {

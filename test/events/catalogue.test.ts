@@ -20,7 +20,7 @@ import {
 import { create } from "@bufbuild/protobuf";
 import { TenantScopeSchema } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { maybeFreshPostgres, type FreshPostgres } from "../support/fresh-postgres.ts";
-import { statusEvents, suspensionEvent } from "../../services/verification/src/events.ts";
+import { statusEvents, suspensionEvent } from "../../services/verification/src/store/events.ts";
 import { requestEvent } from "../../services/verification/src/requests/decide.ts";
 import type { RequestAssetView, RequestView, VerificationRow } from "../../services/verification/src/store/index.ts";
 import { ProofStore } from "../../services/proof/src/store/proofs.ts";

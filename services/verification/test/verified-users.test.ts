@@ -11,7 +11,7 @@ import { fromConnectError, iso, migrate, openDatabase, readMigrations, toConnect
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { verificationRoutes } from "../src/rpc/verifications.ts";
 import { VerificationStore } from "../src/store/index.ts";
-import { toVerifiedUsers } from "../src/users.ts";
+import { toVerifiedUsers } from "../src/rpc/verified-users.ts";
 import type { UseCaseDeps } from "../src/verifications/deps.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");

@@ -17,7 +17,7 @@ import { recordTestMessage } from "../verifications/test-messages.ts";
 import { completeInbound, recordSessionVerification } from "../verifications/inbound.ts";
 import { toDomainCheck, toDomainMessage, toMessage, toTestMessage } from "./convert.ts";
 import { systemClock, type Clock } from "@icv/platform";
-import { DETAIL_STATUSES, LIST_STATUSES, toVerifiedUsers } from "../users.ts";
+import { DETAIL_STATUSES, LIST_STATUSES, toVerifiedUsers } from "./verified-users.ts";
 import type { OAuthSignIn } from "../oauth/sign-in.ts";
 import { oauthHandlers } from "./oauth.ts";
 import type { exportHandlers } from "./export.ts";

@@ -6,7 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { VerificationRedactedSchema } from "@icv/contracts/gen/icv/events/v1/verification_events_pb.ts";
 import { appendEvents, outboxEvent, writeWithEvents, type Queryable, type Scope, type SealingDatabase } from "@icv/platform";
-import { statusEvents } from "../events.ts";
+import { statusEvents } from "./events.ts";
 import type { VerificationRow } from "./rows.ts";
 
 const S = "verification";

@@ -1,5 +1,5 @@
 import { appendEvents, sealedAad, type Database, type Queryable, type Scope, type SealingDatabase } from "@icv/platform";
-import { statusEvents } from "../events.ts";
+import { statusEvents } from "./events.ts";
 import { identifierIndex, sealAssetIdentifier, sealVerification, verificationDatabase } from "./sealing.ts";
 import type { Decide, RequestAssetRow, RequestAssetView, RequestListFilter, RequestRow, RequestView, ReuseCandidateRow, VerificationRow } from "./rows.ts";
 

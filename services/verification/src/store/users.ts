@@ -1,11 +1,33 @@
-/** The verified-users reads (users.ts says which verifications count). */
+/** The verified-users reads (rpc/verified-users.ts says which verifications count). */
 import type { Database, Scope } from "@icv/platform";
-import type { UserSummaryRow, UserVerificationRow } from "../users.ts";
 
 const S = "verification";
 
+/** One group (user) as the store's GROUP BY answers it. */
+export interface UserSummaryRow {
+  external_user_id: string;
+  verification_count: number;
+  types_verified: string[];
+  first_verified_at: Date;
+  last_verified_at: Date;
+}
+
+/** One verification of a user, as the store answers it. */
+export interface UserVerificationRow {
+  id: string;
+  external_user_id: string;
+  type: string;
+  channel: string;
+  identifier: string;
+  status: string;
+  verified_at: Date | null;
+  created_at: Date;
+  proof_expires_at: Date | null;
+  has_proof: boolean;
+}
+
 /**
- * Verified users of a scope (users.ts says which verifications count): a page of groups by
+ * Verified users of a scope (rpc/verified-users.ts says which verifications count): a page of groups by
  * external_user_id, newest last_verified_at first, with the number of groups. One GROUP BY over
  * the verifications_verified_users index; the total comes from a window over the groups.
  */

@@ -1,6 +1,6 @@
 /** The INSERT of a new verification (VerificationStore.insert): sealed personal data, its creation event, its test message. */
 import { writeWithEvents, type PersonalData, type Queryable } from "@icv/platform";
-import { statusEvents } from "../events.ts";
+import { statusEvents } from "./events.ts";
 import type { NewVerification, TestMessageRow, VerificationRow } from "./rows.ts";
 import { sealVerification } from "./sealing.ts";
 import { testMessageWith } from "./test-messages.ts";

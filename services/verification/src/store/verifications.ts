@@ -1,6 +1,6 @@
 import { appendEvents, EventCache, writeWithEvents, type Database, type ProofMethod, type Queryable, type Scope, type SealingDatabase } from "@icv/platform";
-import type { UserSummaryRow, UserVerificationRow } from "../users.ts";
-import { statusEvents, suspensionEvent } from "../events.ts";
+import type { UserSummaryRow, UserVerificationRow } from "./users.ts";
+import { statusEvents, suspensionEvent } from "./events.ts";
 import { suspensionMove, writeSuspension, type SuspensionMove } from "./suspensions.ts";
 import type { EventRow, ListFilter, NewVerification, TestMessageRow, VerificationRow } from "./rows.ts";
 import { insertTestMessage, pruneTestMessages, testMessages } from "./test-messages.ts";

@@ -7,7 +7,7 @@ import {
   VerificationSuspensionSchema,
 } from "@icv/contracts/gen/icv/events/v1/verification_events_pb.ts";
 import { outboxEvent, type OutboxEvent } from "@icv/platform";
-import type { Status, VerificationRow } from "./store/rows.ts";
+import type { Status, VerificationRow } from "./rows.ts";
 
 const ts = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
 

@@ -7,38 +7,16 @@
  * and expired ones were never verified). The detail view also lists the user's revoked
  * verifications, with their status, so a tenant sees what was withdrawn. Identifiers are masked.
  *
- * The store computes the groups in SQL; this file only shapes and masks its rows.
+ * The store computes the groups in SQL (store/users.ts); this file only shapes and masks its rows.
  */
 import type { VerifiedUser, VerifiedUserVerification } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import { ts } from "@icv/platform";
-import { maskIdentifier, type AssetType } from "./channels/index.ts";
+import { maskIdentifier, type AssetType } from "../channels/index.ts";
+import type { UserSummaryRow, UserVerificationRow } from "../store/users.ts";
 
 /** Statuses shown in the list view, and in the detail view. */
 export const LIST_STATUSES = ["verified"] as const;
 export const DETAIL_STATUSES = ["verified", "revoked"] as const;
-
-/** One group (user) as the store's GROUP BY answers it. */
-export interface UserSummaryRow {
-  external_user_id: string;
-  verification_count: number;
-  types_verified: string[];
-  first_verified_at: Date;
-  last_verified_at: Date;
-}
-
-/** One verification of a user, as the store answers it. */
-export interface UserVerificationRow {
-  id: string;
-  external_user_id: string;
-  type: string;
-  channel: string;
-  identifier: string;
-  status: string;
-  verified_at: Date | null;
-  created_at: Date;
-  proof_expires_at: Date | null;
-  has_proof: boolean;
-}
 
 type UserInit = Omit<VerifiedUser, "$typeName" | "$unknown" | "verifications"> & { verifications: VerificationInit[] };
 type VerificationInit = Omit<VerifiedUserVerification, "$typeName" | "$unknown">;

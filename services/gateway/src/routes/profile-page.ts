@@ -4,10 +4,10 @@ import { fileURLToPath } from "node:url";
 import type { Client } from "@connectrpc/connect";
 import type { Express, NextFunction, Request, RequestHandler, Response } from "express";
 import type { ProfileService } from "@icv/contracts/gen/icv/verification/v1/profile_service_pb.ts";
-import { toPublicProfile, type PublicProfileBody } from "../routes/profiles.ts";
-import { pageHeaders } from "./page.ts";
+import { toPublicProfile, type PublicProfileBody } from "./profiles.ts";
+import { pageHeaders } from "../hosted/page.ts";
 
-const CSS = readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), "profile.css"));
+const CSS = readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), "../hosted/profile.css"));
 const CSS_PATH = "/p/assets/profile.css";
 
 /** No script at all; styles from our own file; images only from here and the avatar's own https origin. */

@@ -32,7 +32,8 @@ import { Profiles } from "./profiles/index.ts";
 import { Projects } from "./projects/index.ts";
 import { profileRoutes } from "./rpc/profiles.ts";
 import { projectRoutes } from "./rpc/projects.ts";
-import { Requests } from "./requests/index.ts";
+import type { RequestDeps } from "./requests/input.ts";
+import { expireDueRequests, onRequestEvents, requestReturnUrl } from "./requests/lifecycle.ts";
 import { verificationRequestRoutes } from "./rpc/requests.ts";
 import { useCaseDeps } from "./verifications/deps.ts";
 import { expireDue } from "./verifications/read.ts";
@@ -92,7 +93,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
 
   // Verification requests: their token key is derived from the challenge HMAC key (one secret to
   // share between replicas); their state follows the verifications' own events.
-  const requests = new Requests({
+  const requests: RequestDeps = {
     store: new RequestStore(db),
     verifications,
     clock,
@@ -102,8 +103,8 @@ export async function startVerificationService(config: Config, logger: Logger, c
     allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS,
     logger: log,
     projects: projectStore,
-  });
-  const requestSweeper = startSweeper("verification-request-expiry", () => requests.expireDue(), config.SWEEP_INTERVAL_MS, log);
+  };
+  const requestSweeper = startSweeper("verification-request-expiry", () => expireDueRequests(requests), config.SWEEP_INTERVAL_MS, log);
   const signIn = new OAuthSignIn({
     store: new OAuthStore(db),
     verifications,
@@ -111,7 +112,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     clock,
     hmacKey,
     logger: log,
-    returnUrl: (scope, verificationId) => requests.returnUrl(scope, verificationId),
+    returnUrl: (scope, verificationId) => requestReturnUrl(requests, scope, verificationId),
   });
   // retention: settled verifications past their scope's retention_days are redacted, in batches, by one replica at a time
   const retention = startSweeper("retention", () => store.redaction.redactExpired(clock.now()), config.SWEEP_INTERVAL_MS, log);
@@ -136,7 +137,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     topics: ["verification"],
     db,
     schema: "verification",
-    handleBatch: (q, events) => requests.onEvents(q, events),
+    handleBatch: (q, events) => onRequestEvents(requests, q, events),
   });
   // the proof service owns revocation: a revoked proof's verification follows by event
   const revocations = await followProofRevocations(events, db, store, log);

@@ -3,7 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { createRequestToken, verificationUrl, verifyRequestToken } from "../src/requests/token.ts";
 import { checkCallbackUrl } from "../src/callback-url.ts";
-import { cancellation, expiry, MAX_ASSET_STARTS, progress } from "../src/requests/index.ts";
+import { cancellation, expiry, progress } from "../src/requests/decide.ts";
+import { MAX_ASSET_STARTS } from "../src/requests/input.ts";
 import type { RequestAssetView, RequestView } from "../src/store/index.ts";
 
 const KEY = "k".repeat(44);

@@ -1,17 +1,18 @@
 import { toHostedMessage } from "./convert.ts";
 import type { HostedView } from "../requests/hosted.ts";
-import type { Requests } from "../requests/index.ts";
+import { hostedCheck, hostedStart, hostedSubmit, hostedTestVerify, hostedView } from "../requests/hosted-actions.ts";
+import type { RequestDeps } from "../requests/input.ts";
 
 /** The hosted page's RPCs of VerificationRequestService (authorised by the request token alone). */
-export function hostedHandlers(requests: Requests) {
+export function hostedHandlers(requests: RequestDeps) {
   const msg = (h: HostedView) => ({ request: toHostedMessage(h) });
   return {
     async getHostedRequest(req: { requestId: string; token: string }) {
-      return msg(await requests.hostedView(req.requestId, req.token));
+      return msg(await hostedView(requests, req.requestId, req.token));
     },
     async startHostedAsset(req: { requestId: string; token: string; assetIndex: number; identifier?: string; channel?: string; delivery?: string }) {
       return msg(
-        await requests.hostedStart(req.requestId, req.token, req.assetIndex, {
+        await hostedStart(requests, req.requestId, req.token, req.assetIndex, {
           identifier: req.identifier,
           channel: req.channel,
           delivery: req.delivery,
@@ -29,7 +30,7 @@ export function hostedHandlers(requests: Requests) {
       apiSecret?: string;
     }) {
       return msg(
-        await requests.hostedSubmit(req.requestId, req.token, req.assetIndex, {
+        await hostedSubmit(requests, req.requestId, req.token, req.assetIndex, {
           challengeCode: req.challengeCode,
           signature: req.signature,
           botToken: req.botToken,
@@ -39,10 +40,10 @@ export function hostedHandlers(requests: Requests) {
       );
     },
     async testVerifyHostedAsset(req: { requestId: string; token: string; assetIndex: number }) {
-      return msg(await requests.hostedTestVerify(req.requestId, req.token, req.assetIndex));
+      return msg(await hostedTestVerify(requests, req.requestId, req.token, req.assetIndex));
     },
     async checkHostedAsset(req: { requestId: string; token: string; assetIndex: number }) {
-      return msg(await requests.hostedCheck(req.requestId, req.token, req.assetIndex));
+      return msg(await hostedCheck(requests, req.requestId, req.token, req.assetIndex));
     },
   };
 }

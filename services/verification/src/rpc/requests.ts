@@ -2,19 +2,22 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { VerificationRequestService } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import { pageInfo, pageRequest, requireScope, ts } from "@icv/platform";
 import { maskIdentifier, type AssetType } from "../channels/index.ts";
-import type { Requests } from "../requests/index.ts";
+import { createRequest } from "../requests/create.ts";
+import { hostedAutoVerify, hostedReusableProofs } from "../requests/hosted-actions.ts";
+import type { RequestDeps } from "../requests/input.ts";
+import { cancelRequest, getRequest, listRequests, requestByReference, requestUrl } from "../requests/lifecycle.ts";
 import { hostedHandlers } from "./hosted.ts";
 import { toRequestMessage } from "./convert.ts";
 import type { RequestView } from "../store/index.ts";
 
-/** The VerificationRequestService handlers (thin: the use cases live in requests.ts). */
-export function verificationRequestRoutes(requests: Requests) {
-  const msg = (r: RequestView) => ({ request: toRequestMessage(r, requests.urlOf(r)) });
+/** The VerificationRequestService handlers (thin: the use cases live in requests/). */
+export function verificationRequestRoutes(requests: RequestDeps) {
+  const msg = (r: RequestView) => ({ request: toRequestMessage(r, requestUrl(requests, r)) });
   return (router: ConnectRouter) =>
     router.service(VerificationRequestService, {
       async createVerificationRequest(req) {
         return msg(
-          await requests.create(requireScope(req.scope), {
+          await createRequest(requests, requireScope(req.scope), {
             assets: req.assets.map((a) => ({
               type: a.type,
               identifier: a.identifier,
@@ -39,14 +42,14 @@ export function verificationRequestRoutes(requests: Requests) {
         );
       },
       async getVerificationRequest(req) {
-        return msg(await requests.get(requireScope(req.scope), req.id));
+        return msg(await getRequest(requests, requireScope(req.scope), req.id));
       },
       async getVerificationRequestByReference(req) {
-        return msg(await requests.byReference(requireScope(req.scope), req.referenceId));
+        return msg(await requestByReference(requests, requireScope(req.scope), req.referenceId));
       },
       async listVerificationRequests(req) {
         const { page, limit, offset } = pageRequest(req.page);
-        const { rows, total } = await requests.list(requireScope(req.scope), {
+        const { rows, total } = await listRequests(requests, requireScope(req.scope), {
           status: req.status,
           referenceId: req.referenceId,
           limit,
@@ -55,11 +58,11 @@ export function verificationRequestRoutes(requests: Requests) {
         return { requests: rows.map((r) => msg(r).request), pageInfo: pageInfo(page, limit, total) };
       },
       async cancelVerificationRequest(req) {
-        const r = await requests.cancel(requireScope(req.scope), req.id);
+        const r = await cancelRequest(requests, requireScope(req.scope), req.id);
         return { id: r.id, status: r.status };
       },
       async listReusableProofs(req) {
-        const offers = await requests.reusableProofs(req.requestId, req.token);
+        const offers = await hostedReusableProofs(requests, req.requestId, req.token);
         return {
           proofs: offers.map((o) => ({
             assetIndex: o.assetIndex,
@@ -73,7 +76,7 @@ export function verificationRequestRoutes(requests: Requests) {
         };
       },
       async autoVerifyAsset(req) {
-        const { request, verification: v } = await requests.autoVerify(req.requestId, req.token, req.assetIndex, req.verificationId);
+        const { request, verification: v } = await hostedAutoVerify(requests, req.requestId, req.token, req.assetIndex, req.verificationId);
         return {
           requestId: request.id,
           requestStatus: request.status,

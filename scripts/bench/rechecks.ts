@@ -19,7 +19,7 @@ import type { Client } from "@connectrpc/connect";
 import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, readMigrations, rpcClient, serviceIdentity, systemClock } from "@icv/platform";
 import { startDomainService } from "../../services/domain/src/start.ts";
 import { SendLimits } from "../../services/verification/src/sending/send-limits.ts";
-import { VerificationStore } from "../../services/verification/src/store/index.ts";
+import { VerificationStore } from "../../services/verification/src/store/verifications.ts";
 import { useCaseDeps } from "../../services/verification/src/verifications/deps.ts";
 import { recheckDue } from "../../services/verification/src/verifications/domain-checks.ts";
 import { freshPostgres } from "../../test/support/fresh-postgres.ts";

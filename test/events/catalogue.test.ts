@@ -22,7 +22,7 @@ import { TenantScopeSchema } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts"
 import { maybeFreshPostgres, type FreshPostgres } from "../support/fresh-postgres.ts";
 import { statusEvents, suspensionEvent } from "../../services/verification/src/store/events.ts";
 import { requestEvent } from "../../services/verification/src/requests/decide.ts";
-import type { RequestAssetView, RequestView, VerificationRow } from "../../services/verification/src/store/index.ts";
+import type { RequestAssetView, RequestView, VerificationRow } from "../../services/verification/src/store/rows.ts";
 import { ProofStore } from "../../services/proof/src/store/proofs.ts";
 import { GatewayStore } from "../../services/gateway/src/store.ts";
 import { WebhookStore } from "../../services/webhook/src/store.ts";

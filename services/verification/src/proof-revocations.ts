@@ -1,6 +1,6 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { decodeEvent, type Database, type EventLog, type EventRecord, type Logger, type Queryable, type Scope, type Subscription } from "@icv/platform";
-import type { VerificationStore } from "./store/index.ts";
+import type { VerificationStore } from "./store/verifications.ts";
 
 /** The consumer group that follows the proof service's revocations (its cursor lives in this schema). */
 export const PROOF_REVOCATIONS_GROUP = "verification-proof-revocations";

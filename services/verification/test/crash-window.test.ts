@@ -13,7 +13,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
-import { VerificationStore } from "../src/store/index.ts";
+import { VerificationStore } from "../src/store/verifications.ts";
 import { useCaseDeps, type UseCaseDeps } from "../src/verifications/deps.ts";
 import { createVerification } from "../src/verifications/create.ts";
 import { getVerification } from "../src/verifications/read.ts";

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "@icv/platform";
 import { hostedAssets, phoneCodeOf, redirectTarget } from "../src/requests/hosted.ts";
-import type { RequestAssetView, RequestView, VerificationRow } from "../src/store/index.ts";
+import type { RequestAssetView, RequestView, VerificationRow } from "../src/store/rows.ts";
 
 const at = new Date("2026-01-01T00:00:00.000Z");
 const asset = (a: Partial<RequestAssetView>): RequestAssetView => ({

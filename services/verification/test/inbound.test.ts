@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, systemClock, readMigrations, type Database, type Scope } from "@icv/platform";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
-import { VerificationStore } from "../src/store/index.ts";
+import { VerificationStore } from "../src/store/verifications.ts";
 import { useCaseDeps, type UseCaseDeps } from "../src/verifications/deps.ts";
 import { createVerification } from "../src/verifications/create.ts";
 import { completeInbound, recordSessionVerification } from "../src/verifications/inbound.ts";

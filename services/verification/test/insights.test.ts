@@ -14,7 +14,7 @@ import { iso, migrate, openDatabase, PersonalData, readMigrations, toConnectErro
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { insightHandlers } from "../src/rpc/insights.ts";
 import { verificationRoutes } from "../src/rpc/verifications.ts";
-import { VerificationStore } from "../src/store/index.ts";
+import { VerificationStore } from "../src/store/verifications.ts";
 import { sealVerification, verificationDatabase } from "../src/store/sealing.ts";
 import type { UseCaseDeps } from "../src/verifications/deps.ts";
 

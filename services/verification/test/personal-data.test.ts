@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate, openDatabase, PersonalData, readMigrations, SealedDataError, type Database } from "@icv/platform";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
-import { VerificationStore } from "../src/store/index.ts";
+import { VerificationStore } from "../src/store/verifications.ts";
 import { checkVerificationKeys, sealOutdated, verificationDatabase } from "../src/store/sealing.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");

@@ -4,8 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { AppError, newId } from "@icv/platform";
 import { applyChange, type ProfileChange } from "../src/profiles/input.ts";
-import { publicStatus, shownIdentifier } from "../src/profiles/index.ts";
-import type { ListedVerification, ProfileProofItem } from "../src/store/index.ts";
+import { publicStatus, shownIdentifier } from "../src/profiles/profiles.ts";
+import type { ListedVerification, ProfileProofItem } from "../src/store/profiles.ts";
 
 const now = new Date("2026-11-24T12:00:00.000Z");
 const later = new Date(now.getTime() + 3_600_000);

@@ -8,12 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, ManualClock, MemoryRateLimiter, migrate, openDatabase, parseConfig, readMigrations, type Database, type Scope } from "@icv/platform";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
-import { ProjectStore, VerificationStore } from "../src/store/index.ts";
+import { ProjectStore } from "../src/store/projects.ts";
+import { VerificationStore } from "../src/store/verifications.ts";
 import { useCaseDeps, type UseCaseDeps } from "../src/verifications/deps.ts";
 import { createVerification } from "../src/verifications/create.ts";
 import { completeInbound } from "../src/verifications/inbound.ts";
 import { resendCode } from "../src/verifications/resend.ts";
-import { Projects } from "../src/projects/index.ts";
+import { Projects } from "../src/projects/projects.ts";
 import { SendLimits } from "../src/sending/send-limits.ts";
 import type { Mail } from "../src/sending/mailer.ts";
 

@@ -11,7 +11,7 @@ import type { DomainService } from "@icv/contracts/gen/icv/domain/v1/domain_serv
 import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, readMigrations, systemClock, type Database, type Scope } from "@icv/platform";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
-import { VerificationStore } from "../src/store/index.ts";
+import { VerificationStore } from "../src/store/verifications.ts";
 import { useCaseDeps, type UseCaseDeps } from "../src/verifications/deps.ts";
 import { checkDomain, recheckDue } from "../src/verifications/domain-checks.ts";
 import { createDomainVerification } from "../src/verifications/domain.ts";

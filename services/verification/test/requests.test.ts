@@ -5,7 +5,7 @@ import { createRequestToken, verificationUrl, verifyRequestToken } from "../src/
 import { checkCallbackUrl } from "../src/callback-url.ts";
 import { cancellation, expiry, progress } from "../src/requests/decide.ts";
 import { MAX_ASSET_STARTS } from "../src/requests/input.ts";
-import type { RequestAssetView, RequestView } from "../src/store/index.ts";
+import type { RequestAssetView, RequestView } from "../src/store/rows.ts";
 
 const KEY = "k".repeat(44);
 const now = new Date("2026-01-01T00:00:00.000Z");

@@ -10,7 +10,7 @@ import { VerificationService } from "@icv/contracts/gen/icv/verification/v1/veri
 import { fromConnectError, iso, migrate, openDatabase, readMigrations, toConnectError, type Database } from "@icv/platform";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { verificationRoutes } from "../src/rpc/verifications.ts";
-import { VerificationStore } from "../src/store/index.ts";
+import { VerificationStore } from "../src/store/verifications.ts";
 import { toVerifiedUsers } from "../src/rpc/verified-users.ts";
 import type { UseCaseDeps } from "../src/verifications/deps.ts";
 

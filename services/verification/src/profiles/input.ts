@@ -3,7 +3,7 @@
  * caller of the RPC). A bad field is validation_error naming it.
  */
 import { AppError, isId } from "@icv/platform";
-import type { MaskLevel, ProfileFields, ProfileProofItem } from "../store/index.ts";
+import type { MaskLevel, ProfileFields, ProfileProofItem } from "../store/profiles.ts";
 
 export const MAX_PROOFS = 50;
 export const MAX_DISPLAY_NAME = 100;

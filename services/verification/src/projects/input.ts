@@ -1,6 +1,6 @@
 /** A project's members as a tenant gives them, checked: lengths, https logo, #rrggbb colour, an email, http(s) callbacks. */
 import { AppError, OutboundError, parseTargetUrl } from "@icv/platform";
-import { PROJECT_FIELDS, type ProjectField, type ProjectValues } from "../store/index.ts";
+import { PROJECT_FIELDS, type ProjectField, type ProjectValues } from "../store/projects.ts";
 
 const invalid = (field: string, message: string) =>
   new AppError("validation_error", `${field}: ${message}`, { details: [{ field, message, code: "invalid" }] });

@@ -1,5 +1,6 @@
 /** The hosted page's branding partial: what a request's project shows, and where its callbacks send the user. */
-import type { ProjectRow, RequestView } from "../store/index.ts";
+import type { ProjectRow } from "../store/projects.ts";
+import type { RequestView } from "../store/rows.ts";
 
 export interface HostedBranding {
   projectId: string;

@@ -2,7 +2,7 @@
 import { AppError, newId, type Scope } from "@icv/platform";
 import { missingProvider } from "../channels/index.ts";
 import type { AssetType } from "../channels/index.ts";
-import type { RequestRow, RequestView } from "../store/index.ts";
+import type { RequestRow, RequestView } from "../store/rows.ts";
 import { MAX_PROOF_AGE_S, MIN_PROOF_AGE_S } from "./reuse.ts";
 import { createVerification } from "../verifications/create.ts";
 import { checkCallbackUrl } from "../callback-url.ts";
@@ -22,7 +22,7 @@ import {
 } from "./input.ts";
 import { progress } from "./decide.ts";
 import { messageTypeOf } from "./input.ts";
-import { resolveProjectId } from "../projects/index.ts";
+import { resolveProjectId } from "../projects/projects.ts";
 
 export async function createRequest(deps: RequestDeps, scope: Scope, input: CreateRequestInput): Promise<RequestView> {
   const { clock, store, verifications } = deps;

@@ -4,7 +4,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { VerificationRequestChangedSchema } from "@icv/contracts/gen/icv/events/v1/verification_request_events_pb.ts";
 import { outboxEvent, type OutboxEvent } from "@icv/platform";
 import { MAX_ASSET_STARTS } from "./input.ts";
-import type { AssetStatus, Decide, RequestChange, RequestStatus, RequestView, Status } from "../store/index.ts";
+import type { AssetStatus, Decide, RequestChange, RequestStatus, RequestView, Status } from "../store/rows.ts";
 
 const ts = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
 

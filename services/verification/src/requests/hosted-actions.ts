@@ -2,7 +2,7 @@
 import { AppError, type Scope } from "@icv/platform";
 import { CHANNELS_BY_TYPE, methodOf, sendsCode } from "../channels/index.ts";
 import type { AssetType } from "../channels/index.ts";
-import type { RequestView } from "../store/index.ts";
+import type { RequestView } from "../store/rows.ts";
 import { autoVerify, reusableProofs, type AutoVerified, type Offer } from "./reuse.ts";
 import { hostedAssets, redirectTarget, type HostedView } from "./hosted.ts";
 import { RESEND_GAP_MS } from "../verifications/deps.ts";

@@ -1,7 +1,8 @@
 import type { Config } from "@icv/platform";
 import { CHANNELS_BY_TYPE, methodOf, missingProvider, showsCode, startableOnPage, type Method } from "../channels/index.ts";
 import type { AssetType } from "../channels/index.ts";
-import type { DomainCheckRow, RequestView, VerificationRow } from "../store/index.ts";
+import type { DomainCheckRow } from "../store/domain-checks.ts";
+import type { RequestView, VerificationRow } from "../store/rows.ts";
 import type { HostedBranding } from "./branding.ts";
 
 /** An open challenge as the hosted page shows it. */

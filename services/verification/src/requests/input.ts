@@ -1,7 +1,9 @@
 /** A request's input: limits, the create body and its checks (callback and redirect URLs, assets). */
 import { ACTION_TYPES, AppError, OutboundError, parseTargetUrl, type Clock, type Config, type Logger, type Resolver } from "@icv/platform";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, normalizeIdentifier, type AssetType } from "../channels/index.ts";
-import type { ProjectStore, RequestAssetRow, RequestStore } from "../store/index.ts";
+import type { ProjectStore } from "../store/projects.ts";
+import type { RequestStore } from "../store/requests.ts";
+import type { RequestAssetRow } from "../store/rows.ts";
 import { proofOptions, type UseCaseDeps } from "../verifications/deps.ts";
 
 export const DEFAULT_REQUEST_TTL_S = 86_400;

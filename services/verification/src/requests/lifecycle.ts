@@ -1,7 +1,7 @@
 /** A verification request through its life: its URL and token, reads, cancel, expiry, and its state following its verifications' events. */
 import { AppError, eventMessage, type EventRecord, type Queryable, type Scope } from "@icv/platform";
 import { createRequestToken, verificationUrl, verifyRequestToken } from "./token.ts";
-import type { RequestListFilter, RequestRow, RequestView } from "../store/index.ts";
+import type { RequestListFilter, RequestRow, RequestView } from "../store/rows.ts";
 import { redirectTarget } from "./hosted.ts";
 import type { RequestDeps } from "./input.ts";
 import { progress, expiry, cancellation } from "./decide.ts";

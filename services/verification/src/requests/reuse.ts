@@ -8,7 +8,8 @@
 import { AppError, newId, type Clock, type Logger, type Scope } from "@icv/platform";
 import { CHANNELS_BY_TYPE } from "../channels/index.ts";
 import { maskIdentifier, normalizeIdentifier, type AssetType } from "../channels/index.ts";
-import type { RequestAssetView, RequestStore, RequestView, ReuseCandidateRow, VerificationRow, Decide } from "../store/index.ts";
+import type { RequestStore } from "../store/requests.ts";
+import type { RequestAssetView, RequestView, ReuseCandidateRow, VerificationRow, Decide } from "../store/rows.ts";
 import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, type UseCaseDeps } from "../verifications/deps.ts";
 import { issueReusedProof, withdrawProof } from "../verifications/proofs.ts";
 

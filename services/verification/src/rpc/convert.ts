@@ -5,8 +5,10 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { ts } from "@icv/platform";
 import { domainMethodOf, domainPublication, VALUE_PREFIX } from "../channels/index.ts";
 import type { HostedView } from "../requests/hosted.ts";
-import { byDisplayOrder, type PublicView } from "../profiles/index.ts";
-import type { DomainCheckRow, ProfileRow, RequestView, StoredCheck, TestMessageRow, VerificationRow } from "../store/index.ts";
+import { byDisplayOrder, type PublicView } from "../profiles/profiles.ts";
+import type { DomainCheckRow, StoredCheck } from "../store/domain-checks.ts";
+import type { ProfileRow } from "../store/profiles.ts";
+import type { RequestView, TestMessageRow, VerificationRow } from "../store/rows.ts";
 import type { Answer } from "../verifications/deps.ts";
 
 export type VerificationInit = Omit<Verification, "$typeName" | "$unknown">;

@@ -1,7 +1,7 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { ProfileService, type ProfileInput } from "@icv/contracts/gen/icv/verification/v1/profile_service_pb.ts";
 import { pageInfo, pageRequest, requireScope } from "@icv/platform";
-import type { ProfileChange, Profiles } from "../profiles/index.ts";
+import type { ProfileChange, Profiles } from "../profiles/profiles.ts";
 import { toProfileMessage, toPublicProfileMessage } from "./convert.ts";
 
 const change = (p: ProfileInput | undefined): ProfileChange => ({

@@ -7,9 +7,9 @@ import {
   type RenderedMessage,
 } from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
 import { AppError, isId, pageInfo, pageRequest, requireScope, ts } from "@icv/platform";
-import type { Projects, TemplateView } from "../projects/index.ts";
+import type { Projects, TemplateView } from "../projects/projects.ts";
 import type { Rendered, Variables } from "../sending/templates.ts";
-import type { ProjectField, ProjectRow } from "../store/index.ts";
+import type { ProjectField, ProjectRow } from "../store/projects.ts";
 
 type Init<T> = Omit<T, "$typeName" | "$unknown">;
 

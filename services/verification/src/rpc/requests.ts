@@ -8,7 +8,7 @@ import type { RequestDeps } from "../requests/input.ts";
 import { cancelRequest, getRequest, listRequests, requestByReference, requestUrl } from "../requests/lifecycle.ts";
 import { hostedHandlers } from "./hosted.ts";
 import { toRequestMessage } from "./convert.ts";
-import type { RequestView } from "../store/index.ts";
+import type { RequestView } from "../store/rows.ts";
 
 /** The VerificationRequestService handlers (thin: the use cases live in requests/). */
 export function verificationRequestRoutes(requests: RequestDeps) {

@@ -16,7 +16,7 @@ import { channelOf, type AssetType, type ChallengeSpec, type CodeChannel } from 
 import { codeMail, type Mail, type Mailer } from "./mailer.ts";
 import { brandMail, phoneWords, type CodeWords } from "./messages.ts";
 import { assertSmsDestination } from "./send-limits.ts";
-import type { TestMessageRow } from "../store/index.ts";
+import type { TestMessageRow } from "../store/rows.ts";
 
 export type { CodeChannel } from "../channels/index.ts";
 

@@ -7,7 +7,7 @@ import { maskIdentifier, type AssetType } from "../channels/index.ts";
 import { brandVariables } from "./project-words.ts";
 import { escapeHtml, renderTemplate, TEXTS, type Rendered } from "./templates.ts";
 import type { Mail } from "./mailer.ts";
-import type { ProjectRow, ProjectStore } from "../store/index.ts";
+import type { ProjectRow, ProjectStore } from "../store/projects.ts";
 import type { Scope } from "@icv/platform";
 
 export interface CodeWords {

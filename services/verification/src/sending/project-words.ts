@@ -1,5 +1,5 @@
 import type { Scope } from "@icv/platform";
-import type { ProjectRow, ProjectStore } from "../store/index.ts";
+import type { ProjectRow, ProjectStore } from "../store/projects.ts";
 import { renderTemplate, type Rendered, type Variables } from "./templates.ts";
 
 /** The variables a project gives every message: its business name and support address. */

@@ -3,7 +3,7 @@
 // are added. One indexed range scan per batch (verifications_tenant_created).
 import { createHash } from "node:crypto";
 import { AppError, type Database, type Scope } from "@icv/platform";
-import type { VerificationRow } from "./index.ts";
+import type { VerificationRow } from "./rows.ts";
 
 const S = "verification";
 export interface ExportFilter {

@@ -1,7 +1,7 @@
 /** The two ends of an answer: pending → verified with its proof, or a counted wrong attempt. */
 import type { JsonObject } from "@bufbuild/protobuf";
 import { AppError, ts, type ProofMethod, type Scope } from "@icv/platform";
-import type { Status, VerificationRow } from "../store/index.ts";
+import type { Status, VerificationRow } from "../store/rows.ts";
 import { rpcScope, type Failure, type UseCaseDeps } from "./deps.ts";
 import { issued, toProofFormat } from "./proofs.ts";
 import { getVerification, pendingForAction } from "./read.ts";

@@ -15,7 +15,7 @@ import {
 import { codeTarget, deliverCode, testMessageOf } from "../sending/delivery.ts";
 import { checkCallbackUrl } from "../callback-url.ts";
 import { codeWords } from "../sending/messages.ts";
-import { resolveProjectId } from "../projects/index.ts";
+import { resolveProjectId } from "../projects/projects.ts";
 import { TEMPLATE_TYPES } from "../sending/templates.ts";
 import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, MAX_METADATA_BYTES, proofOptions, type Answer, type CreateInput, type UseCaseDeps } from "./deps.ts";
 import { providerCheck } from "./domain-checks.ts";

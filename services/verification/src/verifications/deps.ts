@@ -19,7 +19,10 @@ import type { Evidence } from "../channels/index.ts";
 import type { DeliveryDeps } from "../sending/delivery.ts";
 import type { Mailer } from "../sending/mailer.ts";
 import type { SendLimits } from "../sending/send-limits.ts";
-import { PROOF_FORMATS, type DomainCheckRow, type ProjectStore, type ProofFormat, type VerificationRow, type VerificationStore } from "../store/index.ts";
+import type { DomainCheckRow } from "../store/domain-checks.ts";
+import type { ProjectStore } from "../store/projects.ts";
+import { PROOF_FORMATS, type ProofFormat, type VerificationRow } from "../store/rows.ts";
+import type { VerificationStore } from "../store/verifications.ts";
 
 export const MAX_ATTEMPTS = 5;
 /** Email code resends (DECISIONS.md): at most MAX_RESENDS in all, at least RESEND_GAP_MS after the last send. */

@@ -2,7 +2,7 @@
 import { AppError, newId, providerPhone, type ProofMethod, type Scope } from "@icv/platform";
 import { codeLookup } from "../sending/challenge.ts";
 import { CHANNELS_BY_TYPE, maskIdentifier, sessionInstruction, TTL_MS } from "../channels/index.ts";
-import type { VerificationRow } from "../store/index.ts";
+import type { VerificationRow } from "../store/rows.ts";
 import { projectMessage } from "../sending/project-words.ts";
 import { MAX_ATTEMPTS, type InboundOutcome, type UseCaseDeps } from "./deps.ts";
 import { completeVerification } from "./complete.ts";

@@ -4,7 +4,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { ProofFormat, type IssueProofResponse } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { toDate, ts, type HolderKey, type Scope } from "@icv/platform";
 import { proofCanonical } from "../channels/index.ts";
-import type { ProofFormat as Format } from "../store/index.ts";
+import type { ProofFormat as Format } from "../store/rows.ts";
 import { identifierHash, rpcScope, type UseCaseDeps } from "./deps.ts";
 
 export const toProofFormat = (f: Format) => (f === "sd-jwt-vc" ? ProofFormat.SD_JWT_VC : ProofFormat.JWT);

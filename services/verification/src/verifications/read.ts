@@ -1,6 +1,6 @@
 /** Reading verifications: one as it stands now, a page, the sweep of stale pending ones, and the pending one a user action needs. */
 import { AppError, type Scope } from "@icv/platform";
-import type { ListFilter, VerificationRow } from "../store/index.ts";
+import type { ListFilter, VerificationRow } from "../store/rows.ts";
 import type { UseCaseDeps } from "./deps.ts";
 
 /** The verification as it stands now; a pending one whose challenge ran out is expired first. */

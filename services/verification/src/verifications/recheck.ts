@@ -7,7 +7,8 @@
  */
 import { randomInt } from "node:crypto";
 import { AppError, type Scope } from "@icv/platform";
-import type { DomainCheckRow, StoredCheck, VerificationRow } from "../store/index.ts";
+import type { DomainCheckRow, StoredCheck } from "../store/domain-checks.ts";
+import type { VerificationRow } from "../store/rows.ts";
 import type { UseCaseDeps } from "./deps.ts";
 import { reinstateVerification, suspendVerification } from "./suspension.ts";
 

@@ -4,7 +4,7 @@
  */
 import { AppError, toDate, type Scope } from "@icv/platform";
 import type { MembershipRow, RedactionReason, RedactionTarget } from "../store/redaction.ts";
-import type { VerificationRow } from "../store/index.ts";
+import type { VerificationRow } from "../store/rows.ts";
 import { rpcScope, type UseCaseDeps } from "./deps.ts";
 
 /** What a redaction answers: verifications erased (all of the target's, on a repeat too) and, of those, proofs a redaction revoked. */

@@ -4,7 +4,7 @@ import { codeHmac } from "../sending/challenge.ts";
 import { buildChallenge, sendsCode, sentNotice, type AssetType } from "../channels/index.ts";
 import { codeTarget, deliverCode } from "../sending/delivery.ts";
 import { codeWords } from "../sending/messages.ts";
-import type { VerificationRow } from "../store/index.ts";
+import type { VerificationRow } from "../store/rows.ts";
 import { MAX_RESENDS, RESEND_GAP_MS, type UseCaseDeps } from "./deps.ts";
 import { getVerification } from "./read.ts";
 

@@ -1,6 +1,6 @@
 /** Revoking a verification's proof. */
 import { AppError, toDate, type Scope } from "@icv/platform";
-import type { VerificationRow } from "../store/index.ts";
+import type { VerificationRow } from "../store/rows.ts";
 import { rpcScope, type UseCaseDeps } from "./deps.ts";
 import { getVerification } from "./read.ts";
 

@@ -1,7 +1,7 @@
 /** The user's answer to a challenge (code, signature, bot token, API key), and test-verify. */
 import { AppError, type Scope } from "@icv/platform";
 import { channelOf, type AssetType } from "../channels/index.ts";
-import type { VerificationRow } from "../store/index.ts";
+import type { VerificationRow } from "../store/rows.ts";
 import { completeVerification, failAttempt } from "./complete.ts";
 import type { SubmitInput, UseCaseDeps } from "./deps.ts";
 import { getVerification, pendingForAction } from "./read.ts";

@@ -8,7 +8,7 @@
  * and an immediate read agree. What triggers a suspension (scheduled domain re-checks) is issue 27.
  */
 import { AppError, toDate, type Scope } from "@icv/platform";
-import type { VerificationRow } from "../store/index.ts";
+import type { VerificationRow } from "../store/rows.ts";
 import { rpcScope, type UseCaseDeps } from "./deps.ts";
 import { getVerification } from "./read.ts";
 

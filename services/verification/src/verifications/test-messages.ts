@@ -1,6 +1,6 @@
 /** A test session's message, kept for GET /test/messages (test scopes only). */
 import { AppError, newId, type Scope } from "@icv/platform";
-import type { TestMessageRow } from "../store/index.ts";
+import type { TestMessageRow } from "../store/rows.ts";
 import type { UseCaseDeps } from "./deps.ts";
 
 export interface SessionMessage {

@@ -10,7 +10,7 @@ import type { LogService } from "@icv/contracts/gen/icv/log/v1/log_service_pb.ts
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { AppError, isId, newId, toDate, type Clock, type Scope } from "@icv/platform";
 import { maskIdentifier, type AssetType } from "../channels/index.ts";
-import type { ListedVerification, ProfileFields, ProfileProofItem, ProfileRow, ProfileStore } from "../store/index.ts";
+import type { ListedVerification, ProfileFields, ProfileProofItem, ProfileRow, ProfileStore } from "../store/profiles.ts";
 import { rpcScope } from "../verifications/deps.ts";
 import { applyChange, type ProfileChange } from "./input.ts";
 

@@ -1,6 +1,6 @@
 /** Projects and their message templates: the use cases behind /api/v1/me/projects (ProjectService). */
 import { AppError, checkTargetUrl, isId, newId, OutboundError, type Clock, type Resolver, type Scope } from "@icv/platform";
-import type { ProjectField, ProjectRow, ProjectStore, ProjectValues, TemplateRow } from "../store/index.ts";
+import type { ProjectField, ProjectRow, ProjectStore, ProjectValues, TemplateRow } from "../store/projects.ts";
 import { projectValues } from "./input.ts";
 import {
   SAMPLE,

@@ -1,6 +1,7 @@
 import { appendEvents, sealedAad, type Database, type Queryable, type Scope, type SealingDatabase } from "@icv/platform";
 import { statusEvents } from "./events.ts";
-import { identifierIndex, sealAssetIdentifier, sealVerification, verificationDatabase } from "./sealing.ts";
+import { reuseCandidates } from "./reuse-candidates.ts";
+import { sealAssetIdentifier, sealVerification, verificationDatabase } from "./sealing.ts";
 import type { Decide, RequestAssetRow, RequestAssetView, RequestListFilter, RequestRow, RequestView, ReuseCandidateRow, VerificationRow } from "./rows.ts";
 
 const S = "verification";
@@ -297,34 +298,9 @@ export class RequestStore {
 
   // ---- smart reuse (reuse.ts) -------------------------------------------------------------------
 
-  /**
-   * The verifications of a scope's external user whose proof may be reused for an asset: same
-   * type, same canonical identifier (any, when null), one of `channels` (any, when null),
-   * verified by their own challenge (a reused proof is never reused again), unrevoked, the proof
-   * valid past `minProofExpiry`. Newest verified first; at most 20.
-   */
-  async reuseCandidates(
-    scope: Scope,
-    f: { externalUserId: string; type: string; canonical: string | null; channels: string[] | null; minProofExpiry: Date },
-  ): Promise<ReuseCandidateRow[]> {
-    const r = await this.db.query<ReuseCandidateRow>(
-      `SELECT id, type, channel, identifier, identifier_canonical, verified_at, proof_expires_at
-         FROM ${S}.verifications
-        WHERE tenant_id = $1 AND environment = $2 AND external_user_id = $3 AND type = $4 AND status = 'verified'
-          AND method IS DISTINCT FROM 'reused_proof' AND proof_token IS NOT NULL AND redacted_at IS NULL AND proof_expires_at > $5 AND revoked_at IS NULL
-          AND ($6::text IS NULL OR identifier_index = $6) AND ($7::text[] IS NULL OR channel = ANY($7::text[]))
-        ORDER BY verified_at DESC, id DESC LIMIT 20`,
-      [
-        scope.tenantId,
-        scope.env,
-        f.externalUserId,
-        f.type,
-        f.minProofExpiry,
-        f.canonical === null ? null : identifierIndex(this.db.personalData, f.type, f.canonical),
-        f.channels,
-      ],
-    );
-    return r.rows;
+  /** Verified proofs of the scope's external user that may complete an asset (reuse-candidates.ts). */
+  reuseCandidates(scope: Scope, f: Parameters<typeof reuseCandidates>[2]): Promise<ReuseCandidateRow[]> {
+    return reuseCandidates(this.db, scope, f);
   }
 
   /**

@@ -7,7 +7,7 @@ import { CHANNELS_BY_TYPE, AppError, type Config } from "@icv/platform";
 import { MIN, invalid, need, notBySubmit, same, type Channel, type NormalizedIdentifier } from "./channel.ts";
 import { maskEmail, maskGeneric } from "./shared/mask.ts";
 import { normalizeEmail } from "./shared/names.ts";
-import { newLinkSecret, startLink } from "./shared/oauth-link.ts";
+import { newLinkSecret, startLink } from "./shared/sign-in-link.ts";
 
 export const account: Channel = {
   type: "account",

@@ -1,6 +1,6 @@
 /** Domains: a DNS TXT record, a file over HTTP, a record published through the DNS provider's API, or a code to an admin address. */
 import { CHANNELS_BY_TYPE, AppError, type ProofMethod } from "@icv/platform";
-import { generateCode, publicToken } from "./shared/codes.ts";
+import { generateCode, publicToken } from "./shared/secrets.ts";
 import { MIN, invalid, notBySubmit, need, same, type Channel, type CreateOptions } from "./channel.ts";
 import { checkCode } from "./shared/code.ts";
 import { maskEmail, maskGeneric } from "./shared/mask.ts";

@@ -1,7 +1,7 @@
 /** Email: a code sent to the address. */
 import { CHANNELS_BY_TYPE } from "@icv/platform";
 import type { Config } from "@icv/platform";
-import { generateCode } from "./shared/codes.ts";
+import { generateCode } from "./shared/secrets.ts";
 import { MIN, need, same, type Channel } from "./channel.ts";
 import { checkCode } from "./shared/code.ts";
 import { maskEmail } from "./shared/mask.ts";

@@ -5,7 +5,7 @@
  */
 import { parsePhoneNumberFromString } from "libphonenumber-js";
 import { CHANNELS_BY_TYPE, AppError, messagingAddress, missingMessagingProvider, providerPhone, type Config, type MessagingChannel } from "@icv/platform";
-import { generateCode } from "./shared/codes.ts";
+import { generateCode } from "./shared/secrets.ts";
 import { MIN, invalid, same, type Channel, type CodeChannel, type PhoneDelivery } from "./channel.ts";
 import { checkCode } from "./shared/code.ts";
 import { maskPhone } from "./shared/mask.ts";

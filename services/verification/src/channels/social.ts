@@ -4,7 +4,7 @@ import type { Config } from "@icv/platform";
 import { MIN, invalid, need, notBySubmit, same, type Channel } from "./channel.ts";
 import { maskEmail, maskGeneric } from "./shared/mask.ts";
 import { normalizeEmail } from "./shared/names.ts";
-import { newLinkSecret, startLink } from "./shared/oauth-link.ts";
+import { newLinkSecret, startLink } from "./shared/sign-in-link.ts";
 
 /** The platforms whose handle is the account's email address (OIDC sign-ins). */
 const BY_EMAIL = new Set(["google", "linkedin"]);

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { base58, bech32, bech32m } from "@scure/base";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { CHANNELS_BY_TYPE, AppError, type Config } from "@icv/platform";
-import { nonce } from "./shared/codes.ts";
+import { nonce } from "./shared/secrets.ts";
 import { MIN, invalid, same, type Channel, type NormalizedIdentifier } from "./channel.ts";
 import { maskGeneric } from "./shared/mask.ts";
 import { ethereumRpc } from "./wallet/contract-wallets.ts";

@@ -16,7 +16,7 @@ import { completeVerification, failAttempt } from "../verifications/complete.ts"
 import type { UseCaseDeps } from "../verifications/deps.ts";
 import { getVerification } from "../verifications/read.ts";
 import { authorizationUrl, ProviderError, signedInAccount, type Flow } from "./client.ts";
-import { newLinkSecret, parseLinkToken, startLink } from "../channels/shared/oauth-link.ts";
+import { newLinkSecret, parseLinkToken, startLink } from "../channels/shared/sign-in-link.ts";
 import { isOAuthProvider, providerSettings } from "./providers.ts";
 
 export type OAuthOutcomeKind =

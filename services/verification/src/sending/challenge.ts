@@ -1,7 +1,10 @@
-/** The codes a verification stores: their HMAC (channels/shared/codes.ts) and the index form of a phone code. */
+/**
+ * The challenge secrets live with the channels that make them (channels/shared/secrets.ts); the
+ * phone code's lookup index is the service's own.
+ */
 import { createHmac } from "node:crypto";
 
-export { CODE_ALPHABET, CODE_LENGTH, codeHmac, codeMatches, generateCode, nonce, publicToken } from "../channels/shared/codes.ts";
+export { CODE_ALPHABET, CODE_LENGTH, codeHmac, codeMatches, generateCode, nonce, publicToken } from "../channels/shared/secrets.ts";
 
 /**
  * The index form of a phone code: an HMAC of (channel, code), not bound to the verification, so

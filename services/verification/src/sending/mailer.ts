@@ -42,19 +42,3 @@ export function smtpMailer(config: Config): Mailer | undefined {
       ),
   };
 }
-
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-/**
- * The message carrying a verification code (texts in one place so they can be translated).
- * A resent code says that the codes sent before no longer work.
- */
-export function codeMail(to: string, code: string, minutes: number, purpose: string, opts: { resent?: boolean } = {}): Mail {
-  const replaced = opts.resent ? " This code replaces any code we sent you before; earlier codes no longer work." : "";
-  const text = `Your verification code is ${code}\n\nEnter it to confirm ${purpose}. It expires in ${minutes} minutes.${replaced}\nIf you did not ask for this, you can ignore this email.\n`;
-  const html = `<!doctype html><html><body style="font-family:system-ui,sans-serif;color:#1a1a1a">
-<p>Your verification code is</p><p style="font-size:28px;font-weight:700;letter-spacing:4px">${esc(code)}</p>
-<p>Enter it to confirm ${esc(purpose)}. It expires in ${minutes} minutes.${esc(replaced)}</p>
-<p style="color:#555">If you did not ask for this, you can ignore this email.</p></body></html>`;
-  return { to, subject: `${opts.resent ? "Your new verification code" : "Your verification code"}: ${code}`, text, html };
-}

@@ -6,19 +6,22 @@ import {
   CHANNELS_BY_TYPE,
   buildChallenge,
   chainIdOf,
+  channelOf,
   checkCreateOptions,
   deliveryOf,
+  maskIdentifier,
   missingProvider,
   normalizeIdentifier,
   type AssetType,
 } from "../channels/index.ts";
-import { codeTarget, deliverCode, testMessageOf } from "../sending/delivery.ts";
+import { deliverCode } from "../sending/delivery.ts";
 import { checkCallbackUrl } from "../callback-url.ts";
-import { codeWords } from "../sending/messages.ts";
+import { composeCode } from "../sending/messages.ts";
 import { resolveProjectId } from "../projects/projects.ts";
 import { TEMPLATE_TYPES } from "../sending/templates.ts";
 import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, MAX_METADATA_BYTES, proofOptions, type Answer, type CreateInput, type UseCaseDeps } from "./deps.ts";
 import { providerCheck } from "./domain-checks.ts";
+import { inboundTestMessage } from "./test-messages.ts";
 
 /** Create; channel auto runs its provider chain at once (domain-checks.ts). */
 export async function createVerification(deps: UseCaseDeps, scope: Scope, input: CreateInput): Promise<Answer> {
@@ -80,17 +83,22 @@ async function createPending(deps: UseCaseDeps, scope: Scope, input: CreateInput
     emailPrefix: input.emailPrefix,
     chainId,
   });
+  // what sending/ takes of the channel, read while here: the code's lifetime and the address masked
+  // (a code the service sends), or the message a test verification expects from the user (reverse OTP)
+  const family = channelOf(type);
+  const sends = ch.sendTo && ch.code ? { ttlMs: family.ttlMs, maskedTo: maskIdentifier(type === "phone" ? "phone" : "email", ch.sendTo) } : undefined;
+  const expected = scope.env === "test" && ch.code && !ch.sendTo ? family.expectedMessage?.(input.channel, ch.code, config) : undefined;
   const v = { id, type, channel: input.channel, identifier: ident.value, project_id: projectId, message_type: input.messageType ?? null };
   // a code the service sends goes out before the row is stored: a failed send leaves nothing half-made;
   // test keys send nothing and get the message that would have gone out, stored with the row
   // before anything is sent or stored: a refused create leaves nothing behind
   if (ch.sendTo && ch.code) await deps.sendLimits.reserve(scope, { channel: input.channel, identifier: ch.sendTo });
   let sent;
-  if (ch.sendTo && ch.code) {
-    const target = codeTarget(v, ch);
-    sent = await deliverCode(deps.delivery, scope, { verificationId: id, ...target, words: await codeWords(deps.projects, scope, v, target) }, now);
+  if (sends) {
+    const message = await composeCode(deps.projects, scope, v, ch, sends, { publicBaseUrl: config.publicBaseUrl });
+    sent = await deliverCode(deps.delivery, scope, message, now);
   }
-  const testMessage = scope.env === "test" ? (sent ?? testMessageOf(config, scope, v, ch, now)) : undefined;
+  const testMessage = scope.env === "test" ? (sent ?? (expected && inboundTestMessage(scope, v, expected, now))) : undefined;
   const domain = ch.domainState && {
     token: ch.domainState.token,
     email_prefix: ch.domainState.emailPrefix,

@@ -1,9 +1,9 @@
 /** Resend: a new code for a verification whose code the service sends (email, domain by email, outbound phone). */
 import { AppError, type Scope } from "@icv/platform";
 import { codeHmac } from "../sending/challenge.ts";
-import { buildChallenge, sendsCode, sentNotice, type AssetType } from "../channels/index.ts";
-import { codeTarget, deliverCode } from "../sending/delivery.ts";
-import { codeWords } from "../sending/messages.ts";
+import { buildChallenge, maskIdentifier, sendsCode, sentNotice, TTL_MS, type AssetType } from "../channels/index.ts";
+import { deliverCode } from "../sending/delivery.ts";
+import { composeCode } from "../sending/messages.ts";
 import type { VerificationRow } from "../store/rows.ts";
 import { MAX_RESENDS, RESEND_GAP_MS, type UseCaseDeps } from "./deps.ts";
 import { getVerification } from "./read.ts";
@@ -42,8 +42,8 @@ export async function resendCode(deps: UseCaseDeps, scope: Scope, id: string): P
     delivery: v.delivery ?? undefined,
     emailPrefix,
   });
-  const target = codeTarget(v, ch);
-  const message = { verificationId: v.id, ...target, resent: true, words: await codeWords(deps.projects, scope, v, target) };
+  const sends = { ttlMs: TTL_MS[type], maskedTo: maskIdentifier(type === "phone" ? "phone" : "email", ch.sendTo!) };
+  const message = await composeCode(deps.projects, scope, v, ch, sends, { publicBaseUrl: config.publicBaseUrl, resent: true });
   // test scopes: the would-be message is stored with the new code; live: the code is written first, then sent
   const testMessage = scope.env === "test" ? await deliverCode(deps.delivery, scope, message, now) : undefined;
   const written = await store.writeResentCode(

@@ -32,3 +32,30 @@ export async function recordTestMessage(deps: Pick<UseCaseDeps, "store" | "clock
   await deps.store.insertTestMessage(row);
   return row;
 }
+
+/**
+ * Test mode, reverse OTP: the code message a test verification expects from the user (the
+ * message the deep link pre-fills, inbound from the user's number to our number or bot: the
+ * channel's expectedMessage). Codes the service sends are recorded by sending/delivery.ts.
+ */
+export function inboundTestMessage(
+  scope: Scope,
+  v: { id: string; channel: string; identifier: string },
+  expected: { to: string; body: string },
+  now: Date,
+): TestMessageRow {
+  return {
+    id: newId("testMessage", now.getTime()),
+    tenant_id: scope.tenantId,
+    environment: "test",
+    verification_id: v.id,
+    session_id: null,
+    channel: v.channel,
+    direction: "inbound",
+    from_address: v.identifier,
+    to_address: expected.to,
+    subject: null,
+    body: expected.body,
+    created_at: now,
+  };
+}

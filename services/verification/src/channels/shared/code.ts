@@ -1,6 +1,6 @@
 /** Code evidence (email, domain by email, outbound phone): shared by the channels that check a code. */
 import { AppError } from "@icv/platform";
-import { codeMatches } from "./codes.ts";
+import { codeMatches } from "./secrets.ts";
 import { checkRaw, type Evidence, type EvidenceContext, type NormalizedIdentifier, type PendingVerification, type Verdict } from "../channel.ts";
 
 /** The submitted code against the stored HMAC, and the optional source identifier against the asset. */

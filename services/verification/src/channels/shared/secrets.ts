@@ -1,4 +1,4 @@
-/** Challenge codes: generation (CSPRNG, no modulo bias), their stored HMAC and its constant-time check, public tokens, nonces. */
+/** The random secrets of challenges (codes, record tokens, nonces) and the stored form of a code. */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
 export const CODE_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";

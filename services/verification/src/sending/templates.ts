@@ -3,9 +3,12 @@
  * the target (email: every character of the template and of every value HTML-escaped; the other
  * channels: plain text). Rendering is one pass over the template, so a value that holds
  * `{{code}}` stays text. The texts are in one place so they can be translated (a `locale` column
- * can be added beside channel and type).
+ * can be added beside channel and type): the built-in texts templates replace, and the built-in
+ * code messages (mail and phone text) with a project's branding.
  */
 import { AppError } from "@icv/platform";
+import type { ProjectRow } from "../store/projects.ts";
+import type { Mail } from "./mailer.ts";
 
 export const TEMPLATE_CHANNELS = ["email", "sms", "whatsapp", "telegram"] as const;
 export const TEMPLATE_TYPES = [
@@ -144,3 +147,86 @@ export const TEXTS = {
 
 /** Sample values for a preview. */
 export const SAMPLE: Variables = { code: "A1B2C3", expires_in: "10 minutes", user_identifier: "j***e@example.com" };
+
+// ---- the built-in code messages (create and resend), with a project's branding ----------------
+
+/** A code's mail: the project's rendered template, else the built-in text with the project's branding. */
+export function codeMailOf(
+  t: { to: string; code: string; minutes: number; purpose: string },
+  w: CodeWords,
+  resent?: boolean,
+): Mail {
+  const r = w.rendered;
+  if (r) return { to: t.to, subject: r.subject!, text: r.text, html: r.html!, fromName: w.project?.business_name ?? undefined };
+  return brandMail(codeMail(t.to, t.code, t.minutes, t.purpose, { resent }), w.project);
+}
+
+/**
+ * A phone code's text: an SMS is the project's template (or the branded built-in text); a
+ * WhatsApp code goes as the approved authentication template, whose words are Meta's, so its
+ * text (the test-mode record) is the built-in one.
+ */
+export function codeTextOf(
+  channel: string,
+  t: { code: string; minutes: number },
+  w: CodeWords,
+  host: string,
+  resent?: boolean,
+): string {
+  const builtIn = phoneCodeText(t.code, t.minutes, host, resent);
+  return channel === "sms" ? phoneWords(w, builtIn, t.code, host) : builtIn;
+}
+
+/**
+ * The text of a phone code (the SMS body; the test-mode record of a WhatsApp template). The last
+ * line is the origin-bound one-time-code format (WebOTP, iOS/Android autofill) for our host.
+ */
+function phoneCodeText(code: string, minutes: number, host: string, resent = false): string {
+  const replaced = resent ? " Earlier codes no longer work." : "";
+  return `Your verification code is ${code}. It expires in ${minutes} minutes.${replaced} Do not share it with anyone.\n\n@${host} #${code}`;
+}
+
+/** A project's words for a code (messages.ts): the project, and its template rendered (absent: the built-in text). */
+export interface CodeWords {
+  project?: ProjectRow;
+  rendered?: Rendered;
+}
+
+/** A built-in code mail with the project's branding: its business name as the sender's name and heading, its support address at the end. */
+function brandMail(mail: Mail, p: ProjectRow | undefined): Mail {
+  if (!p || (!p.business_name && !p.support_email)) return mail;
+  const name = p.business_name ?? undefined;
+  const foot = p.support_email ? `${TEXTS.questions} ${p.support_email}\n` : "";
+  const head = name ? `${name}\n\n` : "";
+  const htmlHead = name ? `<h1 style="font-size:20px${p.primary_color ? `;color:${p.primary_color}` : ""}">${escapeHtml(name)}</h1>\n` : "";
+  const htmlFoot = p.support_email ? `<p style="color:#555">${escapeHtml(`${TEXTS.questions} ${p.support_email}`)}</p>` : "";
+  return {
+    ...mail,
+    fromName: name,
+    subject: name ? `${name}: ${mail.subject}` : mail.subject,
+    text: `${head}${mail.text}${foot}`,
+    html: mail.html.replace(/<body([^>]*)>/, `<body$1>\n${htmlHead}`).replace("</body>", `${htmlFoot}</body>`),
+  };
+}
+
+/** The text of a phone code: the template's, else the built-in one with the business name in front. */
+function phoneWords(w: CodeWords, builtIn: string, code: string, host: string): string {
+  if (w.rendered) return `${w.rendered.text}\n\n@${host} #${code}`;
+  return w.project?.business_name ? `${w.project.business_name}: ${builtIn}` : builtIn;
+}
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * The message carrying a verification code (texts in one place so they can be translated).
+ * A resent code says that the codes sent before no longer work.
+ */
+function codeMail(to: string, code: string, minutes: number, purpose: string, opts: { resent?: boolean } = {}): Mail {
+  const replaced = opts.resent ? " This code replaces any code we sent you before; earlier codes no longer work." : "";
+  const text = `Your verification code is ${code}\n\nEnter it to confirm ${purpose}. It expires in ${minutes} minutes.${replaced}\nIf you did not ask for this, you can ignore this email.\n`;
+  const html = `<!doctype html><html><body style="font-family:system-ui,sans-serif;color:#1a1a1a">
+<p>Your verification code is</p><p style="font-size:28px;font-weight:700;letter-spacing:4px">${esc(code)}</p>
+<p>Enter it to confirm ${esc(purpose)}. It expires in ${minutes} minutes.${esc(replaced)}</p>
+<p style="color:#555">If you did not ask for this, you can ignore this email.</p></body></html>`;
+  return { to, subject: `${opts.resent ? "Your new verification code" : "Your verification code"}: ${code}`, text, html };
+}

@@ -151,11 +151,7 @@ export const SAMPLE: Variables = { code: "A1B2C3", expires_in: "10 minutes", use
 // ---- the built-in code messages (create and resend), with a project's branding ----------------
 
 /** A code's mail: the project's rendered template, else the built-in text with the project's branding. */
-export function codeMailOf(
-  t: { to: string; code: string; minutes: number; purpose: string },
-  w: CodeWords,
-  resent?: boolean,
-): Mail {
+export function codeMailOf(t: { to: string; code: string; minutes: number; purpose: string }, w: CodeWords, resent?: boolean): Mail {
   const r = w.rendered;
   if (r) return { to: t.to, subject: r.subject!, text: r.text, html: r.html!, fromName: w.project?.business_name ?? undefined };
   return brandMail(codeMail(t.to, t.code, t.minutes, t.purpose, { resent }), w.project);
@@ -166,13 +162,7 @@ export function codeMailOf(
  * WhatsApp code goes as the approved authentication template, whose words are Meta's, so its
  * text (the test-mode record) is the built-in one.
  */
-export function codeTextOf(
-  channel: string,
-  t: { code: string; minutes: number },
-  w: CodeWords,
-  host: string,
-  resent?: boolean,
-): string {
+export function codeTextOf(channel: string, t: { code: string; minutes: number }, w: CodeWords, host: string, resent?: boolean): string {
   const builtIn = phoneCodeText(t.code, t.minutes, host, resent);
   return channel === "sms" ? phoneWords(w, builtIn, t.code, host) : builtIn;
 }

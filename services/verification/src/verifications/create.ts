@@ -9,11 +9,11 @@ import {
   channelOf,
   checkCreateOptions,
   deliveryOf,
-  maskIdentifier,
   missingProvider,
   normalizeIdentifier,
   type AssetType,
 } from "../channels/index.ts";
+import { maskEmail, maskPhone } from "../channels/shared/mask.ts";
 import { deliverCode } from "../sending/delivery.ts";
 import { checkCallbackUrl } from "../callback-url.ts";
 import { composeCode } from "../sending/messages.ts";
@@ -86,7 +86,7 @@ async function createPending(deps: UseCaseDeps, scope: Scope, input: CreateInput
   // what sending/ takes of the channel, read while here: the code's lifetime and the address masked
   // (a code the service sends), or the message a test verification expects from the user (reverse OTP)
   const family = channelOf(type);
-  const sends = ch.sendTo && ch.code ? { ttlMs: family.ttlMs, maskedTo: maskIdentifier(type === "phone" ? "phone" : "email", ch.sendTo) } : undefined;
+  const sends = ch.sendTo && ch.code ? { ttlMs: family.ttlMs, maskedTo: type === "phone" ? maskPhone(ch.sendTo) : maskEmail(ch.sendTo) } : undefined;
   const expected = scope.env === "test" && ch.code && !ch.sendTo ? family.expectedMessage?.(input.channel, ch.code, config) : undefined;
   const v = { id, type, channel: input.channel, identifier: ident.value, project_id: projectId, message_type: input.messageType ?? null };
   // a code the service sends goes out before the row is stored: a failed send leaves nothing half-made;

@@ -1,7 +1,8 @@
 /** Resend: a new code for a verification whose code the service sends (email, domain by email, outbound phone). */
 import { AppError, type Scope } from "@icv/platform";
 import { codeHmac } from "../sending/challenge.ts";
-import { buildChallenge, maskIdentifier, sendsCode, sentNotice, TTL_MS, type AssetType } from "../channels/index.ts";
+import { buildChallenge, sendsCode, sentNotice, TTL_MS, type AssetType } from "../channels/index.ts";
+import { maskEmail, maskPhone } from "../channels/shared/mask.ts";
 import { deliverCode } from "../sending/delivery.ts";
 import { composeCode } from "../sending/messages.ts";
 import type { VerificationRow } from "../store/rows.ts";
@@ -42,7 +43,7 @@ export async function resendCode(deps: UseCaseDeps, scope: Scope, id: string): P
     delivery: v.delivery ?? undefined,
     emailPrefix,
   });
-  const sends = { ttlMs: TTL_MS[type], maskedTo: maskIdentifier(type === "phone" ? "phone" : "email", ch.sendTo!) };
+  const sends = { ttlMs: TTL_MS[type], maskedTo: type === "phone" ? maskPhone(ch.sendTo!) : maskEmail(ch.sendTo!) };
   const message = await composeCode(deps.projects, scope, v, ch, sends, { publicBaseUrl: config.publicBaseUrl, resent: true });
   // test scopes: the would-be message is stored with the new code; live: the code is written first, then sent
   const testMessage = scope.env === "test" ? await deliverCode(deps.delivery, scope, message, now) : undefined;

@@ -1,6 +1,6 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Verification as VerificationMsg } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
-import { AppError, iso, PROOF_METHODS, REVOKE_REASONS, SUSPEND_REASONS, type ProofMethod } from "@icv/platform";
+import { AppError, iso, PROOF_METHODS, REVOKE_REASONS, SUSPEND_REASONS, type PhoneDelivery as PhoneDeliveryWord, type ProofMethod } from "@icv/platform";
 import { z } from "zod";
 import { DOMAIN_CHECK_CALL, scopeOf, type Clients } from "../clients.ts";
 import { DomainCheck, toRestCheck } from "./domain-check.ts";
@@ -8,10 +8,8 @@ import { idOf, idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { CREATE_VERIFICATION_EXAMPLE, VERIFICATION_EXAMPLE } from "./examples.ts";
 import { assetChannel, assetType, channelInput, ErrorBody, jsonObject, PageQuery, Pagination, projectIdShown } from "../schemas.ts";
-import { timestamp, toPagination, VERIFICATION_STATUSES } from "../schemas.ts";
+import { PhoneDelivery, timestamp, toPagination, VERIFICATION_STATUSES } from "../schemas.ts";
 import { HolderKey, ProofFormat, ProofRefBody, proofBody } from "../schemas.ts";
-
-const PhoneDelivery = z.enum(["inbound", "outbound"]);
 
 const Challenge = z
   .object({
@@ -228,7 +226,7 @@ export function toRest(v: VerificationMsg) {
     test_mode: v.testMode,
     ...(v.method ? { method: v.method as ProofMethod } : {}),
     ...(v.reusedFrom ? { reused_from: v.reusedFrom } : {}),
-    ...(v.delivery ? { delivery: v.delivery as "inbound" | "outbound" } : {}),
+    ...(v.delivery ? { delivery: v.delivery as PhoneDeliveryWord } : {}),
     updated_at: iso(v.updatedAt ?? v.createdAt),
     ...(v.callbackUrl ? { callback_url: v.callbackUrl } : {}),
     ...(v.projectId ? { project_id: v.projectId } : {}),

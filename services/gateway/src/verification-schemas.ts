@@ -3,8 +3,8 @@
  * shared by the resources that answer verifications (routes/verifications.ts, domains.ts,
  * personal-data.ts).
  */
-import type { Verification as VerificationMsg } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
-import { iso, PROOF_METHODS, REVOKE_REASONS, SUSPEND_REASONS, type PhoneDelivery as PhoneDeliveryWord, type ProofMethod } from "@icv/platform";
+import { type ProofRef, type Verification as VerificationMsg, VerificationSchema } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
+import { iso, PROOF_METHODS, REVOKE_REASONS, restOf, SUSPEND_REASONS, type FieldRules } from "@icv/platform";
 import { z } from "zod";
 import { VERIFICATION_EXAMPLE } from "./verification-examples.ts";
 import {
@@ -16,7 +16,6 @@ import {
   ProofFormat,
   ProofRefBody,
   projectIdShown,
-  proofBody,
   timestamp,
   VERIFICATION_STATUSES,
 } from "./schemas.ts";
@@ -75,43 +74,16 @@ export const Verification = z
     example: VERIFICATION_EXAMPLE,
   });
 
-/** RPC message → REST verification (snake_case, ISO timestamps, absent members left out). */
-export function toRest(v: VerificationMsg) {
-  return {
-    id: v.id,
-    type: v.type,
-    channel: v.channel,
-    status: v.status,
-    identifier: v.redactedAt ? null : v.identifier,
-    ...(v.challenge
-      ? {
-          challenge: {
-            ...(v.challenge.code ? { code: v.challenge.code } : {}),
-            expires_at: iso(v.challenge.expiresAt),
-            instruction: v.challenge.instruction,
-            ...(v.challenge.deepLink ? { deep_link: v.challenge.deepLink } : {}),
-            ...(v.challenge.message ? { message: v.challenge.message } : {}),
-          },
-        }
-      : {}),
-    created_at: iso(v.createdAt),
-    ...(v.verifiedAt ? { verified_at: iso(v.verifiedAt) } : {}),
-    ...(v.proof ? { proof: proofBody(v.proof) } : {}),
-    ...(v.clientMetadata ? { client_metadata: v.clientMetadata } : {}),
-    ...(v.externalUserId ? { external_user_id: v.externalUserId } : {}),
-    attempts: v.attempts,
-    max_attempts: v.maxAttempts,
-    ...(v.revokedAt ? { revoked_at: iso(v.revokedAt), revoked_reason: v.revokedReason } : {}),
-    test_mode: v.testMode,
-    ...(v.method ? { method: v.method as ProofMethod } : {}),
-    ...(v.reusedFrom ? { reused_from: v.reusedFrom } : {}),
-    ...(v.delivery ? { delivery: v.delivery as PhoneDeliveryWord } : {}),
-    updated_at: iso(v.updatedAt ?? v.createdAt),
-    ...(v.callbackUrl ? { callback_url: v.callbackUrl } : {}),
-    ...(v.projectId ? { project_id: v.projectId } : {}),
-    proof_format: (v.proofFormat || "jwt") as "jwt" | "sd-jwt-vc",
-    ...(v.holderKey ? { holder_key: v.holderKey } : {}),
-    ...(v.suspendedAt ? { suspended_at: iso(v.suspendedAt), suspended_reason: v.suspendedReason as never } : {}),
-    ...(v.redactedAt ? { redacted_at: iso(v.redactedAt) } : {}),
-  };
-}
+/** Where the REST verification differs from its message's fields (@icv/platform restOf: the proto is the table). */
+const REST_RULES: FieldRules = {
+  identifier: (v: VerificationMsg) => (v.redactedAt ? null : v.identifier),
+  "proof.identifier_salt": (p: ProofRef) => p.identifierSalt || undefined,
+  revoked_reason: (v: VerificationMsg) => (v.revokedAt ? v.revokedReason : undefined),
+  method: (v: VerificationMsg) => v.method || undefined,
+  updated_at: (v: VerificationMsg) => iso(v.updatedAt ?? v.createdAt),
+  proof_format: (v: VerificationMsg) => v.proofFormat || "jwt",
+  suspended_reason: (v: VerificationMsg) => (v.suspendedAt ? v.suspendedReason : undefined),
+};
+
+/** RPC message → REST verification (snake_case, ISO timestamps, absent members left out), by the message's descriptor. */
+export const toRest = (v: VerificationMsg) => restOf(VerificationSchema, v, REST_RULES) as z.output<typeof Verification>;

@@ -1,5 +1,6 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { AppError, iso } from "@icv/platform";
+import { CreateVerificationRequestSchema } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
+import { AppError, iso, messageOf } from "@icv/platform";
 import { z } from "zod";
 import { DOMAIN_CHECK_CALL, scopeOf, type Clients } from "../clients.ts";
 import { idOf, idParams, timestampParam } from "../input.ts";
@@ -159,24 +160,8 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       },
       async handler({ req, body }) {
         const r = await c.verification.createVerification(
-          {
-            scope: scopeOf(req),
-            type: body.type,
-            channel: body.channel,
-            identifier: body.identifier,
-            clientMetadata: body.client_metadata as never,
-            externalUserId: body.external_user_id,
-            proofExpiresIn: body.proof_expires_in,
-            delivery: body.delivery,
-            emailPrefix: body.email_prefix,
-            dnsProvider: body.dns_provider ? { name: body.dns_provider.name, credentials: body.dns_provider.credentials } : undefined,
-            chainId: body.chain_id === undefined ? undefined : BigInt(body.chain_id),
-            callbackUrl: body.callback_url,
-            projectId: body.project_id,
-            proofFormat: body.proof_format,
-            holderKey: body.holder_key as never,
-            // channel auto runs its provider chain before it answers
-          },
+          // the body's members are the request's fields by their proto names; channel auto runs its provider chain before it answers
+          { scope: scopeOf(req), ...messageOf(CreateVerificationRequestSchema, body) },
           body.dns_provider ? DOMAIN_CHECK_CALL : undefined,
         );
         const last = toRestCheck(r.domainCheck);

@@ -11,7 +11,7 @@ import { CREATE_VERIFICATION_EXAMPLE } from "../verification-examples.ts";
 import { toRest, Verification } from "../verification-schemas.ts";
 import { DomainCheck, toRestCheck } from "./domain-check.ts";
 
-const CreateVerificationBody = z
+export const CreateVerificationBody = z
   .object({
     type: assetType,
     channel: channelInput(64),

@@ -30,6 +30,7 @@ const STRUCT = "google.protobuf.Struct";
 const LONG = new Set([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64]);
 
 const isSet = (v: unknown) => v !== undefined && v !== null && v !== "";
+const NO_RULES: FieldRules = {};
 
 /** The zero value of an implicit scalar (what an unset proto3 field reads as). */
 function zeroOf(f: DescField): unknown {
@@ -41,28 +42,65 @@ function zeroOf(f: DescField): unknown {
   return LONG.has(f.scalar) ? 0n : 0;
 }
 
-/** RPC message → REST body (snake_case members, ISO timestamps, absent members left out). */
-export function restOf(schema: DescMessage, msg: object, rules: FieldRules = {}, path = ""): Obj {
+/** How one field crosses to REST, worked out once per message and rules (restOf is on every answer's path). */
+type RestStep =
+  | { name: string; local: string; how: "rule"; rule: Rule }
+  | { name: string; local: string; how: "time" | "as-is" | "if-set" | "always" }
+  | { name: string; local: string; how: "nested"; plan: RestStep[] };
+
+const restPlans = new WeakMap<DescMessage, WeakMap<FieldRules, RestStep[]>>();
+
+function restPlan(schema: DescMessage, rules: FieldRules, path: string): RestStep[] {
+  return schema.fields.map((f): RestStep => {
+    const key = path + f.name;
+    const base = { name: f.name, local: f.localName };
+    const rule = rules[key] as Rule | undefined;
+    if (rule) return { ...base, how: "rule", rule };
+    if (f.fieldKind === "message") {
+      if (f.message.typeName === TIMESTAMP) return { ...base, how: "time" };
+      if (f.message.typeName === STRUCT) return { ...base, how: "as-is" };
+      return { ...base, how: "nested", plan: restPlan(f.message, rules, `${key}.`) };
+    }
+    return { ...base, how: f.fieldKind === "scalar" && f.presence === FeatureSet_FieldPresence.EXPLICIT ? "if-set" : "always" };
+  });
+}
+
+function runRest(plan: RestStep[], msg: object): Obj {
   const m = msg as Obj;
   const out: Obj = {};
-  for (const f of schema.fields) {
-    const key = path + f.name;
-    const rule = rules[key] as Rule | undefined;
-    const value = m[f.localName];
+  for (const step of plan) {
+    const value = m[step.local];
     let rest: unknown;
-    if (rule) rest = rule(msg);
-    else if (f.fieldKind === "message") {
-      if (value === undefined) continue;
-      if (f.message.typeName === TIMESTAMP) rest = iso(value as Timestamp);
-      else if (f.message.typeName === STRUCT) rest = value;
-      else rest = restOf(f.message, value as object, rules, `${key}.`);
-    } else if (f.fieldKind === "scalar" && f.presence === FeatureSet_FieldPresence.EXPLICIT) {
-      if (!isSet(value)) continue;
-      rest = value;
-    } else rest = value;
-    if (rest !== undefined) out[f.name] = rest;
+    switch (step.how) {
+      case "rule":
+        rest = step.rule(msg);
+        break;
+      case "time":
+        rest = value === undefined ? undefined : iso(value as Timestamp);
+        break;
+      case "as-is":
+      case "always":
+        rest = value;
+        break;
+      case "if-set":
+        rest = isSet(value) ? value : undefined;
+        break;
+      case "nested":
+        rest = value === undefined ? undefined : runRest(step.plan, value as object);
+        break;
+    }
+    if (rest !== undefined) out[step.name] = rest;
   }
   return out;
+}
+
+/** RPC message → REST body (snake_case members, ISO timestamps, absent members left out). */
+export function restOf(schema: DescMessage, msg: object, rules: FieldRules = NO_RULES): Obj {
+  let byRules = restPlans.get(schema);
+  if (!byRules) restPlans.set(schema, (byRules = new WeakMap()));
+  let plan = byRules.get(rules);
+  if (!plan) byRules.set(rules, (plan = restPlan(schema, rules, "")));
+  return runRest(plan, msg);
 }
 
 /** REST body or row (snake_case members) → RPC message fields; members the source lacks are left out. */

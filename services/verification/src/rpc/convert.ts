@@ -3,7 +3,7 @@ import type { DomainCheck, DomainVerification, Verification } from "@icv/contrac
 import type { VerificationRequest, HostedRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ts } from "@icv/platform";
-import { domainMethodOf, domainPublication, VALUE_PREFIX } from "../channels/index.ts";
+import { domainMethodOf, domainPublication, VALUE_PREFIX } from "../channels/domain/publication.ts";
 import type { HostedView } from "../requests/hosted.ts";
 import { byDisplayOrder, type PublicView } from "../profiles/index.ts";
 import type { DomainCheckRow, ProfileRow, RequestView, StoredCheck, TestMessageRow, VerificationRow } from "../store/index.ts";

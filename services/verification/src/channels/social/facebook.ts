@@ -1,0 +1,5 @@
+/** A Facebook account: a handle, confirmed by signing in with Facebook. */
+import { oauthChannel } from "../shared/oauth-channel.ts";
+import { maskAccount, normalizeHandle } from "./handle.ts";
+
+export const facebook = oauthChannel({ type: "social", channel: "facebook", name: "Facebook", normalize: normalizeHandle, mask: maskAccount });

@@ -17,7 +17,7 @@ const MAX_CREDENTIAL_LENGTH = 1024;
 type DnsProvider = { name: string; credentials: Record<string, string> };
 
 /** dns_provider: required, a known host, exactly its credential fields; only field names are ever named back, never a value. */
-const dnsProvider = z.any().transform((given: DnsProvider | undefined, ctx) => {
+const dnsProvider = z.any().optional().transform((given: DnsProvider | undefined, ctx) => {
   const bad = (field: string, message: string) => fail(ctx, message, [{ field, message, code: "invalid" }]);
   if (given === undefined) return bad("dns_provider", "dns_provider ({name, credentials}) is required on channel auto");
   const { name, credentials } = given;

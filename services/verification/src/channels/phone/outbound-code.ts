@@ -8,7 +8,7 @@ import { fail } from "../shared/parse.ts";
  * a channel that can send a code to a number.
  */
 export const deliveryOption = (channel: string, outbound: boolean) =>
-  z.any().transform((delivery: unknown, ctx): PhoneDelivery => {
+  z.any().optional().transform((delivery: unknown, ctx): PhoneDelivery => {
     if (delivery === undefined || delivery === "inbound") return "inbound";
     if (delivery !== "outbound") {
       fail(ctx, "delivery must be inbound or outbound", [{ field: "delivery", message: "inbound or outbound", code: "invalid_enum_value" }]);

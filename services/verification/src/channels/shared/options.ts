@@ -9,7 +9,7 @@ import { fail } from "./parse.ts";
 
 /** A field this channel refuses when given: `message`, and `detail` as the details' message (default the same). */
 export const refused = (field: string, message: string, detail = message) =>
-  z.any().transform((given: unknown, ctx) => {
+  z.any().optional().transform((given: unknown, ctx) => {
     if (given !== undefined) fail(ctx, message, [{ field, message: detail, code: "invalid" }]);
     return undefined;
   });

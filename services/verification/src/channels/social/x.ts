@@ -1,4 +1,4 @@
-/** A X account: a handle, confirmed by signing in with X. */
+/** An X account: a handle, confirmed by signing in with X. */
 import { oauthChannel } from "../shared/oauth-channel.ts";
 import { maskAccount, normalizeHandle } from "./handle.ts";
 

@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { botUsernameOf } from "../../src/channels/telegram-bot.ts";
+import { botUsernameOf } from "../../../src/channels/telegram_bot/get-me.ts";
 
 // A local server speaking the Bot API's getMe: one known token, everything else 401 as Telegram answers.
 const TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0";

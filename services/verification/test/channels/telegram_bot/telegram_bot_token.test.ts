@@ -1,9 +1,7 @@
-/** The telegram_bot channel: bot username normalization. */
+/** telegram_bot/telegram_bot_token: a bot's username, confirmed by its token (getMe once, never stored). */
 import { describe, it, expect } from "vitest";
-import { normalizeIdentifier } from "../../src/channels/index.ts";
-import { expectInvalid } from "./helpers.ts";
-import { telegramBot } from "../../src/channels/telegram-bot.ts";
-import { CTX, pending, rejection } from "./helpers.ts";
+import { telegram_bot_token } from "../../../src/channels/telegram_bot/telegram_bot_token.ts";
+import { bare, challenge, CTX, expectInvalid, normalize, pending, rejection, takenOptions } from "../helpers.ts";
 
 describe("telegram_bot", () => {
   const valid: Array<[string, string, string]> = [
@@ -20,7 +18,7 @@ describe("telegram_bot", () => {
     [`${"a".repeat(29)}bot`, `@${"a".repeat(29)}bot`, `@${"a".repeat(29)}bot`],
   ];
   it.each(valid)("normalizes %j", (raw, value, canonical) => {
-    expect(normalizeIdentifier("telegram_bot", "telegram_bot_token", raw)).toEqual({ value, canonical });
+    expect(normalize("telegram_bot", "telegram_bot_token", raw)).toEqual({ value, canonical });
   });
 
   const invalid: Array<[string, string]> = [
@@ -41,19 +39,34 @@ describe("telegram_bot", () => {
   });
 });
 
-// ---------------------------------------------------------------------------------------------
-
 describe("telegram_bot evidence (complete)", () => {
   const v = pending({ type: "telegram_bot", channel: "telegram_bot_token", identifier: "@Acme_bot", canonical: "@acme_bot" });
 
   it("a bot token is required", async () => {
-    expect(await rejection(() => telegramBot.complete(v, {}, CTX))).toBe("validation_error");
+    expect(await rejection(() => telegram_bot_token.complete(v, {}, CTX))).toBe("validation_error");
   });
 
   it("a token that is not a bot token shape is a wrong answer, without calling Telegram", async () => {
-    expect(await telegramBot.complete(v, { botToken: "not-a-token" }, CTX)).toEqual({
+    expect(await telegram_bot_token.complete(v, { botToken: "not-a-token" }, CTX)).toEqual({
       ok: false,
       failure: ["invalid_code", "the bot token does not belong to this bot"],
     });
+  });
+});
+
+describe("telegram_bot challenge, options and form", () => {
+  it("an instruction and nothing to send; nothing to configure; no create option", () => {
+    const c = challenge("telegram_bot", "telegram_bot_token", "@acme_bot");
+    expect(c).toMatchObject({ showCode: false });
+    expect(c.code).toBeUndefined();
+    expect(c.deepLink).toBeUndefined();
+    expect(c.instruction).toContain("@acme_bot");
+    expect(telegram_bot_token.missingProvider(bare)).toEqual([]);
+    expect(takenOptions("telegram_bot", "telegram_bot_token")).toEqual([]);
+  });
+
+  it("the page asks for the token", () => {
+    expect(telegram_bot_token.method).toBe("bot_token");
+    expect(telegram_bot_token.form).toMatchObject({ step: "bot_token", fields: [{ name: "bot_token", label: "Bot token (from @BotFather)" }] });
   });
 });

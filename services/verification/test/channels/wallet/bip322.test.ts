@@ -4,9 +4,9 @@
 import { describe, expect, it } from "vitest";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { OutScript, Address, NETWORK, RawWitness } from "@scure/btc-signer";
-import { verifyWalletSignature } from "../../src/channels/wallet/signatures.ts";
-import { bip322MessageHash, bip322ToSign } from "../../src/channels/wallet/bip322.ts";
-import { bip322Address, bip322Sign, virtualTransactions, type Bip322Kind } from "../../../../test/support/bip322.ts";
+import { verifyWalletSignature } from "../../../src/channels/wallet/signatures.ts";
+import { bip322MessageHash, bip322ToSign } from "../../../src/channels/wallet/bip322.ts";
+import { bip322Address, bip322Sign, virtualTransactions, type Bip322Kind } from "../../../../../test/support/bip322.ts";
 
 // BIP-322 "Test vectors": private key L3VFeEujGtevx9w18HD1fhRbCH67Az2dpCymeRE1SoPK6XQtaN2k.
 const P2WPKH = "bc1q9vza2e8x573nczrlzms0wvx3gsqjx7vavgkx0l";

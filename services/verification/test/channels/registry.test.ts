@@ -1,19 +1,36 @@
-/** The registry: generic input rules, masking, the type/channel table, TTLs, providers and methods. */
+/** The registry: the type/channel table, and what every channel answers alike (input rules, masks, TTLs, providers, methods). */
 import { describe, it, expect } from "vitest";
-import { parseConfig } from "@icv/platform";
+import { CHANNELS_BY_TYPE, parseConfig } from "@icv/platform";
 import { AppError } from "@icv/platform/errors.ts";
-import {
-  maskIdentifier,
-  normalizeIdentifier,
-  buildChallenge,
-  CHANNELS_BY_TYPE,
-  TTL_MS,
-  methodOf,
-  missingProvider,
-  type AssetType,
-} from "../../src/channels/index.ts";
-import { deliveryOf, proofCanonical, sendsCode, sentNotice, sessionInstruction, showsCode } from "../../src/channels/index.ts";
-import { errorOf, expectInvalid, NOW, bare, configured, ETH, challenge } from "./helpers.ts";
+import type { AssetType } from "../../src/channels/channel.ts";
+import { channelFor, CHANNELS } from "../../src/channels/registry.ts";
+import { errorOf, expectInvalid, normalize, NOW, bare, configured, ETH, challenge, options } from "./helpers.ts";
+
+const ALL = (Object.entries(CHANNELS_BY_TYPE) as [AssetType, readonly string[]][]).flatMap(([t, cs]) => cs.map((c) => [t, c] as const));
+const missingProvider = (type: AssetType, channel: string, config: typeof bare) => channelFor(type, channel).missingProvider(config);
+
+describe("the table", () => {
+  it("holds every type/channel of the spec's table and nothing else", () => {
+    expect(Object.fromEntries(Object.entries(CHANNELS).map(([t, row]) => [t, Object.keys(row)]))).toEqual(CHANNELS_BY_TYPE);
+    for (const [t, c] of ALL) expect(channelFor(t, c)).toMatchObject({ type: t, channel: c });
+  });
+
+  it("channelFor refuses an unknown pair as validation_error, without reading the prototype", () => {
+    for (const [t, c] of [
+      ["wallet", "dogecoin"],
+      ["phone", "viber"],
+      ["phone", "email"],
+      ["nonsense", "x"],
+      ["__proto__", "toString"],
+      ["phone", "__proto__"],
+      ["email", "constructor"],
+    ]) {
+      const err = errorOf(() => channelFor(t, c));
+      expect(err, `${t}/${c}`).toBeInstanceOf(AppError);
+      expect((err as AppError).code).toBe("validation_error");
+    }
+  });
+});
 
 // ---------------------------------------------------------------------------------------------
 // generic input rules
@@ -37,7 +54,7 @@ describe("normalizeIdentifier: generic input rules", () => {
   it("accepts exactly 320 characters before trimming", () => {
     const raw = `${" ".repeat(300)}ABCDEFGHIJ${" ".repeat(10)}`;
     expect(raw.length).toBe(320);
-    expect(normalizeIdentifier("account", "coinbase", raw)).toEqual({ value: "ABCDEFGHIJ", canonical: "ABCDEFGHIJ" });
+    expect(normalize("account", "coinbase", raw)).toEqual({ value: "ABCDEFGHIJ", canonical: "ABCDEFGHIJ" });
   });
 
   it("never echoes the raw input in the message", () => {
@@ -45,11 +62,6 @@ describe("normalizeIdentifier: generic input rules", () => {
     expect(err.message).not.toContain("SECRET");
   });
 
-  it("rejects an unknown wallet channel as invalid_channel_for_type", () => {
-    const err = errorOf(() => normalizeIdentifier("wallet", "dogecoin", "D8vFz4p1L37jdg47HXKtSHA5uYLYxbGgPD"));
-    expect(err).toBeInstanceOf(AppError);
-    expect((err as AppError).code).toBe("invalid_channel_for_type");
-  });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -57,7 +69,14 @@ describe("normalizeIdentifier: generic input rules", () => {
 
 // masking
 
-describe("maskIdentifier", () => {
+/** How every channel of a type masks a value (all alike). */
+function maskIdentifier(type: AssetType, value: string): string {
+  const masks = new Set(CHANNELS_BY_TYPE[type].map((c) => channelFor(type, c).mask(value)));
+  expect(masks.size, `${type} channels mask ${value} alike`).toBe(1);
+  return [...masks][0];
+}
+
+describe("masking", () => {
   const cases: Array<[AssetType, string, string]> = [
     ["phone", "+37069199199", "+3706***9199"],
     ["phone", "+14155552671", "+1415***2671"],
@@ -92,83 +111,10 @@ describe("maskIdentifier", () => {
   });
 
   it("masks a normalized value end to end", () => {
-    const phone = normalizeIdentifier("phone", "sms", "+370 691 99199");
+    const phone = normalize("phone", "sms", "+370 691 99199");
     expect(maskIdentifier("phone", phone.value)).toBe("+3706***9199");
-    const email = normalizeIdentifier("email", "email", "John.Doe@Example.COM");
+    const email = normalize("email", "email", "John.Doe@Example.COM");
     expect(maskIdentifier("email", email.value)).toBe("j***e@example.com");
-  });
-});
-
-describe("service-sent codes, domains, bots, OAuth", () => {
-  it("email: a code that is never shown and no link", () => {
-    const c = challenge("email", "email", "john.doe@example.com", { config: configured });
-    expect(c.code).toMatch(/^[A-Z0-9]{6}$/);
-    expect(c.showCode).toBe(false);
-    expect(c.deepLink).toBeUndefined();
-    expect(c.instruction).not.toContain(c.code!);
-  });
-
-  it("outbound phone (sms, whatsapp): a code sent to the number, never shown, no deep link", () => {
-    for (const channel of ["sms", "whatsapp"]) {
-      const c = buildChallenge({
-        id: "ver_01JABCDEFGHJKMNPQRSTVWXYZ0",
-        type: "phone",
-        channel,
-        identifier: "+37069199199",
-        env: "live",
-        now: NOW,
-        config: configured,
-        delivery: "outbound",
-      });
-      expect(c.code).toMatch(/^[A-Z0-9]{6}$/);
-      expect(c).toMatchObject({ showCode: false, sendTo: "+37069199199" });
-      expect(c.deepLink).toBeUndefined();
-      expect(c.instruction).toMatch(channel === "sms" ? /by SMS/ : /by WhatsApp/);
-      expect(c.instruction).not.toContain(c.code!);
-      expect(c.expiresAt.getTime() - NOW.getTime()).toBe(TTL_MS.phone);
-    }
-  });
-
-  it("domain by email: a hidden code sent to the domain", () => {
-    const c = challenge("domain", "email", "example.com", { config: configured });
-    expect(c.showCode).toBe(false);
-    expect(c.code).toMatch(/^[A-Z0-9]{6}$/);
-    expect(c.instruction).toContain("example.com");
-  });
-
-  it("domain dns and http: the icv-verify=<token> value and where to put it, no code", () => {
-    const dns = challenge("domain", "dns", "example.com");
-    expect(dns.code).toBeUndefined();
-    expect(dns.message).toMatch(/^icv-verify=[A-Za-z0-9_-]{43}$/);
-    expect(dns.instruction).toContain("_icv-challenge.example.com");
-    expect(dns.instruction).toContain(dns.message!);
-    const http = challenge("domain", "http", "example.com");
-    expect(http.message).toMatch(/^icv-verify=[A-Za-z0-9_-]{43}$/);
-    expect(http.message).not.toBe(dns.message);
-    expect(http.instruction).toContain("http://example.com/.well-known/icv-verify.txt");
-  });
-
-  it("social and coinbase: a single-use OAuth start link on the public base, its secret kept only as the code HMAC", () => {
-    const c = challenge("social", "github", "octocat", { config: configured });
-    expect(c.deepLink).toMatch(/^https:\/\/verify\.example\.com\/oauth\/github\/start\?t=ver_01JABCDEFGHJKMNPQRSTVWXYZ0\.[0-9a-f]{64}$/);
-    expect(c.deepLink!.endsWith(`.${c.code}`)).toBe(true);
-    expect(c.showCode).toBe(false);
-    expect(challenge("social", "github", "octocat").code).not.toBe(c.code);
-    expect(challenge("account", "coinbase", "a@example.com").deepLink).toMatch(/\/oauth\/coinbase\/start\?t=ver_/);
-  });
-
-  it("kraken: no link, an instruction to make a read-only API key", () => {
-    const c = challenge("account", "kraken", "AA88 N84G WOAK NMOI");
-    expect(c.deepLink).toBeUndefined();
-    expect(c.code).toBeUndefined();
-    expect(c.instruction).toContain("read-only API key");
-  });
-
-  it("telegram_bot: an instruction and nothing to send", () => {
-    const c = challenge("telegram_bot", "telegram_bot_token", "@acme_bot");
-    expect(c).toMatchObject({ showCode: false });
-    expect(c.code).toBeUndefined();
-    expect(c.deepLink).toBeUndefined();
   });
 });
 
@@ -184,7 +130,7 @@ describe("TTL per type (DECISIONS.md)", () => {
     ["telegram_bot", "telegram_bot_token", "@acme_bot", 10 * MIN],
   ];
   it.each(cases)("%s challenges expire after the decided time", (type, channel, identifier, ttl) => {
-    expect(TTL_MS[type]).toBe(ttl);
+    for (const c of CHANNELS_BY_TYPE[type]) expect(channelFor(type, c).ttlMs, `${type}/${c}`).toBe(ttl);
     expect(challenge(type, channel, identifier).expiresAt.getTime() - NOW.getTime()).toBe(ttl);
   });
 });
@@ -243,7 +189,9 @@ describe("missingProvider", () => {
   });
 });
 
-describe("methodOf", () => {
+const methodOf = (type: AssetType, channel: string) => channelFor(type, channel).method;
+
+describe("method", () => {
   it("tells how each kind of verification is completed", () => {
     expect(methodOf("phone", "sms")).toBe("code");
     expect(methodOf("email", "email")).toBe("code");
@@ -262,7 +210,15 @@ describe("methodOf", () => {
 // the decisions the use cases ask the registry (resend, the hosted page, proof checks, sessions)
 
 describe("who sends the code, and what the page may show", () => {
-  const all = (Object.entries(CHANNELS_BY_TYPE) as [AssetType, readonly string[]][]).flatMap(([t, cs]) => cs.map((c) => [t, c] as const));
+  const all = ALL;
+  const deliveryOf = (t: AssetType, c: string, d: string | undefined) => {
+    const o = options(t, c, { delivery: d });
+    if ("refused" in o) throw new AppError("validation_error", o.message);
+    return o.delivery ?? null;
+  };
+  const sendsCode = (t: AssetType, c: string, d: string | null) => channelFor(t, c).sends?.code(d) ?? false;
+  const showsCode = (t: AssetType, c: string, d: string | null) => channelFor(t, c).form.step === "send_code" && d !== "outbound";
+  const sentNotice = (t: AssetType, c: string, to: string) => channelFor(t, c).sends?.notice(to);
 
   it("the service sends the code of email, domain by email and outbound phone only", () => {
     // every verification that can exist: type, channel and a delivery the create accepts
@@ -290,26 +246,25 @@ describe("who sends the code, and what the page may show", () => {
   });
 });
 
-describe("proofCanonical", () => {
-  it("is the normalized identifier, as at creation", () => {
-    expect(proofCanonical("email", "email", "John.Doe@Example.COM")).toBe("john.doe@example.com");
-    expect(proofCanonical("phone", "sms", "+370 691 99199")).toBe("+37069199199");
-  });
-
-  it("takes a possible phone number a provider attested that the strict check refuses; nothing else", () => {
-    // +1 555 01xx: possible, not valid (a range libphonenumber's validity data does not hold)
-    expect(() => normalizeIdentifier("phone", "telegram", "+1 555 010 0000")).toThrow();
-    expect(proofCanonical("phone", "telegram", "+1 (555) 010-0000")).toBe("+15550100000");
-    expect(proofCanonical("email", "email", "not an email")).toBeUndefined();
-    expect(proofCanonical("nonsense", "x", "+15550100000")).toBeUndefined();
+describe("the phone channels' session words and attested numbers", () => {
+  it("names the bot or the number for the channels sessions answer over; other channels have none", () => {
+    const words = (c: string) => channelFor("phone", c).phone?.sessionInstruction;
+    expect(words("telegram")).toBe("Confirmed by a message from this number to our Telegram bot.");
+    expect(words("whatsapp")).toBe("Confirmed by a message from this number to our WhatsApp number.");
+    expect(words("sms")).toBe("Confirmed by a text message from this number to our SMS number.");
+    for (const c of ["viber", "email", "__proto__", "toString"]) expect(errorOf(() => channelFor("phone", c))).toMatchObject({ code: "validation_error" });
+    expect(ALL.filter(([t, c]) => channelFor(t, c).phone).map(([t, c]) => `${t}/${c}`)).toEqual(["phone/whatsapp", "phone/telegram", "phone/sms"]);
   });
 });
 
-describe("sessionInstruction", () => {
-  it("names the bot or the number for the channels sessions answer over, and refuses the others", () => {
-    expect(sessionInstruction("telegram")).toBe("Confirmed by a message from this number to our Telegram bot.");
-    expect(sessionInstruction("whatsapp")).toBe("Confirmed by a message from this number to our WhatsApp number.");
-    expect(sessionInstruction("sms")).toBe("Confirmed by a text message from this number to our SMS number.");
-    for (const c of ["viber", "email", "__proto__", "toString"]) expect(errorOf(() => sessionInstruction(c))).toMatchObject({ code: "validation_error" });
+describe("hosted forms", () => {
+  it("every channel names itself and its inputs for the page; only phones offer a delivery", () => {
+    for (const [t, c] of ALL) {
+      const f = channelFor(t, c).form;
+      expect(f.name.length, `${t}/${c}`).toBeGreaterThan(0);
+      for (const field of f.fields) expect(field.label.length, `${t}/${c} ${field.name}`).toBeGreaterThan(0);
+      expect(f.deliveries.length > 0, `${t}/${c}`).toBe(t === "phone");
+    }
+    expect(ALL.filter(([t, c]) => channelFor(t, c).form.startable === false).map(([t, c]) => `${t}/${c}`)).toEqual(["domain/auto"]);
   });
 });

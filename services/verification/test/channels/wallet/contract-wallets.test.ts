@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { serializeErc6492Signature, type Hex } from "viem";
 import { AppError, parseConfig } from "@icv/platform";
-import { verifyWalletSignature } from "../../src/channels/wallet/signatures.ts";
-import { ethereumRpc } from "../../src/channels/wallet/contract-wallets.ts";
-import { startEthereumNode, type EthereumNode } from "../../../../test/support/ethereum-node.ts";
+import { verifyWalletSignature } from "../../../src/channels/wallet/signatures.ts";
+import { ethereumRpc } from "../../../src/channels/wallet/contract-wallets.ts";
+import { startEthereumNode, type EthereumNode } from "../../../../../test/support/ethereum-node.ts";
 
 const owner = privateKeyToAccount(generatePrivateKey());
 const stranger = privateKeyToAccount(generatePrivateKey());

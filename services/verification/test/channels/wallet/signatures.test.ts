@@ -3,7 +3,7 @@ import { createHash, generateKeyPairSync, sign as cryptoSign, type KeyObject } f
 import { base58, bech32, bech32m, createBase58check } from "@scure/base";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { verifyWalletSignature } from "../../src/channels/wallet/signatures.ts";
+import { verifyWalletSignature } from "../../../src/channels/wallet/signatures.ts";
 
 // A message shaped like the ones we generate: several lines, a non-ASCII character so that UTF-8
 // byte length differs from string length.

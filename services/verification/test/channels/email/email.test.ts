@@ -1,9 +1,7 @@
-/** The email channel: address normalization. */
+/** email/email: address normalization, the mailed code and its evidence. */
 import { describe, it, expect } from "vitest";
-import { normalizeIdentifier } from "../../src/channels/index.ts";
-import { expectInvalid } from "./helpers.ts";
-import { email } from "../../src/channels/email.ts";
-import { CTX, pending, rejection } from "./helpers.ts";
+import { email } from "../../../src/channels/email/email.ts";
+import { bare, challenge, configured, CTX, expectInvalid, normalize, options, pending, rejection, takenOptions } from "../helpers.ts";
 
 describe("email", () => {
   const valid: Array<[string, string]> = [
@@ -20,7 +18,7 @@ describe("email", () => {
     [`${"a".repeat(64)}@example.com`, `${"a".repeat(64)}@example.com`],
   ];
   it.each(valid)("normalizes %j to %s", (raw, expected) => {
-    expect(normalizeIdentifier("email", "email", raw)).toEqual({ value: expected, canonical: expected });
+    expect(normalize("email", "email", raw)).toEqual({ value: expected, canonical: expected });
   });
 
   const longDomain = `${"a".repeat(63)}.${"b".repeat(63)}.${"c".repeat(63)}.com`; // 195 chars
@@ -57,12 +55,9 @@ describe("email", () => {
 
   it("counts the total length on the normalized address", () => {
     expect(`${"a".repeat(58)}@${longDomain}`.length).toBe(254);
-    expect(normalizeIdentifier("email", "email", `${"a".repeat(58)}@${longDomain}`).value).toHaveLength(254);
+    expect(normalize("email", "email", `${"a".repeat(58)}@${longDomain}`).value).toHaveLength(254);
   });
 });
-
-// ---------------------------------------------------------------------------------------------
-// domain
 
 describe("email evidence (complete)", () => {
   const v = pending({ type: "email", channel: "email", identifier: "john@example.com", code: "K7P2QX" });
@@ -83,5 +78,36 @@ describe("email evidence (complete)", () => {
   it("a source identifier must normalize to the asset", async () => {
     expect((await email.complete(v, { challengeCode: "K7P2QX", sourceIdentifier: " John@Example.COM " }, CTX)).ok).toBe(true);
     expect((await email.complete(v, { challengeCode: "K7P2QX", sourceIdentifier: "jane@example.com" }, CTX)).ok).toBe(false);
+  });
+});
+
+describe("email challenge, options and form", () => {
+  it("a code that is never shown and no link, sent to the address", () => {
+    const c = challenge("email", "email", "john.doe@example.com", { config: configured });
+    expect(c.code).toMatch(/^[A-Z0-9]{6}$/);
+    expect(c).toMatchObject({ showCode: false, sendTo: "john.doe@example.com", sendOver: "email", purpose: "your email address" });
+    expect(c.deepLink).toBeUndefined();
+    expect(c.instruction).not.toContain(c.code!);
+  });
+
+  it("takes no create option; a phone's delivery is refused with its words", () => {
+    expect(takenOptions("email", "email")).toEqual([]);
+    expect(options("email", "email", { delivery: "outbound" })).toEqual({
+      refused: "validation_error",
+      message: "delivery is only for phone verifications",
+      details: [{ field: "delivery", message: "phone only", code: "invalid" }],
+    });
+  });
+
+  it("the service sends the code (and says where, masked); SMTP must be configured", () => {
+    expect(email.sends?.code(null)).toBe(true);
+    expect(email.sends?.notice("john.doe@example.com")).toEqual({ to: "j***e@example.com", what: "email" });
+    expect(email.missingProvider(bare)).toEqual(["SMTP_URL"]);
+    expect(email.missingProvider(configured)).toEqual([]);
+  });
+
+  it("the page asks for the mailed code", () => {
+    expect(email.method).toBe("code");
+    expect(email.form).toEqual({ name: "Email", deliveries: [], step: "enter_code", fields: [{ name: "challenge_code", label: "Code from the email", input: "text" }] });
   });
 });

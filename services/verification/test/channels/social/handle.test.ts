@@ -1,11 +1,9 @@
-/** The social channel: handle normalization. */
+/** Social handles, and the accounts given as an email address (google, linkedin). */
 import { describe, it, expect } from "vitest";
-import { normalizeIdentifier } from "../../src/channels/index.ts";
-import { expectInvalid } from "./helpers.ts";
-import { social } from "../../src/channels/social.ts";
-import { CTX, pending, rejection } from "./helpers.ts";
+import { maskAccount } from "../../../src/channels/social/handle.ts";
+import { expectInvalid, normalize } from "../helpers.ts";
 
-describe("social", () => {
+describe("social handles", () => {
   const valid: Array<[string, string]> = [
     ["@JohnDoe", "johndoe"],
     ["JohnDoe", "johndoe"],
@@ -16,18 +14,18 @@ describe("social", () => {
     [`@${"Y".repeat(100)}`, "y".repeat(100)],
   ];
   it.each(valid)("normalizes %j to %s", (raw, expected) => {
-    expect(normalizeIdentifier("social", "github", raw)).toEqual({ value: expected, canonical: expected });
+    expect(normalize("social", "github", raw)).toEqual({ value: expected, canonical: expected });
   });
 
   it("behaves the same for every social channel whose handle is a name", () => {
     for (const channel of ["github", "facebook", "x", "instagram", "youtube", "tiktok"]) {
-      expect(normalizeIdentifier("social", channel, "@Some.User").value).toBe("some.user");
+      expect(normalize("social", channel, "@Some.User").value).toBe("some.user");
     }
   });
 
   it("google and linkedin: the handle is the account's email address (OIDC)", () => {
     for (const channel of ["google", "linkedin"]) {
-      expect(normalizeIdentifier("social", channel, "Jane.Doe@Example.COM")).toEqual({
+      expect(normalize("social", channel, "Jane.Doe@Example.COM")).toEqual({
         value: "jane.doe@example.com",
         canonical: "jane.doe@example.com",
       });
@@ -50,14 +48,10 @@ describe("social", () => {
   });
 });
 
-// ---------------------------------------------------------------------------------------------
-// account
-
-describe("social evidence (complete)", () => {
-  it("OAuth: completed by signing in, never by a submit", async () => {
-    expect(social.method("github")).toBe("oauth");
-    expect(
-      await rejection(() => social.complete(pending({ type: "social", channel: "github", identifier: "johndoe" }), { challengeCode: "K7P2QX" }, CTX)),
-    ).toBe("invalid_state");
+describe("masking an account", () => {
+  it("as an email address when it is one, else as a handle", () => {
+    expect(maskAccount("johndoe")).toBe("j***");
+    expect(maskAccount("john.doe_99")).toBe("john***e_99");
+    expect(maskAccount("user.name@example.com")).toBe("u***e@example.com");
   });
 });

@@ -108,7 +108,11 @@ describe("services/verification/src/channels", () => {
     expect(files.sort()).toEqual(["channel.ts", "registry.ts"]);
     const folders = entries.filter((e) => e.isDirectory()).map((e) => e.name);
     expect(folders.sort()).toEqual([...Object.keys(CHANNELS_BY_TYPE), "shared"].sort());
-    expect(tsFiles(dir).filter((f) => path.basename(f) === "index.ts").map(rel)).toEqual([]);
+    expect(
+      tsFiles(dir)
+        .filter((f) => path.basename(f) === "index.ts")
+        .map(rel),
+    ).toEqual([]);
   });
 
   it("has one file per channel of the type/channel table in its type's folder (helpers beside them)", () => {

@@ -108,7 +108,12 @@ export function options(type: AssetType, channel: string, body: CreateBody): Cre
 
 /** The option fields a channel takes: each given alone, those it does not refuse. */
 export function takenOptions(type: AssetType, channel: string): string[] {
-  const samples: CreateBody = { delivery: "inbound", email_prefix: "admin", dns_provider: { name: "cloudflare", credentials: { api_token: "t" } }, chain_id: 1 };
+  const samples: CreateBody = {
+    delivery: "inbound",
+    email_prefix: "admin",
+    dns_provider: { name: "cloudflare", credentials: { api_token: "t" } },
+    chain_id: 1,
+  };
   return Object.entries(samples)
     .filter(([field, value]) => !("refused" in options(type, channel, { [field]: value })))
     .map(([field]) => field);

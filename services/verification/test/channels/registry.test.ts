@@ -61,7 +61,6 @@ describe("normalizeIdentifier: generic input rules", () => {
     const err = expectInvalid("phone", "sms", "+1 SECRET-VALUE 555");
     expect(err.message).not.toContain("SECRET");
   });
-
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -17,19 +17,23 @@ const MAX_CREDENTIAL_LENGTH = 1024;
 type DnsProvider = { name: string; credentials: Record<string, string> };
 
 /** dns_provider: required, a known host, exactly its credential fields; only field names are ever named back, never a value. */
-const dnsProvider = z.any().optional().transform((given: DnsProvider | undefined, ctx) => {
-  const bad = (field: string, message: string) => fail(ctx, message, [{ field, message, code: "invalid" }]);
-  if (given === undefined) return bad("dns_provider", "dns_provider ({name, credentials}) is required on channel auto");
-  const { name, credentials } = given;
-  const fields = Object.hasOwn(DNS_PROVIDER_FIELDS, name) ? DNS_PROVIDER_FIELDS[name] : undefined;
-  if (!fields) return bad("dns_provider.name", `dns_provider.name must be one of ${Object.keys(DNS_PROVIDER_FIELDS).join(", ")}`);
-  const missing = fields.filter((f) => typeof credentials[f] !== "string" || credentials[f].length === 0);
-  const extra = Object.keys(credentials ?? {}).filter((f) => !fields.includes(f));
-  if (missing.length || extra.length) return bad("dns_provider.credentials", `dns_provider.credentials for ${name} must hold exactly ${fields.join(" and ")}`);
-  if (fields.some((f) => credentials[f].length > MAX_CREDENTIAL_LENGTH))
-    return bad("dns_provider.credentials", `each credential must be at most ${MAX_CREDENTIAL_LENGTH} characters`);
-  return given;
-});
+const dnsProvider = z
+  .any()
+  .optional()
+  .transform((given: DnsProvider | undefined, ctx) => {
+    const bad = (field: string, message: string) => fail(ctx, message, [{ field, message, code: "invalid" }]);
+    if (given === undefined) return bad("dns_provider", "dns_provider ({name, credentials}) is required on channel auto");
+    const { name, credentials } = given;
+    const fields = Object.hasOwn(DNS_PROVIDER_FIELDS, name) ? DNS_PROVIDER_FIELDS[name] : undefined;
+    if (!fields) return bad("dns_provider.name", `dns_provider.name must be one of ${Object.keys(DNS_PROVIDER_FIELDS).join(", ")}`);
+    const missing = fields.filter((f) => typeof credentials[f] !== "string" || credentials[f].length === 0);
+    const extra = Object.keys(credentials ?? {}).filter((f) => !fields.includes(f));
+    if (missing.length || extra.length)
+      return bad("dns_provider.credentials", `dns_provider.credentials for ${name} must hold exactly ${fields.join(" and ")}`);
+    if (fields.some((f) => credentials[f].length > MAX_CREDENTIAL_LENGTH))
+      return bad("dns_provider.credentials", `each credential must be at most ${MAX_CREDENTIAL_LENGTH} characters`);
+    return given;
+  });
 
 export const auto: Channel = {
   ...checked,

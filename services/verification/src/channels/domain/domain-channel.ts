@@ -74,4 +74,3 @@ export function normalizeDomain(input: string): string {
   if (ascii.startsWith("www.") && ascii.slice(4).includes(".")) return ascii.slice(4);
   return ascii;
 }
-

@@ -13,13 +13,16 @@ import { checked, DOMAIN_TTL_MS, NOT_AUTO } from "./domain-channel.ts";
 /** The mailboxes a domain-by-email code may go to (default admin). */
 export const EMAIL_PREFIXES = ["admin", "administrator", "webmaster", "hostmaster", "postmaster"] as const;
 
-const emailPrefix = z.any().optional().transform((given: string | undefined, ctx) => {
-  if (given !== undefined && !(EMAIL_PREFIXES as readonly string[]).includes(given)) {
-    const message = `email_prefix must be one of ${EMAIL_PREFIXES.join(", ")}`;
-    fail(ctx, message, [{ field: "email_prefix", message, code: "invalid" }]);
-  }
-  return given;
-});
+const emailPrefix = z
+  .any()
+  .optional()
+  .transform((given: string | undefined, ctx) => {
+    if (given !== undefined && !(EMAIL_PREFIXES as readonly string[]).includes(given)) {
+      const message = `email_prefix must be one of ${EMAIL_PREFIXES.join(", ")}`;
+      fail(ctx, message, [{ field: "email_prefix", message, code: "invalid" }]);
+    }
+    return given;
+  });
 
 export const email: Channel = {
   type: "domain",

@@ -9,9 +9,5 @@ export const http: Channel = {
   options: takes({ email_prefix: NOT_EMAIL, dns_provider: NOT_AUTO }),
   form: { name: "HTTP file", deliveries: [], step: "domain_check", fields: [] },
   challenge: ({ identifier, now }) =>
-    checkedChallenge(
-      identifier,
-      now,
-      ({ httpFile }, value) => `Serve a file at http://${identifier}${httpFile.path} containing exactly: ${value}`,
-    ),
+    checkedChallenge(identifier, now, ({ httpFile }, value) => `Serve a file at http://${identifier}${httpFile.path} containing exactly: ${value}`),
 };

@@ -8,19 +8,22 @@ import { fail } from "../shared/parse.ts";
  * a channel that can send a code to a number.
  */
 export const deliveryOption = (channel: string, outbound: boolean) =>
-  z.any().optional().transform((delivery: unknown, ctx): PhoneDelivery => {
-    if (delivery === undefined || delivery === "inbound") return "inbound";
-    if (delivery !== "outbound") {
-      fail(ctx, "delivery must be inbound or outbound", [{ field: "delivery", message: "inbound or outbound", code: "invalid_enum_value" }]);
-      return "inbound";
-    }
-    if (!outbound) {
-      fail(ctx, `delivery outbound needs channel sms or whatsapp (${channel} cannot send a code to a number); use delivery inbound`, [
-        { field: "delivery", message: "not on this channel", code: "invalid" },
-      ]);
-    }
-    return "outbound";
-  });
+  z
+    .any()
+    .optional()
+    .transform((delivery: unknown, ctx): PhoneDelivery => {
+      if (delivery === undefined || delivery === "inbound") return "inbound";
+      if (delivery !== "outbound") {
+        fail(ctx, "delivery must be inbound or outbound", [{ field: "delivery", message: "inbound or outbound", code: "invalid_enum_value" }]);
+        return "inbound";
+      }
+      if (!outbound) {
+        fail(ctx, `delivery outbound needs channel sms or whatsapp (${channel} cannot send a code to a number); use delivery inbound`, [
+          { field: "delivery", message: "not on this channel", code: "invalid" },
+        ]);
+      }
+      return "outbound";
+    });
 
 /** The challenge of an outbound code: sent by `by` ("SMS", "WhatsApp") over `channel` to the number. */
 export function outboundChallenge(channel: CodeChannel, by: string, identifier: string, code: string, expiresAt: Date): ChallengeSpec {

@@ -9,10 +9,13 @@ import { fail } from "./parse.ts";
 
 /** A field this channel refuses when given: `message`, and `detail` as the details' message (default the same). */
 export const refused = (field: string, message: string, detail = message) =>
-  z.any().optional().transform((given: unknown, ctx) => {
-    if (given !== undefined) fail(ctx, message, [{ field, message: detail, code: "invalid" }]);
-    return undefined;
-  });
+  z
+    .any()
+    .optional()
+    .transform((given: unknown, ctx) => {
+      if (given !== undefined) fail(ctx, message, [{ field, message: detail, code: "invalid" }]);
+      return undefined;
+    });
 
 /** The option fields in the order they are checked, refused by default. */
 const NOT_TAKEN = {

@@ -1,5 +1,5 @@
 /** Zod schemas of the create options and submit evidence, and their refusals as the service's validation_error. */
-import { z } from "zod";
+import type { z } from "zod";
 import { AppError, type ErrorDetail } from "@icv/platform";
 
 /** A refusal with the exact message (and details, when given) the service answers; `parseWith` throws it as validation_error. */

@@ -30,13 +30,16 @@ function eip55(lowerHex: string): string {
 }
 
 /** chain_id: an EIP-155 chain id, default 1. */
-const chainId = z.any().optional().transform((requested: number | undefined, ctx) => {
-  if (requested !== undefined && (!Number.isSafeInteger(requested) || requested < 1)) {
-    const message = "chain_id must be a positive integer (an EIP-155 chain id)";
-    fail(ctx, message, [{ field: "chain_id", message, code: "invalid" }]);
-  }
-  return requested ?? 1;
-});
+const chainId = z
+  .any()
+  .optional()
+  .transform((requested: number | undefined, ctx) => {
+    if (requested !== undefined && (!Number.isSafeInteger(requested) || requested < 1)) {
+      const message = "chain_id must be a positive integer (an EIP-155 chain id)";
+      fail(ctx, message, [{ field: "chain_id", message, code: "invalid" }]);
+    }
+    return requested ?? 1;
+  });
 
 export const ethereum = walletChannel({
   channel: "ethereum",

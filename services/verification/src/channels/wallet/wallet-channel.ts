@@ -18,15 +18,9 @@ export type WalletMessage = (m: { host: string; base: string; address: string; n
 export const plainMessage =
   (channel: string): WalletMessage =>
   ({ host, address, now }) =>
-    [
-      `${host} asks you to prove control of the ${channel} address:`,
-      address,
-      "",
-      STATEMENT,
-      "",
-      `Nonce: ${nonce()}`,
-      `Issued At: ${now.toISOString()}`,
-    ].join("\n");
+    [`${host} asks you to prove control of the ${channel} address:`, address, "", STATEMENT, "", `Nonce: ${nonce()}`, `Issued At: ${now.toISOString()}`].join(
+      "\n",
+    );
 
 /** EIP-4361 (Sign-In with Ethereum). */
 export const siweMessage: WalletMessage = ({ host, base, address, now, expires, options }) =>

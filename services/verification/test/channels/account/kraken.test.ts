@@ -66,7 +66,11 @@ describe("account/kraken against a Kraken stand-in", () => {
       res.end(JSON.stringify(signed ? { error: [], result: { iban, permissions } } : { error: ["EAPI:Invalid key"] }));
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    config = parseConfig({ PUBLIC_BASE_URL: "https://verify.example.com", ALLOW_PRIVATE_TARGETS: "true", KRAKEN_API_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    config = parseConfig({
+      PUBLIC_BASE_URL: "https://verify.example.com",
+      ALLOW_PRIVATE_TARGETS: "true",
+      KRAKEN_API_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    });
   });
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 

@@ -24,8 +24,12 @@ describe("domain/email", () => {
   });
 
   it("email_prefix: one of the five mailboxes, on channel email only", () => {
-    for (const p of ["admin", "administrator", "webmaster", "hostmaster", "postmaster"]) expect(options("domain", "email", { email_prefix: p })).toEqual(expect.objectContaining({ email_prefix: p }));
-    expect(options("domain", "email", { email_prefix: "root" })).toMatchObject({ refused: "validation_error", message: "email_prefix must be one of admin, administrator, webmaster, hostmaster, postmaster" });
+    for (const p of ["admin", "administrator", "webmaster", "hostmaster", "postmaster"])
+      expect(options("domain", "email", { email_prefix: p })).toEqual(expect.objectContaining({ email_prefix: p }));
+    expect(options("domain", "email", { email_prefix: "root" })).toMatchObject({
+      refused: "validation_error",
+      message: "email_prefix must be one of admin, administrator, webmaster, hostmaster, postmaster",
+    });
     expect(options("domain", "email", { email_prefix: "Admin" })).toMatchObject({ refused: "validation_error" });
     expect(options("domain", "dns", { email_prefix: "admin" })).toMatchObject({ refused: "validation_error" });
     expect(takenOptions("domain", "email")).toEqual(["email_prefix"]);

@@ -108,6 +108,11 @@ describe("email challenge, options and form", () => {
 
   it("the page asks for the mailed code", () => {
     expect(email.method).toBe("code");
-    expect(email.form).toEqual({ name: "Email", deliveries: [], step: "enter_code", fields: [{ name: "challenge_code", label: "Code from the email", input: "text" }] });
+    expect(email.form).toEqual({
+      name: "Email",
+      deliveries: [],
+      step: "enter_code",
+      fields: [{ name: "challenge_code", label: "Code from the email", input: "text" }],
+    });
   });
 });

@@ -22,8 +22,14 @@ export function reverseOtpCases(channel: Channel, testBody: (code: string) => st
   });
 
   it("refuses the other types' options with their words", () => {
-    expect(options("phone", channel.channel, { email_prefix: "admin" })).toMatchObject({ refused: "validation_error", details: [{ field: "email_prefix", message: "domain only" }] });
-    expect(options("phone", channel.channel, { chain_id: 1 })).toMatchObject({ refused: "validation_error", details: [{ field: "chain_id", message: "ethereum wallets only" }] });
+    expect(options("phone", channel.channel, { email_prefix: "admin" })).toMatchObject({
+      refused: "validation_error",
+      details: [{ field: "email_prefix", message: "domain only" }],
+    });
+    expect(options("phone", channel.channel, { chain_id: 1 })).toMatchObject({
+      refused: "validation_error",
+      details: [{ field: "chain_id", message: "ethereum wallets only" }],
+    });
   });
 
   it("test mode: the code arrives as the message the link pre-fills, to our address", () => {

@@ -2,7 +2,24 @@
 import { describe, it, expect } from "vitest";
 import { base58, bech32, bech32m } from "@scure/base";
 import { bitcoin } from "../../../src/channels/wallet/bitcoin.ts";
-import { base58check, BASE58_ALPHABET, BECH32_ALPHABET, bytes, challenge, CTX, expectInvalid, hash160, normalize, NOW, segwit, tamper, options, pending, rejection, takenOptions } from "../helpers.ts";
+import {
+  base58check,
+  BASE58_ALPHABET,
+  BECH32_ALPHABET,
+  bytes,
+  challenge,
+  CTX,
+  expectInvalid,
+  hash160,
+  normalize,
+  NOW,
+  segwit,
+  tamper,
+  options,
+  pending,
+  rejection,
+  takenOptions,
+} from "../helpers.ts";
 
 describe("wallet / bitcoin", () => {
   const p2pkh = base58check(0x00, hash160);
@@ -98,7 +115,10 @@ describe("wallet/bitcoin challenge, evidence and options", () => {
   it("a signature is required; one that does not verify is invalid_signature", async () => {
     const v = pending({ type: "wallet", channel: "bitcoin", identifier: ADDRESS, message: "hello" });
     expect(await rejection(() => bitcoin.complete(v, {}, CTX))).toBe("validation_error");
-    expect(await bitcoin.complete(v, { signature: BAD_SIGNATURE }, CTX)).toEqual({ ok: false, failure: ["invalid_signature", "the signature does not verify"] });
+    expect(await bitcoin.complete(v, { signature: BAD_SIGNATURE }, CTX)).toEqual({
+      ok: false,
+      failure: ["invalid_signature", "the signature does not verify"],
+    });
   });
 
   it("takes no create option: chain_id is only for ethereum", () => {

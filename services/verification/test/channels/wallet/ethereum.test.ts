@@ -107,7 +107,10 @@ describe("wallet/ethereum challenge", () => {
     expect(parseSiweMessage(base.message!).chainId).toBe(8453);
     expect(base.message).toContain("\nChain ID: 8453\n");
     for (const bad of [0, -1, 1.5, Number.MAX_SAFE_INTEGER + 2])
-      expect(options("wallet", "ethereum", { chain_id: bad }), String(bad)).toMatchObject({ refused: "validation_error", message: expect.stringMatching(/chain_id/) });
+      expect(options("wallet", "ethereum", { chain_id: bad }), String(bad)).toMatchObject({
+        refused: "validation_error",
+        message: expect.stringMatching(/chain_id/),
+      });
     expect(options("wallet", "bitcoin", { chain_id: 1 })).toMatchObject({ refused: "validation_error", message: expect.stringMatching(/only for ethereum/) });
     expect(options("wallet", "solana", {})).not.toHaveProperty("refused");
     expect((options("wallet", "solana", {}) as { chain_id?: number }).chain_id).toBeUndefined();
@@ -132,7 +135,10 @@ describe("wallet evidence (complete)", () => {
 describe("wallet/ethereum options and form", () => {
   it("takes chain_id only", () => {
     expect(takenOptions("wallet", "ethereum")).toEqual(["chain_id"]);
-    expect(options("wallet", "ethereum", { delivery: "inbound" })).toMatchObject({ refused: "validation_error", details: [{ field: "delivery", message: "phone only", code: "invalid" }] });
+    expect(options("wallet", "ethereum", { delivery: "inbound" })).toMatchObject({
+      refused: "validation_error",
+      details: [{ field: "delivery", message: "phone only", code: "invalid" }],
+    });
   });
 
   it("is completed by a signature, which the page may ask a browser wallet for", () => {

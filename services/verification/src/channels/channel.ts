@@ -139,6 +139,8 @@ export interface HostedForm {
   fields: readonly FormField[];
   /** A browser wallet the page may ask to sign (EIP-1193 personal_sign). */
   browserWallet?: "eip1193";
+  /** Domain checks: what the user publishes (the TXT record, or the file over HTTP). */
+  publishes?: "dns_record" | "http_file";
   /** false: the page cannot start this channel (it takes create options the page has no inputs for, as auto's DNS host credentials). */
   startable?: false;
 }

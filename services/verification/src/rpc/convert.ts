@@ -3,6 +3,7 @@ import type { DomainCheck, DomainVerification, Verification } from "@icv/contrac
 import type { VerificationRequest, HostedRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ts } from "@icv/platform";
+import type { HostedForm } from "../channels/channel.ts";
 import { domainMethodOf, domainPublication, VALUE_PREFIX } from "../channels/domain/publication.ts";
 import type { HostedView } from "../requests/hosted.ts";
 import { byDisplayOrder, type PublicView } from "../profiles/index.ts";
@@ -215,6 +216,7 @@ export function toHostedMessage(h: HostedView): HostedInit {
       channel: a.channel ?? undefined,
       channels: a.channels,
       availableChannels: a.available,
+      forms: Object.fromEntries(Object.entries(a.forms).map(([channel, f]) => [channel, toHostedForm(f)])),
       required: a.required,
       status: a.status,
       method: a.method,
@@ -285,3 +287,14 @@ export function toPublicProfileMessage(v: PublicView) {
     checkedAt: ts(v.checkedAt),
   };
 }
+
+/** A channel's hosted-page form as its message. */
+const toHostedForm = (f: HostedForm) => ({
+  $typeName: "icv.verification.v1.HostedForm" as const,
+  name: f.name,
+  deliveries: [...f.deliveries],
+  step: f.step,
+  fields: f.fields.map((x) => ({ $typeName: "icv.verification.v1.HostedFormField" as const, ...x })),
+  browserWallet: f.browserWallet,
+  publishes: f.publishes,
+});

@@ -40,7 +40,7 @@ export const auto: Channel = {
   channel: "auto",
   options: takes({ email_prefix: NOT_EMAIL, dns_provider: dnsProvider }),
   // the page takes no DNS host credentials: auto is for the API only
-  form: { name: "Automatic (DNS provider)", deliveries: [], step: "domain_check", fields: [], startable: false },
+  form: { name: "Automatic (DNS provider)", deliveries: [], step: "domain_check", fields: [], publishes: "dns_record", startable: false },
   challenge: ({ identifier, now }) =>
     checkedChallenge(
       identifier,

@@ -7,7 +7,7 @@ export const http: Channel = {
   ...checked,
   channel: "http",
   options: takes({ email_prefix: NOT_EMAIL, dns_provider: NOT_AUTO }),
-  form: { name: "HTTP file", deliveries: [], step: "domain_check", fields: [] },
+  form: { name: "HTTP file", deliveries: [], step: "domain_check", fields: [], publishes: "http_file" },
   challenge: ({ identifier, now }) =>
     checkedChallenge(identifier, now, ({ httpFile }, value) => `Serve a file at http://${identifier}${httpFile.path} containing exactly: ${value}`),
 };

@@ -21,7 +21,7 @@ describe("domain/dns", () => {
   });
 
   it("the page can start it", () => {
-    expect(dns.form).toEqual({ name: "DNS record", deliveries: [], step: "domain_check", fields: [] });
+    expect(dns.form).toEqual({ name: "DNS record", deliveries: [], step: "domain_check", fields: [], publishes: "dns_record" });
   });
 
   checkedCases(dns);

@@ -21,7 +21,7 @@ describe("domain/http", () => {
   });
 
   it("the page can start it", () => {
-    expect(http.form).toEqual({ name: "HTTP file", deliveries: [], step: "domain_check", fields: [] });
+    expect(http.form).toEqual({ name: "HTTP file", deliveries: [], step: "domain_check", fields: [], publishes: "http_file" });
   });
 
   checkedCases(http);

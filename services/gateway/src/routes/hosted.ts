@@ -171,7 +171,6 @@ export async function toHostedBody(r: HostedRequest, tenantName?: (id: string) =
         channel: a.channel ?? null,
         channels: a.channels,
         available_channels: a.availableChannels,
-        forms: Object.fromEntries(Object.entries(a.forms).map(([channel, f]) => [channel, hostedForm(f)])),
         required: a.required,
         status: a.status,
         verification_id: a.verificationId ?? null,
@@ -189,6 +188,8 @@ export async function toHostedBody(r: HostedRequest, tenantName?: (id: string) =
             }
           : null,
         ...hostedDomain(a.domain),
+        // last: the status and what the user does come first in each asset
+        forms: Object.fromEntries(Object.entries(a.forms).map(([channel, f]) => [channel, hostedForm(f)])),
       })),
     ),
     expires_at: iso(r.expiresAt)!,

@@ -2878,8 +2878,12 @@ export interface components {
         HostedForm: {
             /** @description The channel's name on the page */
             name: string;
-            /** @description Phone channels: the ways a code may travel the start form offers, the default first */
-            deliveries: ("inbound" | "outbound")[];
+            /** @description Phone channels: the ways a code may travel that the start form offers, with their words, the default first */
+            deliveries: {
+                /** @enum {string} */
+                way: "inbound" | "outbound";
+                label: string;
+            }[];
             /**
              * @description What the started step is: send_code (reverse OTP: the code is shown, no input), enter_code, sign, sign_in, api_key, domain_check, bot_token
              * @enum {string}

@@ -157,26 +157,27 @@
     if (!available.length) return el("div", {}, children, el("p", { text: T.noChannel }));
     // channels whose code travels either way (phones): send the shown code from the phone (inbound),
     // or get a code sent to it (outbound), where the chosen channel's form offers it
-    const outboundNames = a.channels
-      .filter((c) => formOf(a, c).deliveries.includes("outbound"))
-      .map((c) => channelName(a, c))
-      .sort();
-    const ways = ["inbound", "outbound"].map((d) =>
+    const offered = new Map(a.channels.flatMap((c) => formOf(a, c).deliveries.map((d) => [d.way, d.label])));
+    const ways = [...offered].map(([d, label], i) =>
       el(
         "label",
         { class: "choice", for: `delivery-${a.index}-${d}` },
-        el("input", { type: "radio", id: `delivery-${a.index}-${d}`, name: "delivery", value: d, checked: d === "inbound" }),
-        el("span", { text: T.delivery[d](outboundNames) }),
+        el("input", { type: "radio", id: `delivery-${a.index}-${d}`, name: "delivery", value: d, checked: i === 0 }),
+        el("span", { text: label }),
       ),
     );
-    const choosesDelivery = a.channels.some((c) => formOf(a, c).deliveries.length > 0);
+    const choosesDelivery = ways.length > 1;
     if (choosesDelivery) children.push(el("fieldset", {}, el("legend", { text: T.deliveryLegend }), ways));
     const form = el("form", { novalidate: true }, children, el("button", { type: "submit", text: a.status === "pending" ? T.start : T.restart }));
     const channelOf = () => (form.querySelector("input[name=channel]:checked") || { value: available[0] }).value;
+    // a way the chosen channel does not offer is disabled (and the default chosen instead)
     const fitWays = () => {
-      const out = ways[1].querySelector("input");
-      out.disabled = !formOf(a, channelOf()).deliveries.includes("outbound");
-      if (out.disabled && out.checked) ways[0].querySelector("input").checked = true;
+      const mine = formOf(a, channelOf()).deliveries.map((d) => d.way);
+      for (const w of ways) {
+        const input = w.querySelector("input");
+        input.disabled = !mine.includes(input.value);
+        if (input.disabled && input.checked) ways[0].querySelector("input").checked = true;
+      }
     };
     if (choosesDelivery) {
       form.addEventListener("change", fitWays);

@@ -46,8 +46,6 @@ window.ICV_TEXTS = {
   start: "Start",
   restart: "Start again",
   deliveryLegend: "How do you want to confirm your number?",
-  // outbound: the names of the chosen asset's channels that can send a code to a number
-  delivery: { inbound: () => "Send a code from my phone", outbound: (names) => `Get a code by ${names.join(" or ")}` },
   phoneSent: (channel) => `We sent a 6-character code to your phone by ${channel}.`,
   // test mode sends nothing: the code is only in the tenant's test messages
   phoneNotSent: (channel) => `Test mode: no ${channel} message is sent. The code is in the test messages, or complete this step with the button below.`,

@@ -58,7 +58,9 @@ const HostedChallenge = z.object({
 const HostedForm = z
   .object({
     name: z.string().describe("The channel's name on the page"),
-    deliveries: z.array(z.enum(["inbound", "outbound"])).describe("Phone channels: the ways a code may travel the start form offers, the default first"),
+    deliveries: z
+      .array(z.object({ way: z.enum(["inbound", "outbound"]), label: z.string() }))
+      .describe("Phone channels: the ways a code may travel that the start form offers, with their words, the default first"),
     step: z
       .enum(["send_code", "enter_code", "sign", "sign_in", "api_key", "domain_check", "bot_token"])
       .describe("What the started step is: send_code (reverse OTP: the code is shown, no input), enter_code, sign, sign_in, api_key, domain_check, bot_token"),
@@ -143,7 +145,7 @@ function hostedDomain(d: HostedRequest["assets"][number]["domain"]) {
 /** A channel's form on the page (RPC → JSON). */
 const hostedForm = (f: HostedRequest["assets"][number]["forms"][string]) => ({
   name: f.name,
-  deliveries: f.deliveries as ("inbound" | "outbound")[],
+  deliveries: f.deliveries.map((d) => ({ way: d.way as "inbound" | "outbound", label: d.label })),
   step: f.step as z.infer<typeof HostedForm>["step"],
   fields: f.fields.map((x) => ({
     name: x.name as z.infer<typeof HostedForm>["fields"][number]["name"],

@@ -128,8 +128,8 @@ export interface FormField {
 export interface HostedForm {
   /** The channel's name on the page ("WhatsApp", "DNS record"). */
   name: string;
-  /** The ways the start form offers (phone channels; the first is the default); none: no choice. */
-  deliveries: readonly PhoneDelivery[];
+  /** The ways a code may travel that the start form offers, with their words (phone channels; the first is the default); none: no choice. */
+  deliveries: readonly { way: PhoneDelivery; label: string }[];
   /**
    * What the started step is: a code the user sends from the asset (shown, no input: reverse OTP),
    * a code we sent (typed in), a message to sign, a sign-in link, an API key, a domain check, a bot token.

@@ -292,7 +292,7 @@ export function toPublicProfileMessage(v: PublicView) {
 const toHostedForm = (f: HostedForm) => ({
   $typeName: "icv.verification.v1.HostedForm" as const,
   name: f.name,
-  deliveries: [...f.deliveries],
+  deliveries: f.deliveries.map((d) => ({ $typeName: "icv.verification.v1.HostedDelivery" as const, ...d })),
   step: f.step,
   fields: f.fields.map((x) => ({ $typeName: "icv.verification.v1.HostedFormField" as const, ...x })),
   browserWallet: f.browserWallet,

@@ -25,6 +25,10 @@ export const deliveryOption = (channel: string, outbound: boolean) =>
       return "outbound";
     });
 
+/** The start form's two ways, in the words every phone channel shows alike. */
+export const INBOUND_WAY = { way: "inbound", label: "Send a code from my phone" } as const;
+export const OUTBOUND_WAY = { way: "outbound", label: "Get a code by SMS or WhatsApp" } as const;
+
 /** The challenge of an outbound code: sent by `by` ("SMS", "WhatsApp") over `channel` to the number. */
 export function outboundChallenge(channel: CodeChannel, by: string, identifier: string, code: string, expiresAt: Date): ChallengeSpec {
   return {

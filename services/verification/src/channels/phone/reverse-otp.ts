@@ -12,7 +12,7 @@ import { takes } from "../shared/options.ts";
 import { parseWith } from "../shared/parse.ts";
 import { generateCode } from "../shared/secrets.ts";
 import { attestedPhone, normalizePhone } from "./number.ts";
-import { deliveryOption, outboundChallenge } from "./outbound-code.ts";
+import { deliveryOption, INBOUND_WAY, OUTBOUND_WAY, outboundChallenge } from "./outbound-code.ts";
 
 export interface PhoneChannelSpec {
   channel: MessagingChannel;
@@ -41,7 +41,7 @@ export function phoneChannel(spec: PhoneChannelSpec): Channel {
     evidence: codeEvidence,
     form: {
       name: spec.name,
-      deliveries: outbound ? ["inbound", "outbound"] : ["inbound"],
+      deliveries: outbound ? [INBOUND_WAY, OUTBOUND_WAY] : [INBOUND_WAY],
       step: "send_code",
       fields: [{ name: "challenge_code", label: `Code from the ${spec.name} message`, input: "text" }],
     },

@@ -82,6 +82,9 @@ export function outboundCases(channel: Channel, by: RegExp, what: string) {
     expect(channel.sends?.code("outbound")).toBe(true);
     expect(channel.sends?.code("inbound")).toBe(false);
     expect(channel.sends?.notice("+37069199199")).toEqual({ to: "+3706***9199", what });
-    expect(channel.form.deliveries).toEqual(["inbound", "outbound"]);
+    expect(channel.form.deliveries).toEqual([
+      { way: "inbound", label: "Send a code from my phone" },
+      { way: "outbound", label: "Get a code by SMS or WhatsApp" },
+    ]);
   });
 }

@@ -22,7 +22,7 @@ describe("phone/telegram", () => {
       message: "delivery outbound needs channel sms or whatsapp (telegram cannot send a code to a number); use delivery inbound",
       details: [{ field: "delivery", message: "not on this channel", code: "invalid" }],
     });
-    expect(telegram.form.deliveries).toEqual(["inbound"]);
+    expect(telegram.form.deliveries).toEqual([{ way: "inbound", label: "Send a code from my phone" }]);
     expect(telegram.sends).toBeUndefined();
   });
 

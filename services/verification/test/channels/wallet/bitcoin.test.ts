@@ -1,5 +1,7 @@
 /** wallet/bitcoin: its addresses, the signed statement and the signature evidence. */
 import { describe, it, expect } from "vitest";
+import { secp256k1 } from "@noble/curves/secp256k1.js";
+import { bip322Address, bip322Sign } from "../../../../../test/support/bip322.ts";
 import { base58, bech32, bech32m } from "@scure/base";
 import { bitcoin } from "../../../src/channels/wallet/bitcoin.ts";
 import {
@@ -133,5 +135,16 @@ describe("wallet/bitcoin challenge, evidence and options", () => {
   it("is completed by a signature typed or pasted on the page", () => {
     expect(bitcoin.method).toBe("signature");
     expect(bitcoin.form).toEqual({ name: "Bitcoin", deliveries: [], step: "sign", fields: [{ name: "signature", label: "Signature", input: "textarea" }] });
+  });
+});
+
+describe("wallet/bitcoin evidence from the wallet itself", () => {
+  it.each(["p2wpkh", "p2tr"] as const)("a BIP-322 signature of the challenge message by the %s address's key proves signature", async (kind) => {
+    const secret = secp256k1.utils.randomSecretKey();
+    const address = bip322Address(secret, kind);
+    const message = challenge("wallet", "bitcoin", address).message!;
+    const v = pending({ type: "wallet", channel: "bitcoin", identifier: address, message });
+    expect(await bitcoin.complete(v, { signature: bip322Sign(secret, message, kind) }, CTX)).toEqual({ ok: true, method: "signature" });
+    expect((await bitcoin.complete(v, { signature: bip322Sign(secp256k1.utils.randomSecretKey(), message, kind) }, CTX)).ok).toBe(false);
   });
 });

@@ -2,6 +2,7 @@
 import { describe, it, expect } from "vitest";
 import { getAddress } from "viem";
 import fc from "fast-check";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { parseSiweMessage, validateSiweMessage } from "viem/siwe";
 import { ethereum } from "../../../src/channels/wallet/ethereum.ts";
 import { challenge, CTX, ETH, expectInvalid, normalize, NOW, options, pending, rejection, takenOptions } from "../helpers.ts";
@@ -144,5 +145,18 @@ describe("wallet/ethereum options and form", () => {
   it("is completed by a signature, which the page may ask a browser wallet for", () => {
     expect(ethereum.method).toBe("signature");
     expect(ethereum.form).toMatchObject({ step: "sign", browserWallet: "eip1193", fields: [{ name: "signature", input: "textarea" }] });
+  });
+});
+
+describe("wallet/ethereum evidence from the wallet itself", () => {
+  it("the owner's signature of the challenge message proves signature (also sent as code, as the reference SDKs do)", async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const message = challenge("wallet", "ethereum", account.address).message!;
+    const v = pending({ type: "wallet", channel: "ethereum", identifier: account.address, canonical: account.address.toLowerCase(), message });
+    const signature = await account.signMessage({ message });
+    expect(await ethereum.complete(v, { signature }, CTX)).toEqual({ ok: true, method: "signature" });
+    expect(await ethereum.complete(v, { challengeCode: signature }, CTX)).toEqual({ ok: true, method: "signature" });
+    const other = await privateKeyToAccount(generatePrivateKey()).signMessage({ message });
+    expect((await ethereum.complete(v, { signature: other }, CTX)).ok).toBe(false);
   });
 });

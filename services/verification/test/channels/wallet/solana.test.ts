@@ -1,4 +1,5 @@
 /** wallet/solana: its addresses, the signed statement and the signature evidence. */
+import { generateKeyPairSync, sign } from "node:crypto";
 import { describe, it, expect } from "vitest";
 import { base58 } from "@scure/base";
 import { solana } from "../../../src/channels/wallet/solana.ts";
@@ -65,5 +66,22 @@ describe("wallet/solana challenge, evidence and options", () => {
   it("is completed by a signature typed or pasted on the page", () => {
     expect(solana.method).toBe("signature");
     expect(solana.form).toEqual({ name: "Solana", deliveries: [], step: "sign", fields: [{ name: "signature", label: "Signature", input: "textarea" }] });
+  });
+});
+
+describe("wallet/solana evidence from the wallet itself", () => {
+  it("the key's ed25519 signature of the challenge message proves signature; another key's does not", async () => {
+    const keyPair = () => {
+      const { publicKey, privateKey } = generateKeyPairSync("ed25519");
+      const raw = publicKey.export({ format: "der", type: "spki" }).subarray(-32);
+      return { address: base58.encode(raw), privateKey };
+    };
+    const key = keyPair();
+    const message = challenge("wallet", "solana", key.address).message!;
+    const v = pending({ type: "wallet", channel: "solana", identifier: key.address, message });
+    const signature = base58.encode(sign(null, Buffer.from(message), key.privateKey));
+    expect(await solana.complete(v, { signature }, CTX)).toEqual({ ok: true, method: "signature" });
+    const other = base58.encode(sign(null, Buffer.from(message), keyPair().privateKey));
+    expect((await solana.complete(v, { signature: other }, CTX)).ok).toBe(false);
   });
 });

@@ -133,6 +133,20 @@ describe("services/verification/src/channels", () => {
     expect(offenders).toEqual([]);
   });
 
+  it("a type's folder imports channel.ts, shared/ and its own helpers only (never another type's folder)", () => {
+    const crossing = Object.keys(CHANNELS_BY_TYPE).flatMap((type) =>
+      tsFiles(path.join(dir, type)).flatMap((f) =>
+        importsOf(f)
+          .filter((d) => d.startsWith(dir + path.sep))
+          .filter(
+            (d) => !d.startsWith(path.join(dir, type) + path.sep) && !d.startsWith(path.join(dir, "shared") + path.sep) && d !== path.join(dir, "channel.ts"),
+          )
+          .map((d) => `${rel(f)} → ${rel(d)}`),
+      ),
+    );
+    expect(crossing).toEqual([]);
+  });
+
   it("channel files import only channel.ts, shared/ and the helpers of channels/ (never the service above them)", () => {
     const outside = tsFiles(dir).flatMap((f) =>
       importsOf(f)

@@ -2,7 +2,7 @@
 import { checkRaw, invalid, same, type NormalizedIdentifier } from "../channel.ts";
 import { normalizeEmail } from "../shared/names.ts";
 import { oauthChannel } from "../shared/oauth-channel.ts";
-import { maskAccount } from "../social/handle.ts";
+import { maskAccount } from "../shared/mask.ts";
 
 // Visible ASCII, no whitespace.
 const ACCOUNT_ID = /^[\x21-\x7e]{1,255}$/;

@@ -7,7 +7,7 @@ import { checkRaw, invalid, MIN, type Channel, type NormalizedIdentifier } from 
 import { apiKeyEvidence } from "../shared/evidence.ts";
 import { takes } from "../shared/options.ts";
 import { parseWith } from "../shared/parse.ts";
-import { maskAccount } from "../social/handle.ts";
+import { maskAccount } from "../shared/mask.ts";
 import { krakenKeyInfo, READ_ONLY } from "./kraken-api.ts";
 
 const TTL_MS = 10 * MIN;

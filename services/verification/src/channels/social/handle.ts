@@ -1,6 +1,5 @@
 /** Social handles: what the social channels without an email sign-in take as the account. */
 import { checkRaw, invalid, same, type NormalizedIdentifier } from "../channel.ts";
-import { maskEmail, maskGeneric } from "../shared/mask.ts";
 import { normalizeEmail } from "../shared/names.ts";
 
 const HANDLE = /^[a-z0-9._-]{1,100}$/;
@@ -19,6 +18,3 @@ export function normalizeHandle(raw: string): NormalizedIdentifier {
 
 /** The platforms whose handle is the account's email address (OIDC sign-ins: google, linkedin). */
 export const normalizeSignInEmail = (raw: string): NormalizedIdentifier => same(normalizeEmail(checkRaw(raw)));
-
-/** A handle, or an account given as an email address, masked like one. */
-export const maskAccount = (value: string): string => (value.includes("@") ? maskEmail(value) : maskGeneric(value));

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { checkRaw, invalid, type NormalizedIdentifier } from "../channel.ts";
 import { takes } from "../shared/options.ts";
 import { fail } from "../shared/parse.ts";
+import { ethereumRpc } from "./contract-wallets.ts";
 import { siweMessage, walletChannel } from "./wallet-channel.ts";
 
 function normalizeEthereum(raw: string): NormalizedIdentifier {
@@ -48,4 +49,6 @@ export const ethereum = walletChannel({
   message: siweMessage,
   options: takes({ chain_id: chainId }),
   browserWallet: "eip1193",
+  // smart-contract wallets (ERC-1271, ERC-6492) are checked by the configured node
+  checkWith: (config) => ({ ethereumRpc: ethereumRpc(config) }),
 });

@@ -5,8 +5,7 @@ import { signatureEvidence } from "../shared/evidence.ts";
 import { maskGeneric } from "../shared/mask.ts";
 import { parseWith } from "../shared/parse.ts";
 import { nonce } from "../shared/secrets.ts";
-import { ethereumRpc } from "./contract-wallets.ts";
-import { verifyWalletSignature, type WalletChannel } from "./signatures.ts";
+import { type SignatureOptions, verifyWalletSignature, type WalletChannel } from "./signatures.ts";
 
 const TTL_MS = 10 * MIN;
 const STATEMENT = "Sign this message to prove you control this wallet. It costs nothing and sends no transaction.";
@@ -46,6 +45,8 @@ export function walletChannel(spec: {
   message: WalletMessage;
   options: Channel["options"];
   browserWallet?: "eip1193";
+  /** What the signature check needs from the configuration (ethereum: the node that checks contract wallets). */
+  checkWith?: (config: Config) => SignatureOptions;
 }): Channel {
   const { channel } = spec;
   return {
@@ -76,8 +77,7 @@ export function walletChannel(spec: {
     },
     async complete(v, body, ctx) {
       const { signature } = parseWith(signatureEvidence, body);
-      const opts = channel === "ethereum" ? { ethereumRpc: ethereumRpc(ctx.config) } : {};
-      const ok = await verifyWalletSignature(channel, v.identifier, v.challenge_message ?? "", signature, opts);
+      const ok = await verifyWalletSignature(channel, v.identifier, v.challenge_message ?? "", signature, spec.checkWith?.(ctx.config) ?? {});
       return ok ? { ok: true, method: "signature" } : { ok: false, failure: ["invalid_signature", "the signature does not verify"] };
     },
     mask: maskGeneric,

@@ -1,6 +1,6 @@
 /** Social handles, and the accounts given as an email address (google, linkedin). */
 import { describe, it, expect } from "vitest";
-import { maskAccount } from "../../../src/channels/social/handle.ts";
+import { maskAccount } from "../../../src/channels/shared/mask.ts";
 import { expectInvalid, normalize } from "../helpers.ts";
 
 describe("social handles", () => {

@@ -1,13 +1,14 @@
 // The tree tells the story (ARCHITECTURE.md, Layout): no import cycle in the services and
 // packages, between files or between the folders of one service's src; no import in the
 // verification service from a lower layer to a higher one; no source file of a service over 400
-// lines, and the verification service's channels/ folder holds the Channel interface, the registry
-// and one file per asset type, with the family files never reaching back into the registry.
+// lines, no index.ts with logic in a service, and the verification service's channels/ folder
+// holds the Channel interface, the registry and one folder per asset type with one file per
+// channel, with the channel files never reaching back into the registry.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ASSET_TYPES } from "../services/verification/src/channels/index.ts";
+import { CHANNELS_BY_TYPE } from "../packages/platform/src/vocabulary.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const rel = (p: string) => path.relative(ROOT, p);
@@ -117,6 +118,16 @@ const VERIFICATION_LAYERS = [
   ["store"],
 ] as const;
 
+/** Whether a file holds nothing but re-exports (`export … from`), comments aside. */
+function onlyReExports(text: string): boolean {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  return code
+    .split(";")
+    .map((st) => st.trim())
+    .filter(Boolean)
+    .every((st) => /^export\s+(type\s+)?(\*(\s+as\s+\w+)?|\{[^}]*\})\s+from\s+["'][^"']+["']$/.test(st));
+}
+
 describe("the tree", () => {
   const files = SOURCE_DIRS.flatMap(tsFiles);
   const graph = new Map(files.map((f) => [f, importsOf(f)]));
@@ -190,41 +201,86 @@ describe("the tree", () => {
     expect(upwardArrows(unitGraph(src, graph), VERIFICATION_LAYERS)).toEqual([]);
   });
 
-  it("has no source file of a service over 425 lines (400 again once every service has the one skeleton)", () => {
+  const serviceFiles = SOURCE_DIRS.filter((d) => rel(d).startsWith("services/")).flatMap(tsFiles);
+
+  it("has no source file of a service over 400 lines", () => {
     // and the console's browser app (packages/console, TSX)
     const services = SOURCE_DIRS.filter((d) => rel(d).startsWith("services/") || rel(d) === "packages/console/src");
     const long = services
       .flatMap(tsFiles)
       .map((f) => ({ file: rel(f), lines: fs.readFileSync(f, "utf8").split("\n").length - 1 }))
-      .filter((x) => x.lines > 425);
+      .filter((x) => x.lines > 400);
     expect(long).toEqual([]);
+  });
+
+  it("has no index.ts with logic in services/*/src: only re-exports, or none (a file's name says what it holds)", () => {
+    const indexes = serviceFiles.filter((f) => path.basename(f) === "index.ts");
+    const withLogic = indexes.filter((f) => !onlyReExports(fs.readFileSync(f, "utf8"))).map(rel);
+    expect(withLogic).toEqual([]);
+  });
+
+  it("tells a re-export from logic (the check itself)", () => {
+    expect(onlyReExports('/** doc */\nexport * from "./a.ts";\nexport { b, type C } from "./b.ts";\nexport type { D } from "./d.ts";\n')).toBe(true);
+    expect(onlyReExports("")).toBe(true);
+    expect(onlyReExports('export { b } from "./b.ts";\nexport const x = 1;\n')).toBe(false);
+    expect(onlyReExports('import { b } from "./b.ts";\nexport function f() {\n  return b;\n}\n')).toBe(false);
   });
 });
 
 describe("services/verification/src/channels", () => {
   const dir = path.join(ROOT, "services/verification/src/channels");
-  const familyFile = (type: string) => `${type.replace(/_/g, "-")}.ts`;
+  const entries = fs.readdirSync(dir, { withFileTypes: true });
 
-  it("holds channel.ts, index.ts and one file per asset type, with helpers in shared/ and the wallet's signatures in wallet/", () => {
-    const entries = fs.readdirSync(dir, { withFileTypes: true });
-    const files = entries
-      .filter((e) => e.isFile())
-      .map((e) => e.name)
-      .sort();
-    expect(files).toEqual(["channel.ts", "index.ts", ...ASSET_TYPES.map(familyFile)].sort());
+  it("holds channel.ts, registry.ts, shared/ and one folder per asset type (no index.ts)", () => {
+    const files = entries.filter((e) => e.isFile()).map((e) => e.name);
+    expect(files.sort()).toEqual(["channel.ts", "registry.ts"]);
+    const folders = entries.filter((e) => e.isDirectory()).map((e) => e.name);
+    expect(folders.sort()).toEqual([...Object.keys(CHANNELS_BY_TYPE), "shared"].sort());
     expect(
-      entries
-        .filter((e) => e.isDirectory())
-        .map((e) => e.name)
-        .sort(),
-    ).toEqual(["shared", "wallet"]);
+      tsFiles(dir)
+        .filter((f) => path.basename(f) === "index.ts")
+        .map(rel),
+    ).toEqual([]);
   });
 
-  it("family files and their helpers never import the registry", () => {
-    const registry = path.join(dir, "index.ts");
+  it("has one file per channel of the type/channel table in its type's folder (helpers beside them)", () => {
+    const missing = Object.entries(CHANNELS_BY_TYPE).flatMap(([type, channels]) =>
+      channels.map((c) => `${type}/${c}.ts`).filter((f) => !fs.existsSync(path.join(dir, f))),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it("registry.ts imports each channel file, and no other file of channels/ imports the registry", () => {
+    const registry = path.join(dir, "registry.ts");
+    const channelFiles = Object.entries(CHANNELS_BY_TYPE).flatMap(([type, channels]) => channels.map((c) => path.join(dir, type, `${c}.ts`)));
+    const imported = new Set(importsOf(registry));
+    expect(channelFiles.filter((f) => !imported.has(f)).map(rel)).toEqual([]);
     const offenders = tsFiles(dir)
       .filter((f) => f !== registry && importsOf(f).includes(registry))
       .map(rel);
     expect(offenders).toEqual([]);
+  });
+
+  it("a type's folder imports channel.ts, shared/ and its own helpers only (never another type's folder)", () => {
+    const crossing = Object.keys(CHANNELS_BY_TYPE).flatMap((type) =>
+      tsFiles(path.join(dir, type)).flatMap((f) =>
+        importsOf(f)
+          .filter((d) => d.startsWith(dir + path.sep))
+          .filter(
+            (d) => !d.startsWith(path.join(dir, type) + path.sep) && !d.startsWith(path.join(dir, "shared") + path.sep) && d !== path.join(dir, "channel.ts"),
+          )
+          .map((d) => `${rel(f)} → ${rel(d)}`),
+      ),
+    );
+    expect(crossing).toEqual([]);
+  });
+
+  it("channel files import only channel.ts, shared/ and the helpers of channels/ (never the service above them)", () => {
+    const outside = tsFiles(dir).flatMap((f) =>
+      importsOf(f)
+        .filter((d) => d.startsWith(ROOT) && !d.startsWith(dir + path.sep) && !d.startsWith(path.join(ROOT, "packages")))
+        .map((d) => `${rel(f)} → ${rel(d)}`),
+    );
+    expect(outside).toEqual([]);
   });
 });

@@ -28,7 +28,7 @@ import { hostedRoutes } from "./routes/hosted.ts";
 import { API_VERSION, metaRoutes, type HealthDeps } from "./routes/meta.ts";
 import { oauthRoutes } from "./routes/oauth.ts";
 import { profileRoutes } from "./routes/profiles.ts";
-import { mountProfilePage } from "./routes/profile-page.ts";
+import { mountProfilePage } from "./hosted/profile-page.ts";
 import { proofRoutes } from "./routes/proofs.ts";
 import { logRoutes, mountLogTiles } from "./routes/log.ts";
 import { credentialRoutes } from "./routes/credentials.ts";

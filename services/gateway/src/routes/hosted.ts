@@ -3,12 +3,12 @@ import type { Request, Response } from "express";
 import QRCode from "qrcode";
 import { z } from "zod";
 import type { VerificationRequestService, HostedRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
-import { ACTION_TYPES, AppError, CHALLENGE_METHODS, isPlaceholderBotLink, iso, type Config } from "@icv/platform";
+import { ACTION_TYPES, AppError, CHALLENGE_METHODS, isPlaceholderBotLink, iso, type Config, type PhoneDelivery as PhoneDeliveryWord } from "@icv/platform";
 import { DOMAIN_CHECK_CALL } from "../clients.ts";
 import type { HostedHub, HostedState } from "../hosted/hub.ts";
 import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { assetChannel, assetType, channelInput, ErrorBody, REQUEST_ASSET_STATUSES, REQUEST_STATUSES } from "../schemas.ts";
+import { assetChannel, assetType, channelInput, ErrorBody, PhoneDelivery, REQUEST_ASSET_STATUSES, REQUEST_STATUSES } from "../schemas.ts";
 import { DomainCheck, toRestCheck } from "./domain-check.ts";
 import { brandingBody, HostedBranding } from "../hosted/branding.ts";
 
@@ -27,10 +27,7 @@ const StartBody = z
   .object({
     identifier: z.string().min(1).max(320).optional(),
     channel: channelInput(32).optional(),
-    delivery: z
-      .enum(["inbound", "outbound"])
-      .optional()
-      .describe("Phone: inbound (default; send the shown code from the phone) or outbound (sms, whatsapp: we send a code)"),
+    delivery: PhoneDelivery.optional().describe("Phone: inbound (default; send the shown code from the phone) or outbound (sms, whatsapp: we send a code)"),
   })
   .strict()
   .meta({ id: "HostedStart" });
@@ -55,6 +52,26 @@ const HostedChallenge = z.object({
   expires_at: z.string(),
   attempts_remaining: z.number().int(),
 });
+const HostedForm = z
+  .object({
+    name: z.string().describe("The channel's name on the page"),
+    deliveries: z
+      .array(z.object({ way: z.enum(["inbound", "outbound"]), label: z.string() }))
+      .describe("Phone channels: the ways a code may travel that the start form offers, with their words, the default first"),
+    step: z
+      .enum(["send_code", "enter_code", "sign", "sign_in", "api_key", "domain_check", "bot_token"])
+      .describe("What the started step is: send_code (reverse OTP: the code is shown, no input), enter_code, sign, sign_in, api_key, domain_check, bot_token"),
+    fields: z.array(
+      z.object({
+        name: z.enum(["challenge_code", "signature", "bot_token", "api_key", "api_secret"]),
+        label: z.string(),
+        input: z.enum(["text", "textarea", "password"]),
+      }),
+    ),
+    browser_wallet: z.literal("eip1193").optional().describe("A browser wallet the page may ask to sign (EIP-1193 personal_sign)"),
+    publishes: z.enum(["dns_record", "http_file"]).optional().describe("Domain checks: what the user publishes"),
+  })
+  .meta({ id: "HostedForm" });
 const HostedAsset = z.object({
   index: z.number().int(),
   type: assetType,
@@ -62,14 +79,14 @@ const HostedAsset = z.object({
   channel: assetChannel.nullable(),
   channels: z.array(assetChannel),
   available_channels: z.array(assetChannel),
+  forms: z
+    .record(z.string(), HostedForm)
+    .describe("The form of each of channels (and of the open challenge's channel), keyed by channel: the page names no channel itself"),
   required: z.boolean(),
   status: z.enum(REQUEST_ASSET_STATUSES),
   verification_id: z.string().nullable(),
   method: z.enum(CHALLENGE_METHODS).nullable().describe("How the user completes the asset's challenge (the page's form for it)"),
-  delivery: z
-    .enum(["inbound", "outbound"])
-    .nullable()
-    .describe("Phone, while open: inbound (code shown, sent from the phone) or outbound (code sent to the phone)"),
+  delivery: PhoneDelivery.nullable().describe("Phone, while open: inbound (code shown, sent from the phone) or outbound (code sent to the phone)"),
   challenge: HostedChallenge.nullable(),
   domain: z
     .object({
@@ -119,6 +136,20 @@ function hostedDomain(d: HostedRequest["assets"][number]["domain"]) {
   };
 }
 
+/** A channel's form on the page (RPC → JSON). */
+const hostedForm = (f: HostedRequest["assets"][number]["forms"][string]) => ({
+  name: f.name,
+  deliveries: f.deliveries.map((d) => ({ way: d.way as "inbound" | "outbound", label: d.label })),
+  step: f.step as z.infer<typeof HostedForm>["step"],
+  fields: f.fields.map((x) => ({
+    name: x.name as z.infer<typeof HostedForm>["fields"][number]["name"],
+    label: x.label,
+    input: x.input as z.infer<typeof HostedForm>["fields"][number]["input"],
+  })),
+  ...(f.browserWallet ? { browser_wallet: f.browserWallet as "eip1193" } : {}),
+  ...(f.publishes ? { publishes: f.publishes as "dns_record" | "http_file" } : {}),
+});
+
 /** RPC message → the page's JSON (snake_case, ISO timestamps, null where unset); tenantName: the tenant's, when the project has no business name. */
 export async function toHostedBody(r: HostedRequest, tenantName?: (id: string) => Promise<string | undefined>) {
   // no button or QR code to the placeholder bot of test mode (not ours)
@@ -140,7 +171,7 @@ export async function toHostedBody(r: HostedRequest, tenantName?: (id: string) =
         status: a.status,
         verification_id: a.verificationId ?? null,
         method: a.method ?? null,
-        delivery: (a.delivery ?? null) as "inbound" | "outbound" | null,
+        delivery: (a.delivery ?? null) as PhoneDeliveryWord | null,
         challenge: a.challenge
           ? {
               ...(a.challenge.code ? { code: a.challenge.code } : {}),
@@ -153,6 +184,8 @@ export async function toHostedBody(r: HostedRequest, tenantName?: (id: string) =
             }
           : null,
         ...hostedDomain(a.domain),
+        // last: the status and what the user does come first in each asset
+        forms: Object.fromEntries(Object.entries(a.forms).map(([channel, f]) => [channel, hostedForm(f)])),
       })),
     ),
     expires_at: iso(r.expiresAt)!,

@@ -9,7 +9,7 @@
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import { AppError, type Clock, type Config, type Logger, type Scope } from "@icv/platform";
 import { codeHmac, codeMatches } from "../sending/challenge.ts";
-import { maskIdentifier, methodOf, normalizeIdentifier, type AssetType } from "../channels/index.ts";
+import { channelFor } from "../channels/registry.ts";
 import type { OAuthStore } from "../store/oauth.ts";
 import type { VerificationRow } from "../store/rows.ts";
 import { completeVerification, failAttempt } from "../verifications/complete.ts";
@@ -81,7 +81,7 @@ export class OAuthSignIn {
       !link ||
       !found ||
       found.channel !== channel ||
-      methodOf(found.type as AssetType, channel) !== "oauth" ||
+      channelFor(found.type, channel).method !== "oauth" ||
       !codeMatches(this.d.hmacKey, found.id, link.secret, found.code_hmac ?? "")
     ) {
       return { outcome: "invalid_link", channel };
@@ -174,7 +174,7 @@ export class OAuthSignIn {
   private matches(v: VerificationRow, handles: string[]): boolean {
     return handles.some((h) => {
       try {
-        return normalizeIdentifier(v.type as AssetType, v.channel, h).canonical === v.identifier_canonical;
+        return channelFor(v.type, v.channel).normalize(h).canonical === v.identifier_canonical;
       } catch {
         return false;
       }
@@ -182,7 +182,7 @@ export class OAuthSignIn {
   }
 
   private base(v: VerificationRow): { channel: string; identifier: string } {
-    return { channel: v.channel, identifier: maskIdentifier(v.type as AssetType, v.identifier) };
+    return { channel: v.channel, identifier: channelFor(v.type, v.channel).mask(v.identifier) };
   }
 
   /** The outcome of a verification that is no longer pending, or undefined while it is. */

@@ -1,7 +1,6 @@
 /** Creating a verification request: its assets, callbacks, project and expiry checked, stored with its event. */
 import { AppError, newId, type Scope } from "@icv/platform";
-import { missingProvider } from "../channels/index.ts";
-import type { AssetType } from "../channels/index.ts";
+import { channelFor } from "../channels/registry.ts";
 import type { RequestRow, RequestView } from "../store/rows.ts";
 import { MAX_PROOF_AGE_S, MIN_PROOF_AGE_S } from "./reuse.ts";
 import { createVerification } from "../verifications/create.ts";
@@ -57,7 +56,7 @@ export async function createRequest(deps: RequestDeps, scope: Scope, input: Crea
 
   // every check before the first verification is made, so a refused request leaves none behind
   for (const a of assets) {
-    const missing = scope.env === "live" && a.identifier !== null && a.channel !== null ? missingProvider(a.type as AssetType, a.channel, deps.config) : [];
+    const missing = scope.env === "live" && a.identifier !== null && a.channel !== null ? channelFor(a.type, a.channel).missingProvider(deps.config) : [];
     if (missing.length)
       throw new AppError("channel_unavailable", `assets[${a.idx}]: channel ${a.channel} is not configured on this service (missing ${missing.join(", ")})`);
   }

@@ -1,7 +1,7 @@
 /** What the hosted page does with a request (its token): the view, starting an asset, answering it, checking a domain, test-verify, reusing a proof. */
 import { AppError, type Scope } from "@icv/platform";
-import { CHANNELS_BY_TYPE, methodOf, sendsCode } from "../channels/index.ts";
-import type { AssetType } from "../channels/index.ts";
+import { CHANNELS_BY_TYPE, type AssetType } from "@icv/platform";
+import { channelFor } from "../channels/registry.ts";
 import type { RequestView } from "../store/rows.ts";
 import { autoVerify, reusableProofs, type AutoVerified, type Offer } from "./reuse.ts";
 import { hostedAssets, redirectTarget, type HostedView } from "./hosted.ts";
@@ -73,7 +73,7 @@ function assetDomainStates(
   rows: Awaited<ReturnType<typeof getVerification>>[],
   assets: { type: string; status: string; verification_id: string | null }[],
 ) {
-  const ids = rows.filter((v) => v.status === "pending" && methodOf(v.type as AssetType, v.channel) === "domain_check").map((v) => v.id);
+  const ids = rows.filter((v) => v.status === "pending" && channelFor(v.type, v.channel).method === "domain_check").map((v) => v.id);
   // verified domain assets: when control was last re-checked (email ones have no check: no last_check, nothing shown)
   for (const a of assets) if (a.type === "domain" && a.status === "verified" && a.verification_id) ids.push(a.verification_id);
   return domainStates(deps.verifications, scope, ids);
@@ -125,10 +125,10 @@ export async function hostedStart(
     throw invalid("this asset's identifier was set by the request and cannot be changed", "identifier");
   }
   // a restart that sends a new code keeps the resend gap (the page cannot be used to flood a mailbox or a phone)
-  if (sendsCode(type, channel, input.delivery) && asset.verification_id && asset.status === "in_progress") {
+  if (channelFor(type, channel).sends?.code(input.delivery) && asset.verification_id && asset.status === "in_progress") {
     const current = await getVerification(deps.verifications, scope, asset.verification_id);
     const waitMs = current.created_at.getTime() + RESEND_GAP_MS - deps.clock.now().getTime();
-    const sent = sendsCode(current.type as AssetType, current.channel, current.delivery);
+    const sent = channelFor(current.type, current.channel).sends?.code(current.delivery);
     if (sent && current.status === "pending" && waitMs > 0) {
       const retryAfter = Math.ceil(waitMs / 1000);
       throw new AppError("resend_too_soon", `a code was sent less than ${RESEND_GAP_MS / 1000} s ago; try again in ${retryAfter} s`, {

@@ -16,7 +16,7 @@ import { revokeVerification } from "../verifications/revoke.ts";
 import { validateProof } from "../verifications/proofs.ts";
 import { recordTestMessage } from "../verifications/test-messages.ts";
 import { completeInbound, recordSessionVerification } from "../verifications/inbound.ts";
-import { toDomainCheck, toDomainMessage, toMessage, toTestMessage } from "./convert.ts";
+import { toCreateInput, toDomainCheck, toDomainMessage, toMessage, toTestMessage } from "./convert.ts";
 import { systemClock, type Clock } from "@icv/platform";
 import { DETAIL_STATUSES, LIST_STATUSES, toVerifiedUsers } from "./verified-users.ts";
 import type { OAuthSignIn } from "../oauth/sign-in.ts";
@@ -61,22 +61,7 @@ export function verificationRoutes(
       ...exporter,
       ...insights,
       async createVerification(req) {
-        const answer = await createVerification(deps, requireScope(req.scope), {
-          type: req.type,
-          channel: req.channel,
-          identifier: req.identifier,
-          clientMetadata: req.clientMetadata,
-          externalUserId: req.externalUserId,
-          proofExpiresIn: req.proofExpiresIn,
-          delivery: req.delivery,
-          emailPrefix: req.emailPrefix,
-          dnsProvider: req.dnsProvider ? { name: req.dnsProvider.name, credentials: req.dnsProvider.credentials } : undefined,
-          chainId: req.chainId === undefined ? undefined : Number(req.chainId),
-          callbackUrl: req.callbackUrl,
-          projectId: req.projectId,
-          proofFormat: req.proofFormat,
-          holderKey: req.holderKey,
-        });
+        const answer = await createVerification(deps, requireScope(req.scope), toCreateInput(req));
         return { verification: toMessage(answer), domainCheck: toDomainCheck(answer.domain?.last_check) };
       },
       async createDomainVerification(req) {

@@ -22,7 +22,7 @@ import type { Mailer } from "./mailer.ts";
 import type { ComposedCode } from "./messages.ts";
 import { assertSmsDestination } from "./send-limits.ts";
 
-export type { CodeChannel } from "../channels/index.ts";
+export type { CodeChannel } from "../channels/channel.ts";
 
 export interface DeliveryDeps {
   config: Config;

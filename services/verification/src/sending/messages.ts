@@ -5,7 +5,7 @@
  * what this file composes.
  */
 import type { Scope } from "@icv/platform";
-import type { ChallengeSpec, CodeChannel } from "../channels/index.ts";
+import type { ChallengeSpec, CodeChannel } from "../channels/channel.ts";
 import type { ProjectStore } from "../store/projects.ts";
 import type { Mail } from "./mailer.ts";
 import { brandVariables } from "./project-words.ts";

@@ -1,19 +1,10 @@
 /** Create: a new verification with its challenge; a code the service sends goes out before the row is stored. */
 import { AppError, newId, type Scope } from "@icv/platform";
 import { codeHmac, codeLookup } from "../sending/challenge.ts";
-import {
-  ASSET_TYPES,
-  CHANNELS_BY_TYPE,
-  buildChallenge,
-  chainIdOf,
-  channelOf,
-  checkCreateOptions,
-  deliveryOf,
-  missingProvider,
-  normalizeIdentifier,
-  type AssetType,
-} from "../channels/index.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, type AssetType } from "@icv/platform";
+import { channelFor } from "../channels/registry.ts";
 import { maskEmail, maskPhone } from "../channels/shared/mask.ts";
+import { parseWith } from "../channels/shared/parse.ts";
 import { deliverCode } from "../sending/delivery.ts";
 import { checkCallbackUrl } from "../callback-url.ts";
 import { composeCode } from "../sending/messages.ts";
@@ -37,16 +28,20 @@ async function createPending(deps: UseCaseDeps, scope: Scope, input: CreateInput
     });
   }
   const type = input.type as AssetType;
-  if (!CHANNELS_BY_TYPE[type].includes(input.channel)) {
+  if (!(CHANNELS_BY_TYPE[type] as readonly string[]).includes(input.channel)) {
     throw new AppError(
       "invalid_channel_for_type",
       `channel ${input.channel || "(empty)"} is not valid for type ${type}; use one of ${CHANNELS_BY_TYPE[type].join(", ")}`,
     );
   }
-  const ident = normalizeIdentifier(type, input.channel, input.identifier);
-  const delivery = deliveryOf(type, input.channel, input.delivery);
-  checkCreateOptions(type, input.channel, { emailPrefix: input.emailPrefix, dnsProvider: input.dnsProvider });
-  const chainId = chainIdOf(type, input.channel, input.chainId);
+  const channel = channelFor(type, input.channel);
+  const ident = channel.normalize(input.identifier);
+  const options = parseWith(channel.options, {
+    delivery: input.delivery,
+    email_prefix: input.emailPrefix,
+    dns_provider: input.dnsProvider,
+    chain_id: input.chainId,
+  });
   if (input.externalUserId !== undefined && (input.externalUserId.length < 1 || input.externalUserId.length > 255)) {
     throw new AppError("validation_error", "external_user_id must be 1 to 255 characters");
   }
@@ -64,30 +59,18 @@ async function createPending(deps: UseCaseDeps, scope: Scope, input: CreateInput
     throw new AppError("validation_error", "unknown message type");
   const projectId = deps.projects ? await resolveProjectId(deps.projects, scope, input.projectId) : null;
   if (scope.env === "live") {
-    const missing = missingProvider(type, input.channel, config);
+    const missing = channel.missingProvider(config);
     if (missing.length) {
       throw new AppError("channel_unavailable", `channel ${input.channel} is not configured on this service (missing ${missing.join(", ")})`);
     }
   }
   const now = clock.now();
   const id = newId("verification", now.getTime());
-  const ch = buildChallenge({
-    id,
-    type,
-    channel: input.channel,
-    identifier: ident.value,
-    env: scope.env,
-    now,
-    config,
-    delivery: delivery ?? undefined,
-    emailPrefix: input.emailPrefix,
-    chainId,
-  });
+  const ch = channel.challenge({ id, identifier: ident.value, env: scope.env, now, config, options });
   // what sending/ takes of the channel, read while here: the code's lifetime and the address masked
   // (a code the service sends), or the message a test verification expects from the user (reverse OTP)
-  const family = channelOf(type);
-  const sends = ch.sendTo && ch.code ? { ttlMs: family.ttlMs, maskedTo: type === "phone" ? maskPhone(ch.sendTo) : maskEmail(ch.sendTo) } : undefined;
-  const expected = scope.env === "test" && ch.code && !ch.sendTo ? family.expectedMessage?.(input.channel, ch.code, config) : undefined;
+  const sends = ch.sendTo && ch.code ? { ttlMs: channel.ttlMs, maskedTo: type === "phone" ? maskPhone(ch.sendTo) : maskEmail(ch.sendTo) } : undefined;
+  const expected = scope.env === "test" && ch.code && !ch.sendTo ? channel.testMessage?.(ch.code, config) : undefined;
   const v = { id, type, channel: input.channel, identifier: ident.value, project_id: projectId, message_type: input.messageType ?? null };
   // a code the service sends goes out before the row is stored: a failed send leaves nothing half-made;
   // test keys send nothing and get the message that would have gone out, stored with the row
@@ -125,9 +108,9 @@ async function createPending(deps: UseCaseDeps, scope: Scope, input: CreateInput
       proof_expires_in: proofTtl,
       created_at: now,
       // live reverse-OTP codes arrive in provider messages without the verification id: index them
-      code_lookup: delivery === "inbound" && scope.env === "live" && ch.code ? codeLookup(hmacKey, input.channel, ch.code) : null,
+      code_lookup: options.delivery === "inbound" && scope.env === "live" && ch.code ? codeLookup(hmacKey, input.channel, ch.code) : null,
       origin: null,
-      delivery,
+      delivery: options.delivery ?? null,
       callback_url: callbackUrl,
       project_id: projectId,
       message_type: input.messageType ?? null,

@@ -6,7 +6,7 @@
  */
 import type { CheckResult } from "@icv/contracts/gen/icv/domain/v1/domain_service_pb.ts";
 import { AppError, domainRechecks, fromConnectError, iso, type Scope } from "@icv/platform";
-import { checkProofMethod, VALUE_PREFIX } from "../channels/index.ts";
+import { checkProofMethod, VALUE_PREFIX } from "../channels/domain/publication.ts";
 import type { DomainCheckRow, StoredCheck } from "../store/domain-checks.ts";
 import type { VerificationRow } from "../store/rows.ts";
 import { rpcScope, type Answer, type UseCaseDeps } from "./deps.ts";

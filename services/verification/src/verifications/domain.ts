@@ -4,7 +4,7 @@
  * are domain-checks.ts.
  */
 import { AppError, fromConnectError, type Scope } from "@icv/platform";
-import { normalizeIdentifier } from "../channels/index.ts";
+import { channelFor } from "../channels/registry.ts";
 import { createVerification } from "./create.ts";
 import { rpcScope, type UseCaseDeps } from "./deps.ts";
 import type { DomainAnswer } from "./domain-checks.ts";
@@ -33,7 +33,7 @@ export async function createDomainVerification(deps: UseCaseDeps, scope: Scope, 
   }
   const interval = checkRecheckInterval(input.recheckInterval, deps.config.RECHECK_MIN_INTERVAL_S);
   // an invalid domain is refused before anything is looked up
-  const domain = normalizeIdentifier("domain", channel, input.domain).value;
+  const domain = channelFor("domain", channel).normalize(input.domain).value;
   const provider = await detectProvider(deps, scope, domain);
   const a = await createVerification(deps, scope, {
     type: "domain",

@@ -3,7 +3,8 @@ import { timingSafeEqual } from "node:crypto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ProofFormat, type IssueProofResponse } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
 import { toDate, ts, type HolderKey, type Scope } from "@icv/platform";
-import { proofCanonical } from "../channels/index.ts";
+import type { Channel } from "../channels/channel.ts";
+import { channelFor } from "../channels/registry.ts";
 import type { ProofFormat as Format } from "../store/rows.ts";
 import { identifierHash, rpcScope, type UseCaseDeps } from "./deps.ts";
 
@@ -80,7 +81,7 @@ export async function validateProof(
 ) {
   const r = await deps.proofs.validateProof({ proofToken: token, scope: rpcScope(scope), ...binding });
   if (!r.valid || identifier === undefined) return r;
-  const canonical = proofCanonical(r.type, r.channel, identifier) ?? "";
+  const canonical = proofCanonical(r.type, r.channel, identifier);
   const refuse = (reason: string, message: string) => ({ valid: false, reason, message }) as typeof r;
   let a: Buffer;
   let b: Buffer;
@@ -92,4 +93,23 @@ export async function validateProof(
   }
   if (!canonical || a.length !== b.length || !timingSafeEqual(a, b)) return refuse("identifier_mismatch", "the identifier does not match the proof");
   return r;
+}
+
+/**
+ * The compared form of an identifier given to check a proof: normalized as at creation, else as
+ * a provider attests it (a phone a session captured may be one the strict check refuses); ""
+ * when neither takes it.
+ */
+function proofCanonical(type: string, channel: string, raw: string): string {
+  let c: Channel;
+  try {
+    c = channelFor(type, channel);
+  } catch {
+    return "";
+  }
+  try {
+    return c.normalize(raw).canonical;
+  } catch {
+    return c.phone?.attestedCanonical(raw) ?? "";
+  }
 }

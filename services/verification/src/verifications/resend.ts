@@ -1,7 +1,8 @@
 /** Resend: a new code for a verification whose code the service sends (email, domain by email, outbound phone). */
 import { AppError, type Scope } from "@icv/platform";
 import { codeHmac } from "../sending/challenge.ts";
-import { buildChallenge, sendsCode, sentNotice, TTL_MS, type AssetType } from "../channels/index.ts";
+import type { PhoneDelivery } from "../channels/channel.ts";
+import { channelFor } from "../channels/registry.ts";
 import { maskEmail, maskPhone } from "../channels/shared/mask.ts";
 import { deliverCode } from "../sending/delivery.ts";
 import { composeCode } from "../sending/messages.ts";
@@ -20,7 +21,8 @@ import { getVerification } from "./read.ts";
 export async function resendCode(deps: UseCaseDeps, scope: Scope, id: string): Promise<{ row: VerificationRow; message: string; resendsRemaining: number }> {
   const { config, clock, hmacKey, store } = deps;
   const v = await getVerification(deps, scope, id);
-  if (!sendsCode(v.type as AssetType, v.channel, v.delivery)) {
+  const channel = channelFor(v.type, v.channel);
+  if (!channel.sends?.code(v.delivery)) {
     throw new AppError(
       "resend_not_supported",
       `resend is only for codes the service sends (email, outbound phone); this is a ${v.type} verification on ${v.channel}`,
@@ -29,21 +31,11 @@ export async function resendCode(deps: UseCaseDeps, scope: Scope, id: string): P
   if (v.status !== "pending") throw new AppError("invalid_state", `only a pending verification can be resent (this one is ${v.status})`);
   const now = clock.now();
   checkResendAllowed(v, now);
-  const type = v.type as AssetType;
   // a domain by email goes to the mailbox chosen at create
   const emailPrefix = (await store.checks.get(scope, v.id))?.email_prefix ?? undefined;
-  const ch = buildChallenge({
-    id: v.id,
-    type,
-    channel: v.channel,
-    identifier: v.identifier,
-    env: scope.env,
-    now,
-    config,
-    delivery: v.delivery ?? undefined,
-    emailPrefix,
-  });
-  const sends = { ttlMs: TTL_MS[type], maskedTo: type === "phone" ? maskPhone(ch.sendTo!) : maskEmail(ch.sendTo!) };
+  const options = { delivery: (v.delivery ?? undefined) as PhoneDelivery | undefined, email_prefix: emailPrefix };
+  const ch = channel.challenge({ id: v.id, identifier: v.identifier, env: scope.env, now, config, options });
+  const sends = { ttlMs: channel.ttlMs, maskedTo: v.type === "phone" ? maskPhone(ch.sendTo!) : maskEmail(ch.sendTo!) };
   const message = await composeCode(deps.projects, scope, v, ch, sends, { publicBaseUrl: config.publicBaseUrl, resent: true });
   // test scopes: the would-be message is stored with the new code; live: the code is written first, then sent
   const testMessage = scope.env === "test" ? await deliverCode(deps.delivery, scope, message, now) : undefined;
@@ -79,7 +71,7 @@ export async function resendCode(deps: UseCaseDeps, scope: Scope, id: string): P
     { request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: v.id, resend_count: written.resend_count, env: scope.env },
     "verification code resent",
   );
-  const { to, what } = sentNotice(type, v.channel, ch.sendTo!);
+  const { to, what } = channel.sends.notice(ch.sendTo!);
   const text =
     scope.env === "live"
       ? `A new code was sent to ${to}; earlier codes no longer work.`

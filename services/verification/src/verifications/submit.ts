@@ -1,6 +1,6 @@
 /** The user's answer to a challenge (code, signature, bot token, API key), and test-verify. */
 import { AppError, type Scope } from "@icv/platform";
-import { channelOf, type AssetType } from "../channels/index.ts";
+import { channelFor } from "../channels/registry.ts";
 import type { VerificationRow } from "../store/rows.ts";
 import { completeVerification, failAttempt } from "./complete.ts";
 import type { SubmitInput, UseCaseDeps } from "./deps.ts";
@@ -9,7 +9,7 @@ import { getVerification, pendingForAction } from "./read.ts";
 export async function submitChallenge(deps: UseCaseDeps, scope: Scope, id: string, input: SubmitInput): Promise<VerificationRow> {
   const v = await pendingForAction(deps, scope, id);
   // the channel checks the evidence (code, signature, bot token) or refuses it (OAuth, DNS/HTTP checks)
-  const verdict = await channelOf(v.type as AssetType).complete(v, input, { hmacKey: deps.hmacKey, config: deps.config });
+  const verdict = await channelFor(v.type, v.channel).complete(v, input, { hmacKey: deps.hmacKey, config: deps.config });
   if (!verdict.ok) return failAttempt(deps, scope, v, verdict.failure);
   return completeVerification(deps, scope, v, verdict.method);
 }

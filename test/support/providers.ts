@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { twilioSignature, whatsappSignature } from "../../services/gateway/src/hooks/signatures.ts";
+import { twilioSignature, whatsappSignature } from "../../packages/platform/src/messaging/index.ts";
 
 /** What our hook answered to a delivery. */
 export interface HookAnswer {

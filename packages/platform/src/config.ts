@@ -3,6 +3,7 @@ import { isSupportedCountry } from "libphonenumber-js";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
+import { MESSAGING_CONFIG } from "./messaging/registry.ts";
 import { isDataKeys } from "./personal-data.ts";
 
 /** Service names and their default loopback gRPC ports. */
@@ -167,53 +168,8 @@ const base = z.object({
   // server-sent events
   SSE_MAX_CONNECTIONS_PER_TENANT: z.coerce.number().int().min(1).default(10),
   SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(30_000),
-  // providers (a channel whose provider is unset is unavailable for live keys)
-  TELEGRAM_API_URL: z.string().url().default("https://api.telegram.org"),
-  TELEGRAM_BOT_USERNAME: z
-    .string()
-    .regex(/^[A-Za-z0-9_]{5,32}$/, "must be a bot username without @")
-    .optional(),
-  TELEGRAM_BOT_TOKEN: z
-    .string()
-    .regex(/^\d{5,16}:[A-Za-z0-9_-]{30,64}$/, "must be a bot token from @BotFather (digits:secret)")
-    .optional(),
-  // webhook: Telegram posts updates to {PUBLIC_BASE_URL}/hooks/telegram (setWebhook at start); polling: getUpdates (local development)
-  TELEGRAM_MODE: z.enum(["webhook", "polling"]).default("webhook"),
-  TELEGRAM_WEBHOOK_SECRET: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{16,256}$/, "must be 16 to 256 of A-Z, a-z, 0-9, _ and -")
-    .optional(),
-  WHATSAPP_PHONE_NUMBER: z
-    .string()
-    .regex(/^\+?[1-9]\d{6,14}$/, "must be an E.164 number")
-    .optional(),
-  WHATSAPP_API_URL: z.string().url().default("https://graph.facebook.com/v21.0"),
-  WHATSAPP_PHONE_NUMBER_ID: z
-    .string()
-    .regex(/^\d{5,32}$/, "must be the numeric phone number id of the WhatsApp Business account")
-    .optional(),
-  WHATSAPP_ACCESS_TOKEN: z.string().min(16).optional(),
-  WHATSAPP_APP_SECRET: z.string().min(16).optional(),
-  WHATSAPP_VERIFY_TOKEN: z.string().min(16).optional(),
-  // outbound phone codes (delivery "outbound"): the approved authentication template and its language
-  WHATSAPP_OTP_TEMPLATE: z
-    .string()
-    .regex(/^[a-z0-9_]{1,512}$/, "must be a WhatsApp template name (a-z, 0-9, _)")
-    .default("verification_code"),
-  WHATSAPP_OTP_TEMPLATE_LANG: z
-    .string()
-    .regex(/^[a-z]{2,3}(_[A-Z]{2})?$/, "must be a WhatsApp template language code (en, en_US…)")
-    .default("en_US"),
-  SMS_PHONE_NUMBER: z
-    .string()
-    .regex(/^\+?[1-9]\d{6,14}$/, "must be an E.164 number")
-    .optional(),
-  TWILIO_API_URL: z.string().url().default("https://api.twilio.com"),
-  TWILIO_ACCOUNT_SID: z
-    .string()
-    .regex(/^AC[0-9a-fA-F]{32}$/, "must be a Twilio account SID (AC + 32 hex digits)")
-    .optional(),
-  TWILIO_AUTH_TOKEN: z.string().min(16).optional(),
+  // providers: the messaging providers' keys come from their files (messaging/registry.ts); a
+  // channel whose provider is unset is unavailable for live keys
   SMTP_URL: z
     .string()
     .regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL")
@@ -259,7 +215,7 @@ const base = z.object({
     .regex(/^https?:\/\/[^\s]+$/, "must be an http:// or https:// JSON-RPC URL")
     .optional(),
   ETHEREUM_RPC_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
-});
+}).extend(MESSAGING_CONFIG);
 
 /** The OAuth 2.0 providers of the social and account channels (docs/oauth.md); kraken is not one. */
 export const OAUTH_PROVIDERS = ["github", "google", "facebook", "x", "linkedin", "instagram", "youtube", "tiktok", "coinbase"] as const;

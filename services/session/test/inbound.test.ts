@@ -8,7 +8,8 @@ import type { ProjectService } from "@icv/contracts/gen/icv/verification/v1/proj
 import type { AppError, ManualClock, Scope } from "@icv/platform";
 import { CHAT_TTL_MS, Inbound, SENDER_STRIKES, SENDER_WINDOW_MS, type Repliers } from "../src/inbound.ts";
 import { Sessions } from "../src/sessions.ts";
-import type { SessionStore } from "../src/store.ts";
+import type { InboundStore } from "../src/store/inbound.ts";
+import type { SessionStore } from "../src/store/sessions.ts";
 import { REPLY } from "../src/texts.ts";
 import { sessionToken } from "../src/tokens.ts";
 import { KEY, fakeRepliers, type fakeVerification, openStore, providersConfig, type recordingLogger, sessionRig } from "./support.ts";
@@ -21,6 +22,7 @@ const REMOVE = { remove: true };
 
 let db: Awaited<ReturnType<typeof openStore>>;
 let store: SessionStore;
+let inbox: InboundStore;
 let clock: ManualClock;
 let v: ReturnType<typeof fakeVerification>;
 let rep: ReturnType<typeof fakeRepliers>;
@@ -32,6 +34,7 @@ const config = providersConfig();
 beforeAll(async () => {
   db = await openStore();
   store = db.store;
+  inbox = db.inbox;
 });
 afterAll(() => db?.close());
 beforeEach(() => {
@@ -40,7 +43,7 @@ beforeEach(() => {
   inbound = inboundWith(rep.repliers);
 });
 const inboundWith = (repliers: Repliers) =>
-  new Inbound({ store, sessions, verification: v.client, repliers, clock, logger: log.logger, hmacKey: "inbound-hmac-key" });
+  new Inbound({ store: inbox, sessions, verification: v.client, repliers, clock, logger: log.logger, hmacKey: "inbound-hmac-key" });
 
 // provider bodies, each message with its own id
 let seq = 0;
@@ -175,7 +178,7 @@ describe("each provider message is handled once", () => {
   });
 
   it("a message being handled elsewhere is busy; a failed handling is forgotten, so the provider's retry is handled afresh", async () => {
-    await store.claimInbound("sms", "SM-busy", clock.now(), 60_000);
+    await inbox.claimInbound("sms", "SM-busy", clock.now(), 60_000);
     expect(((await inbound.handle("sms", sms(ME, "BUSY12", "SM-busy")).catch((e: unknown) => e)) as AppError).code).toBe("service_unavailable");
     v.onCode = () => {
       throw new Error("verification service unreachable");

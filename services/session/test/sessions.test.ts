@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { AppError, type ManualClock, parseConfig, type Scope } from "@icv/platform";
 import { AUTH_PROOF_TTL_S, PHONE_PROOF_TTL_S, Sessions, TEST_PHONE } from "../src/sessions.ts";
-import type { SessionStore } from "../src/store.ts";
+import type { SessionStore } from "../src/store/sessions.ts";
 import { qrSignature, sessionToken } from "../src/tokens.ts";
 import { BOT, KEY, T0, WA_NUMBER, type fakeVerification, openStore, type recordingLogger, sessionRig } from "./support.ts";
 

@@ -2,9 +2,9 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { SessionService, type Session } from "@icv/contracts/gen/icv/session/v1/session_service_pb.ts";
 import { AppError, requireScope, ts } from "@icv/platform";
-import type { Inbound, Provider } from "./inbound.ts";
-import type { SessionView, Sessions } from "./sessions.ts";
-import type { SessionKind } from "./store.ts";
+import type { Inbound } from "../inbound.ts";
+import type { SessionView, Sessions } from "../sessions.ts";
+import type { SessionKind } from "../store/sessions.ts";
 
 const kindOf = (k: string): SessionKind => {
   if (k !== "phone" && k !== "auth") throw new AppError("validation_error", "kind must be phone or auth");
@@ -63,8 +63,7 @@ export function sessionRoutes(sessions: Sessions, inbound: Inbound) {
         return { png: await sessions.qrPng(req.id, req.signature) };
       },
       async handleInbound(req) {
-        if (!["telegram", "whatsapp", "sms"].includes(req.provider)) throw new AppError("validation_error", "provider must be telegram, whatsapp or sms");
-        return { outcomes: await inbound.handle(req.provider as Provider, req.body) };
+        return inbound.deliver(req.provider, req.body);
       },
     });
 }

@@ -7,7 +7,7 @@
 
 /** The spec's type/channel table: every asset type and the channels a verification of it may use. */
 export const CHANNELS_BY_TYPE = {
-  phone: ["whatsapp", "telegram", "sms"],
+  phone: ["whatsapp", "telegram", "sms", "viber"],
   email: ["email"],
   domain: ["dns", "http", "email", "auto"],
   social: ["github", "google", "facebook", "x", "linkedin", "instagram", "youtube", "tiktok"],

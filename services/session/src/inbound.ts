@@ -144,12 +144,7 @@ export class Inbound {
    * Runs a message's handler once per provider message id; the handler gets the message's key
    * ("provider:id") and its sender's strikes in the window, counted by the claim's statement.
    */
-  private async once(
-    provider: string,
-    messageId: string,
-    sender: string | undefined,
-    run: (key: string, strikes: number) => Promise<string>,
-  ): Promise<string> {
+  private async once(provider: string, messageId: string, sender: string | undefined, run: (key: string, strikes: number) => Promise<string>): Promise<string> {
     const now = this.d.clock.now();
     const counted = sender ? { id: this.senderId(sender), since: new Date(now.getTime() - SENDER_WINDOW_MS) } : undefined;
     const { claim, strikes } = await this.d.store.claimInbound(provider, messageId, now, STALE_CLAIM_MS, counted);
@@ -195,13 +190,7 @@ export class Inbound {
    * contact (a keyboard button); only the sender's own contact counts, and its number settles
    * what the conversation was opened for.
    */
-  private async byChat(
-    channel: string,
-    key: string,
-    strikes: number,
-    m: InboundMessage,
-    say: (text: string, keyboard?: Keyboard) => void,
-  ): Promise<string> {
+  private async byChat(channel: string, key: string, strikes: number, m: InboundMessage, say: (text: string, keyboard?: Keyboard) => void): Promise<string> {
     const { store, clock } = this.d;
     const user = "user" in m.sender ? m.sender.user : "";
     const sender = `${channel}:${user}`;

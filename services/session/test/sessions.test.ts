@@ -118,7 +118,7 @@ describe("create", () => {
 
   it("refuses a bad channel, a missing or invalid phone, an unknown type and oversized client_metadata", async () => {
     const cases: [Promise<unknown>, string, string | undefined][] = [
-      [sessions.create(LIVE, "phone", { channel: "viber" }), "validation_error", "channel"],
+      [sessions.create(LIVE, "phone", { channel: "signal" }), "validation_error", "channel"],
       [sessions.create(LIVE, "auth", { channel: "telegram" }), "validation_error", "phone_number"],
       [sessions.create(LIVE, "auth", { channel: "telegram", phoneNumber: "+1234" }), "invalid_identifier", undefined],
       [sessions.create(LIVE, "auth", { channel: "telegram", phoneNumber: ME, type: "signup" }), "validation_error", "type"],

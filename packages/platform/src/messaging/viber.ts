@@ -177,7 +177,10 @@ export const viber: MessagingProvider<typeof config> = {
   messenger(c) {
     if (!c.VIBER_AUTH_TOKEN) return undefined;
     const client = new ViberClient({ apiUrl: c.VIBER_API_URL, authToken: c.VIBER_AUTH_TOKEN, senderName: c.VIBER_SENDER_NAME });
-    return { send: (to, text, keyboard) => client.sendMessage(to, text, keyboard), welcome: (text, keyboard) => JSON.stringify(client.message(text, keyboard)) };
+    return {
+      send: (to, text, keyboard) => client.sendMessage(to, text, keyboard),
+      welcome: (text, keyboard) => JSON.stringify(client.message(text, keyboard)),
+    };
   },
   start(c, { publicBaseUrl, log }) {
     if (!c.VIBER_AUTH_TOKEN || !c.VIBER_BOT_URI) return undefined;

@@ -242,8 +242,7 @@ export const whatsapp: MessagingProvider<typeof config> = {
       },
     };
   },
-  parse: (body): InboundMessage[] =>
-    parseWhatsAppWebhook(body).map((m) => ({ id: m.id, replyTo: m.from, sender: { phone: m.from }, text: m.text })),
+  parse: (body): InboundMessage[] => parseWhatsAppWebhook(body).map((m) => ({ id: m.id, replyTo: m.from, sender: { phone: m.from }, text: m.text })),
   messenger(c) {
     if (!c.WHATSAPP_PHONE_NUMBER_ID || !c.WHATSAPP_ACCESS_TOKEN) return undefined;
     const client = new WhatsAppClient({ apiUrl: c.WHATSAPP_API_URL, phoneNumberId: c.WHATSAPP_PHONE_NUMBER_ID, accessToken: c.WHATSAPP_ACCESS_TOKEN });

@@ -64,7 +64,10 @@ export function mountProviderHooks(app: Express, d: HookDeps): void {
         if (!hook.verify({ body: body(req), header: (name) => req.get(name), url })) return refuse(req, res, provider);
         const r = await d.session.handleInbound({ provider, body: body(req) });
         d.logger.info({ request_id: req.requestId, provider, outcomes: r.outcomes }, "provider hook");
-        res.status(200).type(hook.answer.type).send(r.answer ?? hook.answer.body);
+        res
+          .status(200)
+          .type(hook.answer.type)
+          .send(r.answer ?? hook.answer.body);
       }),
     );
   }

@@ -28,6 +28,7 @@ window.ICV_TEXTS = {
     whatsapp: "WhatsApp",
     telegram: "Telegram",
     sms: "SMS",
+    viber: "Viber",
     email: "Email",
     dns: "DNS record",
     http: "HTTP file",

@@ -1,13 +1,14 @@
 import { z } from "zod";
 import type { Session as SessionMsg } from "@icv/contracts/gen/icv/session/v1/session_service_pb.ts";
 import QRCode from "qrcode";
-import { AppError, iso, isPlaceholderBotLink } from "@icv/platform";
+import { AppError, iso, isPlaceholderBotLink, MESSAGING_CHANNELS, type MessagingChannel } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
 import { idOf, idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody, jsonObject, projectIdShown, timestamp } from "../schemas.ts";
 
-const SESSION_CHANNELS = ["telegram", "whatsapp", "sms"] as const;
+// the messaging provider table (@icv/platform messaging/registry.ts)
+const SESSION_CHANNELS = MESSAGING_CHANNELS as [MessagingChannel, ...MessagingChannel[]];
 const context = jsonObject.optional().describe("The reference SDKs' name of client_metadata (give one of the two); answered as client_metadata");
 
 /** client_metadata, or its alias context (the reference SDKs' name); both at once must be equal. */

@@ -4,7 +4,16 @@
  * or WhatsApp and the user enters it).
  */
 import { parsePhoneNumberFromString } from "libphonenumber-js";
-import { CHANNELS_BY_TYPE, AppError, messagingAddress, missingMessagingProvider, providerPhone, type Config, type MessagingChannel } from "@icv/platform";
+import {
+  CHANNELS_BY_TYPE,
+  AppError,
+  messagingAddress,
+  messagingDeepLink,
+  missingMessagingProvider,
+  providerPhone,
+  type Config,
+  type MessagingChannel,
+} from "@icv/platform";
 import { generateCode } from "../challenge.ts";
 import { MIN, invalid, same, type Channel, type CodeChannel, type PhoneDelivery } from "./channel.ts";
 import { checkCode } from "./shared/code.ts";
@@ -56,6 +65,15 @@ export const phone: Channel = {
         deepLink: `https://t.me/${to.slice(1)}?start=${code}`,
       };
     }
+    if (channel === "viber") {
+      return {
+        code,
+        showCode: true,
+        expiresAt,
+        instruction: `Open the link to chat with ${to} in Viber and share your phone number with the button the bot shows.`,
+        deepLink: messagingDeepLink("viber", to, code),
+      };
+    }
     return {
       code,
       showCode: true,
@@ -91,7 +109,9 @@ export const phone: Channel = {
         ? "Confirmed by a message from this number to our WhatsApp number."
         : channel === "sms"
           ? "Confirmed by a text message from this number to our SMS number."
-          : undefined,
+          : channel === "viber"
+            ? "Confirmed by this number's contact, shared with our Viber bot."
+            : undefined,
 };
 
 /** The create body's `delivery`, checked: outbound only where a code can be sent. */

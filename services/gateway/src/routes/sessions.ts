@@ -58,7 +58,10 @@ const PhoneSession = z
     id: z.string().describe("sess_…"),
     channel: z.enum(SESSION_CHANNELS),
     status: z.enum(["pending", "verified", "expired"]),
-    deep_link: z.string().optional().describe("While pending: opens the bot (t.me/<bot>?start=<token>) or WhatsApp with the message pre-filled"),
+    deep_link: z
+      .string()
+      .optional()
+      .describe("While pending: opens the bot (t.me/<bot>?start=<token>, viber://pa?chatURI=<bot>&context=<token>) or the app with the message pre-filled"),
     qr_code: z.string().optional().describe("While pending: the URL of a PNG QR code of deep_link"),
     expires_at: timestamp,
     instructions: z.string(),

@@ -14,7 +14,7 @@ import type { z } from "zod";
 export type ConfigShape = Record<string, z.ZodType>;
 
 /** The parsed values of a provider's configuration keys. */
-export type SettingsOf<S extends ConfigShape> = { [K in keyof S]: z.output<S[K]> };
+export type SettingsOf<S extends ConfigShape> = z.output<z.ZodObject<S>>;
 
 /**
  * One message a user sent, as every provider reads into it. `sender` is what the provider

@@ -125,6 +125,36 @@ describe("a code (reverse OTP)", () => {
   });
 });
 
+describe("viber", () => {
+  const vb = (o: object) => json({ timestamp: 1, message_token: String(++seq), ...o });
+  const opens = (user: string, context?: string) => vb({ event: "conversation_started", type: "open", context, user: { id: user } });
+  const shares = (user: string, phone: string) =>
+    vb({ event: "message", sender: { id: user }, message: { type: "contact", contact: { phone_number: phone } } });
+
+  it("the deep link's context opens the chat and the welcome message (the delivery's answer) asks for the contact; the shared number verifies", async () => {
+    const s = await sessions.create(LIVE, "phone", { channel: "viber" });
+    expect(s.deepLink).toBe(`viber://pa?chatURI=icv-unit-bot&context=${sessionToken(KEY, s.row.id)}`);
+    const opened = await inbound.deliver("viber", opens("vu1=", sessionToken(KEY, s.row.id)));
+    expect(opened.outcomes).toEqual(["contact_requested"]);
+    expect(JSON.parse(opened.answer!)).toEqual({ welcome: REPLY.askContact, keyboard: ASK });
+    expect(await inbound.handle("viber", shares("vu1=", "37069199199"))).toEqual(["verified"]);
+    expect((await store.byId(s.row.id))!).toMatchObject({ status: "verified", phone_number: ME });
+    await settle();
+    expect(rep.sent).toEqual([{ provider: "viber", to: "vu1=", text: REPLY.sessionVerified, keyboard: REMOVE }]);
+  });
+
+  it("a code's contact from another number is wrong_sender; a contact without a conversation is told what to do", async () => {
+    v.codes.set("VB12CD", { channel: "viber", phone: ME });
+    expect((await inbound.deliver("viber", opens("vu2=", "VB12CD"))).outcomes).toEqual(["contact_requested"]);
+    expect(await inbound.handle("viber", shares("vu2=", SOMEONE))).toEqual(["wrong_sender"]);
+    expect(v.callsOf("completeInboundCode")).toEqual([{ channel: "viber", code: "VB12CD", sender: SOMEONE, messageKey: `viber:${seq}` }]);
+    expect(await inbound.handle("viber", shares("vu3=", ME))).toEqual(["no_conversation"]);
+    // opening the bot without a context is answered with help, as the welcome message
+    const plain = await inbound.deliver("viber", opens("vu4="));
+    expect([plain.outcomes, JSON.parse(plain.answer!).welcome]).toEqual([["unrecognized"], REPLY.help]);
+  });
+});
+
 describe("a session token", () => {
   it("a WhatsApp message with a session's pre-filled text verifies it with the sender's number", async () => {
     const s = await sessions.create(LIVE, "phone", { channel: "whatsapp" });

@@ -35,7 +35,7 @@ export async function openStore(): Promise<{ store: SessionStore; inbox: Inbound
   };
 }
 
-/** A config with Telegram (webhook mode) and WhatsApp configured, so live sessions can be made. */
+/** A config with Telegram (webhook mode), WhatsApp and Viber configured, so live sessions can be made. */
 export const providersConfig = () =>
   parseConfig({
     PUBLIC_BASE_URL: "https://icv.example",
@@ -46,6 +46,8 @@ export const providersConfig = () =>
     WHATSAPP_PHONE_NUMBER_ID: "1234567890",
     WHATSAPP_ACCESS_TOKEN: "whatsapp-access-token-0123456789",
     WHATSAPP_APP_SECRET: "whatsapp-app-secret-0123456789",
+    VIBER_BOT_URI: "icv-unit-bot",
+    VIBER_AUTH_TOKEN: "4453b6ac12345678-e02c5f12174805f9-daec6fa3d34a2f1e",
   });
 
 /** Each test's start: a ManualClock at T0, the fake verification client on it, a recording logger, and Sessions over `store`. */

@@ -278,7 +278,12 @@ describe("who sends the code, and what the page may show", () => {
   });
 
   it("the page shows a reverse-OTP phone code, never an outbound one or another type's", () => {
-    expect(all.filter(([t, c]) => showsCode(t, c, "inbound")).map(([t, c]) => `${t}/${c}`)).toEqual(["phone/whatsapp", "phone/telegram", "phone/sms"]);
+    expect(all.filter(([t, c]) => showsCode(t, c, "inbound")).map(([t, c]) => `${t}/${c}`)).toEqual([
+      "phone/whatsapp",
+      "phone/telegram",
+      "phone/sms",
+      "phone/viber",
+    ]);
     expect(all.filter(([t, c]) => showsCode(t, c, "outbound"))).toEqual([]);
   });
 
@@ -310,6 +315,7 @@ describe("sessionInstruction", () => {
     expect(sessionInstruction("telegram")).toBe("Confirmed by a message from this number to our Telegram bot.");
     expect(sessionInstruction("whatsapp")).toBe("Confirmed by a message from this number to our WhatsApp number.");
     expect(sessionInstruction("sms")).toBe("Confirmed by a text message from this number to our SMS number.");
-    for (const c of ["viber", "email", "__proto__", "toString"]) expect(errorOf(() => sessionInstruction(c))).toMatchObject({ code: "validation_error" });
+    expect(sessionInstruction("viber")).toBe("Confirmed by this number's contact, shared with our Viber bot.");
+    for (const c of ["signal", "email", "__proto__", "toString"]) expect(errorOf(() => sessionInstruction(c))).toMatchObject({ code: "validation_error" });
   });
 });

@@ -76,13 +76,15 @@ describe("phone deep links", () => {
   });
 
   it("test keys without providers get the documented placeholders", () => {
-    expect(TEST_PLACEHOLDERS).toEqual({ telegramBot: "icv_test_bot", whatsappNumber: "+15550001000", smsNumber: "+15550002000" });
+    expect(TEST_PLACEHOLDERS).toEqual({ telegramBot: "icv_test_bot", whatsappNumber: "+15550001000", smsNumber: "+15550002000", viberBot: "icv-test-bot" });
     const wa = challenge("phone", "whatsapp", "+37069199199");
     expect(wa.deepLink).toBe(`https://wa.me/15550001000?text=${wa.code}`);
     const tg = challenge("phone", "telegram", "+37069199199");
     expect(tg.deepLink).toBe(`https://t.me/icv_test_bot?start=${tg.code}`);
     const sms = challenge("phone", "sms", "+37069199199");
     expect(sms.deepLink).toBe(`sms:+15550002000?body=${sms.code}`);
+    const vb = challenge("phone", "viber", "+37069199199");
+    expect(vb.deepLink).toBe(`viber://pa?chatURI=icv-test-bot&context=${vb.code}`);
   });
 
   it("a fresh code for every challenge", () => {

@@ -58,7 +58,7 @@ export interface ProviderLog {
   error(obj: object, msg: string): void;
 }
 
-/** What a hook's signature check sees: the raw body, the headers and the public URL it was posted to. */
+/** What a hook's signature check sees: the raw body, the headers and the public URL it was posted to ({PUBLIC_BASE_URL}/hooks/<name>). */
 export interface HookRequest {
   body: Buffer;
   header(name: string): string | undefined;
@@ -98,7 +98,7 @@ export interface MessagingProvider<S extends ConfigShape = ConfigShape> {
   deepLink(address: string, payload: string, prefill: string): string;
   /** What the user sends (or the deep link makes the app send), for the test inbox. */
   expectedMessage(payload: string, prefill: string): string;
-  hook(c: SettingsOf<S>, publicBaseUrl: string): Hook | undefined;
+  hook(c: SettingsOf<S>): Hook | undefined;
   /** The messages of one delivery; undefined when the body is not this provider's delivery at all. */
   parse(body: Uint8Array): InboundMessage[] | undefined;
   /** The reply client, when configured. */

@@ -149,12 +149,12 @@ export const sms: MessagingProvider<typeof config> = {
   address: (c) => plus(c.SMS_PHONE_NUMBER ?? sms.placeholder),
   deepLink: (address, _payload, prefill) => `sms:${address}?body=${encodeURIComponent(prefill)}`,
   expectedMessage: (_payload, prefill) => prefill,
-  hook(c, publicBaseUrl) {
+  hook(c) {
     const authToken = c.TWILIO_AUTH_TOKEN;
     if (!authToken) return undefined;
-    const url = `${publicBaseUrl}/hooks/sms`;
     return {
-      verify: (req) => twilioSignatureValid(authToken, url, Object.fromEntries(formOf(req.body)), req.header("x-twilio-signature")),
+      // Twilio signs the URL it was configured with: {PUBLIC_BASE_URL}/hooks/sms
+      verify: (req) => twilioSignatureValid(authToken, req.url, Object.fromEntries(formOf(req.body)), req.header("x-twilio-signature")),
       // replies go out through the Messages API, so the TwiML answer is empty
       answer: { type: "text/xml", body: '<?xml version="1.0" encoding="UTF-8"?><Response></Response>' },
     };

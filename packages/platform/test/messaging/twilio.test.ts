@@ -17,12 +17,14 @@ describe("sms provider", () => {
   });
 
   it("its hook checks Twilio's signature of the public hook URL and the form, and answers empty TwiML", () => {
-    const hook = sms.hook(parseConfig({ TWILIO_AUTH_TOKEN: AUTH }), "https://icv.example")!;
+    const hook = sms.hook(parseConfig({ TWILIO_AUTH_TOKEN: AUTH }))!;
+    const url = "https://icv.example/hooks/sms";
     const params = { MessageSid: "SM1", From: "+37069100001", To: "+15550002000", Body: "AB12CD" };
     const body = Buffer.from(new URLSearchParams(params).toString());
     const sig = twilioSignature(AUTH, "https://icv.example/hooks/sms", params);
-    expect(hook.verify({ body, header: () => sig, url: "" })).toBe(true);
-    expect(hook.verify({ body, header: () => twilioSignature(AUTH, "https://other.example/hooks/sms", params), url: "" })).toBe(false);
+    expect(hook.verify({ body, header: () => sig, url })).toBe(true);
+    expect(hook.verify({ body, header: () => twilioSignature(AUTH, "https://other.example/hooks/sms", params), url })).toBe(false);
+    expect(hook.verify({ body, header: () => sig, url: "https://other.example/hooks/sms" })).toBe(false);
     expect(hook.answer.type).toBe("text/xml");
     expect(sms.parse(body)).toEqual([{ id: "SM1", replyTo: "+37069100001", sender: { phone: "+37069100001" }, text: "AB12CD" }]);
     expect(sms.parse(Buffer.from("From=x"))).toBeUndefined();

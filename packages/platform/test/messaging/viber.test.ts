@@ -42,10 +42,10 @@ describe("viber callbacks", () => {
     expect(viberSignatureValid(TOKEN, Buffer.concat([raw, Buffer.from(" ")]), sig)).toBe(false);
     expect(viberSignatureValid("another-token-0123456789", raw, sig)).toBe(false);
     for (const bad of [undefined, "", `sha256=${sig}`, sig.slice(1)]) expect(viberSignatureValid(TOKEN, raw, bad)).toBe(false);
-    const hook = viber.hook(parseConfig({ VIBER_AUTH_TOKEN: TOKEN }), "https://icv.example")!;
+    const hook = viber.hook(parseConfig({ VIBER_AUTH_TOKEN: TOKEN }))!;
     expect(hook.verify({ body: raw, header: (n) => (n === "x-viber-content-signature" ? sig : undefined), url: "" })).toBe(true);
     expect(hook.verify({ body: raw, header: () => undefined, url: "" })).toBe(false);
-    expect(viber.hook(parseConfig({}), "https://icv.example")).toBeUndefined();
+    expect(viber.hook(parseConfig({}))).toBeUndefined();
   });
 
   it("reads conversation_started (context, opening), text and the shared contact; other events give nothing", () => {

@@ -19,14 +19,14 @@ describe("whatsapp provider", () => {
   });
 
   it("its hook checks X-Hub-Signature-256 and answers the handshake only with the verify token", () => {
-    const hook = whatsapp.hook(parseConfig({ WHATSAPP_APP_SECRET: SECRET, WHATSAPP_VERIFY_TOKEN: "verify-token-0123456789" }), "https://x")!;
+    const hook = whatsapp.hook(parseConfig({ WHATSAPP_APP_SECRET: SECRET, WHATSAPP_VERIFY_TOKEN: "verify-token-0123456789" }))!;
     const raw = Buffer.from('{"object":"whatsapp_business_account","entry":[]}');
     const sig = whatsappSignature(SECRET, raw);
     expect(hook.verify({ body: raw, header: () => sig, url: "" })).toBe(true);
     expect(hook.verify({ body: raw, header: () => undefined, url: "" })).toBe(false);
     expect(hook.handshake!({ "hub.mode": "subscribe", "hub.verify_token": "verify-token-0123456789", "hub.challenge": "42" })).toBe("42");
     expect(hook.handshake!({ "hub.mode": "subscribe", "hub.verify_token": "wrong-token-0123456789", "hub.challenge": "42" })).toBeUndefined();
-    expect(whatsapp.hook(parseConfig({}), "https://x")).toBeUndefined();
+    expect(whatsapp.hook(parseConfig({}))).toBeUndefined();
   });
 
   it("reads a delivery's messages with the sender's number", () => {

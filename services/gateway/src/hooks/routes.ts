@@ -42,7 +42,7 @@ export function mountProviderHooks(app: Express, d: HookDeps): void {
   };
 
   for (const [provider, p] of messagingProviders()) {
-    const hook = p.hook(config, config.publicBaseUrl);
+    const hook = p.hook(config);
     if (!hook) continue;
     const path = `/hooks/${provider}`;
     const url = `${config.publicBaseUrl}${path}`;

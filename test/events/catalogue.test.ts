@@ -11,7 +11,9 @@ import {
   eventPayload,
   migrate,
   openDatabase,
+  openEventMetadata,
   outboxMigrations,
+  PersonalData,
   readMigrations,
   wireJson,
   type Database,
@@ -20,7 +22,7 @@ import {
 import { create } from "@bufbuild/protobuf";
 import { TenantScopeSchema } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { maybeFreshPostgres, type FreshPostgres } from "../support/fresh-postgres.ts";
-import { statusEvents, suspensionEvent } from "../../services/verification/src/events.ts";
+import { statusEvents as statusEventsOf, suspensionEvent as suspensionEventOf } from "../../services/verification/src/events.ts";
 import { requestEvent } from "../../services/verification/src/requests/decide.ts";
 import type { RequestAssetView, RequestView, VerificationRow } from "../../services/verification/src/store/index.ts";
 import { ProofStore } from "../../services/proof/src/store/proofs.ts";
@@ -184,7 +186,20 @@ const request = (over: Partial<RequestView>): RequestView => ({
   ...over,
 });
 
-const written = (events: { eventType: string; payload: unknown }[]) => events.map((e) => [e.eventType, JSON.stringify(e.payload)]);
+// client_metadata travels sealed (sealed_client_metadata, docs/privacy.md): the payloads below are
+// compared with it opened back in its place, and the sealed form is checked on its own
+const PD = PersonalData.ephemeral();
+const opened = (e: { payload: unknown }) => {
+  const p = { ...(e.payload as Record<string, unknown>) };
+  if (typeof p.sealed_client_metadata === "string") {
+    p.client_metadata = openEventMetadata(PD, p.verification_id as string, p.sealed_client_metadata) ?? null;
+    delete p.sealed_client_metadata;
+  }
+  return p;
+};
+const written = (events: { eventType: string; payload: unknown }[]) => events.map((e) => [e.eventType, JSON.stringify(opened(e))]);
+const statusEvents = (v: VerificationRow, previous: Parameters<typeof statusEventsOf>[2], at: Date) => statusEventsOf(PD, v, previous, at);
+const suspensionEvent = (v: VerificationRow, before: VerificationRow) => suspensionEventOf(PD, v, before);
 
 describe("the verification service's events", () => {
   it("writes today's status_changed and completed payloads, byte for byte", () => {
@@ -193,6 +208,15 @@ describe("the verification service's events", () => {
       ["verification.status_changed", FIXTURES.verified],
       ["verification.completed", FIXTURES.completed],
     ]);
+    // in the outbox and the event log the tenant's metadata is sealed: not one of its values in clear
+    const [, completed] = statusEvents(verified(), "pending", LATER);
+    const raw = JSON.stringify(completed.payload);
+    expect(raw).toMatch(/"client_metadata":null,.*"sealed_client_metadata":"pd1\./);
+    expect(raw).not.toContain("plan");
+    expect(raw).not.toContain("polluted");
+    expect(() =>
+      openEventMetadata(PD, "ver_01J00000000000000000000002", (completed.payload as { sealed_client_metadata: string }).sealed_client_metadata),
+    ).toThrow();
     expect(written(statusEvents(verified({ external_user_id: null, client_metadata: null }), "pending", LATER))[1]).toEqual([
       "verification.completed",
       FIXTURES.completedBare,

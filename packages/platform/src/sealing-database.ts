@@ -95,3 +95,16 @@ export function checkDataKeys(pd: PersonalData, samples: { version: number; valu
     }
   }
 }
+
+/**
+ * A verification event's client_metadata as the outbox and the event log keep it
+ * (`sealed_client_metadata`): sealed, bound to its verification; undefined when there is none.
+ */
+export function sealEventMetadata(pd: PersonalData, verificationId: string, metadata: Record<string, unknown> | null | undefined): string | undefined {
+  return metadata ? pd.seal(JSON.stringify(metadata), sealedAad("event_client_metadata", verificationId)) : undefined;
+}
+
+/** Opens what sealEventMetadata sealed (the webhook body's client_metadata); undefined when there is none. */
+export function openEventMetadata(pd: PersonalData, verificationId: string, sealed: string | undefined): Record<string, unknown> | undefined {
+  return sealed ? (JSON.parse(pd.open(sealed, sealedAad("event_client_metadata", verificationId))) as Record<string, unknown>) : undefined;
+}

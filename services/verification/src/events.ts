@@ -1,12 +1,16 @@
-/** The events of a verification's status move (icv.events.v1; the store writes them with each move). */
-import { create, type JsonObject } from "@bufbuild/protobuf";
+/**
+ * The events of a verification's status move (icv.events.v1; the store writes them with each move).
+ * client_metadata travels sealed (sealed_client_metadata): the outbox and the event log hold no
+ * personal data in clear; the webhook service opens it for the body it sends.
+ */
+import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   VerificationCompletedSchema,
   VerificationStatusChangedSchema,
   VerificationSuspensionSchema,
 } from "@icv/contracts/gen/icv/events/v1/verification_events_pb.ts";
-import { outboxEvent, type OutboxEvent } from "@icv/platform";
+import { outboxEvent, sealEventMetadata, type OutboxEvent, type PersonalData } from "@icv/platform";
 import type { Status, VerificationRow } from "./store/rows.ts";
 
 const ts = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
@@ -23,7 +27,7 @@ const proofOf = (v: VerificationRow) =>
  * The status_changed event (and completed, when verified from pending) of one move. A move back
  * to verified from suspended (reinstated) is no completion: its news is verification.reinstated.
  */
-export function statusEvents(v: VerificationRow, previous: Status | null, at: Date): OutboxEvent[] {
+export function statusEvents(pd: PersonalData, v: VerificationRow, previous: Status | null, at: Date): OutboxEvent[] {
   const head = headOf(v);
   const proof = proofOf(v);
   const verified = v.status === "verified";
@@ -58,7 +62,7 @@ export function statusEvents(v: VerificationRow, previous: Status | null, at: Da
           status: v.status,
           verifiedAt: ts(v.verified_at),
           externalUserId: v.external_user_id ?? undefined,
-          clientMetadata: (v.client_metadata ?? undefined) as JsonObject | undefined,
+          sealedClientMetadata: sealEventMetadata(pd, v.id, v.client_metadata),
           proof,
           callbackUrl: v.callback_url ?? undefined,
         }),
@@ -73,7 +77,7 @@ export function statusEvents(v: VerificationRow, previous: Status | null, at: Da
  * `before` still holds the suspension that ended): the payload of verification.completed plus the
  * suspension's time and reason.
  */
-export function suspensionEvent(v: VerificationRow, before: VerificationRow): OutboxEvent {
+export function suspensionEvent(pd: PersonalData, v: VerificationRow, before: VerificationRow): OutboxEvent {
   const suspension = v.status === "suspended" ? v : before;
   return outboxEvent(
     v.status === "suspended" ? "verification.suspended" : "verification.reinstated",
@@ -85,7 +89,7 @@ export function suspensionEvent(v: VerificationRow, before: VerificationRow): Ou
       status: v.status,
       verifiedAt: ts(v.verified_at),
       externalUserId: v.external_user_id ?? undefined,
-      clientMetadata: (v.client_metadata ?? undefined) as JsonObject | undefined,
+      sealedClientMetadata: sealEventMetadata(pd, v.id, v.client_metadata),
       proof: proofOf(v),
       callbackUrl: v.callback_url ?? undefined,
       suspendedAt: ts(suspension.suspended_at),

@@ -1,4 +1,4 @@
-import type { Clock, EnvName, EventRecord, Queryable } from "@icv/platform";
+import type { Clock, EnvName, EventRecord, PersonalData, Queryable } from "@icv/platform";
 import { baseHeaders } from "./deliverer.ts";
 import { isWebhookEvent, plannedDeliveries } from "./payload.ts";
 import { maxAttempts } from "./schedule.ts";
@@ -19,7 +19,13 @@ export interface DeliveryConsumer {
  * delivery rows (inside the consumer's transaction, so an event makes its rows exactly once), and
  * `afterCommit` wakes the deliverer when the batch made any.
  */
-export function deliveryConsumer(opts: { clock: Clock; retryDelaysMs: readonly number[]; onCommitted: () => void }): DeliveryConsumer {
+export function deliveryConsumer(opts: {
+  clock: Clock;
+  retryDelaysMs: readonly number[];
+  onCommitted: () => void;
+  /** Opens the events' sealed client_metadata and seals the stored bodies. */
+  pd: PersonalData;
+}): DeliveryConsumer {
   // (tenant, environment) pairs known to have a secret. Secrets are never deleted, so each pair
   // is ensured once; it counts as known only after the transaction that ensured it committed.
   const withSecret = new Set<string>();
@@ -29,7 +35,7 @@ export function deliveryConsumer(opts: { clock: Clock; retryDelaysMs: readonly n
   const handleBatch = async (q: Queryable, events: EventRecord[]) => {
     const hooks = events.filter((e) => isWebhookEvent(e.eventType));
     if (!hooks.length) return;
-    await redactStoredPayloads(q, hooks);
+    await redactStoredPayloads(q, hooks, opts.pd);
     // every tenant environment's endpoint, read once for the batch (and in its transaction, so a
     // change of endpoint applies from the next event on)
     const scopes = new Map<string, { tenantId: string; env: EnvName }>();
@@ -39,7 +45,7 @@ export function deliveryConsumer(opts: { clock: Clock; retryDelaysMs: readonly n
     const rows = [];
     const ensured = new Set<string>();
     for (const e of hooks) {
-      const p = plannedDeliveries(e, urls.get(`${e.tenantId}:${e.environment}`));
+      const p = plannedDeliveries(e, urls.get(`${e.tenantId}:${e.environment}`), opts.pd);
       if (!p.length) continue;
       const key = `${e.tenantId}:${e.environment}`;
       if (!withSecret.has(key) && !ensured.has(key)) {
@@ -52,7 +58,7 @@ export function deliveryConsumer(opts: { clock: Clock; retryDelaysMs: readonly n
       planned.add(e.id);
       rows.push(...p);
     }
-    await WebhookStore.insertDeliveries(q, rows, maxAttempts(opts.retryDelaysMs), baseHeaders, at);
+    await WebhookStore.insertDeliveries(q, rows, maxAttempts(opts.retryDelaysMs), baseHeaders, at, opts.pd);
   };
   return {
     handle: (q, event) => handleBatch(q, [event]),

@@ -1,4 +1,14 @@
-import { decodeEvent, eventPayload, WEBHOOK_EVENT_TYPES, type EventMessage, type EventRecord, type WebhookEventType } from "@icv/platform";
+import type { JsonObject } from "@bufbuild/protobuf";
+import {
+  decodeEvent,
+  eventPayload,
+  openEventMetadata,
+  WEBHOOK_EVENT_TYPES,
+  type EventMessage,
+  type EventRecord,
+  type PersonalData,
+  type WebhookEventType,
+} from "@icv/platform";
 
 // the event types sent as webhooks (the spec's table; every other event is ignored): @icv/platform's vocabulary
 export { WEBHOOK_EVENT_TYPES, type WebhookEventType };
@@ -18,12 +28,24 @@ const decode = (event: EventRecord & { eventType: WebhookEventType }) =>
 const callbackUrl = (w: Webhook) => w.message.callbackUrl;
 
 /**
- * The body: `{id, event, test, created_at, ...message}` (the message as its payload's JSON,
- * without callback_url). Serialized once: these exact bytes are stored, signed and sent on
- * every attempt.
+ * The message as the receiver gets it: client_metadata opened from the sealed form the outbox
+ * keeps (an event stored before sealing carries it in clear), no sealed field, no callback_url.
  */
-function body(event: EventRecord, w: Webhook): string {
-  const payload = eventPayload<WebhookEventType>(w.type, { ...w.message, callbackUrl: undefined });
+function delivered(w: Webhook, pd: PersonalData | undefined): EventMessage<WebhookEventType> {
+  const m = { ...w.message, callbackUrl: undefined };
+  if (!("sealedClientMetadata" in m) || m.sealedClientMetadata === undefined) return m;
+  if (!pd) throw new Error("a webhook event with sealed client_metadata needs the data key");
+  const opened = openEventMetadata(pd, m.verificationId, m.sealedClientMetadata);
+  return { ...m, sealedClientMetadata: undefined, clientMetadata: opened as JsonObject | undefined };
+}
+
+/**
+ * The body: `{id, event, test, created_at, ...message}` (the message as its payload's JSON,
+ * without callback_url). Serialized once: these exact bytes are signed and sent on every attempt
+ * (and stored sealed).
+ */
+function body(event: EventRecord, w: Webhook, pd: PersonalData | undefined): string {
+  const payload = eventPayload<WebhookEventType>(w.type, delivered(w, pd));
   return JSON.stringify({
     id: event.id,
     event: event.eventType,
@@ -33,10 +55,10 @@ function body(event: EventRecord, w: Webhook): string {
   });
 }
 
-/** The webhook body of a webhook event. */
-export function webhookBody(event: EventRecord): string {
+/** The webhook body of a webhook event (`pd` opens its sealed client_metadata). */
+export function webhookBody(event: EventRecord, pd?: PersonalData): string {
   if (!isWebhookEvent(event.eventType)) throw new Error(`${event.eventType} is not a webhook event`);
-  return body(event, decode(event as EventRecord & { eventType: WebhookEventType }));
+  return body(event, decode(event as EventRecord & { eventType: WebhookEventType }), pd);
 }
 
 export interface PlannedDelivery {
@@ -56,12 +78,12 @@ export interface PlannedDelivery {
  * The deliveries one event makes: to the tenant's endpoint of its environment (when set) and to
  * the request's or verification's callback_url (when present); one per distinct URL.
  */
-export function plannedDeliveries(event: EventRecord, endpointUrl: string | undefined): PlannedDelivery[] {
+export function plannedDeliveries(event: EventRecord, endpointUrl: string | undefined, pd?: PersonalData): PlannedDelivery[] {
   if (!isWebhookEvent(event.eventType)) return [];
   const w = decode(event as EventRecord & { eventType: WebhookEventType });
   const urls = [...new Set([endpointUrl, callbackUrl(w)].filter((u): u is string => !!u))];
   if (!urls.length) return [];
-  const payload = body(event, w);
+  const payload = body(event, w, pd);
   const ids =
     w.type === "verification.completed" || w.type === "verification.suspended" || w.type === "verification.reinstated" || w.type === "verification.redacted"
       ? { verificationRequestId: null, verificationId: w.message.verificationId || null }

@@ -1,22 +1,43 @@
 // verification.redacted (docs/privacy.md): the stored bodies of that verification's deliveries keep
 // no personal part. Their client_metadata and external_user_id become null and their proof loses its
-// SD-JWT VC (its disclosures hold the identifier), in the consumer's
-// transaction that plans the redacted event's own deliveries (so it happens once per event).
-import type { EventRecord, Queryable } from "@icv/platform";
+// SD-JWT VC (its disclosures hold the identifier), in the consumer's transaction that plans the
+// redacted event's own deliveries (so it happens once per event). Bodies are stored sealed: they
+// are read opened, changed here and sealed again.
+import type { EventRecord, PersonalData, Queryable } from "@icv/platform";
+import { sealBody } from "./store/sealing.ts";
 
 const S = "webhook";
 
+/** A body without its personal parts; undefined when it has none. */
+function unpersonal(payload: string): string | undefined {
+  const body = JSON.parse(payload) as Record<string, unknown>;
+  const proof = body.proof as Record<string, unknown> | null | undefined;
+  const personal = body.client_metadata != null || body.external_user_id != null || (proof != null && "sd_jwt_vc" in proof);
+  if (!personal) return undefined;
+  if ("client_metadata" in body) body.client_metadata = null;
+  if ("external_user_id" in body) body.external_user_id = null;
+  if (proof != null) delete proof.sd_jwt_vc;
+  return JSON.stringify(body);
+}
+
 /** Nulls the personal parts of the stored payloads of the verifications these events redacted. */
-export async function redactStoredPayloads(q: Queryable, events: EventRecord[]): Promise<void> {
+export async function redactStoredPayloads(q: Queryable, events: EventRecord[], pd: PersonalData): Promise<void> {
   const redacted = events.filter((e) => e.eventType === "verification.redacted");
-  for (const e of redacted) {
-    await q.query(
-      `UPDATE ${S}.deliveries
-          SET payload = ((CASE WHEN payload::jsonb ? 'client_metadata' THEN payload::jsonb || jsonb_build_object('client_metadata', NULL, 'external_user_id', NULL)
-                           ELSE payload::jsonb END) #- '{proof,sd_jwt_vc}')::text
-        WHERE verification_id = $1 AND tenant_id = $2 AND environment = $3 AND event_type <> 'verification.redacted'
-          AND (payload::jsonb ? 'client_metadata' OR payload::jsonb ? 'external_user_id' OR payload::jsonb ? 'proof')`,
-      [e.aggregateId, e.tenantId, e.environment],
-    );
-  }
+  if (!redacted.length) return;
+  const r = await q.query<{ id: string; payload: string }>(
+    `SELECT d.id, d.payload FROM ${S}.deliveries d JOIN unnest($1::text[], $2::text[], $3::text[]) AS x(v, t, env)
+         ON d.verification_id = x.v AND d.tenant_id = x.t AND d.environment = x.env
+      WHERE d.event_type <> 'verification.redacted'`,
+    [redacted.map((e) => e.aggregateId), redacted.map((e) => e.tenantId), redacted.map((e) => e.environment)],
+  );
+  const changed = r.rows.flatMap((d) => {
+    const body = unpersonal(d.payload);
+    return body === undefined ? [] : [{ id: d.id, payload: sealBody(pd, d.id, body) }];
+  });
+  if (!changed.length) return;
+  await q.query(`UPDATE ${S}.deliveries d SET payload = u.p, key_version = $3 FROM unnest($1::text[], $2::text[]) AS u(id, p) WHERE d.id = u.id`, [
+    changed.map((d) => d.id),
+    changed.map((d) => d.payload),
+    pd.currentVersion,
+  ]);
 }

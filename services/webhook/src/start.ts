@@ -5,6 +5,8 @@ import {
   createOutboundClient,
   hostService,
   openServiceDatabase,
+  PersonalData,
+  startSweeper,
   systemClock,
   trackWebhookQueue,
   type Clock,
@@ -21,6 +23,7 @@ import { webhookCallers } from "./callers.ts";
 import { sendTestEvent } from "./test-event.ts";
 import { webhookRoutes } from "./service.ts";
 import { WebhookStore } from "./store.ts";
+import { checkWebhookKeys, sealOutdatedBodies, webhookDatabase } from "./store/sealing.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 /** Extra lease time beyond the request timeout: writing the result, a slow event loop. */
@@ -47,7 +50,26 @@ export async function startWebhookService(
   opts: WebhookServiceOptions = {},
 ): Promise<RunningService> {
   const log = logger.child({ service: "webhook" });
-  const db = await openServiceDatabase(config, "webhook", MIGRATIONS, log, { outbox: true });
+  // delivery bodies are sealed at rest and opened on read (store/sealing.ts); bodies this service cannot open refuse the start
+  const pd = PersonalData.fromConfig(config, log);
+  const db = webhookDatabase(await openServiceDatabase(config, "webhook", MIGRATIONS, log, { outbox: true }), pd);
+  await checkWebhookKeys(db, pd).catch(async (e) => {
+    await db.close();
+    throw e;
+  });
+  // bodies stored before sealing, or under an older key version, are sealed in batches meanwhile (until a pass finds none)
+  let sealed = false;
+  const sealer = startSweeper(
+    "delivery-body-sealing",
+    async () => {
+      if (sealed) return 0;
+      const n = await sealOutdatedBodies(db);
+      sealed = n === 0;
+      return n;
+    },
+    config.SWEEP_INTERVAL_MS,
+    log,
+  );
   const store = new WebhookStore(db, { disableAfterMs: config.WEBHOOK_DISABLE_AFTER_MS });
   const delays = config.WEBHOOK_RETRY_DELAYS_MS ?? DEFAULT_RETRY_DELAYS_MS;
   if (config.ALLOW_PRIVATE_TARGETS) log.warn("ALLOW_PRIVATE_TARGETS=true: webhooks may be sent to loopback and private addresses (never in production)");
@@ -78,7 +100,7 @@ export async function startWebhookService(
     topics: WEBHOOK_TOPICS,
     db,
     schema: "webhook",
-    ...deliveryConsumer({ clock, retryDelaysMs: delays, onCommitted: () => deliverer.wake() }),
+    ...deliveryConsumer({ clock, retryDelaysMs: delays, onCommitted: () => deliverer.wake(), pd }),
   });
 
   const untrackQueue = trackWebhookQueue({}, () => store.pendingCount());
@@ -97,6 +119,7 @@ export async function startWebhookService(
     ),
     async onClose() {
       untrackQueue();
+      await sealer.stop();
       await consumer.close();
       await deliverer.stop();
       await events.close();

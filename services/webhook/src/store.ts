@@ -1,9 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { WebhookSecretCreatedSchema, WebhookSecretRotatedSchema } from "@icv/contracts/gen/icv/events/v1/tenant_events_pb.ts";
-import { appendEvent, newId, outboxEvent, tracingEnabled, type Database, type EnvName, type Queryable, type Scope } from "@icv/platform";
+import { appendEvent, newId, outboxEvent, tracingEnabled, type Database, type EnvName, type PersonalData, type Queryable, type Scope } from "@icv/platform";
 import { DEFAULT_DISABLE_AFTER_MS, disabledReason, shouldDisable, streakChanges, type StreakChange } from "./endpoint-health.ts";
 import type { PlannedDelivery } from "./payload.ts";
+import { sealBody } from "./store/sealing.ts";
 
 const S = "webhook";
 
@@ -224,8 +225,9 @@ export class WebhookStore implements DeliveryQueue {
   }
 
   /**
-   * Inserts the deliveries of one event, due now; one (event, url) pair is inserted once. Tracing
-   * on, with the event's traceparent (a thirteenth parameter); off, the statement without it.
+   * Inserts the deliveries of one event, due now; one (event, url) pair is inserted once. Bodies
+   * are stored sealed under the current data key (store/sealing.ts). Tracing on, with the event's
+   * traceparent (a fourteenth parameter); off, the statement without it.
    */
   static async insertDeliveries(
     q: Queryable,
@@ -233,26 +235,36 @@ export class WebhookStore implements DeliveryQueue {
     maxAttempts: number,
     headers: (id: string) => Record<string, string>,
     at: Date,
+    pd: PersonalData,
   ): Promise<string[]> {
     if (!planned.length) return [];
     // one statement for the whole batch: ten parallel arrays, one row each
     const cols: unknown[][] = Array.from({ length: 10 }, () => []);
     for (const d of planned) {
       const id = newId("webhookDelivery", at.getTime());
-      [id, d.tenantId, d.environment, d.eventId, d.eventType, d.url, d.verificationRequestId, d.verificationId, d.payload, JSON.stringify(headers(id))].forEach(
-        (v, i) => {
-          cols[i].push(v);
-        },
-      );
+      [
+        id,
+        d.tenantId,
+        d.environment,
+        d.eventId,
+        d.eventType,
+        d.url,
+        d.verificationRequestId,
+        d.verificationId,
+        sealBody(pd, id, d.payload),
+        JSON.stringify(headers(id)),
+      ].forEach((v, i) => {
+        cols[i].push(v);
+      });
     }
     const traced = tracingEnabled();
     await q.query(
       `INSERT INTO ${S}.deliveries (id, tenant_id, environment, event_id, event_type, url, verification_request_id, verification_id, payload,
-         request_headers, max_attempts, next_retry_at, created_at, updated_at${traced ? ", traceparent" : ""})
-       SELECT id, t, env, ev, et, url, vr, v, p, h::jsonb, $11::int, $12::timestamptz, $12::timestamptz, $12::timestamptz${traced ? ", tp" : ""}
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[]${traced ? ", $13::text[]" : ""}) AS u(id, t, env, ev, et, url, vr, v, p, h${traced ? ", tp" : ""})
+         request_headers, max_attempts, next_retry_at, created_at, updated_at, key_version${traced ? ", traceparent" : ""})
+       SELECT id, t, env, ev, et, url, vr, v, p, h::jsonb, $11::int, $12::timestamptz, $12::timestamptz, $12::timestamptz, $13::int${traced ? ", tp" : ""}
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[]${traced ? ", $14::text[]" : ""}) AS u(id, t, env, ev, et, url, vr, v, p, h${traced ? ", tp" : ""})
        ON CONFLICT (event_id, url) DO NOTHING`,
-      traced ? [...cols, maxAttempts, at, planned.map((d) => d.traceparent ?? null)] : [...cols, maxAttempts, at],
+      traced ? [...cols, maxAttempts, at, pd.currentVersion, planned.map((d) => d.traceparent ?? null)] : [...cols, maxAttempts, at, pd.currentVersion],
     );
     return cols[0] as string[]; // the ids made, in order (one an (event_id, url) conflict skipped names no row)
   }

@@ -1,4 +1,4 @@
-import { newId, TEST_WEBHOOK_EVENT, type Clock, type Database, type Scope } from "@icv/platform";
+import { newId, TEST_WEBHOOK_EVENT, type Clock, type Scope, type SealingDatabase } from "@icv/platform";
 import { AppError } from "@icv/platform";
 import { baseHeaders } from "./deliverer.ts";
 import { WebhookStore } from "./store.ts";
@@ -7,7 +7,7 @@ import { WebhookStore } from "./store.ts";
  * A `webhook.test` event to the scope's endpoint: one delivery row (one attempt), signed and sent
  * by the deliverer like any other, so the tenant sees it arrive and in the delivery log.
  */
-export async function sendTestEvent(db: Database, clock: Clock, scope: Scope): Promise<string> {
+export async function sendTestEvent(db: SealingDatabase, clock: Clock, scope: Scope): Promise<string> {
   const at = clock.now();
   const url = (await WebhookStore.endpointUrls(db, [scope])).get(`${scope.tenantId}:${scope.env}`);
   if (!url) throw new AppError("invalid_state", "no webhook endpoint is set for this environment");
@@ -29,6 +29,6 @@ export async function sendTestEvent(db: Database, clock: Clock, scope: Scope): P
     verificationId: null,
     payload,
   };
-  const [id] = await WebhookStore.insertDeliveries(db, [planned], 1, baseHeaders, at);
+  const [id] = await WebhookStore.insertDeliveries(db, [planned], 1, baseHeaders, at, db.personalData);
   return id;
 }

@@ -1,20 +1,21 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManualClock, migrate, newId, openDatabase, readMigrations, type Database, type EventRecord } from "@icv/platform";
+import { ManualClock, migrate, newId, openDatabase, readMigrations, sealEventMetadata, type EventRecord, type SealingDatabase } from "@icv/platform";
 import { maybeFreshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { deliveryConsumer } from "../src/consumer.ts";
 import { WebhookStore, type DeliveryRow } from "../src/store.ts";
+import { webhookDatabase } from "../src/store/sealing.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 const clock = new ManualClock(new Date("2026-03-01T12:00:00.000Z"));
 let pg: FreshPostgres | undefined;
-let db: Database;
+let db: SealingDatabase;
 let store: WebhookStore;
 
 beforeAll(async () => {
   pg = await maybeFreshPostgres();
-  db = await openDatabase({ url: pg?.url, dataDir: "memory://" });
+  db = webhookDatabase(await openDatabase({ url: pg?.url, dataDir: "memory://" }));
   await migrate(db, "webhook", readMigrations(MIGRATIONS));
   store = new WebhookStore(db);
 });
@@ -37,7 +38,7 @@ const event = (tenantId: string, eventType: string, payload: Record<string, unkn
 /** Runs the consumer's callbacks the way the event log does: handle in one transaction, then afterCommit. */
 async function consume(events: EventRecord[]): Promise<number> {
   let woken = 0;
-  const c = deliveryConsumer({ clock, retryDelaysMs: [30_000, 120_000], onCommitted: () => woken++ });
+  const c = deliveryConsumer({ clock, retryDelaysMs: [30_000, 120_000], onCommitted: () => woken++, pd: db.personalData });
   await db.tx(async (q) => {
     for (const e of events) await c.handle(q, e);
   });
@@ -90,5 +91,55 @@ describe("the delivery consumer", () => {
     const [secret] = await store.secrets(tenant);
     expect(secret).toMatchObject({ environment: "test", secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/) });
     expect(await rowsOf(tenant)).toHaveLength(1);
+  });
+
+  it("opens a completed event's sealed client_metadata into the body, stores the body sealed, and redaction clears it", async () => {
+    const tenant = newId("tenant");
+    await store.setEndpoint(tenant, "test", "https://tenant.example/hook", clock.now());
+    const verificationId = newId("verification");
+    const meta = { order: "ORD-SEALED-7731", plan: "pro" };
+    const completed: EventRecord = {
+      ...event(tenant, "verification.completed"),
+      aggregateType: "verification",
+      aggregateId: verificationId,
+      payload: {
+        verification_id: verificationId,
+        type: "email",
+        channel: "email",
+        status: "verified",
+        external_user_id: "user-sealed-1",
+        client_metadata: null,
+        proof: { token: "eyJ.a.b", sd_jwt_vc: "eyJ.c.d~WyJz~" },
+        sealed_client_metadata: sealEventMetadata(db.personalData, verificationId, meta),
+      },
+    };
+    await consume([completed]);
+    // read through the store: the body the receiver gets, with the tenant's metadata opened
+    const [row] = await rowsOf(tenant);
+    const body = JSON.parse(row.payload);
+    expect(body).toMatchObject({ event: "verification.completed", verification_id: verificationId, client_metadata: meta, external_user_id: "user-sealed-1" });
+    expect(body).not.toHaveProperty("sealed_client_metadata");
+    // at rest: sealed under the current key version, nothing of it in clear
+    // (selected under another name: the store opens a column named payload)
+    const raw = await db.query<{ stored: string; key_version: number }>(`SELECT payload AS stored, key_version FROM webhook.deliveries WHERE event_id = $1`, [
+      completed.id,
+    ]);
+    expect(raw.rows[0].stored).toMatch(/^pd1\./);
+    expect(raw.rows[0].stored).not.toContain("ORD-SEALED");
+    expect(raw.rows[0].key_version).toBe(db.personalData.currentVersion);
+
+    const redacted: EventRecord = {
+      ...event(tenant, "verification.redacted"),
+      aggregateType: "verification",
+      aggregateId: verificationId,
+      payload: { verification_id: verificationId, type: "email", channel: "email", status: "verified", proof_revoked: false, reason: "request" },
+    };
+    await consume([redacted]);
+    const after = (await rowsOf(tenant)).find((r) => r.event_type === "verification.completed");
+    const cleared = JSON.parse(after?.payload ?? "{}");
+    expect(cleared).toMatchObject({ client_metadata: null, external_user_id: null, proof: { token: "eyJ.a.b" } });
+    expect(cleared.proof).not.toHaveProperty("sd_jwt_vc");
+    const rawAfter = await db.query<{ stored: string }>(`SELECT payload AS stored FROM webhook.deliveries WHERE event_id = $1`, [completed.id]);
+    expect(rawAfter.rows[0].stored).toMatch(/^pd1\./);
   });
 });

@@ -12,7 +12,7 @@ import {
   openDatabase,
   readMigrations,
   systemClock,
-  type Database,
+  type SealingDatabase,
   type EventRecord,
 } from "@icv/platform";
 import { maybeFreshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
@@ -22,13 +22,14 @@ import { ABORT_REASON, baseHeaders, Deliverer, outboundSend, USER_AGENT, type De
 import { plannedDeliveries } from "../src/payload.ts";
 import { maxAttempts } from "../src/schedule.ts";
 import { WebhookStore, type DeliveryRow } from "../src/store.ts";
+import { webhookDatabase } from "../src/store/sealing.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 const logger = createLogger({ level: "silent" });
 const TENANT = newId("tenant");
 
 let pg: FreshPostgres | undefined;
-let db: Database;
+let db: SealingDatabase;
 let store: WebhookStore;
 let secret: string;
 let receiver: Receiver;
@@ -37,7 +38,7 @@ const outbound = createOutboundClient({ allowPrivate: true, timeoutMs: 5_000 });
 
 beforeAll(async () => {
   pg = await maybeFreshPostgres();
-  db = await openDatabase({ url: pg?.url, dataDir: "memory://" });
+  db = webhookDatabase(await openDatabase({ url: pg?.url, dataDir: "memory://" }));
   await migrate(db, "webhook", readMigrations(MIGRATIONS));
   store = new WebhookStore(db);
   secret = (
@@ -93,7 +94,7 @@ async function plant(n: number, url: string, delays: number[] = [100, 100]): Pro
     createdAt: new Date(),
   }));
   await db.tx(async (q) => {
-    for (const e of events) await WebhookStore.insertDeliveries(q, plannedDeliveries(e, url), maxAttempts(delays), baseHeaders, new Date());
+    for (const e of events) await WebhookStore.insertDeliveries(q, plannedDeliveries(e, url), maxAttempts(delays), baseHeaders, new Date(), db.personalData);
   });
   const r = await db.query<{ id: string }>(`SELECT id FROM webhook.deliveries WHERE event_id = ANY($1) ORDER BY id`, [events.map((e) => e.id)]);
   return r.rows.map((x) => x.id);

@@ -13,10 +13,11 @@ const S = "verification";
 
 /**
  * A stored event payload without its personal parts: client_metadata and external_user_id null
- * where the message has them (completed, suspended, reinstated), the proof without its SD-JWT VC.
+ * where the message has them (completed, suspended, reinstated), no sealed client_metadata, the
+ * proof without its SD-JWT VC.
  */
 const UNPERSONAL = (p: string) =>
-  `(CASE WHEN ${p} ? 'client_metadata' THEN ${p} || jsonb_build_object('client_metadata', NULL, 'external_user_id', NULL) ELSE ${p} END) #- '{proof,sd_jwt_vc}'`;
+  `((CASE WHEN ${p} ? 'client_metadata' THEN ${p} || jsonb_build_object('client_metadata', NULL, 'external_user_id', NULL) ELSE ${p} END) - 'sealed_client_metadata') #- '{proof,sd_jwt_vc}'`;
 
 /** Who is redacted: one verification, or every verification of an external user. */
 export type RedactionTarget = { id: string } | { externalUserId: string };
@@ -63,7 +64,7 @@ export class RedactionStore {
       S,
       `UPDATE ${S}.verifications SET status = 'expired', updated_at = $4 WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING *`,
       [v.id, v.tenant_id, v.environment, at],
-      statusEvents({ ...v, status: "expired", updated_at: at }, "pending", at),
+      statusEvents(this.db.personalData, { ...v, status: "expired", updated_at: at }, "pending", at),
       at,
     );
     return r.rows[0];

@@ -167,7 +167,7 @@ export class RequestStore {
         await appendEvents(
           q,
           S,
-          v.rows.flatMap((row) => statusEvents(row, "pending", at)),
+          v.rows.flatMap((row) => statusEvents(this.db.personalData, row, "pending", at)),
           at,
         );
       }
@@ -238,7 +238,7 @@ export class RequestStore {
         await appendEvents(
           q,
           S,
-          v.rows.flatMap((row) => statusEvents(row, "pending", at)),
+          v.rows.flatMap((row) => statusEvents(this.db.personalData, row, "pending", at)),
           at,
         );
       }
@@ -276,7 +276,7 @@ export class RequestStore {
         await appendEvents(
           q,
           S,
-          v.rows.flatMap((row) => statusEvents(row, "pending", at)),
+          v.rows.flatMap((row) => statusEvents(this.db.personalData, row, "pending", at)),
           at,
         );
       }
@@ -390,7 +390,7 @@ export class RequestStore {
         ],
       );
       const pending: VerificationRow = { ...v, status: "pending", verified_at: null, proof_token: null, proof_expires_at: null };
-      await appendEvents(q, S, [...statusEvents(pending, null, at), ...statusEvents(v, "pending", at)], at);
+      await appendEvents(q, S, [...statusEvents(this.db.personalData, pending, null, at), ...statusEvents(this.db.personalData, v, "pending", at)], at);
       await q.query(
         `UPDATE ${S}.verification_request_assets SET identifier = $3, channel = $4, verification_id = $5, status = 'in_progress'
           WHERE request_id = $1 AND idx = $2`,

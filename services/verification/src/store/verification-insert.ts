@@ -72,7 +72,7 @@ export async function insertVerification(q: Queryable, pd: PersonalData, v: NewV
       sealed.identifier_index,
       sealed.key_version,
     ],
-    statusEvents(row, null, v.created_at),
+    statusEvents(pd, row, null, v.created_at),
     v.created_at,
     testMessage && testMessageWith(pd, testMessage),
   );

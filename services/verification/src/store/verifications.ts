@@ -180,7 +180,7 @@ export class VerificationStore {
         [id, scope.tenantId, scope.env, at],
       );
       const v = r.rows[0];
-      if (v?.status === "failed") await appendEvents(q, S, statusEvents(v, "pending", at), at);
+      if (v?.status === "failed") await appendEvents(q, S, statusEvents(this.db.personalData, v, "pending", at), at);
       return v;
     });
   }
@@ -209,7 +209,7 @@ export class VerificationStore {
               proof_identifier_salt = $8, proof_sd_jwt_vc = $9
         WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING *`,
       [v.id, v.tenant_id, v.environment, at, proof.token, proof.expiresAt, proof.method, after.proof_identifier_salt, after.proof_sd_jwt_vc, after.verified_at],
-      statusEvents(after, "pending", at),
+      statusEvents(this.db.personalData, after, "pending", at),
       at,
     );
     return r.rows[0];
@@ -224,7 +224,7 @@ export class VerificationStore {
       `UPDATE ${S}.verifications SET status = 'revoked', revoked_at = $4, revoked_reason = $5, updated_at = $4
         WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = $6 RETURNING *`,
       [v.id, v.tenant_id, v.environment, revokedAt, reason, v.status],
-      statusEvents(after, v.status, revokedAt),
+      statusEvents(this.db.personalData, after, v.status, revokedAt),
       revokedAt,
     );
     this.settled.drop(v.id);
@@ -234,7 +234,10 @@ export class VerificationStore {
   /** verified ⇄ suspended with its events (suspensions.ts); `q`: the caller's transaction (the proof events' consumer's). */
   async markSuspension(v: VerificationRow, move: SuspensionMove, q: Queryable = this.db): Promise<VerificationRow | undefined> {
     const { from, after } = suspensionMove(v, move);
-    const row = await writeSuspension(q, v, move, [...statusEvents(after, from, move.at), suspensionEvent(after, v)]);
+    const row = await writeSuspension(q, v, move, [
+      ...statusEvents(this.db.personalData, after, from, move.at),
+      suspensionEvent(this.db.personalData, after, v),
+    ]);
     this.settled.drop(v.id);
     return row;
   }
@@ -324,7 +327,7 @@ export class VerificationStore {
       `UPDATE ${S}.verifications SET status = 'expired', updated_at = $4
         WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' AND challenge_expires_at <= $4 RETURNING *`,
       [v.id, v.tenant_id, v.environment, now],
-      statusEvents({ ...v, status: "expired", updated_at: now }, "pending", now),
+      statusEvents(this.db.personalData, { ...v, status: "expired", updated_at: now }, "pending", now),
       now,
     );
     return r.rows[0];
@@ -351,7 +354,7 @@ export class VerificationStore {
       await appendEvents(
         q,
         S,
-        r.rows.flatMap((v) => statusEvents(v, "pending", now)),
+        r.rows.flatMap((v) => statusEvents(this.db.personalData, v, "pending", now)),
         now,
       );
       return r.rows.length;

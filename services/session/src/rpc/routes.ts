@@ -1,41 +1,11 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import type { JsonObject } from "@bufbuild/protobuf";
-import { SessionService, type Session } from "@icv/contracts/gen/icv/session/v1/session_service_pb.ts";
-import { AppError, requireScope, ts } from "@icv/platform";
+import { SessionService } from "@icv/contracts/gen/icv/session/v1/session_service_pb.ts";
+import { requireScope } from "@icv/platform";
 import type { Inbound } from "../inbound.ts";
-import type { SessionView, Sessions } from "../sessions.ts";
-import type { SessionKind } from "../store/sessions.ts";
+import type { Sessions } from "../sessions.ts";
+import { kindOf, toMessage } from "./convert.ts";
 
-const kindOf = (k: string): SessionKind => {
-  if (k !== "phone" && k !== "auth") throw new AppError("validation_error", "kind must be phone or auth");
-  return k;
-};
-
-/** Row → RPC message. */
-export function toMessage({ row: s, deepLink, qrCode, instructions, pageUrl }: SessionView): Omit<Session, "$typeName" | "$unknown"> {
-  return {
-    id: s.id,
-    kind: s.kind,
-    channel: s.channel,
-    status: s.status,
-    type: s.auth_type ?? "",
-    deepLink,
-    qrCode,
-    expiresAt: ts(s.expires_at),
-    instructions,
-    phoneNumber: s.phone_number ?? undefined,
-    verifiedAt: ts(s.verified_at),
-    verificationId: s.verification_id ?? undefined,
-    proof: s.proof_token ? { $typeName: "icv.session.v1.SessionProof", token: s.proof_token, expiresAt: ts(s.proof_expires_at) } : undefined,
-    clientMetadata: (s.client_metadata as JsonObject | null) ?? undefined,
-    createdAt: ts(s.created_at),
-    failedAt: ts(s.failed_at),
-    testMode: s.environment === "test",
-    projectId: s.project_id ?? undefined,
-    sessionUrl: pageUrl,
-  };
-}
-
+/** The session service's RPC handlers: each checks the request's shape, calls one use case and converts its answer. */
 export function sessionRoutes(sessions: Sessions, inbound: Inbound) {
   return (router: ConnectRouter) =>
     router.service(SessionService, {

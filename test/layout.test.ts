@@ -1,5 +1,5 @@
 // The tree tells the story (ARCHITECTURE.md, Layout): no import cycle in the services and
-// packages, no source file of a service over 400 lines, and the verification service's channels/
+// packages, no source file of a service over 400 lines, no index.ts with logic in a service, and the verification service's channels/
 // folder holds the Channel interface, the registry and one file per asset type, with the family
 // files never reaching back into the registry.
 import fs from "node:fs";
@@ -58,6 +58,16 @@ function cyclesOf(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
+/** Whether a file holds nothing but re-exports (`export … from`), comments aside. */
+function onlyReExports(text: string): boolean {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  return code
+    .split(";")
+    .map((st) => st.trim())
+    .filter(Boolean)
+    .every((st) => /^export\s+(type\s+)?(\*(\s+as\s+\w+)?|\{[^}]*\})\s+from\s+["'][^"']+["']$/.test(st));
+}
+
 describe("the tree", () => {
   const files = SOURCE_DIRS.flatMap(tsFiles);
   const graph = new Map(files.map((f) => [f, importsOf(f)]));
@@ -88,14 +98,41 @@ describe("the tree", () => {
     expect(cyclesOf(graph).map((c) => c.map(rel).join(" → "))).toEqual([]);
   });
 
-  it("has no source file of a service over 425 lines (400 again once every service has the one skeleton)", () => {
+  // Files other helpers of issue 25 are moving (H1: channels/, H3: the verification use cases);
+  // each entry fails the test once it is no longer needed, so the lists only shrink. Empty after the merge.
+  const MOVING_LONG = new Set(["services/verification/src/requests/index.ts", "services/verification/src/store/requests.ts"]);
+  const MOVING_INDEX = new Set([
+    "services/verification/src/channels/index.ts",
+    "services/verification/src/profiles/index.ts",
+    "services/verification/src/projects/index.ts",
+    "services/verification/src/requests/index.ts",
+    "services/verification/src/verifications/index.ts",
+  ]);
+  const serviceFiles = SOURCE_DIRS.filter((d) => rel(d).startsWith("services/")).flatMap(tsFiles);
+
+  it("has no source file of a service over 400 lines", () => {
     // and the console's browser app (packages/console, TSX)
     const services = SOURCE_DIRS.filter((d) => rel(d).startsWith("services/") || rel(d) === "packages/console/src");
     const long = services
       .flatMap(tsFiles)
       .map((f) => ({ file: rel(f), lines: fs.readFileSync(f, "utf8").split("\n").length - 1 }))
-      .filter((x) => x.lines > 425);
-    expect(long).toEqual([]);
+      .filter((x) => x.lines > 400);
+    expect(long.filter((x) => !MOVING_LONG.has(x.file))).toEqual([]);
+    expect([...MOVING_LONG].filter((f) => !long.some((x) => x.file === f))).toEqual([]);
+  });
+
+  it("has no index.ts with logic in services/*/src: only re-exports, or none (a file's name says what it holds)", () => {
+    const indexes = serviceFiles.filter((f) => path.basename(f) === "index.ts");
+    const withLogic = indexes.filter((f) => !onlyReExports(fs.readFileSync(f, "utf8"))).map(rel);
+    expect(withLogic.filter((f) => !MOVING_INDEX.has(f))).toEqual([]);
+    expect([...MOVING_INDEX].filter((f) => !withLogic.includes(f))).toEqual([]);
+  });
+
+  it("tells a re-export from logic (the check itself)", () => {
+    expect(onlyReExports('/** doc */\nexport * from "./a.ts";\nexport { b, type C } from "./b.ts";\nexport type { D } from "./d.ts";\n')).toBe(true);
+    expect(onlyReExports("")).toBe(true);
+    expect(onlyReExports('export { b } from "./b.ts";\nexport const x = 1;\n')).toBe(false);
+    expect(onlyReExports('import { b } from "./b.ts";\nexport function f() {\n  return b;\n}\n')).toBe(false);
   });
 });
 

@@ -27,7 +27,7 @@ import { requestEvent } from "../../services/verification/src/requests/decide.ts
 import type { RequestAssetView, RequestView, VerificationRow } from "../../services/verification/src/store/index.ts";
 import { ProofStore } from "../../services/proof/src/store/proofs.ts";
 import { GatewayStore } from "../../services/gateway/src/store.ts";
-import { WebhookStore } from "../../services/webhook/src/store.ts";
+import { SettingsStore } from "../../services/webhook/src/store/settings.ts";
 
 const AT = new Date("2026-03-01T12:00:00.000Z"); // on the second: the JSON mapping alone would drop ".000"
 // a proof's events name it as a log entry does: the JWT's SHA-256 and the subject (here an email's salted hash)
@@ -343,7 +343,7 @@ describe("the stores' events, as their outbox rows hold them", () => {
   });
 
   it("webhook: secret created and rotated", async () => {
-    const store = new WebhookStore(db);
+    const store = new SettingsStore(db);
     await store.ensureSecrets("ten_01J00000000000000000000001", { live: "whsec_bGl2ZQ==", test: "whsec_dGVzdA==" }, AT);
     await store.rotateSecret("ten_01J00000000000000000000001", "live", "whsec_bmV3", LATER, new Date("2026-03-02T12:00:00.000Z"));
     expect(await outbox("webhook")).toEqual([

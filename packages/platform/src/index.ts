@@ -15,6 +15,7 @@ export * from "./service-host.ts";
 export * from "./health.ts";
 export * from "./rpc.ts";
 export * from "./time.ts";
+export * from "./message-fields.ts";
 export * from "./scope.ts";
 export * from "./boot.ts";
 export * from "./sweeper.ts";

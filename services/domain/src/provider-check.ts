@@ -6,7 +6,7 @@
 import { AppError } from "@icv/platform";
 import { CHALLENGE_LABEL } from "./dns.ts";
 import type { CheckOutcome, Observation } from "./outcome.ts";
-import { DNS_HOST_APIS, ProviderError, type WrittenRecord } from "./providers/index.ts";
+import { DNS_HOST_APIS, ProviderError, type WrittenRecord } from "./providers/registry.ts";
 
 export interface ProviderCheckRequest {
   domain: string;

@@ -1,5 +1,5 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { ASSET_CHANNELS, ASSET_TYPES, CHANNELS_BY_TYPE, iso } from "@icv/platform";
+import { ASSET_CHANNELS, ASSET_TYPES, CHANNELS_BY_TYPE, iso, PHONE_DELIVERIES, VERIFICATION_STATUSES } from "@icv/platform";
 import { z } from "zod";
 
 /**
@@ -9,10 +9,11 @@ import { z } from "zod";
  */
 
 /**
- * The closed vocabularies of the REST shapes. The type/channel table is @icv/platform's (the
- * verification service's channel registry is made from it); the rest are the REST API's own.
+ * The closed vocabularies of the REST shapes. The type/channel table, the verification statuses and
+ * the phone deliveries are @icv/platform's (the proto enums of vocabulary.proto; the verification
+ * service's channel registry is made from the table); the rest are the REST API's own.
  */
-export { ASSET_TYPES };
+export { ASSET_TYPES, VERIFICATION_STATUSES };
 
 /** The type/channel table in words, for the descriptions of channel fields. */
 const TABLE = Object.entries(CHANNELS_BY_TYPE)
@@ -37,7 +38,8 @@ export const channelInput = (max: number, description = "", min = 1) =>
     .max(max)
     .meta({ enum: [...ASSET_CHANNELS], description: `${description}${description ? ". " : ""}One of its type's channels: ${TABLE}`, ...byType });
 
-export const VERIFICATION_STATUSES = ["pending", "verified", "suspended", "failed", "expired", "revoked"] as const;
+/** Which way a phone verification's code travels. */
+export const PhoneDelivery = z.enum(PHONE_DELIVERIES);
 export const REQUEST_STATUSES = ["pending", "partial", "completed", "expired", "cancelled"] as const;
 export const REQUEST_ASSET_STATUSES = ["pending", "in_progress", "verified", "failed", "expired"] as const;
 

@@ -3,7 +3,8 @@ import { baseHeaders } from "./deliverer.ts";
 import { isWebhookEvent, plannedDeliveries } from "./payload.ts";
 import { maxAttempts } from "./schedule.ts";
 import { newWebhookSecret } from "./signing.ts";
-import { WebhookStore } from "./store.ts";
+import { DeliveryStore } from "./store/deliveries.ts";
+import { SettingsStore } from "./store/settings.ts";
 import { redactStoredPayloads } from "./redaction.ts";
 
 export interface DeliveryConsumer {
@@ -40,7 +41,7 @@ export function deliveryConsumer(opts: {
     // change of endpoint applies from the next event on)
     const scopes = new Map<string, { tenantId: string; env: EnvName }>();
     for (const e of hooks) scopes.set(`${e.tenantId}:${e.environment}`, { tenantId: e.tenantId, env: e.environment });
-    const urls = await WebhookStore.endpointUrls(q, [...scopes.values()]);
+    const urls = await SettingsStore.endpointUrls(q, [...scopes.values()]);
     const at = opts.clock.now();
     const rows = [];
     const ensured = new Set<string>();
@@ -50,7 +51,7 @@ export function deliveryConsumer(opts: {
       const key = `${e.tenantId}:${e.environment}`;
       if (!withSecret.has(key) && !ensured.has(key)) {
         // a tenant made without secrets (the bootstrap tenant) gets one before its first delivery
-        await WebhookStore.ensureSecret(q, e.tenantId, e.environment, newWebhookSecret(), at);
+        await SettingsStore.ensureSecret(q, e.tenantId, e.environment, newWebhookSecret(), at);
         ensured.add(key);
         if (ensuredBy.size > 10_000) ensuredBy.clear();
         ensuredBy.set(e.id, key);
@@ -58,7 +59,7 @@ export function deliveryConsumer(opts: {
       planned.add(e.id);
       rows.push(...p);
     }
-    await WebhookStore.insertDeliveries(q, rows, maxAttempts(opts.retryDelaysMs), baseHeaders, at, opts.pd);
+    await DeliveryStore.insertDeliveries(q, rows, maxAttempts(opts.retryDelaysMs), baseHeaders, at, opts.pd);
   };
   return {
     handle: (q, event) => handleBatch(q, [event]),

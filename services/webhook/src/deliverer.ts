@@ -13,7 +13,7 @@ import {
 } from "@icv/platform";
 import { parseRetryAfter, retryDelay } from "./schedule.ts";
 import { signatureHeaders } from "./signing.ts";
-import type { AttemptResult, DeliveryJob, DeliveryQueue } from "./store.ts";
+import type { AttemptResult, DeliveryJob, DeliveryQueue } from "./store/rows.ts";
 
 export const USER_AGENT = "ICV-Webhooks/1.0 (+https://www.standardwebhooks.com)";
 

@@ -4,9 +4,8 @@
 // redacted event's own deliveries (so it happens once per event). Bodies are stored sealed: they
 // are read opened, changed here and sealed again.
 import type { EventRecord, PersonalData, Queryable } from "@icv/platform";
+import { DeliveryStore } from "./store/deliveries.ts";
 import { sealBody } from "./store/sealing.ts";
-
-const S = "webhook";
 
 /** A body without its personal parts; undefined when it has none. */
 function unpersonal(payload: string): string | undefined {
@@ -24,20 +23,11 @@ function unpersonal(payload: string): string | undefined {
 export async function redactStoredPayloads(q: Queryable, events: EventRecord[], pd: PersonalData): Promise<void> {
   const redacted = events.filter((e) => e.eventType === "verification.redacted");
   if (!redacted.length) return;
-  const r = await q.query<{ id: string; payload: string }>(
-    `SELECT d.id, d.payload FROM ${S}.deliveries d JOIN unnest($1::text[], $2::text[], $3::text[]) AS x(v, t, env)
-         ON d.verification_id = x.v AND d.tenant_id = x.t AND d.environment = x.env
-      WHERE d.event_type <> 'verification.redacted'`,
-    [redacted.map((e) => e.aggregateId), redacted.map((e) => e.tenantId), redacted.map((e) => e.environment)],
-  );
-  const changed = r.rows.flatMap((d) => {
+  const rows = await DeliveryStore.redactablePayloads(q, redacted);
+  const changed = rows.flatMap((d) => {
     const body = unpersonal(d.payload);
     return body === undefined ? [] : [{ id: d.id, payload: sealBody(pd, d.id, body) }];
   });
   if (!changed.length) return;
-  await q.query(`UPDATE ${S}.deliveries d SET payload = u.p, key_version = $3 FROM unnest($1::text[], $2::text[]) AS u(id, p) WHERE d.id = u.id`, [
-    changed.map((d) => d.id),
-    changed.map((d) => d.payload),
-    pd.currentVersion,
-  ]);
+  await DeliveryStore.replacePayloads(q, changed, pd.currentVersion);
 }

@@ -21,9 +21,10 @@ import { WEBHOOK_TOPICS } from "./payload.ts";
 import { DEFAULT_RETRY_DELAYS_MS } from "./schedule.ts";
 import { webhookCallers } from "./callers.ts";
 import { sendTestEvent } from "./test-event.ts";
-import { webhookRoutes } from "./service.ts";
-import { WebhookStore } from "./store.ts";
+import { webhookRoutes } from "./rpc/webhooks.ts";
+import { DeliveryStore } from "./store/deliveries.ts";
 import { checkWebhookKeys, sealOutdatedBodies, webhookDatabase } from "./store/sealing.ts";
+import { SettingsStore } from "./store/settings.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 /** Extra lease time beyond the request timeout: writing the result, a slow event loop. */
@@ -70,7 +71,8 @@ export async function startWebhookService(
     config.SWEEP_INTERVAL_MS,
     log,
   );
-  const store = new WebhookStore(db, { disableAfterMs: config.WEBHOOK_DISABLE_AFTER_MS });
+  const deliveries = new DeliveryStore(db, { disableAfterMs: config.WEBHOOK_DISABLE_AFTER_MS });
+  const settings = new SettingsStore(db);
   const delays = config.WEBHOOK_RETRY_DELAYS_MS ?? DEFAULT_RETRY_DELAYS_MS;
   if (config.ALLOW_PRIVATE_TARGETS) log.warn("ALLOW_PRIVATE_TARGETS=true: webhooks may be sent to loopback and private addresses (never in production)");
 
@@ -82,7 +84,7 @@ export async function startWebhookService(
     resolver: opts.resolver,
   });
   const deliverer = new Deliverer({
-    queue: store,
+    queue: deliveries,
     send: outboundSend(outbound),
     clock,
     logger: log,
@@ -103,7 +105,7 @@ export async function startWebhookService(
     ...deliveryConsumer({ clock, retryDelaysMs: delays, onCommitted: () => deliverer.wake(), pd }),
   });
 
-  const untrackQueue = trackWebhookQueue({}, () => store.pendingCount());
+  const untrackQueue = trackWebhookQueue({}, () => deliveries.pendingCount());
   return hostService(config, "webhook", {
     rpcName: "icv.webhook.v1.WebhookService",
     logger: log,
@@ -111,7 +113,7 @@ export async function startWebhookService(
     outbox: true,
     callers: webhookCallers,
     routes: webhookRoutes(
-      store,
+      { settings, deliveries },
       clock,
       () => deliverer.wake(),
       { allowPrivate: config.ALLOW_PRIVATE_TARGETS, resolver: opts.resolver },

@@ -1,7 +1,8 @@
 import { newId, TEST_WEBHOOK_EVENT, type Clock, type Scope, type SealingDatabase } from "@icv/platform";
 import { AppError } from "@icv/platform";
 import { baseHeaders } from "./deliverer.ts";
-import { WebhookStore } from "./store.ts";
+import { DeliveryStore } from "./store/deliveries.ts";
+import { SettingsStore } from "./store/settings.ts";
 
 /**
  * A `webhook.test` event to the scope's endpoint: one delivery row (one attempt), signed and sent
@@ -9,7 +10,7 @@ import { WebhookStore } from "./store.ts";
  */
 export async function sendTestEvent(db: SealingDatabase, clock: Clock, scope: Scope): Promise<string> {
   const at = clock.now();
-  const url = (await WebhookStore.endpointUrls(db, [scope])).get(`${scope.tenantId}:${scope.env}`);
+  const url = (await SettingsStore.endpointUrls(db, [scope])).get(`${scope.tenantId}:${scope.env}`);
   if (!url) throw new AppError("invalid_state", "no webhook endpoint is set for this environment");
   const eventId = newId("event", at.getTime());
   const payload = JSON.stringify({
@@ -29,6 +30,6 @@ export async function sendTestEvent(db: SealingDatabase, clock: Clock, scope: Sc
     verificationId: null,
     payload,
   };
-  const [id] = await WebhookStore.insertDeliveries(db, [planned], 1, baseHeaders, at, db.personalData);
+  const [id] = await DeliveryStore.insertDeliveries(db, [planned], 1, baseHeaders, at, db.personalData);
   return id;
 }

@@ -4,20 +4,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock, migrate, newId, openDatabase, readMigrations, sealEventMetadata, type EventRecord, type SealingDatabase } from "@icv/platform";
 import { maybeFreshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import { deliveryConsumer } from "../src/consumer.ts";
-import { WebhookStore, type DeliveryRow } from "../src/store.ts";
+import type { DeliveryRow } from "../src/store/rows.ts";
 import { webhookDatabase } from "../src/store/sealing.ts";
+import { SettingsStore } from "../src/store/settings.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 const clock = new ManualClock(new Date("2026-03-01T12:00:00.000Z"));
 let pg: FreshPostgres | undefined;
 let db: SealingDatabase;
-let store: WebhookStore;
+let store: SettingsStore;
 
 beforeAll(async () => {
   pg = await maybeFreshPostgres();
   db = webhookDatabase(await openDatabase({ url: pg?.url, dataDir: "memory://" }));
   await migrate(db, "webhook", readMigrations(MIGRATIONS));
-  store = new WebhookStore(db);
+  store = new SettingsStore(db);
 });
 afterAll(async () => {
   await db?.close();

@@ -21,8 +21,10 @@ import { lineCollector } from "../../../packages/platform/test/support/log-lines
 import { ABORT_REASON, baseHeaders, Deliverer, outboundSend, USER_AGENT, type DelivererOptions } from "../src/deliverer.ts";
 import { plannedDeliveries } from "../src/payload.ts";
 import { maxAttempts } from "../src/schedule.ts";
-import { WebhookStore, type DeliveryRow } from "../src/store.ts";
+import { DeliveryStore } from "../src/store/deliveries.ts";
+import type { DeliveryRow } from "../src/store/rows.ts";
 import { webhookDatabase } from "../src/store/sealing.ts";
+import { SettingsStore } from "../src/store/settings.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 const logger = createLogger({ level: "silent" });
@@ -30,7 +32,8 @@ const TENANT = newId("tenant");
 
 let pg: FreshPostgres | undefined;
 let db: SealingDatabase;
-let store: WebhookStore;
+let store: SettingsStore;
+let deliveries: DeliveryStore;
 let secret: string;
 let receiver: Receiver;
 const running: Deliverer[] = [];
@@ -40,7 +43,8 @@ beforeAll(async () => {
   pg = await maybeFreshPostgres();
   db = webhookDatabase(await openDatabase({ url: pg?.url, dataDir: "memory://" }));
   await migrate(db, "webhook", readMigrations(MIGRATIONS));
-  store = new WebhookStore(db);
+  store = new SettingsStore(db);
+  deliveries = new DeliveryStore(db);
   secret = (
     await store.ensureSecrets(
       TENANT,
@@ -65,7 +69,7 @@ afterAll(async () => {
 
 function deliverer(over: Partial<DelivererOptions> = {}): Deliverer {
   const d = new Deliverer({
-    queue: store,
+    queue: deliveries,
     send: outboundSend(outbound),
     clock: systemClock,
     logger,
@@ -94,7 +98,7 @@ async function plant(n: number, url: string, delays: number[] = [100, 100]): Pro
     createdAt: new Date(),
   }));
   await db.tx(async (q) => {
-    for (const e of events) await WebhookStore.insertDeliveries(q, plannedDeliveries(e, url), maxAttempts(delays), baseHeaders, new Date(), db.personalData);
+    for (const e of events) await DeliveryStore.insertDeliveries(q, plannedDeliveries(e, url), maxAttempts(delays), baseHeaders, new Date(), db.personalData);
   });
   const r = await db.query<{ id: string }>(`SELECT id FROM webhook.deliveries WHERE event_id = ANY($1) ORDER BY id`, [events.map((e) => e.id)]);
   return r.rows.map((x) => x.id);
@@ -161,8 +165,8 @@ describe("deliverer", () => {
 
     receiver.answer(200);
     const scope = { tenantId: TENANT, env: "test" as const };
-    expect(await store.requeueFailed(scope, id, new Date())).toMatchObject({ status: "pending", max_attempts: 4 });
-    expect(await store.requeueFailed(scope, id, new Date())).toBeUndefined();
+    expect(await deliveries.requeueFailed(scope, id, new Date())).toMatchObject({ status: "pending", max_attempts: 4 });
+    expect(await deliveries.requeueFailed(scope, id, new Date())).toBeUndefined();
     const delivered = await until(id, (x) => x.status === "delivered");
     expect(delivered).toMatchObject({ attempts: 4, max_attempts: 4, response_status: 200, error_message: null });
     expect(receiver.requests).toHaveLength(4);
@@ -235,11 +239,11 @@ describe("deliverer", () => {
   it("ignores the result of a sender whose lease was taken over", async () => {
     const [id] = await plant(1, receiver.url);
     const t0 = new Date(Date.now() + 60_000); // due, and far from any running deliverer's view
-    const [a] = await store.claimDue(t0, new Date(t0.getTime() + 1_000), "token-a", 1);
+    const [a] = await deliveries.claimDue(t0, new Date(t0.getTime() + 1_000), "token-a", 1);
     expect(a).toMatchObject({ id, lease_token: "token-a", secret });
-    expect(await store.claimDue(t0, new Date(t0.getTime() + 1_000), "token-x", 10)).toEqual([]);
+    expect(await deliveries.claimDue(t0, new Date(t0.getTime() + 1_000), "token-x", 10)).toEqual([]);
     const t1 = new Date(t0.getTime() + 1_000);
-    const [b] = await store.claimDue(t1, new Date(t1.getTime() + 1_000), "token-b", 1);
+    const [b] = await deliveries.claimDue(t1, new Date(t1.getTime() + 1_000), "token-b", 1);
     expect(b.id).toBe(id);
     const result = (token: string, status: number) => ({
       id,
@@ -253,9 +257,9 @@ describe("deliverer", () => {
       headers: {},
       at: t1,
     });
-    await store.recordResults([result("token-a", 201)]);
+    await deliveries.recordResults([result("token-a", 201)]);
     expect(await row(id)).toMatchObject({ status: "pending", attempts: 0 });
-    await store.recordResults([result("token-b", 202)]);
+    await deliveries.recordResults([result("token-b", 202)]);
     expect(await row(id)).toMatchObject({ status: "delivered", attempts: 1, response_status: 202 });
   });
 });
@@ -334,11 +338,11 @@ describe("a receiver's abort and the endpoint's health (issue 19)", () => {
     expect(JSON.parse(warned[0])).toMatchObject({ level: "warn", tenant_id: TENANT, environment: "test", failing_since: t0.toISOString() });
     expect(out.lines.join("\n")).not.toContain("endpoint-secret-123");
     // the event consumer plans nothing for a disabled endpoint
-    expect((await WebhookStore.endpointUrls(db, [{ tenantId: TENANT, env: "test" }])).get(`${TENANT}:test`)).toBeUndefined();
+    expect((await SettingsStore.endpointUrls(db, [{ tenantId: TENANT, env: "test" }])).get(`${TENANT}:test`)).toBeUndefined();
     // an operator turns it back on: the streak starts afresh
     expect(await store.enableEndpoint(TENANT, "test")).toMatchObject({ url: secretUrl, disabled_at: null, failing_since: null });
-    expect((await WebhookStore.endpointUrls(db, [{ tenantId: TENANT, env: "test" }])).get(`${TENANT}:test`)).toBe(secretUrl);
-    expect(await store.requeueFailed(scope, first, clock.now())).toBeDefined();
+    expect((await SettingsStore.endpointUrls(db, [{ tenantId: TENANT, env: "test" }])).get(`${TENANT}:test`)).toBe(secretUrl);
+    expect(await deliveries.requeueFailed(scope, first, clock.now())).toBeDefined();
   });
 
   it("one success restarts the streak: failures on both sides of it never add up to 5 days", async () => {

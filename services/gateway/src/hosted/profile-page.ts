@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import type { Client } from "@connectrpc/connect";
 import type { Express, NextFunction, Request, RequestHandler, Response } from "express";
 import type { ProfileService } from "@icv/contracts/gen/icv/verification/v1/profile_service_pb.ts";
-import { toPublicProfile, type PublicProfileBody } from "../routes/profiles.ts";
+import { toPublicProfile, type PublicProfileBody } from "../profile-schemas.ts";
 import { pageHeaders } from "./page.ts";
 
 const CSS = readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), "profile.css"));

@@ -6,7 +6,7 @@ import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody, jsonObject, timestamp, VERIFICATION_STATUSES } from "../schemas.ts";
 import { DomainCheck, toRestCheck } from "./domain-check.ts";
-import { toRest, Verification } from "./verifications.ts";
+import { toRest, Verification } from "../verification-schemas.ts";
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 const TAG = "Domains";

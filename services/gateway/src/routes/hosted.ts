@@ -3,12 +3,12 @@ import type { Request, Response } from "express";
 import QRCode from "qrcode";
 import { z } from "zod";
 import type { VerificationRequestService, HostedRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
-import { ACTION_TYPES, AppError, CHALLENGE_METHODS, isPlaceholderBotLink, iso, type Config } from "@icv/platform";
+import { ACTION_TYPES, AppError, CHALLENGE_METHODS, isPlaceholderBotLink, iso, type Config, type PhoneDelivery as PhoneDeliveryWord } from "@icv/platform";
 import { DOMAIN_CHECK_CALL } from "../clients.ts";
 import type { HostedHub, HostedState } from "../hosted/hub.ts";
 import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { assetChannel, assetType, channelInput, ErrorBody, REQUEST_ASSET_STATUSES, REQUEST_STATUSES } from "../schemas.ts";
+import { assetChannel, assetType, channelInput, ErrorBody, PhoneDelivery, REQUEST_ASSET_STATUSES, REQUEST_STATUSES } from "../schemas.ts";
 import { DomainCheck, toRestCheck } from "./domain-check.ts";
 import { brandingBody, HostedBranding } from "../hosted/branding.ts";
 
@@ -27,10 +27,7 @@ const StartBody = z
   .object({
     identifier: z.string().min(1).max(320).optional(),
     channel: channelInput(32).optional(),
-    delivery: z
-      .enum(["inbound", "outbound"])
-      .optional()
-      .describe("Phone: inbound (default; send the shown code from the phone) or outbound (sms, whatsapp: we send a code)"),
+    delivery: PhoneDelivery.optional().describe("Phone: inbound (default; send the shown code from the phone) or outbound (sms, whatsapp: we send a code)"),
   })
   .strict()
   .meta({ id: "HostedStart" });
@@ -66,10 +63,7 @@ const HostedAsset = z.object({
   status: z.enum(REQUEST_ASSET_STATUSES),
   verification_id: z.string().nullable(),
   method: z.enum(CHALLENGE_METHODS).nullable().describe("How the user completes the asset's challenge (the page's form for it)"),
-  delivery: z
-    .enum(["inbound", "outbound"])
-    .nullable()
-    .describe("Phone, while open: inbound (code shown, sent from the phone) or outbound (code sent to the phone)"),
+  delivery: PhoneDelivery.nullable().describe("Phone, while open: inbound (code shown, sent from the phone) or outbound (code sent to the phone)"),
   challenge: HostedChallenge.nullable(),
   domain: z
     .object({
@@ -140,7 +134,7 @@ export async function toHostedBody(r: HostedRequest, tenantName?: (id: string) =
         status: a.status,
         verification_id: a.verificationId ?? null,
         method: a.method ?? null,
-        delivery: (a.delivery ?? null) as "inbound" | "outbound" | null,
+        delivery: (a.delivery ?? null) as PhoneDeliveryWord | null,
         challenge: a.challenge
           ? {
               ...(a.challenge.code ? { code: a.challenge.code } : {}),

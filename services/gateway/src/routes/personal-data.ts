@@ -8,7 +8,7 @@ import { idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody, REQUEST_STATUSES, timestamp } from "../schemas.ts";
 import { DELIVERED_EVENTS, DELIVERY_STATUSES } from "./webhook-deliveries.ts";
-import { toRest, Verification } from "./verifications.ts";
+import { toRest, Verification } from "../verification-schemas.ts";
 
 const err = (description: string) => ({ description, schema: ErrorBody });
 

@@ -1,15 +1,15 @@
 import { z } from "zod";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { Profile as ProfileMsg, GetPublicProfileResponse, ProfileInputSchema } from "@icv/contracts/gen/icv/verification/v1/profile_service_pb.ts";
-import { iso, type AssetChannel, type AssetType, type Config } from "@icv/platform";
+import type { Profile as ProfileMsg, ProfileInputSchema } from "@icv/contracts/gen/icv/verification/v1/profile_service_pb.ts";
+import { iso, type Config } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { assetChannel, assetType, ErrorBody, PageQuery, Pagination, timestamp, toPagination } from "../schemas.ts";
+import { PublicProfile, toPublicProfile } from "../profile-schemas.ts";
+import { ErrorBody, PageQuery, Pagination, timestamp, toPagination } from "../schemas.ts";
 
 /** Profiles (DECISIONS.md "Projects, message templates and profiles"): a tenant's public pages of verified assets. */
 export const MAX_PROFILE_PROOFS = 50;
 const MASK_LEVELS = ["full", "partial", "hidden"] as const;
-const PUBLIC_STATUSES = ["valid", "revoked", "expired", "suspended", "invalid"] as const;
 
 const httpsUrl = z
   .string()
@@ -66,35 +66,6 @@ const Profile = z
 
 const ProfileList = z.object({ data: z.array(Profile), pagination: Pagination }).meta({ id: "ProfileList" });
 
-export const PublicProfile = z
-  .object({
-    id: z.string(),
-    display_name: z.string(),
-    bio: z.string().nullable(),
-    avatar_url: z.string().nullable(),
-    test: z.boolean().describe("A test-mode profile: its proofs are test proofs"),
-    proofs: z.array(
-      z.object({
-        label: z.string(),
-        type: assetType,
-        channel: assetChannel,
-        identifier: z.string().nullable().describe("Per the proof's mask_level; null when hidden"),
-        verified_at: timestamp.nullable(),
-        status: z.enum(PUBLIC_STATUSES).describe("Re-checked with the proof service at each read: a revoked or expired proof is never shown as valid"),
-        expires_at: timestamp.nullable(),
-        revoked_at: timestamp.nullable(),
-        log_index: z
-          .number()
-          .int()
-          .nullable()
-          .describe("Its issuance entry in the transparency log (GET /api/v1/log/proof?leaf_index= proves it); null until logged"),
-      }),
-    ),
-    checked_at: timestamp,
-  })
-  .meta({ id: "PublicProfile" });
-export type PublicProfileBody = z.infer<typeof PublicProfile>;
-
 const IdParams = z.object({ id: z.string().min(1).max(64) });
 const ListQuery = z.object({ ...PageQuery }).strict();
 const err = (description: string) => ({ description, schema: ErrorBody });
@@ -139,30 +110,6 @@ function toRest(config: Config, p: ProfileMsg) {
     public_url: publicProfileUrl(config, p.id),
     created_at: iso(p.createdAt),
     updated_at: iso(p.updatedAt),
-  };
-}
-
-/** The public view (the page's data and /p/{id}.json). */
-export function toPublicProfile(r: GetPublicProfileResponse): PublicProfileBody {
-  const p = r.profile!;
-  return {
-    id: p.id,
-    display_name: p.displayName,
-    bio: p.bio ?? null,
-    avatar_url: p.avatarUrl ?? null,
-    test: p.test,
-    proofs: p.proofs.map((x) => ({
-      label: x.label,
-      type: x.type as AssetType,
-      channel: x.channel as AssetChannel,
-      identifier: x.identifier ?? null,
-      verified_at: iso(x.verifiedAt) ?? null,
-      status: x.status as (typeof PUBLIC_STATUSES)[number],
-      expires_at: iso(x.expiresAt) ?? null,
-      revoked_at: iso(x.revokedAt) ?? null,
-      log_index: x.logIndex === undefined ? null : Number(x.logIndex),
-    })),
-    checked_at: iso(r.checkedAt)!,
   };
 }
 

@@ -1,73 +1,17 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { Verification as VerificationMsg } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
-import { AppError, iso, PROOF_METHODS, REVOKE_REASONS, SUSPEND_REASONS, type ProofMethod } from "@icv/platform";
+import { CreateVerificationRequestSchema } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
+import { AppError, iso, messageOf } from "@icv/platform";
 import { z } from "zod";
 import { DOMAIN_CHECK_CALL, scopeOf, type Clients } from "../clients.ts";
-import { DomainCheck, toRestCheck } from "./domain-check.ts";
 import { idOf, idParams, timestampParam } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
-import { CREATE_VERIFICATION_EXAMPLE, VERIFICATION_EXAMPLE } from "./examples.ts";
-import { assetChannel, assetType, channelInput, ErrorBody, jsonObject, PageQuery, Pagination, projectIdShown } from "../schemas.ts";
-import { timestamp, toPagination, VERIFICATION_STATUSES } from "../schemas.ts";
-import { HolderKey, ProofFormat, ProofRefBody, proofBody } from "../schemas.ts";
+import { assetChannel, assetType, channelInput, ErrorBody, HolderKey, jsonObject, PageQuery, Pagination, PhoneDelivery } from "../schemas.ts";
+import { ProofFormat, ProofRefBody, projectIdShown, proofBody, timestamp, toPagination, VERIFICATION_STATUSES } from "../schemas.ts";
+import { CREATE_VERIFICATION_EXAMPLE } from "../verification-examples.ts";
+import { toRest, Verification } from "../verification-schemas.ts";
+import { DomainCheck, toRestCheck } from "./domain-check.ts";
 
-const PhoneDelivery = z.enum(["inbound", "outbound"]);
-
-const Challenge = z
-  .object({
-    code: z.string().length(6).optional().describe("Only on creation, and only for phone with delivery inbound (the user sends it from the phone)"),
-    expires_at: timestamp,
-    instruction: z.string(),
-    deep_link: z.string().optional(),
-    message: z.string().optional().describe("Wallets: the exact text to sign. Domains: the TXT record / file value"),
-  })
-  .meta({ id: "Challenge" });
-
-/** A verification's proof, as GET answers it (test-verify answers it beside its flat proof_token and proof_expires_at). */
-
-export const Verification = z
-  .object({
-    id: z.string(),
-    type: assetType,
-    channel: assetChannel,
-    status: z.enum(VERIFICATION_STATUSES).describe("suspended: verified, but control could not be confirmed again (until a later check reinstates it)"),
-    identifier: z.string().nullable().describe("null once redacted (redacted_at)"),
-    challenge: Challenge.optional(),
-    created_at: timestamp,
-    verified_at: timestamp.optional(),
-    proof: ProofRefBody.optional(),
-    client_metadata: jsonObject.optional(),
-    external_user_id: z.string().optional(),
-    attempts: z.number().int(),
-    max_attempts: z.number().int(),
-    revoked_at: timestamp.optional(),
-    revoked_reason: z.enum(REVOKE_REASONS).optional(),
-    test_mode: z.boolean(),
-    method: z
-      .enum(PROOF_METHODS)
-      .optional()
-      .describe(
-        "How control was shown (the proof's method claim), once verified; reused_proof: completed from an earlier proof (smart reuse, see reused_from)",
-      ),
-    reused_from: z.string().optional().describe("The verification whose proof was reused (method reused_proof)"),
-    delivery: PhoneDelivery.optional().describe(
-      "Phone: inbound (reverse OTP: the user sends the shown code from the phone) or outbound (we sent a code to the phone)",
-    ),
-    updated_at: timestamp.describe("The last change (status, attempts, challenge); created_at until then"),
-    callback_url: z.string().optional().describe("This verification's own webhook URL, when created with one"),
-    project_id: projectIdShown,
-    proof_format: ProofFormat,
-    holder_key: HolderKey.optional(),
-    suspended_at: timestamp.optional(),
-    suspended_reason: z.enum(SUSPEND_REASONS).optional(),
-    redacted_at: timestamp.optional().describe("When its personal data was erased (redact, user-wide redaction, retention)"),
-  })
-  .meta({
-    id: "Verification",
-    example: VERIFICATION_EXAMPLE,
-  });
-
-const CreateVerificationBody = z
+export const CreateVerificationBody = z
   .object({
     type: assetType,
     channel: channelInput(64),
@@ -198,47 +142,6 @@ const ResendResult = Verification.extend({
   resends_remaining: z.number().int().describe("Resends this verification still allows (5 in all)"),
 }).meta({ id: "ResendResult" });
 
-/** RPC message → REST verification (snake_case, ISO timestamps, absent members left out). */
-export function toRest(v: VerificationMsg) {
-  return {
-    id: v.id,
-    type: v.type,
-    channel: v.channel,
-    status: v.status,
-    identifier: v.redactedAt ? null : v.identifier,
-    ...(v.challenge
-      ? {
-          challenge: {
-            ...(v.challenge.code ? { code: v.challenge.code } : {}),
-            expires_at: iso(v.challenge.expiresAt),
-            instruction: v.challenge.instruction,
-            ...(v.challenge.deepLink ? { deep_link: v.challenge.deepLink } : {}),
-            ...(v.challenge.message ? { message: v.challenge.message } : {}),
-          },
-        }
-      : {}),
-    created_at: iso(v.createdAt),
-    ...(v.verifiedAt ? { verified_at: iso(v.verifiedAt) } : {}),
-    ...(v.proof ? { proof: proofBody(v.proof) } : {}),
-    ...(v.clientMetadata ? { client_metadata: v.clientMetadata } : {}),
-    ...(v.externalUserId ? { external_user_id: v.externalUserId } : {}),
-    attempts: v.attempts,
-    max_attempts: v.maxAttempts,
-    ...(v.revokedAt ? { revoked_at: iso(v.revokedAt), revoked_reason: v.revokedReason } : {}),
-    test_mode: v.testMode,
-    ...(v.method ? { method: v.method as ProofMethod } : {}),
-    ...(v.reusedFrom ? { reused_from: v.reusedFrom } : {}),
-    ...(v.delivery ? { delivery: v.delivery as "inbound" | "outbound" } : {}),
-    updated_at: iso(v.updatedAt ?? v.createdAt),
-    ...(v.callbackUrl ? { callback_url: v.callbackUrl } : {}),
-    ...(v.projectId ? { project_id: v.projectId } : {}),
-    proof_format: (v.proofFormat || "jwt") as "jwt" | "sd-jwt-vc",
-    ...(v.holderKey ? { holder_key: v.holderKey } : {}),
-    ...(v.suspendedAt ? { suspended_at: iso(v.suspendedAt), suspended_reason: v.suspendedReason as never } : {}),
-    ...(v.redactedAt ? { redacted_at: iso(v.redactedAt) } : {}),
-  };
-}
-
 export function verificationRoutes(c: Clients): RouteDef[] {
   return [
     route({
@@ -257,24 +160,8 @@ export function verificationRoutes(c: Clients): RouteDef[] {
       },
       async handler({ req, body }) {
         const r = await c.verification.createVerification(
-          {
-            scope: scopeOf(req),
-            type: body.type,
-            channel: body.channel,
-            identifier: body.identifier,
-            clientMetadata: body.client_metadata as never,
-            externalUserId: body.external_user_id,
-            proofExpiresIn: body.proof_expires_in,
-            delivery: body.delivery,
-            emailPrefix: body.email_prefix,
-            dnsProvider: body.dns_provider ? { name: body.dns_provider.name, credentials: body.dns_provider.credentials } : undefined,
-            chainId: body.chain_id === undefined ? undefined : BigInt(body.chain_id),
-            callbackUrl: body.callback_url,
-            projectId: body.project_id,
-            proofFormat: body.proof_format,
-            holderKey: body.holder_key as never,
-            // channel auto runs its provider chain before it answers
-          },
+          // the body's members are the request's fields by their proto names; channel auto runs its provider chain before it answers
+          { scope: scopeOf(req), ...messageOf(CreateVerificationRequestSchema, body) },
           body.dns_provider ? DOMAIN_CHECK_CALL : undefined,
         );
         const last = toRestCheck(r.domainCheck);

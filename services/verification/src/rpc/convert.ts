@@ -1,67 +1,56 @@
 /** Rows and views ⇄ RPC messages: the one place the verification service converts them. */
-import type { DomainCheck, DomainVerification, Verification } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
+import { type DomainCheck, type DomainVerification, type Verification, VerificationSchema } from "@icv/contracts/gen/icv/verification/v1/verification_pb.ts";
+import { type CreateVerificationRequest, CreateVerificationRequestSchema } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import type { VerificationRequest, HostedRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { ts } from "@icv/platform";
+import { messageOf, plainOf, ts, type FieldRules } from "@icv/platform";
 import { domainMethodOf, domainPublication, VALUE_PREFIX } from "../channels/index.ts";
 import type { HostedView } from "../requests/hosted.ts";
 import { byDisplayOrder, type PublicView } from "../profiles/index.ts";
 import type { DomainCheckRow, ProfileRow, RequestView, StoredCheck, TestMessageRow, VerificationRow } from "../store/index.ts";
 import type { Answer } from "../verifications/index.ts";
+import type { CreateInput } from "../verifications/deps.ts";
 
 export type VerificationInit = Omit<Verification, "$typeName" | "$unknown">;
 
-/** Row → RPC message. The code appears only in the create answer, and only where the user sends it. */
-export function toMessage({ row: v, code }: Answer): VerificationInit {
-  const pending = v.status === "pending";
-  return {
-    id: v.id,
-    type: v.type,
-    channel: v.channel,
-    status: v.status,
-    identifier: v.identifier,
-    challenge: pending
+/** What of a verification row is not a column of the same name: the challenge, the proof and test_mode. */
+const ROW_RULES: FieldRules = {
+  challenge: (v: VerificationRow) =>
+    v.status === "pending"
       ? {
           $typeName: "icv.verification.v1.Challenge",
-          code,
           expiresAt: ts(v.challenge_expires_at),
           instruction: v.instruction,
           deepLink: v.deep_link ?? undefined,
           message: v.challenge_message ?? undefined,
         }
       : undefined,
-    createdAt: ts(v.created_at),
-    verifiedAt: ts(v.verified_at),
-    proof:
-      v.proof_token && (v.status === "verified" || v.status === "suspended" || v.status === "revoked")
-        ? {
-            $typeName: "icv.verification.v1.ProofRef",
-            token: v.proof_token,
-            expiresAt: ts(v.proof_expires_at),
-            identifierSalt: v.proof_identifier_salt ?? "",
-            sdJwtVc: v.proof_sd_jwt_vc ?? undefined,
-          }
-        : undefined,
-    clientMetadata: (v.client_metadata as JsonObject | null) ?? undefined,
-    externalUserId: v.external_user_id ?? undefined,
-    attempts: v.attempts,
-    maxAttempts: v.max_attempts,
-    revokedAt: ts(v.revoked_at),
-    revokedReason: v.revoked_reason ?? undefined,
-    testMode: v.environment === "test",
-    method: v.method ?? "",
-    reusedFrom: v.reused_from ?? undefined,
-    delivery: v.delivery ?? undefined,
-    updatedAt: ts(v.updated_at),
-    callbackUrl: v.callback_url ?? undefined,
-    projectId: v.project_id ?? undefined,
-    proofFormat: v.proof_format,
-    holderKey: (v.holder_key ?? undefined) as JsonObject | undefined,
-    suspendedAt: ts(v.suspended_at),
-    suspendedReason: v.suspended_reason ?? undefined,
-    redactedAt: ts(v.redacted_at ?? null),
-  };
+  proof: (v: VerificationRow) =>
+    v.proof_token && (v.status === "verified" || v.status === "suspended" || v.status === "revoked")
+      ? {
+          $typeName: "icv.verification.v1.ProofRef",
+          token: v.proof_token,
+          expiresAt: ts(v.proof_expires_at),
+          identifierSalt: v.proof_identifier_salt ?? "",
+          sdJwtVc: v.proof_sd_jwt_vc ?? undefined,
+        }
+      : undefined,
+  test_mode: (v: VerificationRow) => v.environment === "test",
+};
+
+/**
+ * Row → RPC message: the columns named as the message's fields cross by the message's descriptor
+ * (@icv/platform messageOf), the rest by ROW_RULES. The code appears only in the create answer, and
+ * only where the user sends it.
+ */
+export function toMessage({ row, code }: Answer): VerificationInit {
+  const message = messageOf(VerificationSchema, row, ROW_RULES) as VerificationInit;
+  if (message.challenge) message.challenge.code = code;
+  return message;
 }
+
+/** The create request → the create use case's input (the scope apart): its fields by name, the chain id a number. */
+export const toCreateInput = (req: CreateVerificationRequest) => plainOf(CreateVerificationRequestSchema, req, ["scope"]) as unknown as CreateInput;
 
 type Init<T> = Omit<T, "$typeName" | "$unknown">;
 

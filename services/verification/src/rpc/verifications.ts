@@ -5,7 +5,7 @@ import { ProofFormat } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts
 import { AppError, eventMessage, isId, pageInfo, pageRequest, requireScope, toDate, ts } from "@icv/platform";
 import type { EventRow, VerificationRow, VerificationStore } from "../store/index.ts";
 import type { Verifications } from "../verifications/index.ts";
-import { toDomainCheck, toDomainMessage, toMessage, toTestMessage } from "./convert.ts";
+import { toCreateInput, toDomainCheck, toDomainMessage, toMessage, toTestMessage } from "./convert.ts";
 import { systemClock, type Clock } from "@icv/platform";
 import { DETAIL_STATUSES, LIST_STATUSES, toVerifiedUsers } from "../users.ts";
 import type { OAuthSignIn } from "../oauth/sign-in.ts";
@@ -50,22 +50,7 @@ export function verificationRoutes(
       ...exporter,
       ...insights,
       async createVerification(req) {
-        const answer = await verifications.create(requireScope(req.scope), {
-          type: req.type,
-          channel: req.channel,
-          identifier: req.identifier,
-          clientMetadata: req.clientMetadata,
-          externalUserId: req.externalUserId,
-          proofExpiresIn: req.proofExpiresIn,
-          delivery: req.delivery,
-          emailPrefix: req.emailPrefix,
-          dnsProvider: req.dnsProvider ? { name: req.dnsProvider.name, credentials: req.dnsProvider.credentials } : undefined,
-          chainId: req.chainId === undefined ? undefined : Number(req.chainId),
-          callbackUrl: req.callbackUrl,
-          projectId: req.projectId,
-          proofFormat: req.proofFormat,
-          holderKey: req.holderKey,
-        });
+        const answer = await verifications.create(requireScope(req.scope), toCreateInput(req));
         return { verification: toMessage(answer), domainCheck: toDomainCheck(answer.domain?.last_check) };
       },
       async createDomainVerification(req) {

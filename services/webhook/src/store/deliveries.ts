@@ -1,228 +1,21 @@
-import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { WebhookSecretCreatedSchema, WebhookSecretRotatedSchema } from "@icv/contracts/gen/icv/events/v1/tenant_events_pb.ts";
-import { appendEvent, newId, outboxEvent, tracingEnabled, type Database, type EnvName, type PersonalData, type Queryable, type Scope } from "@icv/platform";
-import { DEFAULT_DISABLE_AFTER_MS, disabledReason, shouldDisable, streakChanges, type StreakChange } from "./endpoint-health.ts";
-import type { PlannedDelivery } from "./payload.ts";
-import { sealBody } from "./store/sealing.ts";
+/** Deliveries: the queue the deliverer claims from, their attempts and the endpoint health those attempts move (the deliveries table). */
+import { newId, tracingEnabled, type Database, type EnvName, type EventRecord, type PersonalData, type Queryable, type Scope } from "@icv/platform";
+import { DEFAULT_DISABLE_AFTER_MS, disabledReason, shouldDisable, streakChanges, type StreakChange } from "../endpoint-health.ts";
+import type { PlannedDelivery } from "../payload.ts";
+import type { AttemptResult, DeliveryFilter, DeliveryJob, DeliveryQueue, DeliveryRow, DeliveryStatus, DisabledEndpoint } from "./rows.ts";
+import { sealBody } from "./sealing.ts";
 
 const S = "webhook";
-
-export type DeliveryStatus = "pending" | "delivered" | "failed";
-
-export interface AttemptLogEntry {
-  attempt: number;
-  at: string;
-  status?: number;
-  error?: string;
-  duration_ms: number;
-  /** The delivery log's other entries (not attempts): the delivery ended failed, or its endpoint was disabled. */
-  event?: "attempt.exhausted" | "endpoint.disabled";
-  reason?: string;
-}
-
-export interface DeliveryRow {
-  id: string;
-  tenant_id: string;
-  environment: EnvName;
-  event_id: string;
-  event_type: string;
-  url: string;
-  verification_request_id: string | null;
-  verification_id: string | null;
-  payload: string;
-  request_headers: Record<string, string>;
-  status: DeliveryStatus;
-  attempts: number;
-  max_attempts: number;
-  response_status: number | null;
-  response_body: string | null;
-  error_message: string | null;
-  attempt_log: AttemptLogEntry[];
-  next_retry_at: Date | null;
-  last_attempt_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/** A claimed row with what its sender needs: the body and the tenant's live secrets. */
-export interface DeliveryJob {
-  id: string;
-  tenant_id: string;
-  environment: EnvName;
-  url: string;
-  payload: string;
-  attempts: number;
-  max_attempts: number;
-  lease_token: string;
-  secret: string | null;
-  previous_secret: string | null;
-  previous_expires_at: Date | null;
-  /** The traceparent of the event the delivery was made for (claimed while tracing is on; null when it had none). */
-  traceparent?: string | null;
-}
-
-/** The outcome of one attempt, written back by the sender that held the lease. */
-export interface AttemptResult {
-  id: string;
-  leaseToken: string;
-  status: DeliveryStatus;
-  responseStatus: number | null;
-  responseBody: string | null;
-  errorMessage: string | null;
-  entry: AttemptLogEntry;
-  /** Log entries written after the attempt's (attempt.exhausted when it ended the delivery failed). */
-  notices?: AttemptLogEntry[];
-  nextRetryAt: Date | null;
-  headers: Record<string, string>;
-  at: Date;
-}
-
-export interface SecretRow {
-  environment: EnvName;
-  secret: string;
-  created_at: Date;
-  previous_secret: string | null;
-  previous_expires_at: Date | null;
-}
-
-export interface EndpointRow {
-  environment: EnvName;
-  url: string;
-  updated_at: Date;
-  failing_since: Date | null;
-  disabled_at: Date | null;
-  disabled_reason: string | null;
-}
-
-const ENDPOINT_COLUMNS = "environment, url, updated_at, failing_since, disabled_at, disabled_reason";
-
-export interface DeliveryFilter {
-  status?: string;
-  eventType?: string;
-  verificationRequestId?: string;
-  verificationIds?: string[];
-  limit: number;
-  offset: number;
-}
-
-/** An endpoint that a batch of results disabled (for the deliverer's log). */
-export interface DisabledEndpoint {
-  tenant_id: string;
-  environment: EnvName;
-  failing_since: Date;
-}
-
-/** What the deliverer needs of the store (a bench or test may bring its own). */
-export interface DeliveryQueue {
-  claimDue(now: Date, leaseUntil: Date, leaseToken: string, limit: number): Promise<DeliveryJob[]>;
-  /** Writes the results; answers the endpoints they disabled, if the queue tracks endpoint health. */
-  recordResults(results: AttemptResult[]): Promise<DisabledEndpoint[] | void>;
-}
 
 const LIST_COLUMNS = `id, tenant_id, environment, event_id, event_type, url, verification_request_id, verification_id, status,
   attempts, max_attempts, response_status, created_at, updated_at, error_message, last_attempt_at, next_retry_at`;
 
-const secretHead = (tenantId: string, env: EnvName) => ({
-  aggregateType: "webhook_secret",
-  aggregateId: `${tenantId}:${env}`,
-  tenantId,
-  environment: env,
-});
-
-export class WebhookStore implements DeliveryQueue {
+export class DeliveryStore implements DeliveryQueue {
   /** disableAfterMs: how long an endpoint may fail every attempt before it is disabled (WEBHOOK_DISABLE_AFTER_MS). */
   constructor(
     private readonly db: Database,
     private readonly opts: { disableAfterMs: number } = { disableAfterMs: DEFAULT_DISABLE_AFTER_MS },
   ) {}
-
-  /** Inserts the secrets that do not exist yet (with their events) and answers the stored ones. */
-  async ensureSecrets(tenantId: string, fresh: Record<EnvName, string>, at: Date): Promise<Record<EnvName, string>> {
-    return this.db.tx(async (q) => {
-      for (const env of ["live", "test"] as const) await WebhookStore.ensureSecret(q, tenantId, env, fresh[env], at);
-      const rows = await q.query<{ environment: EnvName; secret: string }>(`SELECT environment, secret FROM ${S}.secrets WHERE tenant_id = $1`, [tenantId]);
-      return Object.fromEntries(rows.rows.map((r) => [r.environment, r.secret])) as Record<EnvName, string>;
-    });
-  }
-
-  /** Makes one environment's secret inside a transaction unless it exists (a tenant made without them). */
-  static async ensureSecret(q: Queryable, tenantId: string, env: EnvName, fresh: string, at: Date): Promise<void> {
-    const r = await q.query(`INSERT INTO ${S}.secrets (tenant_id, environment, secret, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [
-      tenantId,
-      env,
-      fresh,
-      at,
-    ]);
-    if (r.rowCount === 1) {
-      await appendEvent(q, S, outboxEvent("webhook_secret.created", secretHead(tenantId, env), create(WebhookSecretCreatedSchema, { tenantId })), at);
-    }
-  }
-
-  /** The new secret becomes current; the current one signs alongside it until previousUntil. */
-  async rotateSecret(tenantId: string, env: EnvName, fresh: string, at: Date, previousUntil: Date): Promise<SecretRow | undefined> {
-    return this.db.tx(async (q) => {
-      const r = await q.query<SecretRow>(
-        `UPDATE ${S}.secrets SET previous_secret = secret, previous_expires_at = $4, secret = $3, created_at = $5
-          WHERE tenant_id = $1 AND environment = $2
-          RETURNING environment, secret, created_at, previous_secret, previous_expires_at`,
-        [tenantId, env, fresh, previousUntil, at],
-      );
-      if (!r.rows[0]) return undefined;
-      const rotated = create(WebhookSecretRotatedSchema, { tenantId, previousExpiresAt: timestampFromDate(previousUntil) });
-      await appendEvent(q, S, outboxEvent("webhook_secret.rotated", secretHead(tenantId, env), rotated), at);
-      return r.rows[0];
-    });
-  }
-
-  async secrets(tenantId: string): Promise<SecretRow[]> {
-    const r = await this.db.query<SecretRow>(
-      `SELECT environment, secret, created_at, previous_secret, previous_expires_at FROM ${S}.secrets WHERE tenant_id = $1`,
-      [tenantId],
-    );
-    return r.rows;
-  }
-
-  async setEndpoint(tenantId: string, env: EnvName, url: string, at: Date): Promise<void> {
-    await this.db.query(
-      `INSERT INTO ${S}.endpoints (tenant_id, environment, url, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
-       ON CONFLICT (tenant_id, environment) DO UPDATE SET url = EXCLUDED.url, updated_at = EXCLUDED.updated_at,
-         failing_since = NULL, disabled_at = NULL, disabled_reason = NULL`,
-      [tenantId, env, url, at],
-    );
-  }
-
-  /** Answers the removed URL, or undefined when none was set. */
-  async removeEndpoint(tenantId: string, env: EnvName): Promise<string | undefined> {
-    const r = await this.db.query<{ url: string }>(`DELETE FROM ${S}.endpoints WHERE tenant_id = $1 AND environment = $2 RETURNING url`, [tenantId, env]);
-    return r.rows[0]?.url;
-  }
-
-  async endpoints(tenantId: string): Promise<EndpointRow[]> {
-    const r = await this.db.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM ${S}.endpoints WHERE tenant_id = $1`, [tenantId]);
-    return r.rows;
-  }
-
-  /** A disabled endpoint back on, its failure streak forgotten; undefined when none is set. */
-  async enableEndpoint(tenantId: string, env: EnvName): Promise<EndpointRow | undefined> {
-    const r = await this.db.query<EndpointRow>(
-      `UPDATE ${S}.endpoints SET failing_since = NULL, disabled_at = NULL, disabled_reason = NULL WHERE tenant_id = $1 AND environment = $2 RETURNING ${ENDPOINT_COLUMNS}`,
-      [tenantId, env],
-    );
-    return r.rows[0];
-  }
-
-  /** The endpoint URLs of several tenant environments (`tenant:env` keys), one statement, inside the event consumer's transaction (none while disabled). */
-  static async endpointUrls(q: Queryable, scopes: Array<{ tenantId: string; env: EnvName }>): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
-    if (!scopes.length) return out;
-    const r = await q.query<{ tenant_id: string; environment: EnvName; url: string }>(
-      `SELECT e.tenant_id, e.environment, e.url FROM ${S}.endpoints e JOIN unnest($1::text[], $2::text[]) AS s(t, env) ON e.tenant_id = s.t AND e.environment = s.env WHERE e.disabled_at IS NULL`,
-      [scopes.map((s) => s.tenantId), scopes.map((s) => s.env)],
-    );
-    for (const row of r.rows) out.set(`${row.tenant_id}:${row.environment}`, row.url);
-    return out;
-  }
 
   /**
    * Inserts the deliveries of one event, due now; one (event, url) pair is inserted once. Bodies
@@ -431,5 +224,25 @@ export class WebhookStore implements DeliveryQueue {
       [id, scope.tenantId, scope.env, at],
     );
     return r.rows[0];
+  }
+
+  /** The stored bodies (opened) of these redacted verifications' deliveries, but those of their verification.redacted events. */
+  static async redactablePayloads(q: Queryable, redacted: EventRecord[]): Promise<Array<{ id: string; payload: string }>> {
+    const r = await q.query<{ id: string; payload: string }>(
+      `SELECT d.id, d.payload FROM ${S}.deliveries d JOIN unnest($1::text[], $2::text[], $3::text[]) AS x(v, t, env)
+           ON d.verification_id = x.v AND d.tenant_id = x.t AND d.environment = x.env
+        WHERE d.event_type <> 'verification.redacted'`,
+      [redacted.map((e) => e.aggregateId), redacted.map((e) => e.tenantId), redacted.map((e) => e.environment)],
+    );
+    return r.rows;
+  }
+
+  /** Replaces stored bodies, already sealed under key version `keyVersion`. */
+  static async replacePayloads(q: Queryable, changed: Array<{ id: string; payload: string }>, keyVersion: number): Promise<void> {
+    await q.query(`UPDATE ${S}.deliveries d SET payload = u.p, key_version = $3 FROM unnest($1::text[], $2::text[]) AS u(id, p) WHERE d.id = u.id`, [
+      changed.map((d) => d.id),
+      changed.map((d) => d.payload),
+      keyVersion,
+    ]);
   }
 }

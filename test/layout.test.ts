@@ -1,12 +1,13 @@
 // The tree tells the story (ARCHITECTURE.md, Layout): no import cycle in the services and
-// packages, no source file of a service over 400 lines, no index.ts with logic in a service, and the verification service's channels/
-// folder holds the Channel interface, the registry and one file per asset type, with the family
-// files never reaching back into the registry.
+// packages, no source file of a service over 400 lines, no index.ts with logic in a service, and
+// the verification service's channels/ folder holds the Channel interface, the registry and one
+// folder per asset type with one file per channel, with the channel files never reaching back into
+// the registry.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ASSET_TYPES } from "../services/verification/src/channels/index.ts";
+import { CHANNELS_BY_TYPE } from "../packages/platform/src/vocabulary.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const rel = (p: string) => path.relative(ROOT, p);
@@ -102,7 +103,6 @@ describe("the tree", () => {
   // each entry fails the test once it is no longer needed, so the lists only shrink. Empty after the merge.
   const MOVING_LONG = new Set(["services/verification/src/requests/index.ts", "services/verification/src/store/requests.ts"]);
   const MOVING_INDEX = new Set([
-    "services/verification/src/channels/index.ts",
     "services/verification/src/profiles/index.ts",
     "services/verification/src/projects/index.ts",
     "services/verification/src/requests/index.ts",
@@ -138,28 +138,58 @@ describe("the tree", () => {
 
 describe("services/verification/src/channels", () => {
   const dir = path.join(ROOT, "services/verification/src/channels");
-  const familyFile = (type: string) => `${type.replace(/_/g, "-")}.ts`;
+  const entries = fs.readdirSync(dir, { withFileTypes: true });
 
-  it("holds channel.ts, index.ts and one file per asset type, with helpers in shared/ and the wallet's signatures in wallet/", () => {
-    const entries = fs.readdirSync(dir, { withFileTypes: true });
-    const files = entries
-      .filter((e) => e.isFile())
-      .map((e) => e.name)
-      .sort();
-    expect(files).toEqual(["channel.ts", "index.ts", ...ASSET_TYPES.map(familyFile)].sort());
+  it("holds channel.ts, registry.ts, shared/ and one folder per asset type (no index.ts)", () => {
+    const files = entries.filter((e) => e.isFile()).map((e) => e.name);
+    expect(files.sort()).toEqual(["channel.ts", "registry.ts"]);
+    const folders = entries.filter((e) => e.isDirectory()).map((e) => e.name);
+    expect(folders.sort()).toEqual([...Object.keys(CHANNELS_BY_TYPE), "shared"].sort());
     expect(
-      entries
-        .filter((e) => e.isDirectory())
-        .map((e) => e.name)
-        .sort(),
-    ).toEqual(["shared", "wallet"]);
+      tsFiles(dir)
+        .filter((f) => path.basename(f) === "index.ts")
+        .map(rel),
+    ).toEqual([]);
   });
 
-  it("family files and their helpers never import the registry", () => {
-    const registry = path.join(dir, "index.ts");
+  it("has one file per channel of the type/channel table in its type's folder (helpers beside them)", () => {
+    const missing = Object.entries(CHANNELS_BY_TYPE).flatMap(([type, channels]) =>
+      channels.map((c) => `${type}/${c}.ts`).filter((f) => !fs.existsSync(path.join(dir, f))),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it("registry.ts imports each channel file, and no other file of channels/ imports the registry", () => {
+    const registry = path.join(dir, "registry.ts");
+    const channelFiles = Object.entries(CHANNELS_BY_TYPE).flatMap(([type, channels]) => channels.map((c) => path.join(dir, type, `${c}.ts`)));
+    const imported = new Set(importsOf(registry));
+    expect(channelFiles.filter((f) => !imported.has(f)).map(rel)).toEqual([]);
     const offenders = tsFiles(dir)
       .filter((f) => f !== registry && importsOf(f).includes(registry))
       .map(rel);
     expect(offenders).toEqual([]);
+  });
+
+  it("a type's folder imports channel.ts, shared/ and its own helpers only (never another type's folder)", () => {
+    const crossing = Object.keys(CHANNELS_BY_TYPE).flatMap((type) =>
+      tsFiles(path.join(dir, type)).flatMap((f) =>
+        importsOf(f)
+          .filter((d) => d.startsWith(dir + path.sep))
+          .filter(
+            (d) => !d.startsWith(path.join(dir, type) + path.sep) && !d.startsWith(path.join(dir, "shared") + path.sep) && d !== path.join(dir, "channel.ts"),
+          )
+          .map((d) => `${rel(f)} → ${rel(d)}`),
+      ),
+    );
+    expect(crossing).toEqual([]);
+  });
+
+  it("channel files import only channel.ts, shared/ and the helpers of channels/ (never the service above them)", () => {
+    const outside = tsFiles(dir).flatMap((f) =>
+      importsOf(f)
+        .filter((d) => d.startsWith(ROOT) && !d.startsWith(dir + path.sep) && !d.startsWith(path.join(ROOT, "packages")))
+        .map((d) => `${rel(f)} → ${rel(d)}`),
+    );
+    expect(outside).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@
 // webhooks (the webhook service), the revocation and suspension reasons (the proof service).
 import { beforeAll, describe, expect, it } from "vitest";
 import { createLogger, parseConfig, type TlsIdentity } from "@icv/platform";
-import { ASSET_TYPES as REGISTRY_TYPES, CHANNELS_BY_TYPE as REGISTRY } from "../../verification/src/channels/index.ts";
+import { CHANNELS } from "../../verification/src/channels/registry.ts";
 import { WEBHOOK_EVENT_TYPES } from "../../webhook/src/payload.ts";
 import { REVOKE_REASONS, SUSPEND_REASONS } from "../../proof/src/proofs.ts";
 import { buildApp } from "../src/app.ts";
@@ -13,6 +13,10 @@ import { MemoryRateLimiter } from "../src/rate-limit.ts";
 import type { GatewayStore } from "../src/store.ts";
 
 type Json = Record<string, any>;
+
+/** The registry's table as lists: its types, and the channels of each. */
+const REGISTRY_TYPES = Object.keys(CHANNELS);
+const REGISTRY = Object.fromEntries(Object.entries(CHANNELS).map(([type, row]) => [type, Object.keys(row)])) as Record<string, string[]>;
 
 /** Field names that always hold a word of a closed list (when the field is a string). */
 const CLOSED = new Set([

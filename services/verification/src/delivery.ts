@@ -12,13 +12,14 @@ import {
   type TwilioClient,
   type WhatsAppClient,
 } from "@icv/platform";
-import { channelOf, type AssetType, type ChallengeSpec, type CodeChannel } from "./channels/index.ts";
+import type { ChallengeSpec, CodeChannel } from "./channels/channel.ts";
+import { channelFor } from "./channels/registry.ts";
 import { codeMail, type Mail, type Mailer } from "./mailer.ts";
 import { brandMail, phoneWords, type CodeWords } from "./messages.ts";
 import { assertSmsDestination } from "./send-limits.ts";
 import type { TestMessageRow } from "./store/index.ts";
 
-export type { CodeChannel } from "./channels/index.ts";
+export type { CodeChannel } from "./channels/channel.ts";
 
 /** One code to deliver: where, over what, and the words around it. */
 export interface CodeMessage {
@@ -133,7 +134,7 @@ export async function deliverCode(d: DeliveryDeps, scope: Scope, m: CodeMessage,
 /**
  * Test mode (GET /test/messages), reverse OTP: the code message a test verification expects
  * from the user (the message the deep link pre-fills, inbound from the user's number to our
- * number or bot; the channel's expectedMessage). Messages the service sends (codes to an email or
+ * number or bot; the channel's testMessage). Messages the service sends (codes to an email or
  * a phone) come from deliverCode. Undefined for anything else.
  */
 export function testMessageOf(
@@ -143,7 +144,7 @@ export function testMessageOf(
   ch: ChallengeSpec,
   now: Date,
 ): TestMessageRow | undefined {
-  const expected = ch.code && !ch.sendTo ? channelOf(v.type as AssetType).expectedMessage?.(v.channel, ch.code, config) : undefined;
+  const expected = ch.code && !ch.sendTo ? channelFor(v.type, v.channel).testMessage?.(ch.code, config) : undefined;
   if (!expected) return undefined;
   return {
     id: newId("testMessage", now.getTime()),
@@ -162,12 +163,12 @@ export function testMessageOf(
 }
 
 /** Where a verification's code is sent by the service (the challenge's sendTo and sendOver), and the words around it. */
-export function codeTarget(v: { type: string }, ch: ChallengeSpec) {
+export function codeTarget(v: { type: string; channel: string }, ch: ChallengeSpec) {
   return {
     channel: ch.sendOver!,
     to: ch.sendTo!,
     code: ch.code!,
-    minutes: Math.round(channelOf(v.type as AssetType).ttlMs / 60_000),
+    minutes: Math.round(channelFor(v.type, v.channel).ttlMs / 60_000),
     purpose: ch.purpose ?? "",
   };
 }

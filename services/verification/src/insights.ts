@@ -2,7 +2,8 @@
 // per hour or day) and the search by an identifier typed in full. Plain functions over data; the
 // reads are store/insights.ts.
 import { AppError } from "@icv/platform";
-import { ASSET_TYPES, CHANNELS_BY_TYPE, normalizeIdentifier, type AssetType } from "./channels/index.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, type AssetType } from "@icv/platform";
+import { channelFor } from "./channels/registry.ts";
 import type { StatsGroup } from "./store/insights.ts";
 
 /** The widest window the counts cover. */
@@ -66,7 +67,7 @@ export function searchKeys(identifier: string, type?: string): { type: string; c
   for (const t of types)
     for (const channel of CHANNELS_BY_TYPE[t]) {
       try {
-        const canonical = normalizeIdentifier(t, channel, identifier).canonical;
+        const canonical = channelFor(t, channel).normalize(identifier).canonical;
         keys.set(`${t}\u0000${canonical}`, { type: t, canonical });
       } catch (e) {
         lastError = e;

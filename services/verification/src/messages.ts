@@ -3,7 +3,7 @@
  * has one (rendered for the target: escaped HTML for email, plain text else), otherwise the
  * built-in text with the project's branding around it (business name, support address).
  */
-import { maskIdentifier, type AssetType } from "./channels/index.ts";
+import { maskEmail, maskPhone } from "./channels/shared/mask.ts";
 import { escapeHtml, renderTemplate, TEXTS, brandVariables, type Rendered } from "./projects/index.ts";
 import type { Mail } from "./mailer.ts";
 import type { ProjectRow, ProjectStore } from "./store/index.ts";
@@ -30,7 +30,7 @@ export async function codeWords(
     ...brandVariables(p),
     code: m.code,
     expires_in: `${m.minutes} minutes`,
-    user_identifier: maskIdentifier((v.type === "phone" ? "phone" : "email") as AssetType, m.to),
+    user_identifier: v.type === "phone" ? maskPhone(m.to) : maskEmail(m.to),
     channel: m.channel,
   };
   return {

@@ -11,7 +11,7 @@
  */
 import type { VerifiedUser, VerifiedUserVerification } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
 import { ts } from "@icv/platform";
-import { maskIdentifier, type AssetType } from "./channels/index.ts";
+import { channelFor } from "./channels/registry.ts";
 
 /** Statuses shown in the list view, and in the detail view. */
 export const LIST_STATUSES = ["verified"] as const;
@@ -48,7 +48,7 @@ export function toUserVerification(v: UserVerificationRow): VerificationInit {
     id: v.id,
     type: v.type,
     channel: v.channel,
-    identifier: maskIdentifier(v.type as AssetType, v.identifier),
+    identifier: channelFor(v.type, v.channel).mask(v.identifier),
     verifiedAt: ts(v.verified_at),
     status: v.status,
     hasProof: v.has_proof,

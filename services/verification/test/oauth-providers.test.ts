@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { OAUTH_PROVIDERS, parseConfig } from "@icv/platform";
 import { PROVIDERS, providerSettings } from "../src/oauth/providers.ts";
-import { parseLinkToken, startLink } from "../src/oauth/link.ts";
+import { parseLinkToken, startLink } from "../src/channels/shared/sign-in-link.ts";
 
 describe("the provider table", () => {
   it("has one row per OAuth provider, each with https endpoints and scopes", () => {

@@ -55,7 +55,7 @@ describe("the identifier a mask level shows", () => {
   it("full, partial (DECISIONS masking) or nothing", () => {
     expect(shownIdentifier(row(), item("full"))).toBe("john.doe@example.com");
     expect(shownIdentifier(row(), item("partial"))).toBe("j***e@example.com");
-    expect(shownIdentifier(row({ type: "phone", identifier: "+37069199199" }), item("partial"))).toBe("+3706***9199");
+    expect(shownIdentifier(row({ type: "phone", channel: "sms", identifier: "+37069199199" }), item("partial"))).toBe("+3706***9199");
     expect(shownIdentifier(row(), item("hidden"))).toBeUndefined();
   });
 });

@@ -2820,6 +2820,10 @@ export interface components {
                 channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token" | null;
                 channels: ("whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token")[];
                 available_channels: ("whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token")[];
+                /** @description The form of each of channels (and of the open challenge's channel), keyed by channel: the page names no channel itself */
+                forms: {
+                    [key: string]: components["schemas"]["HostedForm"];
+                };
                 required: boolean;
                 /** @enum {string} */
                 status: "pending" | "in_progress" | "verified" | "failed" | "expired";
@@ -2870,6 +2874,38 @@ export interface components {
             token_expired: boolean;
             /** @description The request's project branding; logo_url is the gateway's same-origin logo proxy */
             branding: components["schemas"]["HostedBranding"] | null;
+        };
+        HostedForm: {
+            /** @description The channel's name on the page */
+            name: string;
+            /** @description Phone channels: the ways a code may travel that the start form offers, with their words, the default first */
+            deliveries: {
+                /** @enum {string} */
+                way: "inbound" | "outbound";
+                label: string;
+            }[];
+            /**
+             * @description What the started step is: send_code (reverse OTP: the code is shown, no input), enter_code, sign, sign_in, api_key, domain_check, bot_token
+             * @enum {string}
+             */
+            step: "send_code" | "enter_code" | "sign" | "sign_in" | "api_key" | "domain_check" | "bot_token";
+            fields: {
+                /** @enum {string} */
+                name: "challenge_code" | "signature" | "bot_token" | "api_key" | "api_secret";
+                label: string;
+                /** @enum {string} */
+                input: "text" | "textarea" | "password";
+            }[];
+            /**
+             * @description A browser wallet the page may ask to sign (EIP-1193 personal_sign)
+             * @enum {string}
+             */
+            browser_wallet?: "eip1193";
+            /**
+             * @description Domain checks: what the user publishes
+             * @enum {string}
+             */
+            publishes?: "dns_record" | "http_file";
         };
         HostedBranding: {
             /** @description The project's business name, else the tenant's name */
@@ -7772,6 +7808,7 @@ export interface operations {
                      *           "available_channels": [
                      *             "whatsapp"
                      *           ],
+                     *           "forms": {},
                      *           "required": true,
                      *           "status": "pending",
                      *           "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
@@ -7883,6 +7920,7 @@ export interface operations {
                      *           "available_channels": [
                      *             "whatsapp"
                      *           ],
+                     *           "forms": {},
                      *           "required": true,
                      *           "status": "pending",
                      *           "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
@@ -8066,6 +8104,7 @@ export interface operations {
                      *           "available_channels": [
                      *             "whatsapp"
                      *           ],
+                     *           "forms": {},
                      *           "required": true,
                      *           "status": "pending",
                      *           "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
@@ -8244,6 +8283,7 @@ export interface operations {
                      *           "available_channels": [
                      *             "whatsapp"
                      *           ],
+                     *           "forms": {},
                      *           "required": true,
                      *           "status": "pending",
                      *           "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
@@ -8422,6 +8462,7 @@ export interface operations {
                      *           "available_channels": [
                      *             "whatsapp"
                      *           ],
+                     *           "forms": {},
                      *           "required": true,
                      *           "status": "pending",
                      *           "verification_id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",

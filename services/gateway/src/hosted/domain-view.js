@@ -1,6 +1,7 @@
 // The hosted page's domain asset (checked by DNS or HTTP): the record or file to publish, a
 // "check now" button, and what the last check saw on each server or URL. Plain browser
-// JavaScript; page-client.js calls window.ICV_DOMAIN_VIEW(asset, helpers) and appends the answer.
+// JavaScript; page-client.js calls window.ICV_DOMAIN_VIEW(asset, helpers) and appends the answer;
+// helpers.form is the channel's form (its `publishes` says whether the record or the file is shown).
 
 /** A verified domain asset: when control was last re-checked, what that check saw, and the next one. */
 window.ICV_DOMAIN_RECHECK = (d, h) => {
@@ -55,7 +56,7 @@ window.ICV_DOMAIN_VIEW = (a, h) => {
   }
 
   const out = [];
-  if (a.channel === "http" && d.http_file) {
+  if (h.form.publishes === "http_file" && d.http_file) {
     out.push(
       el("p", { text: T.domain.fileIntro(a.identifier) }),
       fields([

@@ -1,6 +1,8 @@
 // The hosted verification page. Plain browser JavaScript, no dependencies. The request token is
 // read from the URL fragment (never sent in a URL except the event stream's ?token=) and goes to
-// the API in the X-Request-Token header. Texts come from texts.js (window.ICV_TEXTS).
+// the API in the X-Request-Token header. Texts come from texts.js (window.ICV_TEXTS); what each
+// channel asks for (its name, its start choices, its step and inputs) comes with the asset
+// (asset.forms, from the verification service's channels), so this page names no channel.
 
 (() => {
   const T = window.ICV_TEXTS;
@@ -68,7 +70,9 @@
   };
 
   const typeName = (t) => T.types[t] || t;
-  const channelName = (c) => T.channels[c] || c;
+  /** The form of a channel of asset `a` (its name, start choices, step and inputs). */
+  const formOf = (a, c) => a.forms?.[c] || { name: c, deliveries: [], step: "", fields: [] };
+  const channelName = (a, c) => formOf(a, c).name;
   const open = () => state && (state.status === "pending" || state.status === "partial") && !state.token_expired;
 
   /** Runs an action of one asset: disables its buttons meanwhile, shows errors, applies the answer, moves focus. */
@@ -142,33 +146,40 @@
               "label",
               { class: `choice${ok ? "" : " unavailable"}`, for: rid },
               el("input", { type: "radio", id: rid, name: "channel", value: c, disabled: !ok, checked: c === firstOk }),
-              el("span", { text: ok ? channelName(c) : `${channelName(c)} (${T.unavailable})` }),
+              el("span", { text: ok ? channelName(a, c) : `${channelName(a, c)} (${T.unavailable})` }),
             );
           }),
         ),
       );
     } else if (!available.length) {
-      children.push(el("p", { text: `${channelName(a.channels[0])} (${T.unavailable})` }));
+      children.push(el("p", { text: `${channelName(a, a.channels[0])} (${T.unavailable})` }));
     }
     if (!available.length) return el("div", {}, children, el("p", { text: T.noChannel }));
-    // phone: send the shown code from the phone (inbound), or get a code by SMS/WhatsApp (outbound; not on Telegram)
-    const ways = ["inbound", "outbound"].map((d) =>
+    // channels whose code travels either way (phones): send the shown code from the phone (inbound),
+    // or get a code sent to it (outbound), where the chosen channel's form offers it
+    const offered = new Map(a.channels.flatMap((c) => formOf(a, c).deliveries.map((d) => [d.way, d.label])));
+    const ways = [...offered].map(([d, label], i) =>
       el(
         "label",
         { class: "choice", for: `delivery-${a.index}-${d}` },
-        el("input", { type: "radio", id: `delivery-${a.index}-${d}`, name: "delivery", value: d, checked: d === "inbound" }),
-        el("span", { text: T.delivery[d] }),
+        el("input", { type: "radio", id: `delivery-${a.index}-${d}`, name: "delivery", value: d, checked: i === 0 }),
+        el("span", { text: label }),
       ),
     );
-    if (a.type === "phone") children.push(el("fieldset", {}, el("legend", { text: T.deliveryLegend }), ways));
+    const choosesDelivery = ways.length > 1;
+    if (choosesDelivery) children.push(el("fieldset", {}, el("legend", { text: T.deliveryLegend }), ways));
     const form = el("form", { novalidate: true }, children, el("button", { type: "submit", text: a.status === "pending" ? T.start : T.restart }));
     const channelOf = () => (form.querySelector("input[name=channel]:checked") || { value: available[0] }).value;
+    // a way the chosen channel does not offer is disabled (and the default chosen instead)
     const fitWays = () => {
-      const out = ways[1].querySelector("input");
-      out.disabled = channelOf() === "telegram";
-      if (out.disabled && out.checked) ways[0].querySelector("input").checked = true;
+      const mine = formOf(a, channelOf()).deliveries.map((d) => d.way);
+      for (const w of ways) {
+        const input = w.querySelector("input");
+        input.disabled = !mine.includes(input.value);
+        if (input.disabled && input.checked) ways[0].querySelector("input").checked = true;
+      }
     };
-    if (a.type === "phone") {
+    if (choosesDelivery) {
       form.addEventListener("change", fitWays);
       fitWays();
     }
@@ -189,13 +200,15 @@
     return form;
   }
 
-  function submitForm(a, label, field, inputType) {
+  /** The submit form of one input of a channel's form ({ name, label, input }). */
+  function submitForm(a, f) {
+    const field = f.name;
     const fid = `${field}-${a.index}`;
     const form = el(
       "form",
       { novalidate: true },
-      el("label", { for: fid, text: label }),
-      inputType === "textarea"
+      el("label", { for: fid, text: f.label }),
+      f.input === "textarea"
         ? el("textarea", { id: fid, name: field, required: true, spellcheck: "false" })
         : el("input", {
             id: fid,
@@ -223,21 +236,23 @@
   function challengeView(a) {
     const ch = a.challenge;
     const out = [];
-    const channel = channelName(a.channel);
-    if (a.type === "phone" && a.delivery === "outbound") {
+    const form = formOf(a, a.channel);
+    const channel = form.name;
+    const [field] = form.fields;
+    if (form.step === "send_code" && a.delivery === "outbound") {
       // the code was sent to the phone; the page never shows it, the user types it
-      out.push(el("p", { text: state.test_mode ? T.phoneNotSent(channel) : T.phoneSent(channel) }), submitForm(a, T.phoneCodeLabel(channel), "challenge_code"));
-    } else if (a.type === "phone") {
+      out.push(el("p", { text: state.test_mode ? T.phoneNotSent(channel) : T.phoneSent(channel) }), submitForm(a, field));
+    } else if (form.step === "send_code") {
       // reverse OTP: the code is sent from the phone; no code box (a code this page shows is never evidence)
       out.push(el("p", { text: ch.deep_link || !state.test_mode ? T.phoneHow(channel) : T.noLinkInTest(channel) }));
       if (ch.code) out.push(el("p", { class: "tag", text: T.phoneCode }), el("p", { class: "code", text: ch.code }));
       if (ch.deep_link) out.push(el("a", { class: "button", href: ch.deep_link, rel: "noopener noreferrer", target: "_blank", text: T.openApp(channel) }));
       if (ch.qr_code) out.push(el("img", { class: "qr", src: ch.qr_code, alt: T.qrAlt(channel), width: 192, height: 192 }));
-    } else if (a.method === "code") {
-      out.push(el("p", { text: state.test_mode ? T.emailNotSent : T.emailSent }), submitForm(a, T.codeLabel, "challenge_code"));
-    } else if (a.method === "signature") {
+    } else if (form.step === "enter_code") {
+      out.push(el("p", { text: state.test_mode ? T.emailNotSent : T.emailSent }), submitForm(a, field));
+    } else if (form.step === "sign") {
       out.push(el("p", { text: T.signMessage }), el("pre", { text: ch.message || "" }));
-      if (a.channel === "ethereum" && window.ethereum) {
+      if (form.browser_wallet === "eip1193" && window.ethereum) {
         out.push(
           el("button", {
             type: "button",
@@ -262,12 +277,12 @@
           }),
         );
       }
-      out.push(submitForm(a, T.signatureLabel, "signature", "textarea"));
-    } else if (a.method === "oauth") {
+      out.push(submitForm(a, field));
+    } else if (form.step === "sign_in") {
       out.push(...accounts.oauthView(ch, channel));
-    } else if (a.method === "api_key") {
+    } else if (form.step === "api_key") {
       out.push(
-        ...accounts.apiKeyView(a, channel, (form, body) =>
+        ...accounts.apiKeyView(a, channel, form.fields, (form, body) =>
           act(
             form,
             () => api("POST", `/assets/${a.index}/submit`, body),
@@ -275,16 +290,18 @@
           ),
         ),
       );
-    } else if (a.method === "domain_check") {
+    } else if (form.step === "domain_check") {
       // domain-view.js (window.ICV_DOMAIN_VIEW): the record or file, "check now", what the last check saw
-      out.push(...window.ICV_DOMAIN_VIEW(a, { T, el, act, focusAsset, check: () => api("POST", `/assets/${a.index}/check`) }));
-    } else if (a.method === "bot_token") {
-      out.push(el("p", { text: ch.instruction }), submitForm(a, T.botTokenLabel, "bot_token"));
+      out.push(...window.ICV_DOMAIN_VIEW(a, { T, el, act, focusAsset, form, check: () => api("POST", `/assets/${a.index}/check`) }));
+    } else if (form.step === "bot_token") {
+      out.push(el("p", { text: ch.instruction }), submitForm(a, field));
     } else {
       out.push(el("p", { text: ch.instruction }));
     }
     const meta = [T.expiresAt(new Date(ch.expires_at).toLocaleTimeString())];
-    if (a.method !== "domain_check" && (a.type !== "phone" || a.delivery === "outbound")) meta.push(T.attemptsLeft(ch.attempts_remaining));
+    // a domain check and a reverse-OTP code have no attempts the user spends here
+    const counted = form.step !== "domain_check" && (form.step !== "send_code" || a.delivery === "outbound");
+    if (counted) meta.push(T.attemptsLeft(ch.attempts_remaining));
     out.push(el("p", { class: "tag", text: meta.join(" · ") }));
     if (state.test_mode) {
       out.push(
@@ -336,7 +353,7 @@
   function assetCard(a) {
     const headingId = `asset-title-${a.index}`;
     const body = [];
-    if (a.identifier) body.push(el("p", { class: "identifier", text: a.identifier + (a.channel ? ` · ${channelName(a.channel)}` : "") }));
+    if (a.identifier) body.push(el("p", { class: "identifier", text: a.identifier + (a.channel ? ` · ${channelName(a, a.channel)}` : "") }));
     if (a.status === "verified") {
       body.push(el("p", { text: T.verifiedNote }));
       // domain-view.js: when control was last re-checked and what that check saw

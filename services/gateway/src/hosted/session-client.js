@@ -10,6 +10,9 @@
   const id = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop() || "");
   const signature = location.hash.slice(1);
   const POLL_MS = 2000;
+  // the names of the channels a session answers over (the verification page's forms carry theirs;
+  // a session's answer does not yet)
+  const CHANNEL_NAMES = { whatsapp: "WhatsApp", telegram: "Telegram", sms: "SMS" };
   let shown = "";
 
   document.documentElement.lang = T.lang;
@@ -39,7 +42,7 @@
     const key = JSON.stringify(s);
     if (key === shown) return;
     shown = key;
-    const channel = T.channels[s.channel] || s.channel;
+    const channel = CHANNEL_NAMES[s.channel] || s.channel;
     document.title = $("title").textContent = s.kind === "auth" ? S.titles[s.type] || S.titles["2fa"] : S.titles.phone;
     const brand = $("branding");
     brand.hidden = !s.business_name;

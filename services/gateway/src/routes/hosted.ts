@@ -52,6 +52,26 @@ const HostedChallenge = z.object({
   expires_at: z.string(),
   attempts_remaining: z.number().int(),
 });
+const HostedForm = z
+  .object({
+    name: z.string().describe("The channel's name on the page"),
+    deliveries: z
+      .array(z.object({ way: z.enum(["inbound", "outbound"]), label: z.string() }))
+      .describe("Phone channels: the ways a code may travel that the start form offers, with their words, the default first"),
+    step: z
+      .enum(["send_code", "enter_code", "sign", "sign_in", "api_key", "domain_check", "bot_token"])
+      .describe("What the started step is: send_code (reverse OTP: the code is shown, no input), enter_code, sign, sign_in, api_key, domain_check, bot_token"),
+    fields: z.array(
+      z.object({
+        name: z.enum(["challenge_code", "signature", "bot_token", "api_key", "api_secret"]),
+        label: z.string(),
+        input: z.enum(["text", "textarea", "password"]),
+      }),
+    ),
+    browser_wallet: z.literal("eip1193").optional().describe("A browser wallet the page may ask to sign (EIP-1193 personal_sign)"),
+    publishes: z.enum(["dns_record", "http_file"]).optional().describe("Domain checks: what the user publishes"),
+  })
+  .meta({ id: "HostedForm" });
 const HostedAsset = z.object({
   index: z.number().int(),
   type: assetType,
@@ -59,6 +79,9 @@ const HostedAsset = z.object({
   channel: assetChannel.nullable(),
   channels: z.array(assetChannel),
   available_channels: z.array(assetChannel),
+  forms: z
+    .record(z.string(), HostedForm)
+    .describe("The form of each of channels (and of the open challenge's channel), keyed by channel: the page names no channel itself"),
   required: z.boolean(),
   status: z.enum(REQUEST_ASSET_STATUSES),
   verification_id: z.string().nullable(),
@@ -113,6 +136,20 @@ function hostedDomain(d: HostedRequest["assets"][number]["domain"]) {
   };
 }
 
+/** A channel's form on the page (RPC → JSON). */
+const hostedForm = (f: HostedRequest["assets"][number]["forms"][string]) => ({
+  name: f.name,
+  deliveries: f.deliveries.map((d) => ({ way: d.way as "inbound" | "outbound", label: d.label })),
+  step: f.step as z.infer<typeof HostedForm>["step"],
+  fields: f.fields.map((x) => ({
+    name: x.name as z.infer<typeof HostedForm>["fields"][number]["name"],
+    label: x.label,
+    input: x.input as z.infer<typeof HostedForm>["fields"][number]["input"],
+  })),
+  ...(f.browserWallet ? { browser_wallet: f.browserWallet as "eip1193" } : {}),
+  ...(f.publishes ? { publishes: f.publishes as "dns_record" | "http_file" } : {}),
+});
+
 /** RPC message → the page's JSON (snake_case, ISO timestamps, null where unset); tenantName: the tenant's, when the project has no business name. */
 export async function toHostedBody(r: HostedRequest, tenantName?: (id: string) => Promise<string | undefined>) {
   // no button or QR code to the placeholder bot of test mode (not ours)
@@ -147,6 +184,8 @@ export async function toHostedBody(r: HostedRequest, tenantName?: (id: string) =
             }
           : null,
         ...hostedDomain(a.domain),
+        // last: the status and what the user does come first in each asset
+        forms: Object.fromEntries(Object.entries(a.forms).map(([channel, f]) => [channel, hostedForm(f)])),
       })),
     ),
     expires_at: iso(r.expiresAt)!,

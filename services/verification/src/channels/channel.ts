@@ -1,7 +1,9 @@
 /**
- * The Channel interface: what one channel family (phone, email, wallet, …) decides. The registry
- * (index.ts) picks the family by type; channel files import this file and shared helpers only.
+ * The Channel interface: what one channel (phone/whatsapp, domain/dns, account/kraken, …) decides.
+ * registry.ts picks the channel by type and channel; channel files import this file and the
+ * helpers beside them (shared/, their type's folder) only.
  */
+import type { z } from "zod";
 import { AppError, type AssetType, type ChallengeMethod, type Config, type EnvName } from "@icv/platform";
 
 /** The asset types: the keys of the type/channel table (@icv/platform's CHANNELS_BY_TYPE). */
@@ -21,6 +23,22 @@ export interface NormalizedIdentifier {
   value: string;
   /** What we hash and compare. */
   canonical: string;
+}
+
+/** The create-body fields only some channels take (DECISIONS.md "Compatibility"), as given. */
+export interface CreateBody {
+  delivery?: string;
+  email_prefix?: string;
+  dns_provider?: { name: string; credentials: Record<string, string> };
+  chain_id?: number;
+}
+
+/** The same fields checked by the channel's `options` schema (a channel refuses those it does not take). */
+export interface CreateOptions {
+  delivery?: PhoneDelivery;
+  email_prefix?: string;
+  dns_provider?: { name: string; credentials: Record<string, string> };
+  chain_id?: number;
 }
 
 export interface ChallengeSpec {
@@ -44,28 +62,17 @@ export interface ChallengeSpec {
 
 export interface ChallengeInput {
   id: string;
-  type: AssetType;
-  channel: string;
+  /** The normalized identifier's value. */
   identifier: string;
   env: EnvName;
   now: Date;
   config: Config;
-  /** Phone: "inbound" (default; the user sends the shown code) or "outbound" (we send a code to the number). */
-  delivery?: PhoneDelivery;
-  /** Domain by email: the mailbox at the domain the code goes to (checked by checkOptions; default admin). */
-  emailPrefix?: string;
-  /** Ethereum wallets: the chain the message names (chainIdOf, default 1). */
-  chainId?: number;
+  /** The create options, checked by the channel's `options` schema (delivery, email_prefix, chain_id, …). */
+  options: CreateOptions;
 }
 
-/** Create options that only some channels take (DECISIONS.md "Compatibility"): checked by the channel's checkOptions. */
-export interface CreateOptions {
-  emailPrefix?: string;
-  dnsProvider?: { name: string; credentials: Record<string, string> };
-}
-
-/** What a user submits to complete a verification (SubmitVerification). */
-export interface Evidence {
+/** What a user submits to complete a verification (SubmitVerification), as given. */
+export interface SubmitBody {
   challengeCode?: string;
   sourceIdentifier?: string;
   signature?: string;
@@ -74,6 +81,15 @@ export interface Evidence {
   apiKey?: string;
   apiSecret?: string;
 }
+
+/** The evidence a channel takes, parsed from the submit body by the channel's `evidence` schema. */
+export type Evidence =
+  | { kind: "code"; code: string; source?: string }
+  | { kind: "signature"; signature: string }
+  | { kind: "bot_token"; token: string }
+  | { kind: "api_key"; key: string; secret: string }
+  /** Channels not completed by a submit (OAuth sign-in, DNS/HTTP checks): nothing is read. */
+  | { kind: "none" };
 
 /** The pending verification the evidence is checked against. */
 export interface PendingVerification {
@@ -98,53 +114,80 @@ export type Verdict =
   | { ok: true; method: "otp" | "signature" | "bot_token" | "api_key" }
   | { ok: false; failure: ["invalid_code" | "invalid_signature", string] };
 
+/** One input of a hosted-page form: the submit-body field it fills, its label and its kind. */
+export interface FormField {
+  name: "challenge_code" | "signature" | "bot_token" | "api_key" | "api_secret";
+  label: string;
+  input: "text" | "textarea" | "password";
+}
+
+/**
+ * The hosted page's form of a channel, as data (the page scripts name no channel): what the start
+ * form offers, what the started step shows and which inputs it takes.
+ */
+export interface HostedForm {
+  /** The channel's name on the page ("WhatsApp", "DNS record"). */
+  name: string;
+  /** The ways a code may travel that the start form offers, with their words (phone channels; the first is the default); none: no choice. */
+  deliveries: readonly { way: PhoneDelivery; label: string }[];
+  /**
+   * What the started step is: a code the user sends from the asset (shown, no input: reverse OTP),
+   * a code we sent (typed in), a message to sign, a sign-in link, an API key, a domain check, a bot token.
+   */
+  step: "send_code" | "enter_code" | "sign" | "sign_in" | "api_key" | "domain_check" | "bot_token";
+  /** The inputs of the submit form (for a phone channel: of its outbound code). */
+  fields: readonly FormField[];
+  /** A browser wallet the page may ask to sign (EIP-1193 personal_sign). */
+  browserWallet?: "eip1193";
+  /** Domain checks: what the user publishes (the TXT record, or the file over HTTP). */
+  publishes?: "dns_record" | "http_file";
+  /** false: the page cannot start this channel (it takes create options the page has no inputs for, as auto's DNS host credentials). */
+  startable?: false;
+}
+
 export interface Channel {
   type: AssetType;
-  /** The spec's type/channel compatibility table, this type's row. */
-  channels: readonly string[];
+  channel: string;
+  /** How a verification on this channel is completed. */
+  method: Method;
   /** Challenge lifetime (DECISIONS.md). */
   ttlMs: number;
-  /** How a verification on `channel` is completed. */
-  method(channel: string): Method;
+  /** The create-body fields this channel takes (delivery, email_prefix, dns_provider, chain_id), checked; it refuses the others. */
+  options: z.ZodType<CreateOptions, CreateBody>;
+  /** The submit body's evidence this channel takes. */
+  evidence: z.ZodType<Evidence, SubmitBody>;
+  /** The hosted page's form of this channel. */
+  form: HostedForm;
   /**
    * The environment variables a live verification on this channel needs and lacks ([] when it
    * can run). Test keys never need providers: nothing is sent in test mode.
    */
-  missingProvider(channel: string, config: Config): string[];
-  /** The stored and the compared form of an identifier (already checked by checkRaw, trimmed). */
-  normalize(channel: string, input: string): NormalizedIdentifier;
+  missingProvider(config: Config): string[];
+  /**
+   * Identifier normalization (DECISIONS.md, "Verifications"): `value` is what we store and display,
+   * `canonical` what we hash and compare. Invalid input throws `AppError("invalid_identifier")`
+   * without echoing the input back.
+   */
+  normalize(raw: string): NormalizedIdentifier;
   /** The challenge of a new verification (or of a resent code). */
   challenge(input: ChallengeInput): ChallengeSpec;
-  /** Completes from submitted evidence; throws where this channel is not completed by a submit. */
-  complete(v: PendingVerification, evidence: Evidence, ctx: EvidenceContext): Promise<Verdict>;
-  /** The create body's `delivery`, checked (channels whose code can travel either way); others refuse it. */
-  delivery?(channel: string, requested: string | undefined): PhoneDelivery;
-  /** Channels that need create options the hosted page cannot take (domain auto: the DNS host's API credentials). */
-  startableOnPage?(channel: string): boolean;
-  /** Checks the create options this channel takes (throws validation_error); channels without it refuse any. */
-  checkOptions?(channel: string, options: CreateOptions): void;
-  /** The create body's `chain_id`, checked (channels on a chain with ids, default 1); others refuse it. */
-  chainId?(channel: string, requested: number | undefined): number | undefined;
-  /** Test mode, reverse OTP: the message a user-sent code arrives as (GET /test/messages). */
-  expectedMessage?(channel: string, code: string, config: Config): { to: string; body: string };
+  /**
+   * Completes from the submit body (parsed by `evidence`); throws where this verification is not
+   * completed by a submit (OAuth, DNS/HTTP checks, a reverse-OTP code).
+   */
+  complete(v: PendingVerification, body: SubmitBody, ctx: EvidenceContext): Promise<Verdict>;
   /** Masks a normalized value for user listings (DECISIONS.md, "Masking"). */
   mask(value: string): string;
   /**
-   * Whether the service itself sends the code of a verification on `channel` (so it can send a
-   * new one: resend, a restarted hosted asset). Absent: never.
+   * Channels whose code the service itself sends (so it can send a new one: resend, a restarted
+   * hosted asset): whether it does for a verification's delivery, and what carries it (the
+   * masked address and "email", "SMS", … for the words that say so). Absent: never.
    */
-  sendsCode?(channel: string, delivery: string | null | undefined): boolean;
-  /** With sendsCode: the masked address a code went to (`sendTo`) and what carried it, for the words that say so. */
-  sentNotice?(channel: string, sendTo: string): { to: string; what: string };
-  /** Whether the hosted page shows the code (one the user sends from the asset, reverse OTP). Absent: never. */
-  showsCode?(channel: string, delivery: string | null): boolean;
-  /**
-   * The compared form of an identifier that a provider attested and normalize refuses (a phone a
-   * session captured), for proof checks; undefined when it is not one either.
-   */
-  attestedCanonical?(raw: string): string | undefined;
-  /** A verification a phone-first session proved over `channel`: its instruction; undefined for channels sessions do not use. */
-  sessionInstruction?(channel: string): string | undefined;
+  sends?: { code(delivery: string | null | undefined): boolean; notice(sendTo: string): { to: string; what: string } };
+  /** Test mode, reverse OTP: the message a user-sent code arrives as (GET /test/messages). */
+  testMessage?(code: string, config: Config): { to: string; body: string };
+  /** Phone channels: the compared form of a number a provider attested and normalize refuses, and a session's instruction. */
+  phone?: { attestedCanonical(raw: string): string | undefined; sessionInstruction: string };
 }
 
 export const MIN = 60_000;

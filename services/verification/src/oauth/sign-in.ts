@@ -9,11 +9,11 @@
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import { AppError, type Clock, type Config, type Logger, type Scope } from "@icv/platform";
 import { codeHmac, codeMatches } from "../challenge.ts";
-import { maskIdentifier, methodOf, normalizeIdentifier, type AssetType } from "../channels/index.ts";
+import { channelFor } from "../channels/registry.ts";
 import type { OAuthStore, VerificationRow } from "../store/index.ts";
 import type { Verifications } from "../verifications/index.ts";
 import { authorizationUrl, ProviderError, signedInAccount, type Flow } from "./client.ts";
-import { newLinkSecret, parseLinkToken, startLink } from "./link.ts";
+import { newLinkSecret, parseLinkToken, startLink } from "../channels/shared/sign-in-link.ts";
 import { isOAuthProvider, providerSettings } from "./providers.ts";
 
 export type OAuthOutcomeKind =
@@ -78,7 +78,7 @@ export class OAuthSignIn {
       !link ||
       !found ||
       found.channel !== channel ||
-      methodOf(found.type as AssetType, channel) !== "oauth" ||
+      channelFor(found.type, channel).method !== "oauth" ||
       !codeMatches(this.d.hmacKey, found.id, link.secret, found.code_hmac ?? "")
     ) {
       return { outcome: "invalid_link", channel };
@@ -171,7 +171,7 @@ export class OAuthSignIn {
   private matches(v: VerificationRow, handles: string[]): boolean {
     return handles.some((h) => {
       try {
-        return normalizeIdentifier(v.type as AssetType, v.channel, h).canonical === v.identifier_canonical;
+        return channelFor(v.type, v.channel).normalize(h).canonical === v.identifier_canonical;
       } catch {
         return false;
       }
@@ -179,7 +179,7 @@ export class OAuthSignIn {
   }
 
   private base(v: VerificationRow): { channel: string; identifier: string } {
-    return { channel: v.channel, identifier: maskIdentifier(v.type as AssetType, v.identifier) };
+    return { channel: v.channel, identifier: channelFor(v.type, v.channel).mask(v.identifier) };
   }
 
   /** The outcome of a verification that is no longer pending, or undefined while it is. */

@@ -9,7 +9,7 @@ import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service
 import type { LogService } from "@icv/contracts/gen/icv/log/v1/log_service_pb.ts";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { AppError, isId, newId, toDate, type Clock, type Scope } from "@icv/platform";
-import { maskIdentifier, type AssetType } from "../channels/index.ts";
+import { channelFor } from "../channels/registry.ts";
 import type { ListedVerification, ProfileFields, ProfileProofItem, ProfileRow, ProfileStore } from "../store/index.ts";
 import { rpcScope } from "../verifications/deps.ts";
 import { applyChange, type ProfileChange } from "./input.ts";
@@ -69,7 +69,7 @@ export function publicStatus(v: ListedVerification, proof: ProofState | undefine
 /** The identifier as the item's mask_level shows it. */
 export function shownIdentifier(v: ListedVerification, item: ProfileProofItem): string | undefined {
   if (item.mask_level === "hidden") return undefined;
-  return item.mask_level === "full" ? v.identifier : maskIdentifier(v.type as AssetType, v.identifier);
+  return item.mask_level === "full" ? v.identifier : channelFor(v.type, v.channel).mask(v.identifier);
 }
 
 export const byDisplayOrder = (a: ProfileProofItem, b: ProfileProofItem) => a.display_order - b.display_order;

@@ -1,6 +1,6 @@
-import type { Config } from "@icv/platform";
-import { CHANNELS_BY_TYPE, methodOf, missingProvider, showsCode, startableOnPage, type Method } from "../channels/index.ts";
-import type { AssetType } from "../channels/index.ts";
+import { CHANNELS_BY_TYPE, type AssetType, type Config } from "@icv/platform";
+import type { HostedForm, Method } from "../channels/channel.ts";
+import { channelFor } from "../channels/registry.ts";
 import type { DomainCheckRow, RequestView, VerificationRow } from "../store/index.ts";
 import type { HostedBranding } from "./branding.ts";
 
@@ -25,6 +25,8 @@ export interface HostedAsset {
   channels: string[];
   /** Those of `channels` that can run here (provider configured, or a test-mode request). */
   available: string[];
+  /** The hosted-page form of each of `channels`, as data (the page names no channel). */
+  forms: Record<string, HostedForm>;
   required: boolean;
   status: string;
   verificationId: string | null;
@@ -79,9 +81,12 @@ export function hostedAssets(
   return r.assets.map((a) => {
     const type = a.type as AssetType;
     const channels = a.allowed_channels ?? (a.channel ? [a.channel] : [...CHANNELS_BY_TYPE[type]]);
-    const startable = channels.filter((c) => startableOnPage(type, c));
-    const available = r.environment === "test" ? startable : startable.filter((c) => !missingProvider(type, c, config).length);
     const v = rows.get(a.idx);
+    const current = v && channelFor(type, v.channel);
+    // the form of every channel the page may start, and of the open verification's
+    const forms = Object.fromEntries([...channels, ...(v ? [v.channel] : [])].map((c) => [c, channelFor(type, c).form]));
+    const startable = channels.filter((c) => forms[c].startable !== false);
+    const available = r.environment === "test" ? startable : startable.filter((c) => !channelFor(type, c).missingProvider(config).length);
     const open = v && v.status === "pending";
     return {
       idx: a.idx,
@@ -90,13 +95,14 @@ export function hostedAssets(
       channel: a.channel,
       channels,
       available,
+      forms,
       required: a.required,
       verificationId: a.verification_id,
       status: !v || a.status === "expired" ? a.status : v.status === "pending" ? "in_progress" : v.status === "revoked" ? "failed" : v.status,
-      method: open ? methodOf(type, v.channel) : undefined,
+      method: open ? current?.method : undefined,
       delivery: open && v.delivery ? v.delivery : undefined,
       domain:
-        open && methodOf(type, v.channel) === "domain_check"
+        open && current?.method === "domain_check"
           ? domains.get(v.id)
           : a.status === "verified" && a.verification_id
             ? domains.get(a.verification_id)
@@ -104,7 +110,7 @@ export function hostedAssets(
       challenge: open
         ? {
             // only a reverse-OTP code is ever shown (the user sends it from the phone); an outbound code never is
-            code: showsCode(type, v.channel, v.delivery) ? (shown?.idx === a.idx ? shown.code : phoneCodeOf(v.deep_link)) : undefined,
+            code: current?.form.step === "send_code" && v.delivery !== "outbound" ? (shown?.idx === a.idx ? shown.code : phoneCodeOf(v.deep_link)) : undefined,
             instruction: v.instruction,
             deepLink: v.deep_link ?? undefined,
             message: v.challenge_message ?? undefined,

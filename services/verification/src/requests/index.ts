@@ -1,6 +1,6 @@
 import { AppError, eventMessage, newId, type EventRecord, type Queryable, type Scope } from "@icv/platform";
-import { CHANNELS_BY_TYPE, methodOf, missingProvider, sendsCode } from "../channels/index.ts";
-import type { AssetType } from "../channels/index.ts";
+import { CHANNELS_BY_TYPE, type AssetType } from "@icv/platform";
+import { channelFor } from "../channels/registry.ts";
 import { createRequestToken, verificationUrl, verifyRequestToken } from "./token.ts";
 import type { RequestListFilter, RequestRow, RequestView } from "../store/index.ts";
 import type { Verifications } from "../verifications/index.ts";
@@ -90,7 +90,7 @@ export class Requests {
 
     // every check before the first verification is made, so a refused request leaves none behind
     for (const a of assets) {
-      const missing = scope.env === "live" && a.identifier !== null && a.channel !== null ? missingProvider(a.type as AssetType, a.channel, this.d.config) : [];
+      const missing = scope.env === "live" && a.identifier !== null && a.channel !== null ? channelFor(a.type, a.channel).missingProvider(this.d.config) : [];
       if (missing.length)
         throw new AppError("channel_unavailable", `assets[${a.idx}]: channel ${a.channel} is not configured on this service (missing ${missing.join(", ")})`);
     }
@@ -270,7 +270,7 @@ export class Requests {
     rows: Awaited<ReturnType<Verifications["get"]>>[],
     assets: { type: string; status: string; verification_id: string | null }[],
   ) {
-    const ids = rows.filter((v) => v.status === "pending" && methodOf(v.type as AssetType, v.channel) === "domain_check").map((v) => v.id);
+    const ids = rows.filter((v) => v.status === "pending" && channelFor(v.type, v.channel).method === "domain_check").map((v) => v.id);
     // verified domain assets: when control was last re-checked (email ones have no check: no last_check, nothing shown)
     for (const a of assets) if (a.type === "domain" && a.status === "verified" && a.verification_id) ids.push(a.verification_id);
     return this.d.verifications.domainStates(scope, ids);
@@ -316,10 +316,10 @@ export class Requests {
       throw invalid("this asset's identifier was set by the request and cannot be changed", "identifier");
     }
     // a restart that sends a new code keeps the resend gap (the page cannot be used to flood a mailbox or a phone)
-    if (sendsCode(type, channel, input.delivery) && asset.verification_id && asset.status === "in_progress") {
+    if (channelFor(type, channel).sends?.code(input.delivery) && asset.verification_id && asset.status === "in_progress") {
       const current = await this.d.verifications.get(scope, asset.verification_id);
       const waitMs = current.created_at.getTime() + RESEND_GAP_MS - this.d.clock.now().getTime();
-      const sent = sendsCode(current.type as AssetType, current.channel, current.delivery);
+      const sent = channelFor(current.type, current.channel).sends?.code(current.delivery);
       if (sent && current.status === "pending" && waitMs > 0) {
         const retryAfter = Math.ceil(waitMs / 1000);
         throw new AppError("resend_too_soon", `a code was sent less than ${RESEND_GAP_MS / 1000} s ago; try again in ${retryAfter} s`, {

@@ -1,6 +1,7 @@
 /** A request's input: limits, the create body and its checks (callback and redirect URLs, assets). */
 import { ACTION_TYPES, AppError, OutboundError, parseTargetUrl, type Clock, type Config, type Logger, type Resolver } from "@icv/platform";
-import { ASSET_TYPES, CHANNELS_BY_TYPE, normalizeIdentifier, type AssetType } from "../channels/index.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, type AssetType } from "@icv/platform";
+import { channelFor } from "../channels/registry.ts";
 import type { ProjectStore, RequestAssetRow, RequestStore } from "../store/index.ts";
 import { proofOptions, type Verifications } from "../verifications/index.ts";
 
@@ -83,7 +84,7 @@ export function assetRow(a: AssetInput, i: number): Omit<RequestAssetRow, "reque
   const f = `assets[${i}]`;
   if (!(ASSET_TYPES as string[]).includes(a.type)) throw invalid(`${f}.type must be one of ${ASSET_TYPES.join(", ")}`, `${f}.type`);
   const type = a.type as AssetType;
-  const channels = CHANNELS_BY_TYPE[type];
+  const channels: readonly string[] = CHANNELS_BY_TYPE[type];
   const allowed = a.allowedChannels?.length ? [...new Set(a.allowedChannels)] : null;
   for (const c of allowed ?? []) {
     if (!channels.includes(c))
@@ -97,7 +98,7 @@ export function assetRow(a: AssetInput, i: number): Omit<RequestAssetRow, "reque
   let identifier: string | null = null;
   if (a.identifier !== undefined) {
     try {
-      identifier = normalizeIdentifier(type, a.channel ?? allowed?.[0] ?? channels[0], a.identifier).value;
+      identifier = channelFor(type, a.channel ?? allowed?.[0] ?? channels[0]).normalize(a.identifier).value;
     } catch (e) {
       if (e instanceof AppError) throw new AppError(e.code, `${f}.identifier: ${e.message}`, { details: e.details, extra: e.extra });
       throw e;

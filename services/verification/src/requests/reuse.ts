@@ -6,8 +6,8 @@
  * with any verification (its own events drive it).
  */
 import { AppError, newId, type Clock, type Logger, type Scope } from "@icv/platform";
-import { CHANNELS_BY_TYPE } from "../channels/index.ts";
-import { maskIdentifier, normalizeIdentifier, type AssetType } from "../channels/index.ts";
+import { CHANNELS_BY_TYPE, type AssetType } from "@icv/platform";
+import { channelFor } from "../channels/registry.ts";
 import type { RequestAssetView, RequestStore, RequestView, ReuseCandidateRow, VerificationRow, Decide } from "../store/index.ts";
 import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, type Verifications } from "../verifications/index.ts";
 
@@ -42,7 +42,7 @@ const isVerified = (a: RequestAssetView) => a.status === "verified" || a.v_statu
 function assetMatch(a: RequestAssetView): { canonical: string | null; channels: string[] | null } {
   const type = a.type as AssetType;
   const channels = a.channel ? [a.channel] : a.allowed_channels?.length ? a.allowed_channels : null;
-  const canonical = a.identifier === null ? null : normalizeIdentifier(type, channels?.[0] ?? CHANNELS_BY_TYPE[type][0], a.identifier).canonical;
+  const canonical = a.identifier === null ? null : channelFor(type, channels?.[0] ?? CHANNELS_BY_TYPE[type][0]).normalize(a.identifier).canonical;
   return { canonical, channels };
 }
 
@@ -64,7 +64,7 @@ const offer = (a: RequestAssetView, c: ReuseCandidateRow): Offer => ({
   verificationId: c.id,
   type: c.type,
   channel: c.channel,
-  identifier: maskIdentifier(c.type as AssetType, c.identifier),
+  identifier: channelFor(c.type, c.channel).mask(c.identifier),
   verifiedAt: c.verified_at,
   proofExpiresAt: c.proof_expires_at,
 });

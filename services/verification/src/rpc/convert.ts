@@ -4,7 +4,8 @@ import { type CreateVerificationRequest, CreateVerificationRequestSchema } from 
 import type { VerificationRequest, HostedRequest } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { messageOf, plainOf, ts, type FieldRules } from "@icv/platform";
-import { domainMethodOf, domainPublication, VALUE_PREFIX } from "../channels/index.ts";
+import type { HostedForm } from "../channels/channel.ts";
+import { domainMethodOf, domainPublication, VALUE_PREFIX } from "../channels/domain/publication.ts";
 import type { HostedView } from "../requests/hosted.ts";
 import { byDisplayOrder, type PublicView } from "../profiles/index.ts";
 import type { DomainCheckRow, ProfileRow, RequestView, StoredCheck, TestMessageRow, VerificationRow } from "../store/index.ts";
@@ -204,6 +205,7 @@ export function toHostedMessage(h: HostedView): HostedInit {
       channel: a.channel ?? undefined,
       channels: a.channels,
       availableChannels: a.available,
+      forms: Object.fromEntries(Object.entries(a.forms).map(([channel, f]) => [channel, toHostedForm(f)])),
       required: a.required,
       status: a.status,
       method: a.method,
@@ -274,3 +276,14 @@ export function toPublicProfileMessage(v: PublicView) {
     checkedAt: ts(v.checkedAt),
   };
 }
+
+/** A channel's hosted-page form as its message. */
+const toHostedForm = (f: HostedForm) => ({
+  $typeName: "icv.verification.v1.HostedForm" as const,
+  name: f.name,
+  deliveries: f.deliveries.map((d) => ({ $typeName: "icv.verification.v1.HostedDelivery" as const, ...d })),
+  step: f.step,
+  fields: f.fields.map((x) => ({ $typeName: "icv.verification.v1.HostedFormField" as const, ...x })),
+  browserWallet: f.browserWallet,
+  publishes: f.publishes,
+});

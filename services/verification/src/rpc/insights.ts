@@ -3,7 +3,7 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { PageRequest, TenantScope } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { AppError, pageInfo, pageRequest, requireScope, systemClock, toDate, ts, type Clock, type SealingDatabase } from "@icv/platform";
-import { maskIdentifier, type AssetType } from "../channels/index.ts";
+import { channelFor } from "../channels/registry.ts";
 import { searchKeys, statsOf, statsWindow } from "../insights.ts";
 import { countVerifications, verificationsByIdentifier } from "../store/insights.ts";
 import { identifierIndex } from "../store/sealing.ts";
@@ -38,7 +38,7 @@ export function insightHandlers(db: SealingDatabase, clock: Clock = systemClock)
           type: v.type,
           channel: v.channel,
           status: v.status,
-          maskedIdentifier: maskIdentifier(v.type as AssetType, v.identifier),
+          maskedIdentifier: channelFor(v.type, v.channel).mask(v.identifier),
           externalUserId: v.external_user_id ?? undefined,
           createdAt: ts(v.created_at),
         })),

@@ -1,7 +1,7 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { VerificationRequestService } from "@icv/contracts/gen/icv/verification/v1/verification_request_service_pb.ts";
 import { pageInfo, pageRequest, requireScope, ts } from "@icv/platform";
-import { maskIdentifier, type AssetType } from "../channels/index.ts";
+import { channelFor } from "../channels/registry.ts";
 import type { Requests } from "../requests/index.ts";
 import { hostedHandlers } from "./hosted.ts";
 import { toRequestMessage } from "./convert.ts";
@@ -83,7 +83,7 @@ export function verificationRequestRoutes(requests: Requests) {
           reusedFrom: v.reused_from ?? "",
           type: v.type,
           channel: v.channel,
-          identifier: maskIdentifier(v.type as AssetType, v.identifier),
+          identifier: channelFor(v.type, v.channel).mask(v.identifier),
           verifiedAt: ts(v.verified_at),
           proofExpiresAt: ts(v.proof_expires_at),
         };

@@ -1,17 +1,9 @@
 /** Create: a new verification with its challenge; a code the service sends goes out before the row is stored. */
 import { AppError, newId, type Scope } from "@icv/platform";
 import { codeHmac, codeLookup } from "../challenge.ts";
-import {
-  ASSET_TYPES,
-  CHANNELS_BY_TYPE,
-  buildChallenge,
-  chainIdOf,
-  checkCreateOptions,
-  deliveryOf,
-  missingProvider,
-  normalizeIdentifier,
-  type AssetType,
-} from "../channels/index.ts";
+import { ASSET_TYPES, CHANNELS_BY_TYPE, type AssetType } from "@icv/platform";
+import { channelFor } from "../channels/registry.ts";
+import { parseWith } from "../channels/shared/parse.ts";
 import { codeTarget, deliverCode, testMessageOf } from "../delivery.ts";
 import { checkCallbackUrl } from "../callback-url.ts";
 import { codeWords } from "../messages.ts";
@@ -26,16 +18,20 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
     });
   }
   const type = input.type as AssetType;
-  if (!CHANNELS_BY_TYPE[type].includes(input.channel)) {
+  if (!(CHANNELS_BY_TYPE[type] as readonly string[]).includes(input.channel)) {
     throw new AppError(
       "invalid_channel_for_type",
       `channel ${input.channel || "(empty)"} is not valid for type ${type}; use one of ${CHANNELS_BY_TYPE[type].join(", ")}`,
     );
   }
-  const ident = normalizeIdentifier(type, input.channel, input.identifier);
-  const delivery = deliveryOf(type, input.channel, input.delivery);
-  checkCreateOptions(type, input.channel, { emailPrefix: input.emailPrefix, dnsProvider: input.dnsProvider });
-  const chainId = chainIdOf(type, input.channel, input.chainId);
+  const channel = channelFor(type, input.channel);
+  const ident = channel.normalize(input.identifier);
+  const options = parseWith(channel.options, {
+    delivery: input.delivery,
+    email_prefix: input.emailPrefix,
+    dns_provider: input.dnsProvider,
+    chain_id: input.chainId,
+  });
   if (input.externalUserId !== undefined && (input.externalUserId.length < 1 || input.externalUserId.length > 255)) {
     throw new AppError("validation_error", "external_user_id must be 1 to 255 characters");
   }
@@ -53,25 +49,14 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
     throw new AppError("validation_error", "unknown message type");
   const projectId = vs.d.projects ? await resolveProjectId(vs.d.projects, scope, input.projectId) : null;
   if (scope.env === "live") {
-    const missing = missingProvider(type, input.channel, config);
+    const missing = channel.missingProvider(config);
     if (missing.length) {
       throw new AppError("channel_unavailable", `channel ${input.channel} is not configured on this service (missing ${missing.join(", ")})`);
     }
   }
   const now = clock.now();
   const id = newId("verification", now.getTime());
-  const ch = buildChallenge({
-    id,
-    type,
-    channel: input.channel,
-    identifier: ident.value,
-    env: scope.env,
-    now,
-    config,
-    delivery: delivery ?? undefined,
-    emailPrefix: input.emailPrefix,
-    chainId,
-  });
+  const ch = channel.challenge({ id, identifier: ident.value, env: scope.env, now, config, options });
   const v = { id, type, channel: input.channel, identifier: ident.value, project_id: projectId, message_type: input.messageType ?? null };
   // a code the service sends goes out before the row is stored: a failed send leaves nothing half-made;
   // test keys send nothing and get the message that would have gone out, stored with the row
@@ -109,9 +94,9 @@ export async function createVerification(vs: UseCaseHost, scope: Scope, input: C
       proof_expires_in: proofTtl,
       created_at: now,
       // live reverse-OTP codes arrive in provider messages without the verification id: index them
-      code_lookup: delivery === "inbound" && scope.env === "live" && ch.code ? codeLookup(hmacKey, input.channel, ch.code) : null,
+      code_lookup: options.delivery === "inbound" && scope.env === "live" && ch.code ? codeLookup(hmacKey, input.channel, ch.code) : null,
       origin: null,
-      delivery,
+      delivery: options.delivery ?? null,
       callback_url: callbackUrl,
       project_id: projectId,
       message_type: input.messageType ?? null,

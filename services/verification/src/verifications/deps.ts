@@ -16,7 +16,7 @@ import {
   type TwilioClient,
   type WhatsAppClient,
 } from "@icv/platform";
-import type { Evidence } from "../channels/index.ts";
+import type { SubmitBody } from "../channels/channel.ts";
 import type { DeliveryDeps } from "../delivery.ts";
 import type { Mailer } from "../mailer.ts";
 import type { SendLimits } from "../send-limits.ts";
@@ -75,7 +75,7 @@ export function proofOptions(input: { proofFormat?: string; holderKey?: unknown 
   }
 }
 
-export type SubmitInput = Evidence;
+export type SubmitInput = SubmitBody;
 
 /** A verification as the service answers it; `code` only on creation and only where the user sends it. */
 export interface Answer {

@@ -6,7 +6,8 @@
  */
 import type { CheckResult } from "@icv/contracts/gen/icv/domain/v1/domain_service_pb.ts";
 import { AppError, domainRechecks, fromConnectError, iso, type Scope } from "@icv/platform";
-import { checkProofMethod, normalizeIdentifier, VALUE_PREFIX } from "../channels/index.ts";
+import { checkProofMethod, VALUE_PREFIX } from "../channels/domain/publication.ts";
+import { channelFor } from "../channels/registry.ts";
 import type { DomainCheckRow, StoredCheck, VerificationRow } from "../store/index.ts";
 import { rpcScope, type Answer, type UseCaseHost } from "./deps.ts";
 import { applyRecheck, checkRecheckInterval, RECHECK_LEASE_MS, refuseExpired, scheduleAfter } from "./recheck.ts";
@@ -44,7 +45,7 @@ export async function createDomainVerification(vs: UseCaseHost, scope: Scope, in
   }
   const interval = checkRecheckInterval(input.recheckInterval, vs.d.config.RECHECK_MIN_INTERVAL_S);
   // an invalid domain is refused before anything is looked up
-  const domain = normalizeIdentifier("domain", channel, input.domain).value;
+  const domain = channelFor("domain", channel).normalize(input.domain).value;
   const provider = await detectProvider(vs, scope, domain);
   const a = await vs.create(scope, {
     type: "domain",

@@ -1,7 +1,7 @@
 /** Phone evidence from the providers: an inbound code (reverse OTP) and a session's proved phone. */
-import { AppError, newId, providerPhone, type ProofMethod, type Scope } from "@icv/platform";
+import { AppError, CHANNELS_BY_TYPE, newId, providerPhone, type ProofMethod, type Scope } from "@icv/platform";
 import { codeLookup } from "../challenge.ts";
-import { CHANNELS_BY_TYPE, maskIdentifier, sessionInstruction, TTL_MS } from "../channels/index.ts";
+import { channelFor } from "../channels/registry.ts";
 import type { VerificationRow } from "../store/index.ts";
 import { projectMessage } from "../projects/index.ts";
 import { MAX_ATTEMPTS, type InboundOutcome, type UseCaseHost } from "./deps.ts";
@@ -14,7 +14,7 @@ import { MAX_ATTEMPTS, type InboundOutcome, type UseCaseHost } from "./deps.ts";
  * settled message changes nothing: a verified one answers already_verified.
  */
 export async function completeInbound(vs: UseCaseHost, channel: string, code: string, sender: string, messageKey?: string): Promise<InboundOutcome> {
-  if (!/^[A-Za-z0-9]{6}$/.test(code) || !CHANNELS_BY_TYPE.phone.includes(channel)) return { outcome: "unknown_code" };
+  if (!/^[A-Za-z0-9]{6}$/.test(code) || !(CHANNELS_BY_TYPE.phone as readonly string[]).includes(channel)) return { outcome: "unknown_code" };
   const rows = await vs.d.store.byCodeLookup(codeLookup(vs.d.hmacKey, channel, code));
   if (!rows.length) return { outcome: "unknown_code" };
   const from = providerPhone(sender);
@@ -35,7 +35,7 @@ export async function completeInbound(vs: UseCaseHost, channel: string, code: st
   // else its business name, for the built-in reply
   const withReply = async (o: InboundOutcome, type?: string): Promise<InboundOutcome> => {
     const m = await projectMessage(vs.d.projects, scope, v.project_id ?? null, channel, type ?? "verification_success", {
-      user_identifier: maskIdentifier("phone", v.identifier),
+      user_identifier: channelFor(v.type, v.channel).mask(v.identifier),
     });
     if (type && m.rendered) return { ...o, reply: m.rendered.text };
     return m.businessName ? { ...o, businessName: m.businessName } : o;
@@ -79,7 +79,9 @@ export async function recordSessionVerification(
   const method: ProofMethod = scope.env === "live" ? "reverse_otp" : "test";
   const existing = await store.byOrigin(scope, input.origin);
   if (existing) return existing.status === "pending" ? vs.complete(scope, existing, method) : existing;
-  const instruction = sessionInstruction(input.channel);
+  // a channel sessions use: a phone channel (validation_error for any other)
+  const phoneChannel = channelFor("phone", input.channel);
+  const instruction = phoneChannel.phone?.sessionInstruction ?? "";
   if (!Number.isInteger(input.proofExpiresIn) || input.proofExpiresIn < 60 || input.proofExpiresIn > 31_536_000) {
     throw new AppError("validation_error", "proof_expires_in must be an integer from 60 to 31536000 seconds");
   }
@@ -98,7 +100,7 @@ export async function recordSessionVerification(
       identifier: ident.value,
       identifier_canonical: ident.canonical,
       code_hmac: null,
-      challenge_expires_at: new Date(now.getTime() + TTL_MS.phone),
+      challenge_expires_at: new Date(now.getTime() + phoneChannel.ttlMs),
       instruction,
       deep_link: null,
       challenge_message: null,

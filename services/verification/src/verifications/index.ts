@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { AppError, newId, toDate, ts, type HolderKey, type ProofMethod, type Scope } from "@icv/platform";
-import { channelOf, proofCanonical, type AssetType } from "../channels/index.ts";
+import type { Channel } from "../channels/channel.ts";
+import { channelFor } from "../channels/registry.ts";
 import type { DeliveryDeps } from "../delivery.ts";
 import type { ListFilter, ProofFormat as Format, Status, TestMessageRow, VerificationRow } from "../store/index.ts";
 import type { JsonObject } from "@bufbuild/protobuf";
@@ -97,7 +98,7 @@ export class Verifications implements UseCaseHost {
   async submit(scope: Scope, id: string, input: SubmitInput): Promise<VerificationRow> {
     const v = await this.pendingForAction(scope, id);
     // the channel checks the evidence (code, signature, bot token) or refuses it (OAuth, DNS/HTTP checks)
-    const verdict = await channelOf(v.type as AssetType).complete(v, input, { hmacKey: this.d.hmacKey, config: this.d.config });
+    const verdict = await channelFor(v.type, v.channel).complete(v, input, { hmacKey: this.d.hmacKey, config: this.d.config });
     if (!verdict.ok) return this.failAttempt(scope, v, verdict.failure);
     return this.complete(scope, v, verdict.method);
   }
@@ -184,7 +185,7 @@ export class Verifications implements UseCaseHost {
   async validate(scope: Scope, token: string, identifier?: string, binding: { audience?: string; nonce?: string } = {}) {
     const r = await this.d.proofs.validateProof({ proofToken: token, scope: rpcScope(scope), ...binding });
     if (!r.valid || identifier === undefined) return r;
-    const canonical = proofCanonical(r.type, r.channel, identifier) ?? "";
+    const canonical = proofCanonical(r.type, r.channel, identifier);
     const refuse = (reason: string, message: string) => ({ valid: false, reason, message }) as typeof r;
     let a: Buffer;
     let b: Buffer;
@@ -303,5 +304,24 @@ export class Verifications implements UseCaseHost {
     // it left pending (expired or failed) while the proof was being signed: withdraw that proof
     await this.d.proofs.revokeProof({ scope: rpcScope(scope), proofId: v.id, reason: "other" });
     throw new AppError(cur.status === "expired" ? "challenge_expired" : "invalid_state", `verification is ${cur.status as Status}`);
+  }
+}
+
+/**
+ * The compared form of an identifier given to check a proof: normalized as at creation, else as
+ * a provider attests it (a phone a session captured may be one the strict check refuses); ""
+ * when neither takes it.
+ */
+function proofCanonical(type: string, channel: string, raw: string): string {
+  let c: Channel;
+  try {
+    c = channelFor(type, channel);
+  } catch {
+    return "";
+  }
+  try {
+    return c.normalize(raw).canonical;
+  } catch {
+    return c.phone?.attestedCanonical(raw) ?? "";
   }
 }

@@ -1,7 +1,8 @@
 /** Resend: a new code for a verification whose code the service sends (email, domain by email, outbound phone). */
 import { AppError, type Scope } from "@icv/platform";
 import { codeHmac } from "../challenge.ts";
-import { buildChallenge, sendsCode, sentNotice, type AssetType } from "../channels/index.ts";
+import type { PhoneDelivery } from "../channels/channel.ts";
+import { channelFor } from "../channels/registry.ts";
 import { codeTarget, deliverCode } from "../delivery.ts";
 import { codeWords } from "../messages.ts";
 import type { VerificationRow } from "../store/index.ts";
@@ -18,7 +19,8 @@ import { MAX_RESENDS, RESEND_GAP_MS, type UseCaseHost } from "./deps.ts";
 export async function resendCode(vs: UseCaseHost, scope: Scope, id: string): Promise<{ row: VerificationRow; message: string; resendsRemaining: number }> {
   const { config, clock, hmacKey, store } = vs.d;
   const v = await vs.get(scope, id);
-  if (!sendsCode(v.type as AssetType, v.channel, v.delivery)) {
+  const channel = channelFor(v.type, v.channel);
+  if (!channel.sends?.code(v.delivery)) {
     throw new AppError(
       "resend_not_supported",
       `resend is only for codes the service sends (email, outbound phone); this is a ${v.type} verification on ${v.channel}`,
@@ -27,20 +29,10 @@ export async function resendCode(vs: UseCaseHost, scope: Scope, id: string): Pro
   if (v.status !== "pending") throw new AppError("invalid_state", `only a pending verification can be resent (this one is ${v.status})`);
   const now = clock.now();
   checkResendAllowed(v, now);
-  const type = v.type as AssetType;
   // a domain by email goes to the mailbox chosen at create
   const emailPrefix = (await store.checks.get(scope, v.id))?.email_prefix ?? undefined;
-  const ch = buildChallenge({
-    id: v.id,
-    type,
-    channel: v.channel,
-    identifier: v.identifier,
-    env: scope.env,
-    now,
-    config,
-    delivery: v.delivery ?? undefined,
-    emailPrefix,
-  });
+  const options = { delivery: (v.delivery ?? undefined) as PhoneDelivery | undefined, email_prefix: emailPrefix };
+  const ch = channel.challenge({ id: v.id, identifier: v.identifier, env: scope.env, now, config, options });
   const target = codeTarget(v, ch);
   const message = { verificationId: v.id, ...target, resent: true, words: await codeWords(vs.d.projects, scope, v, target) };
   // test scopes: the would-be message is stored with the new code; live: the code is written first, then sent
@@ -77,7 +69,7 @@ export async function resendCode(vs: UseCaseHost, scope: Scope, id: string): Pro
     { request_id: scope.requestId, tenant_id: scope.tenantId, verification_id: v.id, resend_count: written.resend_count, env: scope.env },
     "verification code resent",
   );
-  const { to, what } = sentNotice(type, v.channel, ch.sendTo!);
+  const { to, what } = channel.sends.notice(ch.sendTo!);
   const text =
     scope.env === "live"
       ? `A new code was sent to ${to}; earlier codes no longer work.`

@@ -5,9 +5,10 @@ import { expect } from "vitest";
 import { base58, bech32, bech32m } from "@scure/base";
 import { parseConfig, type Config, type EnvName } from "@icv/platform";
 import { AppError } from "@icv/platform/errors.ts";
-import { buildChallenge, normalizeIdentifier, type AssetType } from "../../src/channels/index.ts";
-import type { PendingVerification } from "../../src/channels/channel.ts";
-import { codeHmac } from "../../src/challenge.ts";
+import type { AssetType, CreateBody, CreateOptions, PendingVerification } from "../../src/channels/channel.ts";
+import { channelFor } from "../../src/channels/registry.ts";
+import { parseWith } from "../../src/channels/shared/parse.ts";
+import { codeHmac } from "../../src/channels/shared/secrets.ts";
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -21,8 +22,11 @@ export function errorOf(fn: () => unknown): unknown {
   return undefined;
 }
 
+/** An identifier normalized by the channel of type/channel (the generic input rules included). */
+export const normalize = (type: AssetType, channel: string, raw: string) => channelFor(type, channel).normalize(raw);
+
 export function expectInvalid(type: AssetType, channel: string, raw: string): AppError {
-  const err = errorOf(() => normalizeIdentifier(type, channel, raw));
+  const err = errorOf(() => normalize(type, channel, raw));
   expect(err, `expected ${type}/${channel} ${JSON.stringify(raw)} to be rejected`).toBeInstanceOf(AppError);
   const appErr = err as AppError;
   expect(appErr.code).toBe("invalid_identifier");
@@ -82,16 +86,38 @@ export const configured = parseConfig({
 });
 export const ETH = getAddress("0x52908400098527886e0f7030069857d2e4169ee7");
 
-export const challenge = (type: AssetType, channel: string, identifier: string, opts: { env?: EnvName; config?: Config } = {}) =>
-  buildChallenge({
+export const challenge = (type: AssetType, channel: string, identifier: string, opts: { env?: EnvName; config?: Config; options?: CreateOptions } = {}) =>
+  channelFor(type, channel).challenge({
     id: "ver_01JABCDEFGHJKMNPQRSTVWXYZ0",
-    type,
-    channel,
     identifier,
     env: opts.env ?? "test",
     now: NOW,
     config: opts.config ?? bare,
+    options: opts.options ?? {},
   });
+
+/** The create options a channel makes of `body`, or the AppError code and details it refuses them with. */
+export function options(type: AssetType, channel: string, body: CreateBody): CreateOptions | { refused: string; message: string; details?: unknown } {
+  try {
+    return parseWith(channelFor(type, channel).options, body);
+  } catch (e) {
+    const err = e as AppError;
+    return { refused: err.code, message: err.message, details: err.details };
+  }
+}
+
+/** The option fields a channel takes: each given alone, those it does not refuse. */
+export function takenOptions(type: AssetType, channel: string): string[] {
+  const samples: CreateBody = {
+    delivery: "inbound",
+    email_prefix: "admin",
+    dns_provider: { name: "cloudflare", credentials: { api_token: "t" } },
+    chain_id: 1,
+  };
+  return Object.entries(samples)
+    .filter(([field, value]) => !("refused" in options(type, channel, { [field]: value })))
+    .map(([field]) => field);
+}
 
 // ---------------------------------------------------------------------------------------------
 // evidence (Channel.complete)

@@ -24,3 +24,6 @@ export function maskEmail(value: string): string {
   const masked = local.length === 1 ? `${local[0]}${STARS}` : `${local[0]}${STARS}${local[local.length - 1]}`;
   return `${masked}@${domain}`;
 }
+
+/** An account (a social handle, an exchange account): masked as an email address when it is one. */
+export const maskAccount = (value: string): string => (value.includes("@") ? maskEmail(value) : maskGeneric(value));

@@ -1,0 +1,40 @@
+/** The channels completed by an OAuth 2.0 sign-in (social accounts, coinbase; src/oauth/ runs it, docs/oauth.md). */
+import type { AssetType, Config } from "@icv/platform";
+import { MIN, need, notBySubmit, type Channel, type NormalizedIdentifier } from "../channel.ts";
+import { noEvidence } from "./evidence.ts";
+import { takes } from "./options.ts";
+import { newLinkSecret, startLink } from "./sign-in-link.ts";
+
+const TTL_MS = 10 * MIN;
+
+/** An OAuth channel: `name` on the page, the identifier's normal form and mask; the client id and secret come from OAUTH_<CHANNEL>_*. */
+export function oauthChannel(spec: {
+  type: AssetType;
+  channel: string;
+  name: string;
+  normalize(raw: string): NormalizedIdentifier;
+  mask(value: string): string;
+}): Channel {
+  const upper = spec.channel.toUpperCase();
+  return {
+    ...spec,
+    method: "oauth",
+    ttlMs: TTL_MS,
+    options: takes(),
+    evidence: noEvidence,
+    form: { name: spec.name, deliveries: [], step: "sign_in", fields: [] },
+    missingProvider: (config: Config) => need(config, `OAUTH_${upper}_CLIENT_ID`, `OAUTH_${upper}_CLIENT_SECRET`),
+    challenge: ({ id, identifier, now, config }) => {
+      const secret = newLinkSecret();
+      return {
+        // the link's secret: stored only as the code HMAC, never shown apart from the link
+        code: secret,
+        showCode: false,
+        expiresAt: new Date(now.getTime() + TTL_MS),
+        instruction: `Sign in with ${spec.channel} as ${identifier} to confirm you control the account.`,
+        deepLink: startLink(config.publicBaseUrl, spec.channel, id, secret),
+      };
+    },
+    complete: (v) => notBySubmit(v, "signing in"),
+  };
+}

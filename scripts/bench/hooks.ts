@@ -4,7 +4,7 @@
 // Replies go to a local stand-in of the Graph API's messages endpoint, which counts them.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { whatsappSignature } from "../../services/gateway/src/hooks/signatures.ts";
+import { whatsappSignature } from "../../packages/platform/src/messaging/index.ts";
 import { cpuWindow, type CpuWindow } from "./cpu.ts";
 
 export const BENCH_WHATSAPP = {

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { twilioSignature, whatsappSignature } from "../../services/gateway/src/hooks/signatures.ts";
+import { twilioSignature, viberSignature, whatsappSignature } from "../../packages/platform/src/messaging/index.ts";
 
 /** What our hook answered to a delivery. */
 export interface HookAnswer {
@@ -667,6 +667,167 @@ export async function startTwilioApi(o: { accountSid: string; authToken: string 
       return post(hookUrl, new URLSearchParams(params).toString(), headers);
     },
     waitForSent: (pred, timeoutMs = 5_000) => sent.waitFor(pred, timeoutMs, "twilio stand-in"),
+    close: () => server.close(),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Viber REST bot API
+
+/** A message the bot sent: by send_message, or as the welcome message answering a conversation_started. */
+export interface ViberSent {
+  receiver: string;
+  text: string;
+  /** The label of a share-phone button under it, when it has one. */
+  sharePhone?: string;
+  body: Record<string, unknown>;
+  authToken?: string;
+}
+
+/** A Viber user as the callbacks describe them. */
+export interface ViberUser {
+  id: string;
+  name?: string;
+}
+
+export interface ViberApi {
+  /** Give this to the client as VIBER_API_URL (https://chatapi.viber.com/pa, here). */
+  url: string;
+  /** Messages sent by send_message, in order. */
+  sent: ViberSent[];
+  /** Welcome messages our hook answered conversation_started callbacks with. */
+  welcomes: ViberSent[];
+  /** URLs given to set_webhook. */
+  webhooks: string[];
+  /** Plays the user opening the deep link viber://pa?chatURI=…&context=…: a signed conversation_started; records the welcome message answered. */
+  opens(hookUrl: string, user: ViberUser, context?: string, opts?: { signWith?: string | null }): Promise<HookAnswer & { welcome?: ViberSent }>;
+  /** The user sends a text message (which subscribes them to the bot). */
+  userSends(hookUrl: string, user: ViberUser, text: string, opts?: { signWith?: string | null; token?: string }): Promise<HookAnswer>;
+  /** The user taps the share-phone button: a `contact` message with their number. */
+  sharesPhone(hookUrl: string, user: ViberUser, phone: string, opts?: { signWith?: string | null; token?: string }): Promise<HookAnswer>;
+  /** POSTs any callback to our hook, signed with X-Viber-Content-Signature under the auth token, `signWith`, or unsigned (null). */
+  deliver(hookUrl: string, payload: Record<string, unknown>, opts?: { signWith?: string | null }): Promise<HookAnswer>;
+  waitForSent(pred: (m: ViberSent) => boolean, timeoutMs?: number): Promise<ViberSent>;
+  close(): Promise<void>;
+}
+
+/** A 64-bit message token, as Viber's callbacks carry it (a JSON number beyond 2^53). */
+const viberToken = () => (BigInt(`0x${randomBytes(8).toString("hex")}`) >> 1n).toString();
+
+function viberSentOf(p: Record<string, unknown>, authToken?: string): ViberSent {
+  const buttons = ((p.keyboard as { Buttons?: { ActionType?: unknown; Text?: unknown }[] } | undefined)?.Buttons ?? []).filter(
+    (b) => b.ActionType === "share-phone",
+  );
+  return {
+    receiver: String(p.receiver ?? ""),
+    text: String(p.text ?? ""),
+    ...(buttons.length ? { sharePhone: String(buttons[0].Text ?? "") } : {}),
+    body: p,
+    authToken,
+  };
+}
+
+/** Checks a message the way send_message does: sender.name, type text with its text, share-phone only with min_api_version 3. */
+function viberMessageProblem(p: Record<string, unknown>): [number, string] | undefined {
+  const sender = p.sender as { name?: unknown } | undefined;
+  if (typeof sender?.name !== "string" || sender.name === "" || sender.name.length > 28) return [3, "badData: sender.name"];
+  if (p.type !== "text" || typeof p.text !== "string" || p.text === "") return [3, "badData: text"];
+  if (p.keyboard !== undefined) {
+    const k = p.keyboard as { Type?: unknown; Buttons?: { ActionType?: unknown }[] };
+    if (k.Type !== "keyboard" || !Array.isArray(k.Buttons) || k.Buttons.length === 0) return [3, "badData: keyboard"];
+    if (k.Buttons.some((b) => b.ActionType === "share-phone") && Number(p.min_api_version ?? 1) < 3) return [3, "badData: share-phone needs min_api_version 3"];
+  }
+  return undefined;
+}
+
+/** Starts a Viber REST bot API stand-in for one bot: users who have sent a message are subscribed, others get receiverNotSubscribed. */
+export async function startViberApi(o: { authToken: string }): Promise<ViberApi> {
+  const sent = new Recorded<ViberSent>();
+  const welcomes: ViberSent[] = [];
+  const webhooks: string[] = [];
+  const subscribed = new Set<string>();
+  const answer = (res: http.ServerResponse, status: number, message: string, extra: Record<string, unknown> = {}) =>
+    sendJson(res, 200, { status, status_message: message, ...extra });
+
+  const server = await listen((req, body, res) => {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (req.method !== "POST") return answer(res, 3, "badData");
+    const token = req.headers["x-viber-auth-token"];
+    if (token !== o.authToken) return answer(res, 2, "invalidAuthToken");
+    const p = paramsOf(req, body);
+    if (!p) return answer(res, 3, "badData");
+    if (path === "/pa/set_webhook") {
+      if (typeof p.url !== "string" || p.url === "") return answer(res, 1, "invalidUrl");
+      webhooks.push(p.url);
+      return answer(res, 0, "ok", { event_types: ["delivered", "seen", "failed", "subscribed", "unsubscribed", "conversation_started"] });
+    }
+    if (path !== "/pa/send_message") return answer(res, 3, "badData: unknown method");
+    if (typeof p.receiver !== "string" || p.receiver === "") return answer(res, 4, "missingData: receiver");
+    const problem = viberMessageProblem(p);
+    if (problem) return answer(res, ...problem);
+    if (!subscribed.has(p.receiver)) return answer(res, 6, "receiverNotSubscribed");
+    sent.push(viberSentOf(p, token));
+    answer(res, 0, "ok", { message_token: Number(viberToken()), chat_hostname: "SN-CHAT-01_" });
+  });
+
+  const deliver = (hookUrl: string, payload: Record<string, unknown>, opts: { signWith?: string | null } = {}) => {
+    // message_token as a bare number, as Viber writes it (beyond a double's precision)
+    const raw = JSON.stringify(payload).replace(/"message_token":"(\d+)"/, '"message_token":$1');
+    const secret = opts.signWith === undefined ? o.authToken : opts.signWith;
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (secret !== null) headers["x-viber-content-signature"] = viberSignature(secret, raw);
+    return post(hookUrl, raw, headers);
+  };
+  const userOf = (u: ViberUser) => ({ id: u.id, name: u.name ?? "Viber User", avatar: "", country: "LT", language: "en", api_version: 10 });
+  const message = async (hookUrl: string, u: ViberUser, message: Record<string, unknown>, opts: { signWith?: string | null; token?: string } = {}) => {
+    const r = await deliver(
+      hookUrl,
+      {
+        event: "message",
+        timestamp: Date.now(),
+        chat_hostname: "SN-CHAT-01_",
+        message_token: opts.token ?? viberToken(),
+        sender: userOf(u),
+        message,
+        silent: false,
+      },
+      opts,
+    );
+    if (r.status === 200) subscribed.add(u.id);
+    return r;
+  };
+  return {
+    url: `${server.origin}/pa`,
+    sent: sent.items,
+    welcomes,
+    webhooks,
+    async opens(hookUrl, u, context, opts) {
+      const r = await deliver(
+        hookUrl,
+        {
+          event: "conversation_started",
+          timestamp: Date.now(),
+          chat_hostname: "SN-CHAT-01_",
+          message_token: viberToken(),
+          type: "open",
+          ...(context !== undefined ? { context } : {}),
+          user: userOf(u),
+          subscribed: subscribed.has(u.id),
+        },
+        opts,
+      );
+      let welcome: ViberSent | undefined;
+      if (r.status === 200 && r.body) {
+        const p = JSON.parse(r.body) as Record<string, unknown>;
+        if (p.type !== undefined && !viberMessageProblem(p)) welcomes.push((welcome = viberSentOf({ ...p, receiver: u.id })));
+      }
+      return { ...r, welcome };
+    },
+    userSends: (hookUrl, u, text, opts) => message(hookUrl, u, { type: "text", text }, opts),
+    sharesPhone: (hookUrl, u, phone, opts) =>
+      message(hookUrl, u, { type: "contact", text: "share-phone", contact: { name: u.name ?? "Viber User", phone_number: phone } }, opts),
+    deliver,
+    waitForSent: (pred, timeoutMs = 5_000) => sent.waitFor(pred, timeoutMs, "viber stand-in"),
     close: () => server.close(),
   };
 }

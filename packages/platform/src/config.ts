@@ -3,6 +3,7 @@ import { isSupportedCountry } from "libphonenumber-js";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
+import { MESSAGING_CONFIG } from "./messaging/registry.ts";
 import { isDataKeys } from "./personal-data.ts";
 
 /** Service names and their default loopback gRPC ports. */
@@ -49,217 +50,174 @@ const hostPort = (v: string) => {
   return !!m && Number(m[3]) > 0 && Number(m[3]) <= 65535 && (m[2] === undefined || isIP(m[2]) === 6);
 };
 
-const base = z.object({
-  PORT: port.default(3000),
-  HOST: z.string().default("0.0.0.0"),
-  PUBLIC_BASE_URL: z.string().url().optional(),
-  DATA_DIR: z.string().min(1).default("./data"),
-  DATABASE_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
-    .optional(),
-  REDIS_URL: z
-    .string()
-    .regex(/^rediss?:\/\//, "must be a redis:// URL")
-    .optional(),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
-  // `npm start`: processes serving the same ports (node:cluster); default: one per core with
-  // Postgres and Redis, else 1 (PGlite is single-process; limits without Redis count per process)
-  WORKERS: z.coerce.number().int().min(1).max(256).optional(),
-  // resilience: waits for a late dependency (Postgres, Kafka, a peer's schema) back off up to this
-  RETRY_BACKOFF_MAX_MS: z.coerce.number().int().min(10).default(5_000),
-  // every Redis command gives up after this and the in-process fallback answers
-  REDIS_TIMEOUT_MS: z.coerce.number().int().min(10).default(250),
-  GRPC_HOST: z.string().default("127.0.0.1"),
-  ADMIN_PORT: port.default(3001),
-  // the admin listener's bind address: loopback unless ADMIN_TOKEN is set (checked below)
-  ADMIN_HOST: z.string().default("127.0.0.1"),
-  // a standalone service's Prometheus listener (GET /metrics); the all-in-one serves them on the admin listener
-  METRICS_PORT: port.default(9464),
-  METRICS_HOST: z.string().default("127.0.0.1"),
-  // traces: OTLP/HTTP export when set (e.g. http://otel-collector:4318); unset: tracing off
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
-  // the traces' service.name (default: icv for the all-in-one, icv-<service> for a standalone one)
-  OTEL_SERVICE_NAME: z.string().min(1).optional(),
-  // internal mTLS: one service's files (production), else generated per service into TLS_DIR
-  TLS_DIR: z.string().min(1).optional(),
-  TLS_CA_FILE: z.string().min(1).optional(),
-  TLS_CERT_FILE: z.string().min(1).optional(),
-  TLS_KEY_FILE: z.string().min(1).optional(),
-  TLS_RELOAD_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
-  // internal teams calling the services over gRPC (docs/internal-clients.md): the client file
-  // (JSON or YAML, reloaded on SIGHUP) and each client's default calls per minute (Redis, else per process)
-  INTERNAL_CLIENTS_FILE: z.string().min(1).optional(),
-  INTERNAL_CLIENT_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(600),
-  ADMIN_TOKEN: z.string().min(24, "must be at least 24 characters").optional(),
-  PROOF_ISSUER: z.string().min(1).optional(),
-  PROOF_KEY_ENCRYPTION_KEY: z
-    .string()
-    .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64-encoded")
-    .optional(),
-  LOG_KEY_ENCRYPTION_KEY: z
-    .string()
-    .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64-encoded")
-    .optional(),
-  // personal data at rest (docs/privacy.md): `base64` (key version 1) or `2:base64,1:base64` (the first seals)
-  DATA_ENCRYPTION_KEY: z.string().refine(isDataKeys, "must be 32 bytes base64-encoded, or version:base64 pairs separated by commas").optional(),
-  DATA_BLIND_INDEX_KEY: z
-    .string()
-    .refine((v) => Buffer.from(v, "base64").length >= 32, "must be at least 32 bytes, base64-encoded")
-    .optional(),
-  PROOF_KEY_BITS: z.coerce
-    .number()
-    .int()
-    .refine((n) => [2048, 3072, 4096].includes(n), "must be 2048, 3072 or 4096")
-    .default(2048),
-  CHALLENGE_HMAC_KEY: z.string().min(32, "must be at least 32 characters").optional(),
-  TRUST_PROXY: trustProxy.optional().transform((v): false | number | string[] => v ?? false),
-  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(100),
-  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(30),
-  // outbound code sends (docs/send-limits.md)
-  SEND_BUDGET_PER_HOUR: z.coerce.number().int().min(1).default(1000),
-  SMS_ALLOWED_COUNTRIES: z
-    .string()
-    .regex(/^[A-Za-z]{2}(\s*,\s*[A-Za-z]{2})*$/, "must be ISO 3166 alpha-2 country codes separated by commas, e.g. LT,LV,EE")
-    .transform((v) => v.split(",").map((c) => c.trim().toUpperCase()))
-    .refine((list) => list.every((c) => isSupportedCountry(c)), "names a country code without phone numbers")
-    .optional(),
-  API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
-  // the gateway's public listener against clients that hold connections (docs/configuration.md)
-  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(500).default(15_000),
-  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(500).default(10_000),
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(65_000),
-  HTTP_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().min(0).default(256),
-  SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
-  // the development tenant on a first start: by default only on the embedded database (see parseConfig)
-  BOOTSTRAP_DEV_TENANT: bool.optional(),
-  // events: the postgres transport (outbox tables, LISTEN/NOTIFY) unless KAFKA_BROKERS is set
-  KAFKA_BROKERS: z
-    .string()
-    .regex(/^[^\s,]+:\d+(,[^\s,]+:\d+)*$/, "must be host:port[,host:port…]")
-    .transform((v) => v.split(","))
-    .optional(),
-  KAFKA_CLIENT_ID: z.string().min(1).default("icv"),
-  KAFKA_TOPIC_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9._-]*$/, "may hold only letters, digits, '.', '_' and '-'")
-    .default("icv."),
-  EVENT_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
-  // wake-ups within this window after a run are coalesced into the next run (batches under load)
-  EVENT_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1_000).default(10),
-  // webhooks and every other outbound URL
-  ALLOW_PRIVATE_TARGETS: bool.default(false),
-  WEBHOOK_RETRY_DELAYS_MS: z
-    .string()
-    .regex(/^\d+(,\d+)*$/, "must be comma-separated milliseconds between attempts, e.g. 30000,120000")
-    .transform((v) => v.split(",").map(Number))
-    .optional(),
-  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
-  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(50),
-  // a tenant endpoint failing every attempt this long is disabled (default 5 days)
-  WEBHOOK_DISABLE_AFTER_MS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(5 * 24 * 3_600_000),
-  // server-sent events
-  SSE_MAX_CONNECTIONS_PER_TENANT: z.coerce.number().int().min(1).default(10),
-  SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(30_000),
-  // providers (a channel whose provider is unset is unavailable for live keys)
-  TELEGRAM_API_URL: z.string().url().default("https://api.telegram.org"),
-  TELEGRAM_BOT_USERNAME: z
-    .string()
-    .regex(/^[A-Za-z0-9_]{5,32}$/, "must be a bot username without @")
-    .optional(),
-  TELEGRAM_BOT_TOKEN: z
-    .string()
-    .regex(/^\d{5,16}:[A-Za-z0-9_-]{30,64}$/, "must be a bot token from @BotFather (digits:secret)")
-    .optional(),
-  // webhook: Telegram posts updates to {PUBLIC_BASE_URL}/hooks/telegram (setWebhook at start); polling: getUpdates (local development)
-  TELEGRAM_MODE: z.enum(["webhook", "polling"]).default("webhook"),
-  TELEGRAM_WEBHOOK_SECRET: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{16,256}$/, "must be 16 to 256 of A-Z, a-z, 0-9, _ and -")
-    .optional(),
-  WHATSAPP_PHONE_NUMBER: z
-    .string()
-    .regex(/^\+?[1-9]\d{6,14}$/, "must be an E.164 number")
-    .optional(),
-  WHATSAPP_API_URL: z.string().url().default("https://graph.facebook.com/v21.0"),
-  WHATSAPP_PHONE_NUMBER_ID: z
-    .string()
-    .regex(/^\d{5,32}$/, "must be the numeric phone number id of the WhatsApp Business account")
-    .optional(),
-  WHATSAPP_ACCESS_TOKEN: z.string().min(16).optional(),
-  WHATSAPP_APP_SECRET: z.string().min(16).optional(),
-  WHATSAPP_VERIFY_TOKEN: z.string().min(16).optional(),
-  // outbound phone codes (delivery "outbound"): the approved authentication template and its language
-  WHATSAPP_OTP_TEMPLATE: z
-    .string()
-    .regex(/^[a-z0-9_]{1,512}$/, "must be a WhatsApp template name (a-z, 0-9, _)")
-    .default("verification_code"),
-  WHATSAPP_OTP_TEMPLATE_LANG: z
-    .string()
-    .regex(/^[a-z]{2,3}(_[A-Z]{2})?$/, "must be a WhatsApp template language code (en, en_US…)")
-    .default("en_US"),
-  SMS_PHONE_NUMBER: z
-    .string()
-    .regex(/^\+?[1-9]\d{6,14}$/, "must be an E.164 number")
-    .optional(),
-  TWILIO_API_URL: z.string().url().default("https://api.twilio.com"),
-  TWILIO_ACCOUNT_SID: z
-    .string()
-    .regex(/^AC[0-9a-fA-F]{32}$/, "must be a Twilio account SID (AC + 32 hex digits)")
-    .optional(),
-  TWILIO_AUTH_TOKEN: z.string().min(16).optional(),
-  SMTP_URL: z
-    .string()
-    .regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL")
-    .optional(),
-  SMTP_FROM: z.string().optional(),
-  // Kraken's REST API (account verifications on kraken: a read-only API key, checked once)
-  KRAKEN_API_URL: z.string().url().default("https://api.kraken.com"),
-  // domain checks (docs/domains.md): the resolvers that find a domain's name servers and
-  // addresses (comma list of host:port; default the system's), the port the authoritative
-  // servers are asked on, one DNS query's timeout, the HTTP file's ports, and how long a
-  // provider-written record is waited for
-  DNS_RESOLVERS: z
-    .string()
-    .transform((v) =>
-      v
-        .split(",")
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
-    .refine((list) => list.length > 0 && list.every(hostPort), "must be a comma list of host:port (IPv6 as [addr]:port)")
-    .optional(),
-  DNS_AUTHORITATIVE_PORT: port.refine((n) => n > 0, "must be a port number").default(53),
-  DNS_QUERY_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(2_000),
-  // questions in flight to one authoritative name server at most, per domain-service process
-  DNS_MAX_INFLIGHT_PER_SERVER: z.coerce.number().int().min(1).max(1_000).default(8),
-  // scheduled domain re-checks: the shortest recheck_interval a create may ask (seconds), how
-  // often the sweeper looks for due ones, and how many one sweep claims
-  RECHECK_MIN_INTERVAL_S: z.coerce.number().int().min(1).default(3_600),
-  RECHECK_SWEEP_MS: z.coerce.number().int().min(50).default(5_000),
-  RECHECK_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
-  DOMAIN_HTTP_PORT: port.refine((n) => n > 0, "must be a port number").default(80),
-  DOMAIN_HTTPS_PORT: port.refine((n) => n > 0, "must be a port number").default(443),
-  DNS_PROPAGATION_TIMEOUT_MS: z.coerce.number().int().min(0).max(120_000).default(8_000),
-  // the DNS hosts' API base URLs (tests point them at local servers speaking each API)
-  DNS_API_CLOUDFLARE_URL: z.string().url().default("https://api.cloudflare.com/client/v4"),
-  DNS_API_DIGITALOCEAN_URL: z.string().url().default("https://api.digitalocean.com/v2"),
-  DNS_API_GODADDY_URL: z.string().url().default("https://api.godaddy.com/v1"),
-  DNS_API_ROUTE53_URL: z.string().url().default("https://route53.amazonaws.com/2013-04-01"),
-  // wallets: smart-contract wallet signatures (ERC-1271, ERC-6492) are checked by eth_call on this
-  // Ethereum JSON-RPC node; unset, ethereum signatures are checked locally (EOA only)
-  ETHEREUM_RPC_URL: z
-    .string()
-    .regex(/^https?:\/\/[^\s]+$/, "must be an http:// or https:// JSON-RPC URL")
-    .optional(),
-  ETHEREUM_RPC_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
-});
+const base = z
+  .object({
+    PORT: port.default(3000),
+    HOST: z.string().default("0.0.0.0"),
+    PUBLIC_BASE_URL: z.string().url().optional(),
+    DATA_DIR: z.string().min(1).default("./data"),
+    DATABASE_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+      .optional(),
+    REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\//, "must be a redis:// URL")
+      .optional(),
+    LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+    // `npm start`: processes serving the same ports (node:cluster); default: one per core with
+    // Postgres and Redis, else 1 (PGlite is single-process; limits without Redis count per process)
+    WORKERS: z.coerce.number().int().min(1).max(256).optional(),
+    // resilience: waits for a late dependency (Postgres, Kafka, a peer's schema) back off up to this
+    RETRY_BACKOFF_MAX_MS: z.coerce.number().int().min(10).default(5_000),
+    // every Redis command gives up after this and the in-process fallback answers
+    REDIS_TIMEOUT_MS: z.coerce.number().int().min(10).default(250),
+    GRPC_HOST: z.string().default("127.0.0.1"),
+    ADMIN_PORT: port.default(3001),
+    // the admin listener's bind address: loopback unless ADMIN_TOKEN is set (checked below)
+    ADMIN_HOST: z.string().default("127.0.0.1"),
+    // a standalone service's Prometheus listener (GET /metrics); the all-in-one serves them on the admin listener
+    METRICS_PORT: port.default(9464),
+    METRICS_HOST: z.string().default("127.0.0.1"),
+    // traces: OTLP/HTTP export when set (e.g. http://otel-collector:4318); unset: tracing off
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+    // the traces' service.name (default: icv for the all-in-one, icv-<service> for a standalone one)
+    OTEL_SERVICE_NAME: z.string().min(1).optional(),
+    // internal mTLS: one service's files (production), else generated per service into TLS_DIR
+    TLS_DIR: z.string().min(1).optional(),
+    TLS_CA_FILE: z.string().min(1).optional(),
+    TLS_CERT_FILE: z.string().min(1).optional(),
+    TLS_KEY_FILE: z.string().min(1).optional(),
+    TLS_RELOAD_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
+    // internal teams calling the services over gRPC (docs/internal-clients.md): the client file
+    // (JSON or YAML, reloaded on SIGHUP) and each client's default calls per minute (Redis, else per process)
+    INTERNAL_CLIENTS_FILE: z.string().min(1).optional(),
+    INTERNAL_CLIENT_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+    ADMIN_TOKEN: z.string().min(24, "must be at least 24 characters").optional(),
+    PROOF_ISSUER: z.string().min(1).optional(),
+    PROOF_KEY_ENCRYPTION_KEY: z
+      .string()
+      .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64-encoded")
+      .optional(),
+    LOG_KEY_ENCRYPTION_KEY: z
+      .string()
+      .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64-encoded")
+      .optional(),
+    // personal data at rest (docs/privacy.md): `base64` (key version 1) or `2:base64,1:base64` (the first seals)
+    DATA_ENCRYPTION_KEY: z.string().refine(isDataKeys, "must be 32 bytes base64-encoded, or version:base64 pairs separated by commas").optional(),
+    DATA_BLIND_INDEX_KEY: z
+      .string()
+      .refine((v) => Buffer.from(v, "base64").length >= 32, "must be at least 32 bytes, base64-encoded")
+      .optional(),
+    PROOF_KEY_BITS: z.coerce
+      .number()
+      .int()
+      .refine((n) => [2048, 3072, 4096].includes(n), "must be 2048, 3072 or 4096")
+      .default(2048),
+    CHALLENGE_HMAC_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+    TRUST_PROXY: trustProxy.optional().transform((v): false | number | string[] => v ?? false),
+    RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(100),
+    AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+    // outbound code sends (docs/send-limits.md)
+    SEND_BUDGET_PER_HOUR: z.coerce.number().int().min(1).default(1000),
+    SMS_ALLOWED_COUNTRIES: z
+      .string()
+      .regex(/^[A-Za-z]{2}(\s*,\s*[A-Za-z]{2})*$/, "must be ISO 3166 alpha-2 country codes separated by commas, e.g. LT,LV,EE")
+      .transform((v) => v.split(",").map((c) => c.trim().toUpperCase()))
+      .refine((list) => list.every((c) => isSupportedCountry(c)), "names a country code without phone numbers")
+      .optional(),
+    API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
+    // the gateway's public listener against clients that hold connections (docs/configuration.md)
+    HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(500).default(15_000),
+    HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(500).default(10_000),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(65_000),
+    HTTP_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().min(0).default(256),
+    SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
+    SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+    // the development tenant on a first start: by default only on the embedded database (see parseConfig)
+    BOOTSTRAP_DEV_TENANT: bool.optional(),
+    // events: the postgres transport (outbox tables, LISTEN/NOTIFY) unless KAFKA_BROKERS is set
+    KAFKA_BROKERS: z
+      .string()
+      .regex(/^[^\s,]+:\d+(,[^\s,]+:\d+)*$/, "must be host:port[,host:port…]")
+      .transform((v) => v.split(","))
+      .optional(),
+    KAFKA_CLIENT_ID: z.string().min(1).default("icv"),
+    KAFKA_TOPIC_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]*$/, "may hold only letters, digits, '.', '_' and '-'")
+      .default("icv."),
+    EVENT_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
+    // wake-ups within this window after a run are coalesced into the next run (batches under load)
+    EVENT_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1_000).default(10),
+    // webhooks and every other outbound URL
+    ALLOW_PRIVATE_TARGETS: bool.default(false),
+    WEBHOOK_RETRY_DELAYS_MS: z
+      .string()
+      .regex(/^\d+(,\d+)*$/, "must be comma-separated milliseconds between attempts, e.g. 30000,120000")
+      .transform((v) => v.split(",").map(Number))
+      .optional(),
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+    WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(50),
+    // a tenant endpoint failing every attempt this long is disabled (default 5 days)
+    WEBHOOK_DISABLE_AFTER_MS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(5 * 24 * 3_600_000),
+    // server-sent events
+    SSE_MAX_CONNECTIONS_PER_TENANT: z.coerce.number().int().min(1).default(10),
+    SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(30_000),
+    // providers: the messaging providers' keys come from their files (messaging/registry.ts); a
+    // channel whose provider is unset is unavailable for live keys
+    SMTP_URL: z
+      .string()
+      .regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL")
+      .optional(),
+    SMTP_FROM: z.string().optional(),
+    // Kraken's REST API (account verifications on kraken: a read-only API key, checked once)
+    KRAKEN_API_URL: z.string().url().default("https://api.kraken.com"),
+    // domain checks (docs/domains.md): the resolvers that find a domain's name servers and
+    // addresses (comma list of host:port; default the system's), the port the authoritative
+    // servers are asked on, one DNS query's timeout, the HTTP file's ports, and how long a
+    // provider-written record is waited for
+    DNS_RESOLVERS: z
+      .string()
+      .transform((v) =>
+        v
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+      .refine((list) => list.length > 0 && list.every(hostPort), "must be a comma list of host:port (IPv6 as [addr]:port)")
+      .optional(),
+    DNS_AUTHORITATIVE_PORT: port.refine((n) => n > 0, "must be a port number").default(53),
+    DNS_QUERY_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(2_000),
+    // questions in flight to one authoritative name server at most, per domain-service process
+    DNS_MAX_INFLIGHT_PER_SERVER: z.coerce.number().int().min(1).max(1_000).default(8),
+    // scheduled domain re-checks: the shortest recheck_interval a create may ask (seconds), how
+    // often the sweeper looks for due ones, and how many one sweep claims
+    RECHECK_MIN_INTERVAL_S: z.coerce.number().int().min(1).default(3_600),
+    RECHECK_SWEEP_MS: z.coerce.number().int().min(50).default(5_000),
+    RECHECK_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
+    DOMAIN_HTTP_PORT: port.refine((n) => n > 0, "must be a port number").default(80),
+    DOMAIN_HTTPS_PORT: port.refine((n) => n > 0, "must be a port number").default(443),
+    DNS_PROPAGATION_TIMEOUT_MS: z.coerce.number().int().min(0).max(120_000).default(8_000),
+    // the DNS hosts' API base URLs (tests point them at local servers speaking each API)
+    DNS_API_CLOUDFLARE_URL: z.string().url().default("https://api.cloudflare.com/client/v4"),
+    DNS_API_DIGITALOCEAN_URL: z.string().url().default("https://api.digitalocean.com/v2"),
+    DNS_API_GODADDY_URL: z.string().url().default("https://api.godaddy.com/v1"),
+    DNS_API_ROUTE53_URL: z.string().url().default("https://route53.amazonaws.com/2013-04-01"),
+    // wallets: smart-contract wallet signatures (ERC-1271, ERC-6492) are checked by eth_call on this
+    // Ethereum JSON-RPC node; unset, ethereum signatures are checked locally (EOA only)
+    ETHEREUM_RPC_URL: z
+      .string()
+      .regex(/^https?:\/\/[^\s]+$/, "must be an http:// or https:// JSON-RPC URL")
+      .optional(),
+    ETHEREUM_RPC_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  })
+  .extend(MESSAGING_CONFIG);
 
 /** The OAuth 2.0 providers of the social and account channels (docs/oauth.md); kraken is not one. */
 export const OAUTH_PROVIDERS = ["github", "google", "facebook", "x", "linkedin", "instagram", "youtube", "tiktok", "coinbase"] as const;

@@ -7,7 +7,7 @@ import { ASSET_CHANNELS, ASSET_TYPES, CHALLENGE_METHODS, CHANNELS_BY_TYPE, PHONE
 describe("vocabulary.ts, read from vocabulary.proto", () => {
   it("is the spec's type/channel table, in its order", () => {
     expect(CHANNELS_BY_TYPE).toEqual({
-      phone: ["whatsapp", "telegram", "sms"],
+      phone: ["whatsapp", "telegram", "sms", "viber"],
       email: ["email"],
       domain: ["dns", "http", "email", "auto"],
       social: ["github", "google", "facebook", "x", "linkedin", "instagram", "youtube", "tiktok"],

@@ -1,32 +1,34 @@
 import { createHmac } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
-import { AppError, providerPhone, type Clock, type Logger } from "@icv/platform";
-import { parseTelegramUpdate, type TelegramClient, type TelegramMessage } from "./providers/telegram.ts";
-import { parseTwilioForm, type TwilioClient } from "./providers/twilio.ts";
-import { parseWhatsAppWebhook, type WhatsAppClient } from "./providers/whatsapp.ts";
+import {
+  AppError,
+  isMessagingChannel,
+  messagingProvider,
+  providerPhone,
+  type Clock,
+  type InboundMessage,
+  type Keyboard,
+  type Logger,
+  type Messenger,
+} from "@icv/platform";
 import type { AnswerOutcome, Sessions } from "./sessions.ts";
-import type { SessionStore } from "./store.ts";
+import type { InboundStore } from "./store/inbound.ts";
 import { REPLY, branded } from "./texts.ts";
 import { SESSION_TOKEN_RE } from "./tokens.ts";
 
-export type Provider = "telegram" | "whatsapp" | "sms";
-
-/** The throttle's sender of a WhatsApp or SMS message: its provider-attested number. */
-const phoneSender = (from: string): string | undefined => {
-  const phone = providerPhone(from);
+/** The throttle's sender of a message: its provider-attested number, or the chat user on that provider. */
+const senderKey = (provider: string, m: InboundMessage): string | undefined => {
+  if ("user" in m.sender) return `${provider}:${m.sender.user}`;
+  const phone = providerPhone(m.sender.phone);
   return phone ? `phone:${phone}` : undefined;
 };
 
-/** The clients that send the bots' replies (absent when the provider is not configured). */
-export interface Repliers {
-  telegram?: TelegramClient;
-  whatsapp?: WhatsAppClient;
-  sms?: TwilioClient;
-}
+/** The clients that send the bots' replies, by provider (absent when the provider is not configured). */
+export type Repliers = Partial<Record<string, Messenger>>;
 
 export interface InboundDeps {
-  store: SessionStore;
+  store: InboundStore;
   sessions: Sessions;
   verification: Client<typeof VerificationService>;
   repliers: Repliers;
@@ -44,7 +46,7 @@ const STRIKE_OUTCOMES = new Set(["unknown_code", "unknown", "wrong_sender", "fai
 
 /** A claim on a message left unfinished by a crash is taken over after this long. */
 const STALE_CLAIM_MS = 60_000;
-/** How long a Telegram chat waits for the contact after /start (the longest phone challenge). */
+/** How long a chat (Telegram, Viber) waits for the contact after it was opened (the longest phone challenge). */
 export const CHAT_TTL_MS = 10 * 60_000;
 
 /** What a message's text asks for: a phone verification's code, a session token, or nothing we know. */
@@ -87,41 +89,50 @@ function replyFor(outcome: CodeOutcome | AnswerOutcome, attemptsRemaining = 0, k
 }
 
 /**
- * Inbound provider updates, already signature-checked by the gateway: Telegram updates, WhatsApp
- * Cloud API webhooks, Twilio SMS webhooks. Each message is handled once (a provider's retry of a
- * handled message changes nothing), settles a phone verification (reverse OTP: code + sender) or
- * a session (token + sender), and gets a reply telling the user what happened. Replies are sent
- * after the state change and never fail the update.
+ * Inbound provider deliveries, already signature-checked by the gateway, read by the provider's
+ * file (the table in @icv/platform) into common messages. Each message is handled once (a
+ * provider's retry of a handled message changes nothing), settles a phone verification (reverse
+ * OTP: code + sender) or a session (token + sender), and gets a reply telling the user what
+ * happened. Replies are sent after the state change and never fail the delivery; a reply to a
+ * message opening a conversation where the provider wants it so (Viber's welcome message) is the
+ * delivery's answer instead.
  */
 export class Inbound {
   private readonly replies = new Set<Promise<void>>();
 
   constructor(private readonly d: InboundDeps) {}
 
-  async handle(provider: Provider, body: Uint8Array): Promise<string[]> {
-    if (provider === "telegram") {
-      const u = parseTelegramUpdate(body);
-      if (!u) throw new AppError("validation_error", "not a Telegram update");
-      if (!u.message) return ["ignored"];
-      const msg = u.message;
-      const sender = msg.from ? `telegram:${msg.from.id}` : undefined;
-      return [await this.once("telegram", String(u.update_id), sender, (key, strikes) => this.telegram(msg, key, strikes))];
-    }
-    if (provider === "whatsapp") {
-      const out: string[] = [];
-      for (const m of parseWhatsAppWebhook(body)) {
-        const reply = (t: string) => this.d.repliers.whatsapp?.sendText(m.from, t);
-        out.push(await this.once("whatsapp", m.id, phoneSender(m.from), (key, strikes) => this.byNumber("whatsapp", key, strikes, m.from, m.text, reply)));
+  /** What each message of the delivery did. */
+  async handle(provider: string, body: Uint8Array): Promise<string[]> {
+    return (await this.deliver(provider, body)).outcomes;
+  }
+
+  /** What each message of the delivery did, and the body to answer the delivery with, if any. */
+  async deliver(provider: string, body: Uint8Array): Promise<{ outcomes: string[]; answer?: string }> {
+    if (!isMessagingChannel(provider)) throw new AppError("validation_error", `unknown provider ${provider}`);
+    const p = messagingProvider(provider);
+    const messages = p.parse(body);
+    if (!messages) throw new AppError("validation_error", `not a ${p.label} delivery`);
+    const messenger = this.d.repliers[provider];
+    const outcomes: string[] = [];
+    let answer: string | undefined;
+    for (const m of messages) {
+      if (m.ignored) {
+        outcomes.push("ignored");
+        continue;
       }
-      return out;
+      const say = (text: string, keyboard?: Keyboard) => {
+        if (m.opening && messenger?.welcome) answer = messenger.welcome(text, keyboard);
+        else this.reply(() => messenger?.send(m.replyTo, text, keyboard));
+      };
+      const sender = senderKey(provider, m);
+      outcomes.push(
+        await this.once(provider, m.id, sender, (key, strikes) =>
+          p.flow === "number" ? this.byNumber(provider, key, strikes, m, say) : this.byChat(provider, key, strikes, m, say),
+        ),
+      );
     }
-    if (provider === "sms") {
-      const m = parseTwilioForm(body);
-      if (!m) throw new AppError("validation_error", "not a Twilio message webhook");
-      const reply = (t: string) => this.d.repliers.sms?.sendSms(m.from, t);
-      return [await this.once("sms", m.sid, phoneSender(m.from), (key, strikes) => this.byNumber("sms", key, strikes, m.from, m.body, reply))];
-    }
-    throw new AppError("validation_error", `unknown provider ${provider}`);
+    return { outcomes, answer };
   }
 
   /** Waits for replies still being sent (shutdown). */
@@ -133,12 +144,7 @@ export class Inbound {
    * Runs a message's handler once per provider message id; the handler gets the message's key
    * ("provider:id") and its sender's strikes in the window, counted by the claim's statement.
    */
-  private async once(
-    provider: Provider,
-    messageId: string,
-    sender: string | undefined,
-    run: (key: string, strikes: number) => Promise<string>,
-  ): Promise<string> {
+  private async once(provider: string, messageId: string, sender: string | undefined, run: (key: string, strikes: number) => Promise<string>): Promise<string> {
     const now = this.d.clock.now();
     const counted = sender ? { id: this.senderId(sender), since: new Date(now.getTime() - SENDER_WINDOW_MS) } : undefined;
     const { claim, strikes } = await this.d.store.claimInbound(provider, messageId, now, STALE_CLAIM_MS, counted);
@@ -155,62 +161,52 @@ export class Inbound {
     return outcome;
   }
 
-  /** WhatsApp and SMS: the sender's number is known, so the message settles at once. */
-  private async byNumber(
-    channel: "whatsapp" | "sms",
-    key: string,
-    strikes: number,
-    from: string,
-    text: string | undefined,
-    reply: (t: string) => Promise<void> | undefined,
-  ): Promise<string> {
-    const phone = providerPhone(from);
+  /** A provider that attests the sender's number (WhatsApp, SMS): the message settles at once. */
+  private async byNumber(channel: string, key: string, strikes: number, m: InboundMessage, say: (t: string) => void): Promise<string> {
+    const phone = "phone" in m.sender ? providerPhone(m.sender.phone) : undefined;
     const sender = phone ? `phone:${phone}` : undefined;
-    if (sender && (await this.throttled(sender, strikes, reply))) return "throttled";
-    const asked = readText(text);
+    if (sender && (await this.throttled(sender, strikes, say))) return "throttled";
+    const asked = readText(m.text);
     if (!asked || !phone) {
-      this.reply(() => reply(REPLY.help));
+      say(REPLY.help);
       return "unrecognized";
     }
     if (asked.kind === "code") {
       const r = await this.d.verification.completeInboundCode({ channel, code: asked.value, sender: phone, messageKey: key });
       await this.strike(sender!, key, r.outcome);
-      this.reply(() => reply(r.reply ?? branded(r.businessName, replyFor(r.outcome as CodeOutcome, r.attemptsRemaining))));
+      say(r.reply ?? branded(r.businessName, replyFor(r.outcome as CodeOutcome, r.attemptsRemaining)));
       return r.outcome;
     }
     const outcome = await this.d.sessions.answerToken(asked.value, channel, phone);
     await this.strike(sender!, key, outcome);
     const token = asked.value;
-    this.reply(async () => reply(await this.sessionReply(token, outcome)));
+    this.reply(async () => say(await this.sessionReply(token, outcome)));
     return outcome;
   }
 
   /**
-   * Telegram gives no number with a message: /start <code or token> opens a conversation and the
-   * bot asks for the contact (a keyboard button); only a contact whose user_id is the sender's
-   * own counts, and its number settles what /start named.
+   * A chat provider (Telegram, Viber) gives no number with a message: the deep link's payload
+   * (`/start <code or token>`, Viber's context) opens a conversation and the bot asks for the
+   * contact (a keyboard button); only the sender's own contact counts, and its number settles
+   * what the conversation was opened for.
    */
-  private async telegram(msg: TelegramMessage, key: string, strikes: number): Promise<string> {
+  private async byChat(channel: string, key: string, strikes: number, m: InboundMessage, say: (text: string, keyboard?: Keyboard) => void): Promise<string> {
     const { store, clock } = this.d;
-    const bot = this.d.repliers.telegram;
-    const chatId = msg.chat.id;
-    const say = (text: string, keyboard?: { requestContact: string } | { remove: true }) => this.reply(() => bot?.sendMessage(chatId, text, keyboard));
-    // only people, in the private chat with the bot (in a group another member could answer)
-    if (!msg.from || msg.from.is_bot || msg.chat.type !== "private") return "ignored";
-    const sender = `telegram:${msg.from.id}`;
+    const user = "user" in m.sender ? m.sender.user : "";
+    const sender = `${channel}:${user}`;
     if (await this.throttled(sender, strikes, (t) => say(t, { remove: true }))) return "throttled";
 
-    if (msg.contact) {
-      const chat = await store.chat(String(chatId), clock.now(), CHAT_TTL_MS);
-      if (!chat || chat.user_id !== String(msg.from.id)) {
+    if (m.contact) {
+      const chat = await store.chat(channel, m.replyTo, clock.now(), CHAT_TTL_MS);
+      if (!chat || chat.user_id !== user) {
         say(REPLY.noConversation, { remove: true });
         return "no_conversation";
       }
-      if (msg.contact.user_id !== msg.from.id) {
+      if (!m.contact.own) {
         say(REPLY.foreignContact, { requestContact: REPLY.shareButton });
         return "foreign_contact";
       }
-      const phone = providerPhone(msg.contact.phone_number);
+      const phone = providerPhone(m.contact.phone);
       if (!phone) {
         say(REPLY.unknown, { remove: true });
         return "unrecognized";
@@ -218,33 +214,34 @@ export class Inbound {
       let outcome: string;
       let text: string;
       if (chat.target_kind === "code") {
-        const r = await this.d.verification.completeInboundCode({ channel: "telegram", code: chat.target, sender: phone, messageKey: key });
+        const r = await this.d.verification.completeInboundCode({ channel, code: chat.target, sender: phone, messageKey: key });
         outcome = r.outcome;
         text = r.reply ?? branded(r.businessName, replyFor(r.outcome as CodeOutcome, r.attemptsRemaining));
       } else {
-        const o = await this.d.sessions.answerToken(chat.target, "telegram", phone);
+        const o = await this.d.sessions.answerToken(chat.target, channel, phone);
         outcome = o;
         text = await this.sessionReply(chat.target, o);
       }
-      await store.endChat(String(chatId));
+      await store.endChat(channel, m.replyTo);
       await this.strike(sender, key, outcome);
       say(text, { remove: true });
       return outcome;
     }
 
-    const asked = readText(msg.text);
+    const asked = readText(m.context ?? m.text);
     if (!asked) {
       say(REPLY.help);
       return "unrecognized";
     }
-    if (asked.kind === "session" && !(await this.d.sessions.isOpen(asked.value, "telegram"))) {
+    if (asked.kind === "session" && !(await this.d.sessions.isOpen(asked.value, channel))) {
       await this.strike(sender, key, "unknown");
       say(REPLY.unknown);
       return "unknown";
     }
     await store.startChat({
-      chat_id: String(chatId),
-      user_id: String(msg.from.id),
+      provider: channel,
+      chat_id: m.replyTo,
+      user_id: user,
       target_kind: asked.kind,
       target: asked.value,
       started_at: clock.now(),

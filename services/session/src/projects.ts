@@ -5,7 +5,7 @@
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import type { ProjectService } from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
 import { AppError, isId, toEnvironment, type Scope } from "@icv/platform";
-import type { SessionRow } from "./store.ts";
+import type { SessionRow } from "./store/sessions.ts";
 
 const rpcScope = (s: Scope) => ({ tenantId: s.tenantId, environment: toEnvironment(s.env), requestId: s.requestId ?? "" });
 

@@ -5,7 +5,10 @@ import type { VerificationService } from "@icv/contracts/gen/icv/verification/v1
 import type { ProjectService } from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
 import {
   AppError,
+  isMessagingChannel,
+  MESSAGING_CHANNELS,
   messagingAddress,
+  messagingProvider,
   missingMessagingProvider,
   newId,
   providerPhone,
@@ -17,8 +20,8 @@ import {
   type Scope,
 } from "@icv/platform";
 import { parsePhoneNumberFromString } from "libphonenumber-js";
-import type { SessionKind, SessionRow, SessionStore } from "./store.ts";
-import { AUTH_PURPOSE, sessionInstructions, whatsappPrefill } from "./texts.ts";
+import type { SessionKind, SessionRow, SessionStore } from "./store/sessions.ts";
+import { AUTH_PURPOSE, sessionInstructions, sessionPrefill } from "./texts.ts";
 import { qrSignature, qrSignatureValid, sessionToken, tokenLookup } from "./tokens.ts";
 import { checkProject, projectReply } from "./projects.ts";
 
@@ -75,15 +78,15 @@ export class Sessions {
 
   constructor(private readonly d: SessionDeps) {}
 
-  /** Where the user writes: the bot's @username or our WhatsApp number. */
-  target(channel: "telegram" | "whatsapp" | "sms"): string {
-    return messagingAddress(channel, this.d.config);
+  /** Where the user writes: the bot's @username or URI, or our number. */
+  target(channel: string): string {
+    return isMessagingChannel(channel) ? messagingAddress(channel, this.d.config) : "";
   }
 
   /** What a session's deep link says (also the message a test session records as expected). */
   expectedMessage(s: Pick<SessionRow, "id" | "kind" | "channel" | "auth_type">): string {
     const token = sessionToken(this.d.key, s.id);
-    return s.channel === "telegram" ? `/start ${token}` : whatsappPrefill(s.kind, s.auth_type, token);
+    return isMessagingChannel(s.channel) ? messagingProvider(s.channel).expectedMessage(token, sessionPrefill(s.kind, s.auth_type, token)) : token;
   }
 
   async create(
@@ -92,9 +95,10 @@ export class Sessions {
     input: { channel: string; phoneNumber?: string; type?: string; clientMetadata?: Record<string, unknown>; projectId?: string },
   ): Promise<SessionView> {
     const { config, clock, store } = this.d;
-    if (input.channel !== "telegram" && input.channel !== "whatsapp" && input.channel !== "sms") {
-      throw new AppError("validation_error", "channel must be telegram, whatsapp or sms", {
-        details: [{ field: "channel", message: "must be telegram, whatsapp or sms", code: "invalid_enum_value" }],
+    if (!isMessagingChannel(input.channel)) {
+      const names = `${MESSAGING_CHANNELS.slice(0, -1).join(", ")} or ${MESSAGING_CHANNELS.at(-1)}`;
+      throw new AppError("validation_error", `channel must be ${names}`, {
+        details: [{ field: "channel", message: `must be ${names}`, code: "invalid_enum_value" }],
       });
     }
     let phone: string | null = null;
@@ -275,13 +279,11 @@ export class Sessions {
     return s;
   }
 
+  /** The provider's link: the bot with the token as its payload, or the app with the text to send filled in. */
   private deepLink(s: SessionRow): string {
     const token = sessionToken(this.d.key, s.id);
-    if (s.channel === "telegram") return `https://t.me/${this.target("telegram").slice(1)}?start=${token}`;
-    const text = encodeURIComponent(whatsappPrefill(s.kind, s.auth_type, token));
-    // sms: the RFC 5724 URI that opens the phone's messages app with the text filled in
-    if (s.channel === "sms") return `sms:${this.target("sms")}?body=${text}`;
-    return `https://wa.me/${this.target("whatsapp").slice(1)}?text=${text}`;
+    if (!isMessagingChannel(s.channel)) return "";
+    return messagingProvider(s.channel).deepLink(this.target(s.channel), token, sessionPrefill(s.kind, s.auth_type, token));
   }
 
   /** An auth session's QR data URI, rendered once per session (clients poll GET while pending). */
@@ -296,7 +298,8 @@ export class Sessions {
   }
 
   private async view(row: SessionRow): Promise<SessionView> {
-    const instructions = sessionInstructions(row.kind, row.channel, row.auth_type, this.target(row.channel));
+    const provider = isMessagingChannel(row.channel) ? messagingProvider(row.channel) : undefined;
+    const instructions = sessionInstructions(row.kind, provider?.label ?? row.channel, provider?.flow ?? "number", row.auth_type, this.target(row.channel));
     // the page the user can be sent to; its signature is the QR image's (the same public face of the session)
     const pageUrl = `${this.d.config.publicBaseUrl}/session/${row.id}#${qrSignature(this.d.key, row.id)}`;
     if (row.status !== "pending") return { row, instructions, pageUrl };

@@ -6,7 +6,7 @@ import { ProjectService } from "@icv/contracts/gen/icv/verification/v1/project_s
 import {
   dataDirSecret,
   hostService,
-  messagingSenders,
+  messagingProviders,
   openServiceDatabase,
   PersonalData,
   rpcClient,
@@ -19,12 +19,12 @@ import {
   type Logger,
   type RunningService,
 } from "@icv/platform";
-import { CHAT_TTL_MS, Inbound, type Repliers } from "./inbound.ts";
-import { TelegramClient, startTelegramPolling } from "./providers/telegram.ts";
 import { sessionCallers } from "./callers.ts";
-import { sessionRoutes } from "./service.ts";
+import { CHAT_TTL_MS, Inbound, type Repliers } from "./inbound.ts";
+import { sessionRoutes } from "./rpc/routes.ts";
 import { Sessions } from "./sessions.ts";
-import { SessionStore } from "./store.ts";
+import { InboundStore } from "./store/inbound.ts";
+import { SessionStore } from "./store/sessions.ts";
 
 const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 /** Handled inbound message ids are remembered this long (providers retry for at most a day or so). */
@@ -32,21 +32,21 @@ const INBOUND_MEMORY_MS = 7 * 24 * 3600_000;
 
 /** The reply clients of the configured providers. */
 export function repliersOf(config: Config): Repliers {
-  return {
-    telegram: config.TELEGRAM_BOT_TOKEN ? new TelegramClient({ apiUrl: config.TELEGRAM_API_URL, botToken: config.TELEGRAM_BOT_TOKEN }) : undefined,
-    ...messagingSenders(config),
-  };
+  return Object.fromEntries(messagingProviders().map(([name, p]) => [name, p.messenger(config)]));
 }
 
 /**
  * Starts the session service: sessions (phone-first and auth), their expiry sweeper, inbound
- * provider updates (and, for Telegram, setWebhook at start or the long-polling loop).
+ * provider updates (and each provider's start-up work: Telegram's setWebhook or long-polling
+ * loop, Viber's set_webhook).
  */
 export async function startSessionService(config: Config, logger: Logger, clock: Clock = systemClock): Promise<RunningService> {
   const log = logger.child({ service: "session" });
   const db = await openServiceDatabase(config, "session", MIGRATIONS, log);
   // a session's number and client_metadata are sealed at rest, senders kept as blind indexes (docs/privacy.md)
-  const store = new SessionStore(db, PersonalData.fromConfig(config, log));
+  const pd = PersonalData.fromConfig(config, log);
+  const store = new SessionStore(db, pd);
+  const inbox = new InboundStore(db, pd);
   const hmacKey = config.CHALLENGE_HMAC_KEY ?? dataDirSecret(config.DATA_DIR, "challenge-hmac-key", "CHALLENGE_HMAC_KEY", log);
   const identity = await serviceIdentity(config, "session", log);
   const verification = rpcClient(VerificationService, config.serviceUrl("verification"), identity);
@@ -60,30 +60,24 @@ export async function startSessionService(config: Config, logger: Logger, clock:
     projects: rpcClient(ProjectService, config.serviceUrl("verification"), identity),
   });
   const repliers = repliersOf(config);
-  const inbound = new Inbound({ store, sessions, verification, repliers, clock, logger: log, hmacKey });
+  const inbound = new Inbound({ store: inbox, sessions, verification, repliers, clock, logger: log, hmacKey });
   const sweeper = startSweeper("session-expiry", () => sessions.expireDue(), config.SWEEP_INTERVAL_MS, log);
   const pruner = startSweeper(
     "inbound-prune",
-    () => store.prune(new Date(clock.now().getTime() - INBOUND_MEMORY_MS), new Date(clock.now().getTime() - CHAT_TTL_MS)),
+    () => inbox.prune(new Date(clock.now().getTime() - INBOUND_MEMORY_MS), new Date(clock.now().getTime() - CHAT_TTL_MS)),
     Math.max(config.SWEEP_INTERVAL_MS, 60_000),
     log,
   );
 
-  let polling: { stop(): Promise<void> } | undefined;
-  // one poller per bot (Telegram answers a second getUpdates with 409) and one setWebhook: under
-  // `npm start` with several workers the background worker's (every worker answers /hooks/telegram)
-  const bot = runsBackgroundWork() ? repliers.telegram : undefined;
-  if (bot && config.TELEGRAM_MODE === "polling") {
-    polling = startTelegramPolling(bot, async (u) => void (await inbound.handle("telegram", Buffer.from(JSON.stringify(u)))), log);
-    log.info("telegram: long polling for updates");
-  } else if (bot && config.TELEGRAM_WEBHOOK_SECRET) {
-    const url = `${config.publicBaseUrl}/hooks/telegram`;
-    // in the background, and a failure is logged, not fatal: the rest of the service works, and the next start tries again
-    void bot.setWebhook(url, config.TELEGRAM_WEBHOOK_SECRET).then(
-      () => log.info({ url }, "telegram: webhook set"),
-      (err: Error) => log.error({ err: err.message }, "telegram: setWebhook failed"),
-    );
-  }
+  // each provider's start-up work (Telegram: setWebhook or long polling; Viber: set_webhook), on one
+  // process: under `npm start` with several workers the background worker's (every worker answers
+  // the hooks; Telegram answers a second getUpdates with 409)
+  const started = runsBackgroundWork()
+    ? messagingProviders().flatMap(([name, p]) => {
+        const deliver = async (body: Uint8Array) => void (await inbound.handle(name, body));
+        return p.start?.(config, { publicBaseUrl: config.publicBaseUrl, deliver, log }) ?? [];
+      })
+    : [];
 
   return hostService(config, "session", {
     rpcName: "icv.session.v1.SessionService",
@@ -93,7 +87,7 @@ export async function startSessionService(config: Config, logger: Logger, clock:
     callers: sessionCallers,
     routes: sessionRoutes(sessions, inbound),
     async onClose() {
-      await polling?.stop();
+      await Promise.all(started.map((s) => s.stop()));
       await sweeper.stop();
       await pruner.stop();
       await inbound.drain();

@@ -2,17 +2,18 @@
 
 export const AUTH_PURPOSE: Record<string, string> = { "2fa": "sign-in", login: "login", recovery: "account recovery" };
 
-/** The text a WhatsApp deep link pre-fills (the session token is what we look for in it). */
-export const whatsappPrefill = (kind: "phone" | "auth", authType: string | null, token: string) =>
+/** The text a WhatsApp or SMS deep link pre-fills (the session token is what we look for in it). */
+export const sessionPrefill = (kind: "phone" | "auth", authType: string | null, token: string) =>
   kind === "phone" ? `Verify my phone number: ${token}` : `Confirm ${AUTH_PURPOSE[authType ?? "2fa"]}: ${token}`;
 
-export function sessionInstructions(kind: "phone" | "auth", channel: string, authType: string | null, target: string): string {
+/** How to answer a session on a provider (its display name, and whether it is a bot chat or a message from the number). */
+export function sessionInstructions(kind: "phone" | "auth", label: string, flow: "number" | "chat", authType: string | null, target: string): string {
   const what = kind === "phone" ? "to confirm your phone number" : `to confirm this ${AUTH_PURPOSE[authType ?? "2fa"]}`;
-  return channel === "telegram"
-    ? `Open the link (or scan the QR code) ${what}: it opens ${target} in Telegram. Press Start, then share your phone number with the button the bot shows.`
-    : channel === "sms"
-      ? `Open the link (or scan the QR code) ${what}: it opens your messages app with a text to ${target}. Send it without changing it.`
-      : `Open the link (or scan the QR code) ${what}: it opens WhatsApp with a message to ${target}. Send it without changing it.`;
+  if (flow === "chat")
+    return `Open the link (or scan the QR code) ${what}: it opens ${target} in ${label}. Press Start if asked, then share your phone number with the button the bot shows.`;
+  // sms: the RFC 5724 URI opens the phone's messages app with the text filled in
+  const app = label === "SMS" ? "your messages app with a text" : `${label} with a message`;
+  return `Open the link (or scan the QR code) ${what}: it opens ${app} to ${target}. Send it without changing it.`;
 }
 
 /** A built-in reply with the project's business name in front (the branding of a text without a template). */

@@ -8,7 +8,8 @@ import type { ProjectService } from "@icv/contracts/gen/icv/verification/v1/proj
 import type { AppError, ManualClock, Scope } from "@icv/platform";
 import { CHAT_TTL_MS, Inbound, SENDER_STRIKES, SENDER_WINDOW_MS, type Repliers } from "../src/inbound.ts";
 import { Sessions } from "../src/sessions.ts";
-import type { SessionStore } from "../src/store.ts";
+import type { InboundStore } from "../src/store/inbound.ts";
+import type { SessionStore } from "../src/store/sessions.ts";
 import { REPLY } from "../src/texts.ts";
 import { sessionToken } from "../src/tokens.ts";
 import { KEY, fakeRepliers, type fakeVerification, openStore, providersConfig, type recordingLogger, sessionRig } from "./support.ts";
@@ -21,6 +22,7 @@ const REMOVE = { remove: true };
 
 let db: Awaited<ReturnType<typeof openStore>>;
 let store: SessionStore;
+let inbox: InboundStore;
 let clock: ManualClock;
 let v: ReturnType<typeof fakeVerification>;
 let rep: ReturnType<typeof fakeRepliers>;
@@ -32,6 +34,7 @@ const config = providersConfig();
 beforeAll(async () => {
   db = await openStore();
   store = db.store;
+  inbox = db.inbox;
 });
 afterAll(() => db?.close());
 beforeEach(() => {
@@ -40,7 +43,7 @@ beforeEach(() => {
   inbound = inboundWith(rep.repliers);
 });
 const inboundWith = (repliers: Repliers) =>
-  new Inbound({ store, sessions, verification: v.client, repliers, clock, logger: log.logger, hmacKey: "inbound-hmac-key" });
+  new Inbound({ store: inbox, sessions, verification: v.client, repliers, clock, logger: log.logger, hmacKey: "inbound-hmac-key" });
 
 // provider bodies, each message with its own id
 let seq = 0;
@@ -122,6 +125,36 @@ describe("a code (reverse OTP)", () => {
   });
 });
 
+describe("viber", () => {
+  const vb = (o: object) => json({ timestamp: 1, message_token: String(++seq), ...o });
+  const opens = (user: string, context?: string) => vb({ event: "conversation_started", type: "open", context, user: { id: user } });
+  const shares = (user: string, phone: string) =>
+    vb({ event: "message", sender: { id: user }, message: { type: "contact", contact: { phone_number: phone } } });
+
+  it("the deep link's context opens the chat and the welcome message (the delivery's answer) asks for the contact; the shared number verifies", async () => {
+    const s = await sessions.create(LIVE, "phone", { channel: "viber" });
+    expect(s.deepLink).toBe(`viber://pa?chatURI=icv-unit-bot&context=${sessionToken(KEY, s.row.id)}`);
+    const opened = await inbound.deliver("viber", opens("vu1=", sessionToken(KEY, s.row.id)));
+    expect(opened.outcomes).toEqual(["contact_requested"]);
+    expect(JSON.parse(opened.answer!)).toEqual({ welcome: REPLY.askContact, keyboard: ASK });
+    expect(await inbound.handle("viber", shares("vu1=", "37069199199"))).toEqual(["verified"]);
+    expect((await store.byId(s.row.id))!).toMatchObject({ status: "verified", phone_number: ME });
+    await settle();
+    expect(rep.sent).toEqual([{ provider: "viber", to: "vu1=", text: REPLY.sessionVerified, keyboard: REMOVE }]);
+  });
+
+  it("a code's contact from another number is wrong_sender; a contact without a conversation is told what to do", async () => {
+    v.codes.set("VB12CD", { channel: "viber", phone: ME });
+    expect((await inbound.deliver("viber", opens("vu2=", "VB12CD"))).outcomes).toEqual(["contact_requested"]);
+    expect(await inbound.handle("viber", shares("vu2=", SOMEONE))).toEqual(["wrong_sender"]);
+    expect(v.callsOf("completeInboundCode")).toEqual([{ channel: "viber", code: "VB12CD", sender: SOMEONE, messageKey: `viber:${seq}` }]);
+    expect(await inbound.handle("viber", shares("vu3=", ME))).toEqual(["no_conversation"]);
+    // opening the bot without a context is answered with help, as the welcome message
+    const plain = await inbound.deliver("viber", opens("vu4="));
+    expect([plain.outcomes, JSON.parse(plain.answer!).welcome]).toEqual([["unrecognized"], REPLY.help]);
+  });
+});
+
 describe("a session token", () => {
   it("a WhatsApp message with a session's pre-filled text verifies it with the sender's number", async () => {
     const s = await sessions.create(LIVE, "phone", { channel: "whatsapp" });
@@ -175,7 +208,7 @@ describe("each provider message is handled once", () => {
   });
 
   it("a message being handled elsewhere is busy; a failed handling is forgotten, so the provider's retry is handled afresh", async () => {
-    await store.claimInbound("sms", "SM-busy", clock.now(), 60_000);
+    await inbox.claimInbound("sms", "SM-busy", clock.now(), 60_000);
     expect(((await inbound.handle("sms", sms(ME, "BUSY12", "SM-busy")).catch((e: unknown) => e)) as AppError).code).toBe("service_unavailable");
     v.onCode = () => {
       throw new Error("verification service unreachable");
@@ -269,10 +302,10 @@ describe("replies", () => {
     // a client that throws at once is no different
     inbound = inboundWith({
       sms: {
-        sendSms: () => {
+        send: () => {
           throw new Error("twilio down");
         },
-      } as unknown as Repliers["sms"],
+      },
     });
     expect(await inbound.handle("sms", sms(ME, "NOPE12"))).toEqual(["unknown_code"]);
     await settle();

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { AppError, type ManualClock, parseConfig, type Scope } from "@icv/platform";
 import { AUTH_PROOF_TTL_S, PHONE_PROOF_TTL_S, Sessions, TEST_PHONE } from "../src/sessions.ts";
-import type { SessionStore } from "../src/store.ts";
+import type { SessionStore } from "../src/store/sessions.ts";
 import { qrSignature, sessionToken } from "../src/tokens.ts";
 import { BOT, KEY, T0, WA_NUMBER, type fakeVerification, openStore, type recordingLogger, sessionRig } from "./support.ts";
 
@@ -118,7 +118,7 @@ describe("create", () => {
 
   it("refuses a bad channel, a missing or invalid phone, an unknown type and oversized client_metadata", async () => {
     const cases: [Promise<unknown>, string, string | undefined][] = [
-      [sessions.create(LIVE, "phone", { channel: "viber" }), "validation_error", "channel"],
+      [sessions.create(LIVE, "phone", { channel: "signal" }), "validation_error", "channel"],
       [sessions.create(LIVE, "auth", { channel: "telegram" }), "validation_error", "phone_number"],
       [sessions.create(LIVE, "auth", { channel: "telegram", phoneNumber: "+1234" }), "invalid_identifier", undefined],
       [sessions.create(LIVE, "auth", { channel: "telegram", phoneNumber: ME, type: "signup" }), "validation_error", "type"],

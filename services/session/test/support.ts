@@ -9,11 +9,9 @@ import type { VerificationService } from "@icv/contracts/gen/icv/verification/v1
 import { ManualClock, createLogger, migrate, openDatabase, parseConfig, readMigrations, ts, type Clock, type Database, type Logger } from "@icv/platform";
 import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
 import type { Repliers } from "../src/inbound.ts";
-import type { TelegramClient } from "../src/providers/telegram.ts";
-import type { TwilioClient } from "../src/providers/twilio.ts";
-import type { WhatsAppClient } from "../src/providers/whatsapp.ts";
 import { Sessions } from "../src/sessions.ts";
-import { SessionStore } from "../src/store.ts";
+import { InboundStore } from "../src/store/inbound.ts";
+import { SessionStore } from "../src/store/sessions.ts";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 
@@ -23,12 +21,13 @@ export const BOT = "icv_unit_bot";
 export const WA_NUMBER = "+15550009999";
 
 /** The session service's schema on PGlite, or on a fresh database of DATABASE_URL's server. */
-export async function openStore(): Promise<{ store: SessionStore; close(): Promise<void> }> {
+export async function openStore(): Promise<{ store: SessionStore; inbox: InboundStore; close(): Promise<void> }> {
   const pgFresh: FreshPostgres | undefined = process.env.DATABASE_URL ? await freshPostgres(process.env.DATABASE_URL) : undefined;
   const db: Database = await openDatabase(pgFresh ? { url: pgFresh.url, poolMax: 2 } : { dataDir: "memory://" });
   await migrate(db, "session", readMigrations(MIGRATIONS));
   return {
     store: new SessionStore(db),
+    inbox: new InboundStore(db),
     async close() {
       await db.close();
       await pgFresh?.drop();
@@ -36,7 +35,7 @@ export async function openStore(): Promise<{ store: SessionStore; close(): Promi
   };
 }
 
-/** A config with Telegram (webhook mode) and WhatsApp configured, so live sessions can be made. */
+/** A config with Telegram (webhook mode), WhatsApp and Viber configured, so live sessions can be made. */
 export const providersConfig = () =>
   parseConfig({
     PUBLIC_BASE_URL: "https://icv.example",
@@ -47,6 +46,8 @@ export const providersConfig = () =>
     WHATSAPP_PHONE_NUMBER_ID: "1234567890",
     WHATSAPP_ACCESS_TOKEN: "whatsapp-access-token-0123456789",
     WHATSAPP_APP_SECRET: "whatsapp-app-secret-0123456789",
+    VIBER_BOT_URI: "icv-unit-bot",
+    VIBER_AUTH_TOKEN: "4453b6ac12345678-e02c5f12174805f9-daec6fa3d34a2f1e",
   });
 
 /** Each test's start: a ManualClock at T0, the fake verification client on it, a recording logger, and Sessions over `store`. */
@@ -125,7 +126,7 @@ export function fakeVerification(clock: Clock) {
 }
 
 export interface SentReply {
-  provider: "telegram" | "whatsapp" | "sms";
+  provider: "telegram" | "whatsapp" | "sms" | "viber";
   to: string;
   text: string;
   keyboard?: unknown;
@@ -140,11 +141,13 @@ export function fakeRepliers() {
     sent.push(s);
   };
   const repliers: Repliers = {
-    telegram: {
-      sendMessage: (chatId: number, text: string, keyboard?: unknown) => send({ provider: "telegram", to: String(chatId), text, keyboard }),
-    } as unknown as TelegramClient,
-    whatsapp: { sendText: (to: string, text: string) => send({ provider: "whatsapp", to, text }) } as unknown as WhatsAppClient,
-    sms: { sendSms: (to: string, text: string) => send({ provider: "sms", to, text }) } as unknown as TwilioClient,
+    telegram: { send: (to, text, keyboard) => send({ provider: "telegram", to, text, keyboard }) },
+    whatsapp: { send: (to, text) => send({ provider: "whatsapp", to, text }) },
+    sms: { send: (to, text) => send({ provider: "sms", to, text }) },
+    viber: {
+      send: (to, text, keyboard) => send({ provider: "viber", to, text, keyboard }),
+      welcome: (text, keyboard) => JSON.stringify({ welcome: text, keyboard }),
+    },
   };
   return Object.assign(r, { repliers });
 }

@@ -98,7 +98,7 @@ describe("hostedAssets", () => {
       ],
     });
     const test = hostedAssets(r, new Map(), config);
-    expect(test.map((a) => a.channels)).toEqual([["whatsapp", "telegram", "sms"], ["sms", "telegram"], ["telegram"]]);
+    expect(test.map((a) => a.channels)).toEqual([["whatsapp", "telegram", "sms", "viber"], ["sms", "telegram"], ["telegram"]]);
     expect(test.map((a) => a.available)).toEqual(test.map((a) => a.channels));
     const live = hostedAssets({ ...r, environment: "live" }, new Map(), {
       ...config,

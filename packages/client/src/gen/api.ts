@@ -1476,10 +1476,10 @@ export interface components {
              */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             /**
-             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
              * @enum {string}
              */
-            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @description Masked: +3706***9199, j***e@example.com, 0x12***abcd */
             identifier: string;
             /** @description ISO 8601 UTC timestamp with milliseconds */
@@ -1502,10 +1502,10 @@ export interface components {
              */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             /**
-             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
              * @enum {string}
              */
-            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /**
              * @description suspended: verified, but control could not be confirmed again (until a later check reinstates it)
              * @enum {string}
@@ -1630,10 +1630,10 @@ export interface components {
              */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             /**
-             * @description One of its type's channels: phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token
+             * @description One of its type's channels: phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token
              * @enum {string}
              */
-            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             identifier: string;
             client_metadata?: {
                 [key: string]: unknown;
@@ -1706,10 +1706,10 @@ export interface components {
              */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             /**
-             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
              * @enum {string}
              */
-            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /**
              * @description suspended: verified, but control could not be confirmed again (until a later check reinstates it)
              * @enum {string}
@@ -1857,11 +1857,11 @@ export interface components {
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             identifier: string | null;
             /**
-             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
              * @enum {string|null}
              */
-            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token" | null;
-            allowed_channels: ("whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token")[] | null;
+            channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token" | null;
+            allowed_channels: ("whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token")[] | null;
             required: boolean;
             /** @enum {string} */
             status: "pending" | "in_progress" | "verified" | "failed" | "expired";
@@ -1937,12 +1937,12 @@ export interface components {
             /** @description null or absent: the end user gives it on the hosted page */
             identifier?: string | null;
             /**
-             * @description Preferred channel; with an identifier, the verification is created at once. One of its type's channels: phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token
+             * @description Preferred channel; with an identifier, the verification is created at once. One of its type's channels: phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token
              * @enum {string}
              */
-            channel?: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel?: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @description Restricts the channels the user may choose */
-            allowed_channels?: ("whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token")[];
+            allowed_channels?: ("whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token")[];
             /** @description Default true; at least one asset must be required */
             required?: boolean;
             /**
@@ -1967,10 +1967,10 @@ export interface components {
                  */
                 type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
                 /**
-                 * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+                 * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
                  * @enum {string}
                  */
-                channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+                channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
                 /** @description ISO 8601 UTC timestamp with milliseconds */
                 verified_at: string;
                 /** @description ISO 8601 UTC timestamp with milliseconds */
@@ -2163,10 +2163,10 @@ export interface components {
             /** @description Or the test session (sess_… or auth_…) it belongs to */
             session_id?: string;
             /**
-             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
              * @enum {string}
              */
-            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /**
              * @description outbound: we would have sent it; inbound: we expect the user to send it
              * @enum {string}
@@ -2185,10 +2185,10 @@ export interface components {
             /** @description sess_… */
             id: string;
             /** @enum {string} */
-            channel: "telegram" | "whatsapp" | "sms";
+            channel: "whatsapp" | "telegram" | "sms" | "viber";
             /** @enum {string} */
             status: "pending" | "verified" | "expired";
-            /** @description While pending: opens the bot (t.me/<bot>?start=<token>) or WhatsApp with the message pre-filled */
+            /** @description While pending: opens the bot (t.me/<bot>?start=<token>, viber://pa?chatURI=<bot>&context=<token>) or the app with the message pre-filled */
             deep_link?: string;
             /** @description While pending: the URL of a PNG QR code of deep_link */
             qr_code?: string;
@@ -2227,7 +2227,7 @@ export interface components {
          */
         CreateSession: {
             /** @enum {string} */
-            channel: "telegram" | "whatsapp" | "sms";
+            channel: "whatsapp" | "telegram" | "sms" | "viber";
             client_metadata?: {
                 [key: string]: unknown;
             };
@@ -2244,7 +2244,7 @@ export interface components {
             /** @enum {string} */
             type: "2fa" | "login" | "recovery";
             /** @enum {string} */
-            channel: "telegram" | "whatsapp" | "sms";
+            channel: "whatsapp" | "telegram" | "sms" | "viber";
             /**
              * @description failed: a different phone answered
              * @enum {string}
@@ -2289,7 +2289,7 @@ export interface components {
          */
         CreateAuthSession: {
             /** @enum {string} */
-            channel: "telegram" | "whatsapp" | "sms";
+            channel: "whatsapp" | "telegram" | "sms" | "viber";
             /** @description The number that must answer, E.164 */
             phone_number: string;
             /**
@@ -2427,10 +2427,10 @@ export interface components {
              */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             /**
-             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
              * @enum {string}
              */
-            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @description Masked: +3706***9199, j***e@example.com, 0x12***abcd */
             identifier: string;
             /** @description ISO 8601 UTC timestamp with milliseconds */
@@ -2561,10 +2561,10 @@ export interface components {
              */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             /**
-             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
              * @enum {string}
              */
-            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @enum {string} */
             status: "verified";
             identifier: string;
@@ -2593,10 +2593,10 @@ export interface components {
              */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             /**
-             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
              * @enum {string}
              */
-            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /**
              * @description suspended: verified, but control could not be confirmed again (until a later check reinstates it)
              * @enum {string}
@@ -2698,10 +2698,10 @@ export interface components {
              */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             /**
-             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
              * @enum {string}
              */
-            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /**
              * @description suspended: verified, but control could not be confirmed again (until a later check reinstates it)
              * @enum {string}
@@ -2814,12 +2814,12 @@ export interface components {
                 type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
                 identifier: string | null;
                 /**
-                 * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+                 * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
                  * @enum {string|null}
                  */
-                channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token" | null;
-                channels: ("whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token")[];
-                available_channels: ("whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token")[];
+                channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token" | null;
+                channels: ("whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token")[];
+                available_channels: ("whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token")[];
                 /** @description The form of each of channels (and of the open challenge's channel), keyed by channel: the page names no channel itself */
                 forms: {
                     [key: string]: components["schemas"]["HostedForm"];
@@ -2918,10 +2918,10 @@ export interface components {
         HostedStart: {
             identifier?: string;
             /**
-             * @description One of its type's channels: phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token
+             * @description One of its type's channels: phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token
              * @enum {string}
              */
-            channel?: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel?: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /**
              * @description Phone: inbound (default; send the shown code from the phone) or outbound (sms, whatsapp: we send a code)
              * @enum {string}
@@ -2949,10 +2949,10 @@ export interface components {
              */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             /**
-             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
              * @enum {string}
              */
-            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @description Masked */
             identifier: string;
             verified_at: string;
@@ -2985,10 +2985,10 @@ export interface components {
                  */
                 type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
                 /**
-                 * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+                 * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
                  * @enum {string}
                  */
-                channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+                channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
                 /** @description Masked */
                 identifier: string;
                 verified_at: string;
@@ -3124,7 +3124,7 @@ export interface components {
              */
             type: "2fa" | "login" | "recovery" | null;
             /** @enum {string} */
-            channel: "telegram" | "whatsapp" | "sms";
+            channel: "whatsapp" | "telegram" | "sms" | "viber";
             /**
              * @description failed: auth sessions only (a different phone answered)
              * @enum {string}
@@ -3248,10 +3248,10 @@ export interface components {
                  */
                 type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
                 /**
-                 * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+                 * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
                  * @enum {string}
                  */
-                channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+                channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
                 /** @description Per the proof's mask_level; null when hidden */
                 identifier: string | null;
                 /** @description ISO 8601 UTC timestamp with milliseconds */
@@ -3306,10 +3306,10 @@ export interface components {
              */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             /**
-             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
              * @enum {string}
              */
-            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @description ISO 8601 UTC timestamp with milliseconds */
             verified_at: string;
             external_user_id: string | null;
@@ -3344,10 +3344,10 @@ export interface components {
              */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             /**
-             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
              * @enum {string}
              */
-            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @description ISO 8601 UTC timestamp with milliseconds */
             verified_at: string;
             external_user_id: string | null;
@@ -3390,10 +3390,10 @@ export interface components {
              */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             /**
-             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
              * @enum {string}
              */
-            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /** @description ISO 8601 UTC timestamp with milliseconds */
             verified_at: string;
             external_user_id: string | null;
@@ -3446,10 +3446,10 @@ export interface components {
              */
             type: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
             /**
-             * @description The channel, one of its type's (phone: whatsapp, telegram, sms; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
+             * @description The channel, one of its type's (phone: whatsapp, telegram, sms, viber; email: email; domain: dns, http, email, auto; social: github, google, facebook, x, linkedin, instagram, youtube, tiktok; wallet: ethereum, solana, bitcoin; account: coinbase, kraken; telegram_bot: telegram_bot_token)
              * @enum {string}
              */
-            channel: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+            channel: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
             /**
              * @description Its status after the redaction (a pending verification was cancelled first: expired)
              * @enum {string}
@@ -3840,7 +3840,7 @@ export interface operations {
                 limit?: number;
                 status?: "pending" | "verified" | "suspended" | "failed" | "expired" | "revoked";
                 type?: "phone" | "email" | "domain" | "social" | "wallet" | "account" | "telegram_bot";
-                channel?: "whatsapp" | "telegram" | "sms" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
+                channel?: "whatsapp" | "telegram" | "sms" | "viber" | "email" | "dns" | "http" | "auto" | "github" | "google" | "facebook" | "x" | "linkedin" | "instagram" | "youtube" | "tiktok" | "ethereum" | "solana" | "bitcoin" | "coinbase" | "kraken" | "telegram_bot_token";
                 external_user_id?: string;
                 created_after?: string;
                 created_before?: string;
@@ -5482,7 +5482,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *       "channel": "telegram",
+                     *       "channel": "whatsapp",
                      *       "status": "pending",
                      *       "expires_at": "2026-11-22T02:01:42.000Z",
                      *       "instructions": "instructions",
@@ -5580,7 +5580,7 @@ export interface operations {
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *       "type": "2fa",
-                     *       "channel": "telegram",
+                     *       "channel": "whatsapp",
                      *       "status": "pending",
                      *       "expires_at": "2026-11-22T02:01:42.000Z",
                      *       "instructions": "instructions",
@@ -9534,7 +9534,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *       "channel": "telegram",
+                     *       "channel": "whatsapp",
                      *       "status": "pending",
                      *       "expires_at": "2026-11-22T02:01:42.000Z",
                      *       "instructions": "instructions",
@@ -9627,7 +9627,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
-                     *       "channel": "telegram",
+                     *       "channel": "whatsapp",
                      *       "status": "pending",
                      *       "expires_at": "2026-11-22T02:01:42.000Z",
                      *       "instructions": "instructions",
@@ -9770,7 +9770,7 @@ export interface operations {
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *       "type": "2fa",
-                     *       "channel": "telegram",
+                     *       "channel": "whatsapp",
                      *       "status": "pending",
                      *       "expires_at": "2026-11-22T02:01:42.000Z",
                      *       "instructions": "instructions",
@@ -9865,7 +9865,7 @@ export interface operations {
                      * @example {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *       "type": "2fa",
-                     *       "channel": "telegram",
+                     *       "channel": "whatsapp",
                      *       "status": "pending",
                      *       "expires_at": "2026-11-22T02:01:42.000Z",
                      *       "instructions": "instructions",
@@ -10070,7 +10070,7 @@ export interface operations {
                      *       "id": "ver_01M80FSQZ6SP5J0XCXB13KRSNC",
                      *       "kind": "phone",
                      *       "type": "2fa",
-                     *       "channel": "telegram",
+                     *       "channel": "whatsapp",
                      *       "status": "pending",
                      *       "deep_link": "deep-link",
                      *       "qr_code": "qr-code",

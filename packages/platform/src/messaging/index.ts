@@ -1,34 +1,11 @@
-import type { Config } from "../config.ts";
-import { TwilioClient } from "./twilio.ts";
-import { WhatsAppClient } from "./whatsapp.ts";
-
 export { failureReason } from "./failure.ts";
-export { TwilioApiError, TwilioClient } from "./twilio.ts";
-export { WhatsAppApiError, WhatsAppClient } from "./whatsapp.ts";
-
-/**
- * The sending clients of the configured phone providers (one copy for every service): WhatsApp
- * Cloud API from our business number, Twilio Messages from our SMS number; absent when not
- * configured.
- */
-export function messagingSenders(config: Config): { whatsapp?: WhatsAppClient; sms?: TwilioClient } {
-  return {
-    whatsapp:
-      config.WHATSAPP_PHONE_NUMBER_ID && config.WHATSAPP_ACCESS_TOKEN
-        ? new WhatsAppClient({
-            apiUrl: config.WHATSAPP_API_URL,
-            phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID,
-            accessToken: config.WHATSAPP_ACCESS_TOKEN,
-          })
-        : undefined,
-    sms:
-      config.TWILIO_ACCOUNT_SID && config.TWILIO_AUTH_TOKEN && config.SMS_PHONE_NUMBER
-        ? new TwilioClient({
-            apiUrl: config.TWILIO_API_URL,
-            accountSid: config.TWILIO_ACCOUNT_SID,
-            authToken: config.TWILIO_AUTH_TOKEN,
-            from: config.SMS_PHONE_NUMBER,
-          })
-        : undefined,
-  };
-}
+export * from "./provider.ts";
+export * from "./registry.ts";
+export * from "./senders.ts";
+export { TelegramApiError, TelegramClient, parseTelegramUpdate, startTelegramPolling, telegramUpdateFrom } from "./telegram.ts";
+export type { TelegramContact, TelegramKeyboard, TelegramMessage, TelegramUpdate, TelegramUser, WarnLogger } from "./telegram.ts";
+export type { SmsInbound } from "./twilio.ts";
+export { TwilioApiError, TwilioClient, parseTwilioForm, twilioSignature, twilioSignatureValid } from "./twilio.ts";
+export { ViberApiError, ViberClient, parseViberCallback, viberSignature, viberSignatureValid } from "./viber.ts";
+export { WhatsAppApiError, WhatsAppClient, parseWhatsAppWebhook, whatsappSignature, whatsappSignatureValid } from "./whatsapp.ts";
+export type { WhatsAppInbound } from "./whatsapp.ts";

@@ -1,13 +1,14 @@
 import { z } from "zod";
 import type { Session as SessionMsg } from "@icv/contracts/gen/icv/session/v1/session_service_pb.ts";
 import QRCode from "qrcode";
-import { AppError, iso, isPlaceholderBotLink } from "@icv/platform";
+import { AppError, iso, isPlaceholderBotLink, MESSAGING_CHANNELS, type MessagingChannel } from "@icv/platform";
 import { scopeOf, type Clients } from "../clients.ts";
 import { idOf, idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody, jsonObject, projectIdShown, timestamp } from "../schemas.ts";
 
-const SESSION_CHANNELS = ["telegram", "whatsapp", "sms"] as const;
+// the messaging provider table (@icv/platform messaging/registry.ts)
+const SESSION_CHANNELS = MESSAGING_CHANNELS as [MessagingChannel, ...MessagingChannel[]];
 const context = jsonObject.optional().describe("The reference SDKs' name of client_metadata (give one of the two); answered as client_metadata");
 
 /** client_metadata, or its alias context (the reference SDKs' name); both at once must be equal. */
@@ -57,7 +58,10 @@ const PhoneSession = z
     id: z.string().describe("sess_…"),
     channel: z.enum(SESSION_CHANNELS),
     status: z.enum(["pending", "verified", "expired"]),
-    deep_link: z.string().optional().describe("While pending: opens the bot (t.me/<bot>?start=<token>) or WhatsApp with the message pre-filled"),
+    deep_link: z
+      .string()
+      .optional()
+      .describe("While pending: opens the bot (t.me/<bot>?start=<token>, viber://pa?chatURI=<bot>&context=<token>) or the app with the message pre-filled"),
     qr_code: z.string().optional().describe("While pending: the URL of a PNG QR code of deep_link"),
     expires_at: timestamp,
     instructions: z.string(),

@@ -15,6 +15,7 @@ import { http } from "./domain/http.ts";
 import { email } from "./email/email.ts";
 import { sms } from "./phone/sms.ts";
 import { telegram } from "./phone/telegram.ts";
+import { viber } from "./phone/viber.ts";
 import { whatsapp } from "./phone/whatsapp.ts";
 import { facebook } from "./social/facebook.ts";
 import { github } from "./social/github.ts";
@@ -32,7 +33,7 @@ import { solana } from "./wallet/solana.ts";
 type Table = Record<AssetType, Partial<Record<AssetChannel, Channel>>>;
 
 export const CHANNELS: Table = {
-  phone: { whatsapp, telegram, sms },
+  phone: { whatsapp, telegram, sms, viber },
   email: { email },
   domain: { dns, http, email: domainEmail, auto },
   social: { github, google, facebook, x, linkedin, instagram, youtube, tiktok },

@@ -18,7 +18,7 @@ describe("the table", () => {
   it("channelFor refuses an unknown pair as validation_error, without reading the prototype", () => {
     for (const [t, c] of [
       ["wallet", "dogecoin"],
-      ["phone", "viber"],
+      ["phone", "signal"],
       ["phone", "email"],
       ["nonsense", "x"],
       ["__proto__", "toString"],
@@ -233,7 +233,12 @@ describe("who sends the code, and what the page may show", () => {
   });
 
   it("the page shows a reverse-OTP phone code, never an outbound one or another type's", () => {
-    expect(all.filter(([t, c]) => showsCode(t, c, "inbound")).map(([t, c]) => `${t}/${c}`)).toEqual(["phone/whatsapp", "phone/telegram", "phone/sms"]);
+    expect(all.filter(([t, c]) => showsCode(t, c, "inbound")).map(([t, c]) => `${t}/${c}`)).toEqual([
+      "phone/whatsapp",
+      "phone/telegram",
+      "phone/sms",
+      "phone/viber",
+    ]);
     expect(all.filter(([t, c]) => showsCode(t, c, "outbound"))).toEqual([]);
   });
 
@@ -251,8 +256,14 @@ describe("the phone channels' session words and attested numbers", () => {
     expect(words("telegram")).toBe("Confirmed by a message from this number to our Telegram bot.");
     expect(words("whatsapp")).toBe("Confirmed by a message from this number to our WhatsApp number.");
     expect(words("sms")).toBe("Confirmed by a text message from this number to our SMS number.");
-    for (const c of ["viber", "email", "__proto__", "toString"]) expect(errorOf(() => channelFor("phone", c))).toMatchObject({ code: "validation_error" });
-    expect(ALL.filter(([t, c]) => channelFor(t, c).phone).map(([t, c]) => `${t}/${c}`)).toEqual(["phone/whatsapp", "phone/telegram", "phone/sms"]);
+    expect(words("viber")).toBe("Confirmed by this number's contact, shared with our Viber bot.");
+    for (const c of ["signal", "email", "__proto__", "toString"]) expect(errorOf(() => channelFor("phone", c))).toMatchObject({ code: "validation_error" });
+    expect(ALL.filter(([t, c]) => channelFor(t, c).phone).map(([t, c]) => `${t}/${c}`)).toEqual([
+      "phone/whatsapp",
+      "phone/telegram",
+      "phone/sms",
+      "phone/viber",
+    ]);
   });
 });
 

@@ -16,7 +16,12 @@ describe("phone/whatsapp", () => {
   });
 
   it("test keys without providers get the documented placeholder number", () => {
-    expect(MESSAGING_TEST_PLACEHOLDERS).toEqual({ telegramBot: "icv_test_bot", whatsappNumber: "+15550001000", smsNumber: "+15550002000" });
+    expect(MESSAGING_TEST_PLACEHOLDERS).toEqual({
+      telegramBot: "icv_test_bot",
+      whatsappNumber: "+15550001000",
+      smsNumber: "+15550002000",
+      viberBot: "icv-test-bot",
+    });
     const wa = challenge("phone", "whatsapp", "+37069199199");
     expect(wa.deepLink).toBe(`https://wa.me/15550001000?text=${wa.code}`);
   });

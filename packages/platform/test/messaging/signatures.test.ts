@@ -1,8 +1,8 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTelegramApi, startTwilioApi, startWhatsAppApi } from "../../../test/support/providers.ts";
-import { startReceiver, type Receiver } from "../../../test/support/receiver.ts";
-import { secretTokenValid, twilioSignature, twilioSignatureValid, whatsappSignature, whatsappSignatureValid } from "../src/hooks/signatures.ts";
+import { startTelegramApi, startTwilioApi, startWhatsAppApi } from "../../../../test/support/providers.ts";
+import { startReceiver, type Receiver } from "../../../../test/support/receiver.ts";
+import { secretTokenValid, twilioSignature, twilioSignatureValid, whatsappSignature, whatsappSignatureValid } from "../../src/messaging/index.ts";
 
 /** Twilio's scheme written out again, independently of the code under test. */
 function referenceTwilio(token: string, url: string, params: Record<string, string>): string {

@@ -8,11 +8,11 @@ import {
   type TelegramApi,
   type TwilioApi,
   type WhatsAppApi,
-} from "../../../test/support/providers.ts";
-import { startReceiver, type Receiver } from "../../../test/support/receiver.ts";
-import { TelegramApiError, TelegramClient, parseTelegramUpdate, startTelegramPolling, type TelegramUpdate } from "../src/providers/telegram.ts";
-import { TwilioApiError, TwilioClient, parseTwilioForm } from "../src/providers/twilio.ts";
-import { WhatsAppApiError, WhatsAppClient, parseWhatsAppWebhook } from "../src/providers/whatsapp.ts";
+} from "../../../../test/support/providers.ts";
+import { startReceiver, type Receiver } from "../../../../test/support/receiver.ts";
+import { TelegramApiError, TelegramClient, parseTelegramUpdate, startTelegramPolling, type TelegramUpdate } from "../../src/messaging/telegram.ts";
+import { TwilioApiError, TwilioClient, parseTwilioForm } from "../../src/messaging/twilio.ts";
+import { WhatsAppApiError, WhatsAppClient, parseWhatsAppWebhook } from "../../src/messaging/whatsapp.ts";
 
 const BOT_TOKEN = "7000000001:AAHk3xQ9vZ_secretpartofthetoken-0123";
 const OTHER_TOKEN = "7000000001:AAHk3xQ9vZ_adifferentsecretvalue-9876";

@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { failureReason } from "./failure.ts";
+import { type InboundMessage, type Keyboard, type MessagingProvider, type SettingsOf, jsonOf, secretTokenValid } from "./provider.ts";
 
 /**
- * Telegram Bot API: the update types we read, a client for the few methods we call, and a
+ * Telegram Bot API: the bot's configuration, the update types we read, a client for the few methods we call, and a
  * long-polling loop for local development. The bot token is part of every request URL, so no
  * error this file throws or logs carries the URL, a fetch error's text or its cause.
  */
@@ -73,13 +74,7 @@ export function telegramUpdateFrom(value: unknown): TelegramUpdate | undefined {
 
 /** Parses a webhook body into an update; undefined when it is not JSON or has no numeric update_id. */
 export function parseTelegramUpdate(body: Uint8Array | string): TelegramUpdate | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(typeof body === "string" ? body : new TextDecoder().decode(body));
-  } catch {
-    return undefined;
-  }
-  return telegramUpdateFrom(value);
+  return telegramUpdateFrom(jsonOf(body));
 }
 
 /** A refused or failed Bot API call. The message names the method and Telegram's answer, never the token. */
@@ -98,7 +93,7 @@ export class TelegramApiError extends Error {
 }
 
 /** The keyboard under a sent message: one "share my phone number" button, or none. */
-export type TelegramKeyboard = { requestContact: string } | { remove: true };
+export type TelegramKeyboard = Keyboard;
 
 const envelopeSchema = z.object({
   ok: z.boolean(),
@@ -250,3 +245,87 @@ export function startTelegramPolling(
     },
   };
 }
+
+const config = {
+  TELEGRAM_API_URL: z.string().url().default("https://api.telegram.org"),
+  TELEGRAM_BOT_USERNAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_]{5,32}$/, "must be a bot username without @")
+    .optional(),
+  TELEGRAM_BOT_TOKEN: z
+    .string()
+    .regex(/^\d{5,16}:[A-Za-z0-9_-]{30,64}$/, "must be a bot token from @BotFather (digits:secret)")
+    .optional(),
+  // webhook: Telegram posts updates to {PUBLIC_BASE_URL}/hooks/telegram (setWebhook at start); polling: getUpdates (local development)
+  TELEGRAM_MODE: z.enum(["webhook", "polling"]).default("webhook"),
+  TELEGRAM_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{16,256}$/, "must be 16 to 256 of A-Z, a-z, 0-9, _ and -")
+    .optional(),
+};
+export type TelegramSettings = SettingsOf<typeof config>;
+
+/** The update as common messages: only people in their private chat with the bot count (in a group another member could answer). */
+function messagesOf(u: TelegramUpdate): InboundMessage[] {
+  const m = u.message;
+  const id = String(u.update_id);
+  if (!m) return [{ id, replyTo: "", sender: { user: "" }, ignored: true }];
+  const replyTo = String(m.chat.id);
+  if (!m.from || m.from.is_bot || m.chat.type !== "private") return [{ id, replyTo, sender: { user: m.from ? String(m.from.id) : "" }, ignored: true }];
+  const contact = m.contact ? { phone: m.contact.phone_number, own: m.contact.user_id === m.from.id } : undefined;
+  return [{ id, replyTo, sender: { user: String(m.from.id) }, text: m.text, contact }];
+}
+
+/**
+ * Telegram: a chat gives no number, so `/start <code or token>` (the t.me deep link) opens a
+ * conversation and the bot asks for the contact; the hook is checked by the secret token given
+ * to setWebhook.
+ */
+export const telegram: MessagingProvider<typeof config> = {
+  name: "telegram",
+  label: "Telegram",
+  flow: "chat",
+  config,
+  missing: (c) =>
+    (["TELEGRAM_BOT_USERNAME", "TELEGRAM_BOT_TOKEN", ...(c.TELEGRAM_MODE === "webhook" ? (["TELEGRAM_WEBHOOK_SECRET"] as const) : [])] as const).filter(
+      (n) => !c[n],
+    ),
+  placeholder: "@icv_test_bot",
+  address: (c) => (c.TELEGRAM_BOT_USERNAME ? `@${c.TELEGRAM_BOT_USERNAME}` : telegram.placeholder),
+  deepLink: (address, payload) => `https://t.me/${address.slice(1)}?start=${payload}`,
+  expectedMessage: (payload) => `/start ${payload}`,
+  hook(c) {
+    const secret = c.TELEGRAM_WEBHOOK_SECRET;
+    if (!c.TELEGRAM_BOT_TOKEN || !secret || c.TELEGRAM_MODE !== "webhook") return undefined;
+    return {
+      verify: (req) => secretTokenValid(secret, req.header("x-telegram-bot-api-secret-token")),
+      answer: { type: "application/json", body: JSON.stringify({ ok: true }) },
+    };
+  },
+  parse(body) {
+    const u = parseTelegramUpdate(body);
+    return u ? messagesOf(u) : undefined;
+  },
+  messenger(c) {
+    if (!c.TELEGRAM_BOT_TOKEN) return undefined;
+    const client = new TelegramClient({ apiUrl: c.TELEGRAM_API_URL, botToken: c.TELEGRAM_BOT_TOKEN });
+    return { send: (to, text, keyboard) => client.sendMessage(Number(to), text, keyboard) };
+  },
+  // polling: the getUpdates loop (local development); webhook: setWebhook, in the background and a
+  // failure only logged (the rest of the service works, and the next start tries again)
+  start(c, { publicBaseUrl, deliver, log }) {
+    if (!c.TELEGRAM_BOT_TOKEN) return undefined;
+    const bot = new TelegramClient({ apiUrl: c.TELEGRAM_API_URL, botToken: c.TELEGRAM_BOT_TOKEN });
+    if (c.TELEGRAM_MODE === "polling") {
+      log.info("telegram: long polling for updates");
+      return startTelegramPolling(bot, (u) => deliver(Buffer.from(JSON.stringify(u))), log);
+    }
+    if (!c.TELEGRAM_WEBHOOK_SECRET) return undefined;
+    const url = `${publicBaseUrl}/hooks/telegram`;
+    void bot.setWebhook(url, c.TELEGRAM_WEBHOOK_SECRET).then(
+      () => log.info({ url }, "telegram: webhook set"),
+      (err: Error) => log.error({ err: err.message }, "telegram: setWebhook failed"),
+    );
+    return undefined;
+  },
+};

@@ -324,6 +324,15 @@ describe.skipIf(!helm)("helm chart: what an operator gets", () => {
     expect((await schemaErrors([deployment]))[0]).toMatch(/containerPort must be integer/);
   });
 
+  it("the data keys go to every service that seals or opens personal data, and only to those", () => {
+    const keyed = ofKind(defaults, "Deployment")
+      .filter((d) => "DATA_ENCRYPTION_KEY" in envOf(d.spec.template.spec.containers[0]))
+      .map(component)
+      .sort();
+    // the webhook service opens the client_metadata verification events carry sealed, and seals the bodies it stores
+    expect(keyed).toEqual(["gateway", "session", "verification", "webhook"]);
+  });
+
   it("by default: 2 replicas of every service, a PDB each, spread over zones and nodes, locked-down containers", () => {
     const deployments = byComponent(defaults, "Deployment");
     const pdbs = byComponent(defaults, "PodDisruptionBudget");

@@ -320,8 +320,13 @@ describe("kraken on the hosted page", () => {
     expect(state.body.assets[0]).toMatchObject({ type: "account", channel: "kraken", method: "api_key" });
     expect(state.body.assets[0].challenge?.deep_link).toBeUndefined();
 
-    const scripts = (await Promise.all(["accounts.js", "texts.js"].map(async (f) => (await fetch(`${stack.url}/hosted/${f}`)).text()))).join("\n");
-    for (const part of ['name: "api_key"', 'name: "api_secret"', "Query Funds", "read-only API key", "never store it"]) expect(scripts).toContain(part);
+    // the form is data the asset carries (the page's scripts name no channel); the words of an API-key step are the page's
+    expect(state.body.assets[0].forms.kraken).toMatchObject({
+      step: "api_key",
+      fields: [{ name: "api_key" }, { name: "api_secret", input: "password" }],
+    });
+    const texts = await (await fetch(`${stack.url}/hosted/texts.js`)).text();
+    for (const part of ["Query Funds", "read-only API key", "never store it"]) expect(texts).toContain(part);
 
     const wrong = kraken.addKey("AA22 BBBB CCCC DDDD");
     expectError(await api(stack.url).post(`${path}/assets/0/submit`, { api_key: wrong.key, api_secret: wrong.secret }, h), 400, "invalid_code");

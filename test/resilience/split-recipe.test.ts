@@ -239,6 +239,8 @@ describe.skipIf(!havePostgresBinaries)("the split recipe of docs/operations.md, 
       DATABASE_URL: "",
       WEBHOOK_DATABASE_URL: server!.url,
       DATA_DIR: mkdtempSync(path.join(dir, "follow-")),
+      // the recipe's data key: its delivery bodies are sealed with it (a key of its own would be refused first)
+      DATA_ENCRYPTION_KEY: readFileSync(path.join(dataDir, "secrets", "data-key"), "utf8").trim(),
       WEBHOOK_GRPC_PORT: String(await freePort()),
       METRICS_PORT: String(await freePort()),
     });

@@ -298,9 +298,11 @@ DATABASE_URL
       name: {{ $secret }}
       key: CHALLENGE_HMAC_KEY
 {{- end }}
-{{- if or (eq $name "verification") (eq $name "gateway") (eq $name "session") }}
+{{- if or (eq $name "verification") (eq $name "gateway") (eq $name "session") (eq $name "webhook") }}
 # personal data at rest (docs/privacy.md): the sealing key (versions) and the blind-index key
-# (verification: its rows; gateway: the stored answers of Idempotency-Key requests; session: its numbers)
+# (verification: its rows and the client_metadata its events carry sealed; gateway: the stored
+# answers of Idempotency-Key requests; session: its numbers; webhook: it opens the events'
+# client_metadata and seals the delivery bodies it stores)
 - name: DATA_ENCRYPTION_KEY
   valueFrom:
     secretKeyRef:

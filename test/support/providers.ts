@@ -740,7 +740,7 @@ function viberMessageProblem(p: Record<string, unknown>): [number, string] | und
   return undefined;
 }
 
-/** Starts a Viber REST bot API stand-in for one bot: users who have sent a message are subscribed, others get receiverNotSubscribed. */
+/** Starts a Viber REST bot API stand-in for one bot: users who have sent a message are subscribed (from the moment they send it), others get receiverNotSubscribed. */
 export async function startViberApi(o: { authToken: string }): Promise<ViberApi> {
   const sent = new Recorded<ViberSent>();
   const welcomes: ViberSent[] = [];
@@ -780,6 +780,9 @@ export async function startViberApi(o: { authToken: string }): Promise<ViberApi>
   };
   const userOf = (u: ViberUser) => ({ id: u.id, name: u.name ?? "Viber User", avatar: "", country: "LT", language: "en", api_version: 10 });
   const message = async (hookUrl: string, u: ViberUser, message: Record<string, unknown>, opts: { signWith?: string | null; token?: string } = {}) => {
+    // as on Viber: a user who sent the bot a message is subscribed before the callback reaches us
+    // (the bot's reply may go out before the callback's answer does)
+    subscribed.add(u.id);
     const r = await deliver(
       hookUrl,
       {
@@ -793,7 +796,6 @@ export async function startViberApi(o: { authToken: string }): Promise<ViberApi>
       },
       opts,
     );
-    if (r.status === 200) subscribed.add(u.id);
     return r;
   };
   return {

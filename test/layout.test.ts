@@ -201,6 +201,24 @@ describe("the tree", () => {
     expect(upwardArrows(unitGraph(src, graph), VERIFICATION_LAYERS)).toEqual([]);
   });
 
+  it("has no import in the other services from a lower layer to a higher one (the one skeleton's floors)", () => {
+    // main.ts and start.ts compose; rpc/ and callers.ts face the callers; the use cases stand at the
+    // root and in their folders; store/ is the ground, beside the pure helpers that import nothing
+    // of their service (merkle.ts, payload.ts), which the store may use (ARCHITECTURE.md, Layout).
+    // The gateway is the REST edge, with floors of its own.
+    const up = SOURCE_DIRS.filter((d) => rel(d).startsWith("services/") && !["services/verification/src", "services/gateway/src"].includes(rel(d))).flatMap(
+      (src) => {
+        const units = unitGraph(src, graph);
+        const named = new Set(["main.ts", "start.ts", "rpc", "callers.ts", "store"]);
+        const leaves = [...units].filter(([u, arrows]) => !named.has(u) && arrows.size === 0).map(([u]) => u);
+        const uses = [...units.keys()].filter((u) => !named.has(u) && !leaves.includes(u));
+        const layers = [["main.ts", "start.ts"], ["rpc", "callers.ts"], uses, ["store", ...leaves]];
+        return upwardArrows(units, layers).map((x) => `${rel(src)}: ${x}`);
+      },
+    );
+    expect(up).toEqual([]);
+  });
+
   const serviceFiles = SOURCE_DIRS.filter((d) => rel(d).startsWith("services/")).flatMap(tsFiles);
 
   it("has no source file of a service over 400 lines", () => {

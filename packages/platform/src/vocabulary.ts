@@ -87,3 +87,19 @@ export const CHALLENGE_METHODS = words<ChallengeMethod>(ChallengeMethodSchema);
 
 /** What a verification request asks the user to do (its hosted page's wording). */
 export const ACTION_TYPES = ["verification", "2fa", "login", "custom"] as const;
+
+/** The channels a project's message template is written for (DECISIONS.md, "Projects, message templates and profiles"). */
+export const TEMPLATE_CHANNELS = ["email", "sms", "whatsapp", "telegram"] as const;
+export type TemplateChannel = (typeof TEMPLATE_CHANNELS)[number];
+
+/** The messages a project's template may replace. */
+export const TEMPLATE_TYPES = [
+  "verification_request",
+  "verification_success",
+  "verification_expired",
+  "login_request",
+  "login_success",
+  "2fa_request",
+  "2fa_success",
+] as const;
+export type TemplateType = (typeof TEMPLATE_TYPES)[number];

@@ -1,23 +1,11 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
 import type { ProjectService, MessageTemplate, Project, RenderedMessage } from "@icv/contracts/gen/icv/verification/v1/project_service_pb.ts";
-import { iso } from "@icv/platform";
+import { iso, TEMPLATE_CHANNELS, TEMPLATE_TYPES } from "@icv/platform";
 import { scopeOf } from "../clients.ts";
 import { idOf, idParams } from "../input.ts";
 import { route, type RouteDef } from "../registry.ts";
 import { ErrorBody, PageQuery, Pagination, timestamp, toPagination } from "../schemas.ts";
-
-// DECISIONS.md, "Projects, message templates and profiles"
-export const TEMPLATE_CHANNELS = ["email", "sms", "whatsapp", "telegram"] as const;
-export const TEMPLATE_TYPES = [
-  "verification_request",
-  "verification_success",
-  "verification_expired",
-  "login_request",
-  "login_success",
-  "2fa_request",
-  "2fa_success",
-] as const;
 
 const nullableText = (max: number) => z.string().min(1).max(max).nullable().optional();
 const BrandingInput = z

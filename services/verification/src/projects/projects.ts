@@ -2,17 +2,8 @@
 import { AppError, checkTargetUrl, isId, newId, OutboundError, type Clock, type Resolver, type Scope } from "@icv/platform";
 import type { ProjectField, ProjectRow, ProjectStore, ProjectValues, TemplateRow } from "../store/projects.ts";
 import { projectValues } from "./input.ts";
-import {
-  SAMPLE,
-  TEXTS,
-  checkChannelType,
-  checkTemplate,
-  renderTemplate,
-  type Rendered,
-  type TemplateChannel,
-  type TemplateType,
-  type Variables,
-} from "../sending/templates.ts";
+import { SAMPLE, TEXTS, checkChannelType, checkTemplate, renderTemplate, type Rendered, type Variables } from "../sending/templates.ts";
+import type { TemplateChannel, TemplateType } from "@icv/platform";
 
 import { brandVariables, projectMessage } from "../sending/project-words.ts";
 

@@ -6,23 +6,11 @@
  * can be added beside channel and type): the built-in texts templates replace, and the built-in
  * code messages (mail and phone text) with a project's branding.
  */
-import { AppError } from "@icv/platform";
+import { AppError, TEMPLATE_CHANNELS, TEMPLATE_TYPES, type TemplateChannel, type TemplateType } from "@icv/platform";
 import type { ProjectRow } from "../store/projects.ts";
 import type { Mail } from "./mailer.ts";
 
-export const TEMPLATE_CHANNELS = ["email", "sms", "whatsapp", "telegram"] as const;
-export const TEMPLATE_TYPES = [
-  "verification_request",
-  "verification_success",
-  "verification_expired",
-  "login_request",
-  "login_success",
-  "2fa_request",
-  "2fa_success",
-] as const;
 export const TEMPLATE_VARIABLES = ["business_name", "code", "expires_in", "user_identifier", "channel", "support_email"] as const;
-export type TemplateChannel = (typeof TEMPLATE_CHANNELS)[number];
-export type TemplateType = (typeof TEMPLATE_TYPES)[number];
 export type Variables = Partial<Record<(typeof TEMPLATE_VARIABLES)[number], string>>;
 
 export const MAX_BODY = 2000;

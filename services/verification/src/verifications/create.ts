@@ -1,5 +1,5 @@
 /** Create: a new verification with its challenge; a code the service sends goes out before the row is stored. */
-import { AppError, newId, type Scope } from "@icv/platform";
+import { AppError, newId, TEMPLATE_TYPES, type Scope } from "@icv/platform";
 import { codeHmac, codeLookup } from "../sending/challenge.ts";
 import { ASSET_TYPES, CHANNELS_BY_TYPE, type AssetType } from "@icv/platform";
 import { channelFor } from "../channels/registry.ts";
@@ -9,7 +9,6 @@ import { deliverCode } from "../sending/delivery.ts";
 import { checkCallbackUrl } from "../callback-url.ts";
 import { composeCode } from "../sending/messages.ts";
 import { resolveProjectId } from "../projects/projects.ts";
-import { TEMPLATE_TYPES } from "../sending/templates.ts";
 import { DEFAULT_PROOF_TTL_S, MAX_ATTEMPTS, MAX_METADATA_BYTES, proofOptions, type Answer, type CreateInput, type UseCaseDeps } from "./deps.ts";
 import { providerCheck } from "./domain-checks.ts";
 import { inboundTestMessage } from "./test-messages.ts";

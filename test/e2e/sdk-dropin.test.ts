@@ -208,7 +208,7 @@ describe("webhooks: deliveries list, stats, retry and detail", () => {
     const stats = await waitFor(async () => {
       const s = (await test.get("/api/v1/webhook-deliveries/stats")).body;
       return s.failed === 1 ? s : undefined;
-    }, 15_000);
+    }, 15_000, 1_000); // every poll counts against the tenant's RATE requests per minute
     expect(stats).toEqual({
       total: 1,
       delivered: 0,
@@ -259,7 +259,7 @@ describe("webhooks: deliveries list, stats, retry and detail", () => {
     const delivered = await waitFor(async () => {
       const d = (await test.get(`/api/v1/webhook-deliveries/${id}`)).body;
       return d.status === "delivered" ? d : undefined;
-    }, 15_000);
+    }, 15_000, 1_000);
     expect(delivered!.delivered_at).toBe(delivered!.last_attempt_at);
     expect(Date.parse(delivered!.delivered_at)).not.toBeNaN();
     // the delivered body is what the OpenAPI document's x-webhooks says

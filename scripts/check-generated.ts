@@ -1,10 +1,12 @@
-// Fails when packages/contracts/src/gen is not what `buf generate` makes from proto/ today, or when
-// @icv/client's generated files (packages/client/src/gen) are not what scripts/generate-client.ts
-// makes from the gateway's routes today.
+// Fails when packages/contracts/src/gen is not what `buf generate` makes from proto/ today, when the
+// verification service's channel table (channels/table.gen.ts) is not what scripts/generate-channels.ts
+// makes from vocabulary.proto today, or when @icv/client's generated files (packages/client/src/gen)
+// are not what scripts/generate-client.ts makes from the gateway's routes today.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { CHANNEL_TABLE_FILE, channelTableFile } from "./generate-channels.ts";
 import { clientFiles } from "./generate-client.ts";
 
 const committed = "packages/contracts/src/gen";
@@ -31,6 +33,8 @@ try {
       .filter((f) => have.includes(f) && readFileSync(path.join(out, f), "utf8") !== readFileSync(path.join(committed, f), "utf8"))
       .map((f) => `stale ${f}`),
   ];
+  if (!existsSync(CHANNEL_TABLE_FILE)) stale.push(`missing ${CHANNEL_TABLE_FILE}`);
+  else if (readFileSync(CHANNEL_TABLE_FILE, "utf8") !== channelTableFile()) stale.push(`stale ${CHANNEL_TABLE_FILE}`);
   const client = "packages/client/src/gen";
   const made = await clientFiles();
   for (const [name, text] of Object.entries(made)) {
@@ -42,7 +46,7 @@ try {
     console.error(`generated files are out of date (run npm run generate and commit):\n  ${stale.join("\n  ")}`);
     process.exit(1);
   }
-  console.log(`generated contracts are up to date (${want.length} files), and the client's ${Object.keys(made).length} files`);
+  console.log(`generated contracts are up to date (${want.length} files), the channel table, and the client's ${Object.keys(made).length} files`);
 } finally {
   rmSync(out, { recursive: true, force: true });
 }

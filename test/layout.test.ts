@@ -249,9 +249,9 @@ describe("services/verification/src/channels", () => {
   const dir = path.join(ROOT, "services/verification/src/channels");
   const entries = fs.readdirSync(dir, { withFileTypes: true });
 
-  it("holds channel.ts, registry.ts, shared/ and one folder per asset type (no index.ts)", () => {
+  it("holds channel.ts, registry.ts, the generated table.gen.ts, shared/ and one folder per asset type (no index.ts)", () => {
     const files = entries.filter((e) => e.isFile()).map((e) => e.name);
-    expect(files.sort()).toEqual(["channel.ts", "registry.ts"]);
+    expect(files.sort()).toEqual(["channel.ts", "registry.ts", "table.gen.ts"]);
     const folders = entries.filter((e) => e.isDirectory()).map((e) => e.name);
     expect(folders.sort()).toEqual([...Object.keys(CHANNELS_BY_TYPE), "shared"].sort());
     expect(
@@ -268,15 +268,21 @@ describe("services/verification/src/channels", () => {
     expect(missing).toEqual([]);
   });
 
-  it("registry.ts imports each channel file, and no other file of channels/ imports the registry", () => {
+  it("the generated table imports each channel file, only registry.ts imports the table, and no other file of channels/ imports either", () => {
     const registry = path.join(dir, "registry.ts");
+    const table = path.join(dir, "table.gen.ts");
     const channelFiles = Object.entries(CHANNELS_BY_TYPE).flatMap(([type, channels]) => channels.map((c) => path.join(dir, type, `${c}.ts`)));
-    const imported = new Set(importsOf(registry));
+    const imported = new Set(importsOf(table));
     expect(channelFiles.filter((f) => !imported.has(f)).map(rel)).toEqual([]);
+    expect(importsOf(registry)).toContain(table);
     const offenders = tsFiles(dir)
-      .filter((f) => f !== registry && importsOf(f).includes(registry))
+      .filter((f) => (f !== registry && importsOf(f).includes(table)) || (f !== registry && f !== table && importsOf(f).includes(registry)))
       .map(rel);
     expect(offenders).toEqual([]);
+    const outside = SOURCE_DIRS.flatMap(tsFiles)
+      .filter((f) => !f.startsWith(dir + path.sep) && importsOf(f).includes(table))
+      .map(rel);
+    expect(outside).toEqual([]);
   });
 
   it("a type's folder imports channel.ts, shared/ and its own helpers only (never another type's folder)", () => {

@@ -4,6 +4,7 @@ import { CHANNELS_BY_TYPE, parseConfig } from "@icv/platform";
 import { AppError } from "@icv/platform/errors.ts";
 import type { AssetType } from "../../src/channels/channel.ts";
 import { channelFor, CHANNELS } from "../../src/channels/registry.ts";
+import { channelTableSource } from "../../../../scripts/generate-channels.ts";
 import { errorOf, expectInvalid, normalize, NOW, bare, configured, ETH, challenge, options } from "./helpers.ts";
 
 const ALL = (Object.entries(CHANNELS_BY_TYPE) as [AssetType, readonly string[]][]).flatMap(([t, cs]) => cs.map((c) => [t, c] as const));
@@ -13,6 +14,15 @@ describe("the table", () => {
   it("holds every type/channel of the spec's table and nothing else", () => {
     expect(Object.fromEntries(Object.entries(CHANNELS).map(([t, row]) => [t, Object.keys(row)]))).toEqual(CHANNELS_BY_TYPE);
     for (const [t, c] of ALL) expect(channelFor(t, c)).toMatchObject({ type: t, channel: c });
+  });
+
+  it("is generated from the vocabulary: a new Channel value names its file <type>/<channel>.ts, and a repeated name is imported under its type", () => {
+    const source = channelTableSource({ ...CHANNELS_BY_TYPE, phone: [...CHANNELS_BY_TYPE.phone, "signal"] });
+    expect(source).toContain('import { signal } from "./phone/signal.ts";');
+    expect(source).toContain("  phone: { whatsapp, telegram, sms, viber, signal },");
+    expect(source).toContain('import { email as domainEmail } from "./domain/email.ts";');
+    expect(source).toContain("  domain: { dns, http, email: domainEmail, auto },");
+    expect(channelTableSource(CHANNELS_BY_TYPE)).not.toContain("signal");
   });
 
   it("channelFor refuses an unknown pair as validation_error, without reading the prototype", () => {

@@ -8,14 +8,15 @@ import { createLogger } from "@icv/platform/logger.ts";
 import { initWorker, runPrimary, workerPlan, workerSlot } from "@icv/platform/workers.ts";
 
 const started = Date.now();
-const config = loadConfig();
+// the platform's keys; the processes that serve read the verification channels' keys too (startServices)
+const base = loadConfig();
 const slot = workerSlot();
-const logger = slot === undefined ? createLogger({ level: config.LOG_LEVEL }) : createLogger({ level: config.LOG_LEVEL }).child({ worker: slot });
+const logger = slot === undefined ? createLogger({ level: base.LOG_LEVEL }) : createLogger({ level: base.LOG_LEVEL }).child({ worker: slot });
 
 if (cluster.isPrimary) {
   let plan: ReturnType<typeof workerPlan>;
   try {
-    plan = workerPlan(config);
+    plan = workerPlan(base);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     process.stderr.write(`${e.message}\n`);
@@ -26,11 +27,11 @@ if (cluster.isPrimary) {
     runPrimary({
       workers: plan.workers,
       logger,
-      poolMax: config.DB_POOL_MAX,
-      stopTimeoutMs: config.SHUTDOWN_TIMEOUT_MS + 10_000,
+      poolMax: base.DB_POOL_MAX,
+      stopTimeoutMs: base.SHUTDOWN_TIMEOUT_MS + 10_000,
       // the generated certificates (no TLS_*_FILE) are made here, so no two workers write them at once
       beforeFork: async () => {
-        if (!config.TLS_CERT_FILE) await (await import("@icv/platform/tls.ts")).ensureTlsDir(config.tlsDir, logger);
+        if (!base.TLS_CERT_FILE) await (await import("@icv/platform/tls.ts")).ensureTlsDir(base.tlsDir, logger);
       },
     });
   } else {
@@ -59,6 +60,7 @@ async function startServices(): Promise<void> {
     { startLogService },
     { startGateway },
     { printDevTenant },
+    { CHANNEL_CONFIG },
   ] = await Promise.all([
     import("@icv/platform"),
     import("../services/proof/src/start.ts"),
@@ -69,7 +71,10 @@ async function startServices(): Promise<void> {
     import("../services/log/src/start.ts"),
     import("../services/gateway/src/start.ts"),
     import("../services/gateway/src/print.ts"),
+    import("../services/verification/src/channels/registry.ts"),
   ]);
+  // the whole configuration: the platform's keys and the channels' (a bad one: one line, exit 1)
+  const config = loadConfig(process.env, CHANNEL_CONFIG);
   // a bad client file stops the start before anything opens (the services read it again)
   if (config.INTERNAL_CLIENTS_FILE) {
     const { InternalClientsError, readInternalClients } = await import("@icv/platform/internal-clients.ts");

@@ -37,6 +37,7 @@ import { LogStore, type LogEnv } from "../../services/log/src/store/log.ts";
 import { startProofService } from "../../services/proof/src/start.ts";
 import { startSessionService } from "../../services/session/src/start.ts";
 import { startVerificationService } from "../../services/verification/src/start.ts";
+import { CHANNEL_CONFIG } from "../../services/verification/src/channels/registry.ts";
 import { startWebhookService } from "../../services/webhook/src/start.ts";
 import type { BenchCase } from "./case.ts";
 import { perSec, type Row } from "./report.ts";
@@ -131,7 +132,7 @@ async function startStack(): Promise<Stack> {
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     ...Object.fromEntries(["VERIFICATION", "PROOF", "SESSION", "DOMAIN", "WEBHOOK", "LOG"].map((n) => [`${n}_GRPC_PORT`, "0"])),
   };
-  const cfg = (): Config => parseConfig(env);
+  const cfg = (): Config => parseConfig(env, CHANNEL_CONFIG);
   const services: Record<string, RunningService> = {};
   [services.proof, services.domain, services.webhook, services.log] = await Promise.all([
     startProofService(cfg(), logger),

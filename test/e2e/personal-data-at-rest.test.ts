@@ -13,6 +13,7 @@ import { randomBytes } from "node:crypto";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { createLogger, openDatabase, parseConfig } from "@icv/platform";
 import { startVerificationService } from "../../services/verification/src/start.ts";
+import { CHANNEL_CONFIG } from "../../services/verification/src/channels/registry.ts";
 import { startWebhookService } from "../../services/webhook/src/start.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { api } from "../support/stack.ts";
@@ -114,7 +115,10 @@ describe("personal data at rest", () => {
     const made = await api(stack.url, t.testKey).post("/api/v1/verifications", { type: "email", channel: "email", identifier: "sealed.row@example.com" });
     expect(made.status, made.text).toBe(201);
     const start = (key: string) =>
-      startVerificationService(parseConfig({ ...stack.env, VERIFICATION_GRPC_PORT: "0", DATA_ENCRYPTION_KEY: key }), createLogger({ level: "silent" }));
+      startVerificationService(
+        parseConfig({ ...stack.env, VERIFICATION_GRPC_PORT: "0", DATA_ENCRYPTION_KEY: key }, CHANNEL_CONFIG),
+        createLogger({ level: "silent" }),
+      );
     await expect(start(randomBytes(32).toString("base64"))).rejects.toThrow(/key version 1 is not the key/);
     await expect(start(`2:${randomBytes(32).toString("base64")}`)).rejects.toThrow(/missing key version 1/);
     // the webhook service, on the delivery bodies the first test stored sealed

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, parseConfig, type RunningService } from "@icv/platform";
 import { startProofService } from "../../services/proof/src/start.ts";
 import { startVerificationService } from "../../services/verification/src/start.ts";
+import { CHANNEL_CONFIG } from "../../services/verification/src/channels/registry.ts";
 import { startSessionService } from "../../services/session/src/start.ts";
 import { startDomainService } from "../../services/domain/src/start.ts";
 import { startWebhookService } from "../../services/webhook/src/start.ts";
@@ -60,7 +61,7 @@ async function deployment(databaseUrl: string) {
     RETRY_BACKOFF_MAX_MS: "200",
   };
   for (const n of NAMES) env[`${n.toUpperCase()}_GRPC_PORT`] = String(await freePort());
-  const config = parseConfig(env);
+  const config = parseConfig(env, CHANNEL_CONFIG);
   const logger = createLogger({ level: env.LOG_LEVEL });
   const start = async (name: Name) => {
     const s = await (STARTERS[name] as (c: typeof config, l: typeof logger) => Promise<RunningService>)(config, logger);

@@ -12,6 +12,7 @@ import { AdminService } from "@icv/contracts/gen/icv/gateway/v1/admin_service_pb
 import { createLogger, parseConfig, systemClock, type Clock, type Config, type RunningService } from "@icv/platform";
 import { startProofService } from "../../services/proof/src/start.ts";
 import { startVerificationService } from "../../services/verification/src/start.ts";
+import { CHANNEL_CONFIG } from "../../services/verification/src/channels/registry.ts";
 import { startSessionService } from "../../services/session/src/start.ts";
 import { startDomainService } from "../../services/domain/src/start.ts";
 import { startWebhookService } from "../../services/webhook/src/start.ts";
@@ -110,7 +111,7 @@ async function launch(dataDir: string, dbUrl: string | undefined, overrides: Rec
     ...overrides,
   };
   const logger = createLogger({ level: env.LOG_LEVEL, destination: logTo });
-  const cfg = (): Config => parseConfig(env);
+  const cfg = (): Config => parseConfig(env, CHANNEL_CONFIG);
 
   const services = {} as Stack["services"];
   [services.proof, services.domain, services.webhook, services.log] = await Promise.all([
@@ -148,7 +149,7 @@ async function launch(dataDir: string, dbUrl: string | undefined, overrides: Rec
     async restart(name, whileDown) {
       await services[name].close();
       await whileDown?.();
-      const pinned = parseConfig({ ...env, [`${name.toUpperCase()}_GRPC_PORT`]: port(services[name].url) });
+      const pinned = parseConfig({ ...env, [`${name.toUpperCase()}_GRPC_PORT`]: port(services[name].url) }, CHANNEL_CONFIG);
       const start = { proof: startProofService, verification: startVerificationService, session: startSessionService, log: startLogService }[name];
       services[name] = await start(pinned, logger, clock);
     },

@@ -3,6 +3,7 @@ import { isSupportedCountry } from "libphonenumber-js";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
+import { type ConfigShape, isProviderUrl } from "./config-section.ts";
 import { MESSAGING_CONFIG } from "./messaging/registry.ts";
 import { isDataKeys } from "./personal-data.ts";
 
@@ -169,15 +170,10 @@ const base = z
     // server-sent events
     SSE_MAX_CONNECTIONS_PER_TENANT: z.coerce.number().int().min(1).default(10),
     SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(30_000),
-    // providers: the messaging providers' keys come from their files (messaging/registry.ts); a
-    // channel whose provider is unset is unavailable for live keys
-    SMTP_URL: z
-      .string()
-      .regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL")
-      .optional(),
-    SMTP_FROM: z.string().optional(),
-    // Kraken's REST API (account verifications on kraken: a read-only API key, checked once)
-    KRAKEN_API_URL: z.string().url().default("https://api.kraken.com"),
+    // providers: the messaging providers' keys come from their files (messaging/registry.ts), the
+    // verification channels' keys (SMTP, OAuth apps, Kraken) from theirs, given to parseConfig as a
+    // section by the processes that run the verification service; a channel whose provider is
+    // unset is unavailable for live keys
     // domain checks (docs/domains.md): the resolvers that find a domain's name servers and
     // addresses (comma list of host:port; default the system's), the port the authoritative
     // servers are asked on, one DNS query's timeout, the HTTP file's ports, and how long a
@@ -219,30 +215,6 @@ const base = z
   })
   .extend(MESSAGING_CONFIG);
 
-/** The OAuth 2.0 providers of the social and account channels (docs/oauth.md); kraken is not one. */
-export const OAUTH_PROVIDERS = ["github", "google", "facebook", "x", "linkedin", "instagram", "youtube", "tiktok", "coinbase"] as const;
-export type OAuthProvider = (typeof OAUTH_PROVIDERS)[number];
-
-/**
- * Per OAuth provider: OAUTH_<P>_CLIENT_ID and _CLIENT_SECRET (the app registered with the provider),
- * and _AUTHORIZATION_URL, _TOKEN_URL, _USERINFO_URL (default: the provider's real endpoints; set
- * them only to point at a stand-in). Endpoints must be https:// unless ALLOW_PRIVATE_TARGETS is on.
- */
-const perOAuthProvider = z.object(
-  Object.fromEntries(
-    OAUTH_PROVIDERS.flatMap((p) => {
-      const up = `OAUTH_${p.toUpperCase()}`;
-      return [
-        [`${up}_CLIENT_ID`, z.string().min(1).max(512).optional()],
-        [`${up}_CLIENT_SECRET`, z.string().min(1).max(1024).optional()],
-        [`${up}_AUTHORIZATION_URL`, z.string().url().optional()],
-        [`${up}_TOKEN_URL`, z.string().url().optional()],
-        [`${up}_USERINFO_URL`, z.string().url().optional()],
-      ];
-    }),
-  ) as Record<string, z.ZodOptional<z.ZodType>>,
-);
-
 /**
  * Per service: <NAME>_GRPC_PORT (listen), <NAME>_URL (callers' address), <NAME>_DATABASE_URL,
  * <NAME>_HEALTH_PORT (a plain grpc.health.v1 listener for probes; unset: none).
@@ -270,7 +242,7 @@ const perService = z.object({
     }),
   ) as Record<string, z.ZodOptional<z.ZodType>>),
 });
-const schema = base.extend(perService.shape).extend(perOAuthProvider.shape);
+const schema = base.extend(perService.shape);
 
 type Base = z.infer<typeof base>;
 export type Config = Base & {
@@ -292,13 +264,23 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 export class ConfigError extends Error {}
 
-/** Every variable the config reads; `.env.example` lists each one (test/env-example.test.ts checks). */
+/**
+ * Every variable the config reads itself; with the sections' keys, `.env.example` lists each one
+ * (packages/platform/test/env-example.test.ts checks, with the verification channels' section).
+ */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
 
-/** Parses and validates the environment once. Throws ConfigError with a one-line message naming the variable. */
-export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
+export { providerUrl, settingsOf, type ConfigShape, type SettingsOf } from "./config-section.ts";
+
+/**
+ * Parses and validates the environment once, with the sections of the code this process runs
+ * (the verification channels' CHANNEL_CONFIG): their keys are validated and kept like the
+ * config's own. Throws ConfigError with a one-line message naming the variable.
+ */
+export function parseConfig(env: Record<string, string | undefined> = process.env, ...sections: ConfigShape[]): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
-  const r = schema.safeParse(cleaned);
+  const full = sections.reduce<z.ZodObject<ConfigShape>>((s, section) => s.extend(section), schema);
+  const r = full.safeParse(cleaned);
   if (!r.success) {
     const issue = r.error.issues[0];
     const name = String(issue.path[0] ?? "environment");
@@ -310,11 +292,10 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     throw new ConfigError("invalid configuration: TLS_CA_FILE must be set together with TLS_CERT_FILE and TLS_KEY_FILE (all three or none)");
   if (!LOOPBACK.test(c.ADMIN_HOST) && !c.ADMIN_TOKEN)
     throw new ConfigError("invalid configuration: ADMIN_TOKEN is required when ADMIN_HOST is not a loopback address");
-  // provider endpoints come from configuration only; a plain-http one is a stand-in (tests, local development)
-  for (const name of [
-    ...OAUTH_PROVIDERS.flatMap((p) => ["AUTHORIZATION", "TOKEN", "USERINFO"].map((k) => `OAUTH_${p.toUpperCase()}_${k}_URL`)),
-    "KRAKEN_API_URL",
-  ]) {
+  // provider endpoints (the keys declared with providerUrl) come from configuration only; a
+  // plain-http one is a stand-in (tests, local development)
+  for (const [name, key] of Object.entries(full.shape)) {
+    if (!isProviderUrl(key)) continue;
     const v = c[name] as string | undefined;
     if (v && !v.startsWith("https://") && !c.ALLOW_PRIVATE_TARGETS)
       throw new ConfigError(`invalid configuration: ${name} must be an https:// URL (http:// only with ALLOW_PRIVATE_TARGETS=true, for a local stand-in)`);
@@ -335,10 +316,10 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   };
 }
 
-/** For entry points: parse, or print one line and exit 1. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+/** For entry points: parse (with the sections of the code this process runs), or print one line and exit 1. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, ...sections: ConfigShape[]): Config {
   try {
-    return parseConfig(env);
+    return parseConfig(env, ...sections);
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`${e.message}\n`);

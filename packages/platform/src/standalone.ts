@@ -1,4 +1,5 @@
 import tls from "node:tls";
+import type { ConfigShape } from "./config-section.ts";
 import { ConfigError, loadConfig, type Config, type ServiceName } from "./config.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { onShutdown } from "./boot.ts";
@@ -59,14 +60,16 @@ function checkPeers(config: Config, identity: TlsIdentity, peers: ServiceName[],
  * 1): a service on the embedded database whose events other processes would need
  * (openServiceDatabase), events followed from a service whose database this process cannot
  * reach (the postgres transport), or a peer in `calls` whose certificate is not of this
- * process's CA.
+ * process's CA. `sections`: the configuration the service declares beyond the platform's (the
+ * verification channels' keys), validated with the rest.
  */
 export async function runAlone<S extends { close(): Promise<void> }>(
   name: InternalName,
   calls: ServiceName[],
   start: (config: Config, logger: Logger) => Promise<S>,
+  ...sections: ConfigShape[]
 ): Promise<S> {
-  const config: Config = { ...loadConfig(), alone: name };
+  const config: Config = { ...loadConfig(process.env, ...sections), alone: name };
   const logger = createLogger({ level: config.LOG_LEVEL });
   const refuse = (message: string): never => {
     process.stderr.write(`${message}\n`);

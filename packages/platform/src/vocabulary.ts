@@ -8,6 +8,7 @@ import {
   ChallengeMethodSchema,
   type Channel as ChannelEnum,
   ChannelSchema,
+  oauth_sign_in,
   type PhoneDelivery as PhoneDeliveryEnum,
   PhoneDeliverySchema,
   type VerificationStatus as VerificationStatusEnum,
@@ -51,6 +52,15 @@ export const CHANNELS_BY_TYPE: Readonly<Record<AssetType, readonly AssetChannel[
 
 /** Every channel of the table once (email is both an email's and a domain's channel), in the table's order. */
 export const ASSET_CHANNELS = [...new Set(Object.values(CHANNELS_BY_TYPE).flat())];
+
+/**
+ * The channels completed by signing in with their provider (OAuth 2.0: the social channels and
+ * coinbase), the Channel values marked oauth_sign_in: the gateway's /oauth/{channel} routes and the
+ * verification service's OAuth providers read this list; the channels' own `method` agrees (its registry test).
+ */
+export const OAUTH_CHANNELS: readonly AssetChannel[] = ChannelSchema.values
+  .filter((c) => getOption(c, oauth_sign_in))
+  .map((c) => c.localName.toLowerCase() as AssetChannel);
 
 /** A verification's status (the VerificationStatus enum of vocabulary.proto). */
 export type VerificationStatus = Word<typeof VerificationStatusEnum>;

@@ -2,15 +2,16 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "../src/config.ts";
+import { z } from "zod";
+import { ConfigError, type ConfigShape, parseConfig, providerUrl, settingsOf } from "../src/config.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, "../../..");
 
 /** The ConfigError parseConfig throws for env (fails the test when it does not throw). */
-function configError(env: Record<string, string>): ConfigError {
+function configError(env: Record<string, string>, ...sections: ConfigShape[]): ConfigError {
   try {
-    parseConfig(env);
+    parseConfig(env, ...sections);
   } catch (e) {
     expect(e).toBeInstanceOf(ConfigError);
     return e as ConfigError;
@@ -180,15 +181,32 @@ describe("loadConfig in an entry point", () => {
   });
 });
 
-describe("OAuth provider and Kraken endpoints (configuration only, never from callers)", () => {
-  it("default to the providers' real https endpoints and refuse plain http unless ALLOW_PRIVATE_TARGETS is on (a stand-in)", () => {
-    expect(parseConfig({}).KRAKEN_API_URL).toBe("https://api.kraken.com");
-    for (const name of ["OAUTH_GITHUB_TOKEN_URL", "OAUTH_GOOGLE_USERINFO_URL", "OAUTH_COINBASE_AUTHORIZATION_URL", "KRAKEN_API_URL"]) {
-      expect(() => parseConfig({ [name]: "http://127.0.0.1:9999/x" }), name).toThrow(new RegExp(`${name} must be an https:// URL`));
-      expect((parseConfig({ [name]: "http://127.0.0.1:9999/x", ALLOW_PRIVATE_TARGETS: "true" }) as unknown as Record<string, string>)[name]).toBe(
+describe("sections: keys declared beside the code that reads them (the verification channels')", () => {
+  const section = {
+    ACME_API_URL: providerUrl("https://api.acme.example"),
+    ACME_HOOK_URL: providerUrl(),
+    ACME_TOKEN: z.string().min(8, "must be at least 8 characters").optional(),
+  };
+
+  it("are validated and kept with the config's own keys, and only where they are given", () => {
+    const c = parseConfig({ ACME_TOKEN: "12345678", PORT: "4000" }, section);
+    expect(settingsOf(c, section)).toMatchObject({ ACME_API_URL: "https://api.acme.example", ACME_TOKEN: "12345678" });
+    expect(c.PORT).toBe(4000);
+    expect(configError({ ACME_TOKEN: "short" }, section).message).toBe("invalid configuration: ACME_TOKEN must be at least 8 characters");
+    expect(Object.keys(parseConfig({ ACME_TOKEN: "12345678" }))).not.toContain("ACME_TOKEN");
+  });
+
+  it("refuse a provider endpoint that is not https unless ALLOW_PRIVATE_TARGETS is on (a stand-in)", () => {
+    for (const name of ["ACME_API_URL", "ACME_HOOK_URL"]) {
+      expect(configError({ [name]: "http://127.0.0.1:9999/x" }, section).message).toBe(
+        `invalid configuration: ${name} must be an https:// URL (http:// only with ALLOW_PRIVATE_TARGETS=true, for a local stand-in)`,
+      );
+      expect(settingsOf(parseConfig({ [name]: "http://127.0.0.1:9999/x", ALLOW_PRIVATE_TARGETS: "true" }, section), section)[name as "ACME_API_URL"]).toBe(
         "http://127.0.0.1:9999/x",
       );
-      expect((parseConfig({ [name]: "https://stand-in.example/x" }) as unknown as Record<string, string>)[name]).toBe("https://stand-in.example/x");
+      expect(settingsOf(parseConfig({ [name]: "https://stand-in.example/x" }, section), section)[name as "ACME_API_URL"]).toBe("https://stand-in.example/x");
     }
+    // a plain URL key of the same section is not a provider endpoint
+    expect(parseConfig({ ACME_TOKEN: "http://not-a-url-key" }, section)).toBeDefined();
   });
 });

@@ -1,11 +1,15 @@
 // .env.example is the list of record of the configuration: every variable the config reads is
 // in it (as `NAME=` or `# NAME=`), and every variable in it is read, by the config or by one of
-// the tools named below.
+// the tools named below. The config's variables are the platform's and the sections'
+// (the verification channels' CHANNEL_CONFIG: SMTP, the OAuth apps, Kraken).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { CONFIG_VARIABLES } from "../src/config.ts";
+import { CHANNEL_CONFIG } from "../../../services/verification/src/channels/registry.ts";
+import { CONFIG_VARIABLES as PLATFORM_VARIABLES } from "../src/config.ts";
+
+const CONFIG_VARIABLES = [...PLATFORM_VARIABLES, ...Object.keys(CHANNEL_CONFIG)];
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
@@ -56,6 +60,7 @@ describe(".env.example", () => {
     expect(exampleVariables().has("e")).toBe(false);
     expect(CONFIG_VARIABLES).toContain("PORT");
     expect(CONFIG_VARIABLES).toContain("VERIFICATION_GRPC_PORT");
+    for (const name of ["SMTP_URL", "KRAKEN_API_URL", "OAUTH_TIKTOK_USERINFO_URL"]) expect(CONFIG_VARIABLES).toContain(name);
   });
 
   it("lists every variable the config reads", () => {

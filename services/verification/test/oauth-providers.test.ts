@@ -1,12 +1,13 @@
 /** The provider table: what each provider's user answer yields, and the configuration a provider needs. */
 import { describe, expect, it } from "vitest";
-import { OAUTH_PROVIDERS, parseConfig } from "@icv/platform";
+import { OAUTH_CHANNELS, parseConfig } from "@icv/platform";
+import { CHANNEL_CONFIG } from "../src/channels/registry.ts";
 import { PROVIDERS, providerSettings } from "../src/oauth/providers.ts";
 import { parseLinkToken, startLink } from "../src/channels/shared/sign-in-link.ts";
 
 describe("the provider table", () => {
   it("has one row per OAuth provider, each with https endpoints and scopes", () => {
-    expect(Object.keys(PROVIDERS).sort()).toEqual([...OAUTH_PROVIDERS].sort());
+    expect(Object.keys(PROVIDERS).sort()).toEqual([...OAUTH_CHANNELS].sort());
     for (const [name, row] of Object.entries(PROVIDERS)) {
       for (const url of [row.authorizationUrl, row.tokenUrl, row.userUrl]) expect(url, name).toMatch(/^https:\/\//);
       expect(row.scopes.length, name).toBeGreaterThan(0);
@@ -36,21 +37,24 @@ describe("the provider table", () => {
       handles: ["t@example.com", "u1"],
       subject: "u1",
     });
-    for (const name of OAUTH_PROVIDERS) expect(PROVIDERS[name].account({}), name).toBeUndefined();
+    for (const name of Object.keys(PROVIDERS) as (keyof typeof PROVIDERS)[]) expect(PROVIDERS[name].account({}), name).toBeUndefined();
     expect(PROVIDERS.youtube.account({ items: [] })).toBeUndefined();
     expect(PROVIDERS.github.account({ login: ["octocat"], id: { x: 1 } })).toBeUndefined();
   });
 
   it("needs a client id and secret; endpoints default to the real ones and follow the configuration", () => {
-    expect(providerSettings(parseConfig({ OAUTH_GITHUB_CLIENT_ID: "id" }), "github")).toBeUndefined();
-    const real = providerSettings(parseConfig({ OAUTH_GITHUB_CLIENT_ID: "id", OAUTH_GITHUB_CLIENT_SECRET: "s" }), "github")!;
+    expect(providerSettings(parseConfig({ OAUTH_GITHUB_CLIENT_ID: "id" }, CHANNEL_CONFIG), "github")).toBeUndefined();
+    const real = providerSettings(parseConfig({ OAUTH_GITHUB_CLIENT_ID: "id", OAUTH_GITHUB_CLIENT_SECRET: "s" }, CHANNEL_CONFIG), "github")!;
     expect(real).toMatchObject({ clientId: "id", clientSecret: "s", tokenUrl: "https://github.com/login/oauth/access_token" });
     const stand = providerSettings(
-      parseConfig({
-        OAUTH_GITHUB_CLIENT_ID: "id",
-        OAUTH_GITHUB_CLIENT_SECRET: "s",
-        OAUTH_GITHUB_TOKEN_URL: "https://stand-in.example/token",
-      }),
+      parseConfig(
+        {
+          OAUTH_GITHUB_CLIENT_ID: "id",
+          OAUTH_GITHUB_CLIENT_SECRET: "s",
+          OAUTH_GITHUB_TOKEN_URL: "https://stand-in.example/token",
+        },
+        CHANNEL_CONFIG,
+      ),
       "github",
     )!;
     expect(stand.tokenUrl).toBe("https://stand-in.example/token");

@@ -15,6 +15,7 @@ import { createVerification } from "../src/verifications/create.ts";
 import { completeInbound } from "../src/verifications/inbound.ts";
 import { resendCode } from "../src/verifications/resend.ts";
 import { Projects } from "../src/projects/projects.ts";
+import { CHANNEL_CONFIG } from "../src/channels/registry.ts";
 import { SendLimits } from "../src/sending/send-limits.ts";
 import type { Mail } from "../src/sending/mailer.ts";
 
@@ -39,13 +40,16 @@ beforeAll(async () => {
   v = useCaseDeps({
     store: new VerificationStore(db),
     proofs: proof.client,
-    config: parseConfig({
-      SMTP_URL: "smtp://127.0.0.1:1",
-      WHATSAPP_PHONE_NUMBER: "+15550001234",
-      WHATSAPP_PHONE_NUMBER_ID: "1098765432",
-      WHATSAPP_ACCESS_TOKEN: "EAAG-test-access-token",
-      WHATSAPP_APP_SECRET: "whatsapp-app-secret-1",
-    }),
+    config: parseConfig(
+      {
+        SMTP_URL: "smtp://127.0.0.1:1",
+        WHATSAPP_PHONE_NUMBER: "+15550001234",
+        WHATSAPP_PHONE_NUMBER_ID: "1098765432",
+        WHATSAPP_ACCESS_TOKEN: "EAAG-test-access-token",
+        WHATSAPP_APP_SECRET: "whatsapp-app-secret-1",
+      },
+      CHANNEL_CONFIG,
+    ),
     clock,
     hmacKey: "k".repeat(32),
     logger: createLogger({ level: "debug", destination: { write: (s: string) => void logs.push(s) } }),

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { z } from "zod";
+import type { ConfigShape, SettingsOf } from "../config-section.ts";
 
 /**
  * The contract of a messaging provider (one file each beside this one: telegram, whatsapp, sms,
@@ -10,11 +10,8 @@ import type { z } from "zod";
  * (registry.ts) alone; neither names a provider.
  */
 
-/** The zod validation of a provider's environment variables (composed into the config by config.ts). */
-export type ConfigShape = Record<string, z.ZodType>;
-
-/** The parsed values of a provider's configuration keys. */
-export type SettingsOf<S extends ConfigShape> = z.output<z.ZodObject<S>>;
+/** A provider's configuration keys are a section of the configuration (composed into it by config.ts). */
+export type { ConfigShape, SettingsOf };
 
 /**
  * One message a user sent, as every provider reads into it. `sender` is what the provider

@@ -7,7 +7,7 @@
 import type { Client } from "@connectrpc/connect";
 import { z } from "zod";
 import type { VerificationService } from "@icv/contracts/gen/icv/verification/v1/verification_service_pb.ts";
-import { OAUTH_PROVIDERS } from "@icv/platform";
+import { OAUTH_CHANNELS } from "@icv/platform";
 import { sendOAuthPage } from "../hosted/oauth-page.ts";
 import { route, type RouteDef } from "../registry.ts";
 
@@ -16,7 +16,7 @@ const Channel = z.object({
   channel: z
     .string()
     .regex(/^[a-z]{1,16}$/, "channel must be a channel name")
-    .meta({ enum: [...OAUTH_PROVIDERS], description: "A channel signed in with its provider (social channels and coinbase)" }),
+    .meta({ enum: [...OAUTH_CHANNELS], description: "A channel signed in with its provider (social channels and coinbase)" }),
 });
 const StartQuery = z.object({ t: z.string().min(1).max(256).describe("the sign-in link's single-use token") });
 /** The provider's answer: code and state (or error), and what else it sends (iss, scope, …). */

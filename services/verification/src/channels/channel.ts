@@ -4,7 +4,7 @@
  * helpers beside them (shared/, their type's folder) only.
  */
 import type { z } from "zod";
-import { AppError, type AssetType, type ChallengeMethod, type Config, type EnvName } from "@icv/platform";
+import { AppError, type AssetType, type ChallengeMethod, type Config, type ConfigShape, type EnvName } from "@icv/platform";
 
 /** The asset types: the keys of the type/channel table (@icv/platform's CHANNELS_BY_TYPE). */
 export type { AssetType };
@@ -158,6 +158,13 @@ export interface Channel {
   evidence: z.ZodType<Evidence, SubmitBody>;
   /** The hosted page's form of this channel. */
   form: HostedForm;
+  /**
+   * The environment variables this channel reads, with their validation (registry.ts composes them
+   * into CHANNEL_CONFIG, the section parseConfig is given where the service runs); a provider's
+   * endpoint is declared with `providerUrl` (https only, unless ALLOW_PRIVATE_TARGETS). Its values
+   * are read with `settingsOf(config, section)`.
+   */
+  config?: ConfigShape;
   /**
    * The environment variables a live verification on this channel needs and lacks ([] when it
    * can run). Test keys never need providers: nothing is sent in test mode.

@@ -3,10 +3,12 @@
  * anywhere names a provider. A row says where to send the user (authorization), where to trade
  * the code (token), where to read the signed-in account (user), which scopes to ask, and how to
  * read the account's handles (any may match the verification's identifier) and stable id from
- * the user API's answer. Endpoints are overridable by configuration (OAUTH_{P}_*_URL) so tests
- * run local stand-ins; docs/oauth.md says what each provider compares.
+ * the user API's answer. Endpoints are overridable by configuration (OAUTH_{P}_*_URL, declared by
+ * the OAuth channels: channels/shared/oauth-channel.ts) so tests run local stand-ins; docs/oauth.md
+ * says what each provider compares. The OAuth channels are vocabulary.proto's (OAUTH_CHANNELS);
+ * test/oauth-providers.test.ts holds this table to them.
  */
-import { OAUTH_PROVIDERS, type Config, type OAuthProvider } from "@icv/platform";
+import { OAUTH_CHANNELS, type Config } from "@icv/platform";
 
 export interface ProviderAccount {
   /** The account's names the identifier may equal (normalized by the channel before comparing). */
@@ -48,7 +50,7 @@ const verifiedEmail = (b: Json) => account(b.email_verified === true ? some(str(
 const GOOGLE_AUTHORIZE = "https://accounts.google.com/o/oauth2/v2/auth";
 const GOOGLE_TOKEN = "https://oauth2.googleapis.com/token";
 
-export const PROVIDERS: Record<OAuthProvider, ProviderRow> = {
+export const PROVIDERS = {
   github: {
     authorizationUrl: "https://github.com/login/oauth/authorize",
     tokenUrl: "https://github.com/login/oauth/access_token",
@@ -137,9 +139,13 @@ export const PROVIDERS: Record<OAuthProvider, ProviderRow> = {
     clientAuth: "post",
     account: (b) => account(some(str(obj(b.data).email), str(obj(b.data).id)), str(obj(b.data).id)),
   },
-};
+} satisfies Record<string, ProviderRow>;
 
-export const isOAuthProvider = (channel: string): channel is OAuthProvider => (OAUTH_PROVIDERS as readonly string[]).includes(channel);
+/** An OAuth channel with its provider's row. */
+export type OAuthProvider = keyof typeof PROVIDERS;
+
+export const isOAuthProvider = (channel: string): channel is OAuthProvider =>
+  (OAUTH_CHANNELS as readonly string[]).includes(channel) && Object.hasOwn(PROVIDERS, channel);
 
 export interface ProviderSettings {
   row: ProviderRow;
@@ -154,7 +160,7 @@ export interface ProviderSettings {
 export function providerSettings(config: Config, channel: OAuthProvider): ProviderSettings | undefined {
   const env = config as unknown as Record<string, string | undefined>;
   const up = `OAUTH_${channel.toUpperCase()}`;
-  const row = PROVIDERS[channel];
+  const row: ProviderRow = PROVIDERS[channel];
   const clientId = env[`${up}_CLIENT_ID`];
   const clientSecret = env[`${up}_CLIENT_SECRET`];
   if (!clientId || !clientSecret) return undefined;

@@ -1,5 +1,6 @@
 import type { Transporter } from "nodemailer";
-import { AppError, type Config } from "@icv/platform";
+import { AppError, settingsOf, type Config } from "@icv/platform";
+import { SMTP_CONFIG } from "../channels/shared/smtp.ts";
 
 export interface Mail {
   to: string;
@@ -19,12 +20,13 @@ export interface Mailer {
 
 /** SMTP through nodemailer (pooled connections), from SMTP_URL / SMTP_FROM; undefined when SMTP is not configured. */
 export function smtpMailer(config: Config): Mailer | undefined {
-  if (!config.SMTP_URL) return undefined;
-  const url = config.SMTP_URL.includes("?") ? config.SMTP_URL : `${config.SMTP_URL}?pool=true`;
+  const smtp = settingsOf(config, SMTP_CONFIG);
+  if (!smtp.SMTP_URL) return undefined;
+  const url = smtp.SMTP_URL.includes("?") ? smtp.SMTP_URL : `${smtp.SMTP_URL}?pool=true`;
   // nodemailer is loaded with the first mail, not at start
   let transport: Promise<Transporter> | undefined;
   const open = () => (transport ??= import("nodemailer").then((m) => m.default.createTransport(url)));
-  const from = config.SMTP_FROM ?? `ICV <no-reply@${new URL(config.publicBaseUrl).hostname}>`;
+  const from = smtp.SMTP_FROM ?? `ICV <no-reply@${new URL(config.publicBaseUrl).hostname}>`;
   const address = /<([^>]+)>/.exec(from)?.[1] ?? from;
   return {
     async send({ fromName, ...mail }) {

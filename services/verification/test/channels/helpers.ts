@@ -6,7 +6,7 @@ import { base58, bech32, bech32m } from "@scure/base";
 import { parseConfig, type Config, type EnvName } from "@icv/platform";
 import { AppError } from "@icv/platform/errors.ts";
 import type { AssetType, CreateBody, CreateOptions, PendingVerification } from "../../src/channels/channel.ts";
-import { channelFor } from "../../src/channels/registry.ts";
+import { CHANNEL_CONFIG, channelFor } from "../../src/channels/registry.ts";
 import { parseWith } from "../../src/channels/shared/parse.ts";
 import { codeHmac } from "../../src/channels/shared/secrets.ts";
 
@@ -65,25 +65,28 @@ export const BECH32_ALPHABET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l";
 export const hash160 = bytes(20, 0x3c, 13);
 
 export const NOW = new Date("2026-02-04T10:00:00.000Z");
-export const bare = parseConfig({ PUBLIC_BASE_URL: "https://verify.example.com" });
-export const configured = parseConfig({
-  PUBLIC_BASE_URL: "https://verify.example.com",
-  WHATSAPP_PHONE_NUMBER: "+15551234567",
-  TELEGRAM_BOT_USERNAME: "acme_verify_bot",
-  SMS_PHONE_NUMBER: "15557654321",
-  WHATSAPP_PHONE_NUMBER_ID: "1098765432",
-  WHATSAPP_ACCESS_TOKEN: "EAAG-test-access-token",
-  WHATSAPP_APP_SECRET: "whatsapp-app-secret-1",
-  TELEGRAM_BOT_TOKEN: "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0",
-  TELEGRAM_WEBHOOK_SECRET: "telegram-webhook-secret",
-  TWILIO_ACCOUNT_SID: "AC0123456789abcdef0123456789abcdef",
-  TWILIO_AUTH_TOKEN: "twilio-auth-token-1",
-  SMTP_URL: "smtp://127.0.0.1:2525",
-  OAUTH_GITHUB_CLIENT_ID: "gh-client",
-  OAUTH_GITHUB_CLIENT_SECRET: "gh-secret",
-  OAUTH_COINBASE_CLIENT_ID: "cb-client",
-  OAUTH_COINBASE_CLIENT_SECRET: "cb-secret",
-});
+export const bare = parseConfig({ PUBLIC_BASE_URL: "https://verify.example.com" }, CHANNEL_CONFIG);
+export const configured = parseConfig(
+  {
+    PUBLIC_BASE_URL: "https://verify.example.com",
+    WHATSAPP_PHONE_NUMBER: "+15551234567",
+    TELEGRAM_BOT_USERNAME: "acme_verify_bot",
+    SMS_PHONE_NUMBER: "15557654321",
+    WHATSAPP_PHONE_NUMBER_ID: "1098765432",
+    WHATSAPP_ACCESS_TOKEN: "EAAG-test-access-token",
+    WHATSAPP_APP_SECRET: "whatsapp-app-secret-1",
+    TELEGRAM_BOT_TOKEN: "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0",
+    TELEGRAM_WEBHOOK_SECRET: "telegram-webhook-secret",
+    TWILIO_ACCOUNT_SID: "AC0123456789abcdef0123456789abcdef",
+    TWILIO_AUTH_TOKEN: "twilio-auth-token-1",
+    SMTP_URL: "smtp://127.0.0.1:2525",
+    OAUTH_GITHUB_CLIENT_ID: "gh-client",
+    OAUTH_GITHUB_CLIENT_SECRET: "gh-secret",
+    OAUTH_COINBASE_CLIENT_ID: "cb-client",
+    OAUTH_COINBASE_CLIENT_SECRET: "cb-secret",
+  },
+  CHANNEL_CONFIG,
+);
 export const ETH = getAddress("0x52908400098527886e0f7030069857d2e4169ee7");
 
 export const challenge = (type: AssetType, channel: string, identifier: string, opts: { env?: EnvName; config?: Config; options?: CreateOptions } = {}) =>
@@ -122,7 +125,7 @@ export function takenOptions(type: AssetType, channel: string): string[] {
 // ---------------------------------------------------------------------------------------------
 // evidence (Channel.complete)
 
-export const CTX = { hmacKey: "test-hmac-key-0123456789abcdef", config: parseConfig({ PUBLIC_BASE_URL: "https://verify.example.com" }) };
+export const CTX = { hmacKey: "test-hmac-key-0123456789abcdef", config: parseConfig({ PUBLIC_BASE_URL: "https://verify.example.com" }, CHANNEL_CONFIG) };
 
 /** A pending verification as Channel.complete sees it; `code` is stored as its HMAC. */
 export function pending(v: {

@@ -1,9 +1,9 @@
 /** The registry: the type/channel table, and what every channel answers alike (input rules, masks, TTLs, providers, methods). */
 import { describe, it, expect } from "vitest";
-import { CHANNELS_BY_TYPE, parseConfig } from "@icv/platform";
+import { CHANNELS_BY_TYPE, OAUTH_CHANNELS, parseConfig } from "@icv/platform";
 import { AppError } from "@icv/platform/errors.ts";
 import type { AssetType } from "../../src/channels/channel.ts";
-import { channelFor, CHANNELS } from "../../src/channels/registry.ts";
+import { CHANNEL_CONFIG, channelFor, CHANNELS } from "../../src/channels/registry.ts";
 import { channelTableSource } from "../../../../scripts/generate-channels.ts";
 import { errorOf, expectInvalid, normalize, NOW, bare, configured, ETH, challenge, options } from "./helpers.ts";
 
@@ -23,6 +23,11 @@ describe("the table", () => {
     expect(source).toContain('import { email as domainEmail } from "./domain/email.ts";');
     expect(source).toContain("  domain: { dns, http, email: domainEmail, auto },");
     expect(channelTableSource(CHANNELS_BY_TYPE)).not.toContain("signal");
+  });
+
+  it("completes by OAuth sign-in exactly the channels vocabulary.proto marks oauth_sign_in (the gateway's /oauth/{channel} list)", () => {
+    expect(OAUTH_CHANNELS).toEqual(["github", "google", "facebook", "x", "linkedin", "instagram", "youtube", "tiktok", "coinbase"]);
+    expect(ALL.filter(([t, c]) => channelFor(t, c).method === "oauth").map(([, c]) => c)).toEqual(OAUTH_CHANNELS);
   });
 
   it("channelFor refuses an unknown pair as validation_error, without reading the prototype", () => {
@@ -192,7 +197,7 @@ describe("missingProvider", () => {
       for (const channel of CHANNELS_BY_TYPE[type].filter((c) => c !== "kraken")) {
         const [name] = missingProvider(type, channel, bare);
         expect(name).toBe(`OAUTH_${channel.toUpperCase()}_CLIENT_ID`);
-        expect(Object.keys(parseConfig({ [name]: "x" })), `${name} is a known configuration variable`).toContain(name);
+        expect(Object.keys(parseConfig({ [name]: "x" }, CHANNEL_CONFIG)), `${name} is a known configuration variable`).toContain(name);
       }
     }
   });

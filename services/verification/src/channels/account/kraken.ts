@@ -2,7 +2,7 @@
  * A Kraken account, named by its public account id (IIBAN): a read-only API key checked once with
  * Kraken's private API (GetApiKeyInfo), never stored (docs/oauth.md).
  */
-import { AppError, type Config } from "@icv/platform";
+import { AppError, providerUrl, settingsOf, type Config } from "@icv/platform";
 import { checkRaw, invalid, MIN, type Channel, type NormalizedIdentifier } from "../channel.ts";
 import { apiKeyEvidence } from "../shared/evidence.ts";
 import { takes } from "../shared/options.ts";
@@ -11,6 +11,11 @@ import { maskAccount } from "../shared/mask.ts";
 import { krakenKeyInfo, READ_ONLY } from "./kraken-api.ts";
 
 const TTL_MS = 10 * MIN;
+
+const config = {
+  // Kraken's REST API (set only to point at a stand-in)
+  KRAKEN_API_URL: providerUrl("https://api.kraken.com"),
+};
 
 /**
  * A Kraken account is named by its public account id, the IIBAN (`AA88 N84G WOAK NMOI`, shown under
@@ -38,6 +43,7 @@ export const kraken: Channel = {
       { name: "api_secret", label: "Private key (secret)", input: "password" },
     ],
   },
+  config,
   // the user's own key is the only credential
   missingProvider: (_config: Config) => [],
   normalize: normalizeIiban,
@@ -48,7 +54,7 @@ export const kraken: Channel = {
   }),
   async complete(v, body, ctx) {
     const e = parseWith(apiKeyEvidence, body);
-    const info = await krakenKeyInfo(ctx.config.KRAKEN_API_URL, e.key, e.secret);
+    const info = await krakenKeyInfo(settingsOf(ctx.config, config).KRAKEN_API_URL, e.key, e.secret);
     if (!info) return { ok: false, failure: ["invalid_code", "Kraken refused this API key and secret"] };
     const extra = info.permissions.filter((p) => !READ_ONLY.has(p));
     if (extra.length) {

@@ -8,6 +8,7 @@ import { maskEmail } from "../shared/mask.ts";
 import { takes } from "../shared/options.ts";
 import { fail, parseWith } from "../shared/parse.ts";
 import { generateCode } from "../shared/secrets.ts";
+import { SMTP_CONFIG } from "../shared/smtp.ts";
 import { checked, DOMAIN_TTL_MS, NOT_AUTO } from "./domain-channel.ts";
 
 /** The mailboxes a domain-by-email code may go to (default admin). */
@@ -32,6 +33,7 @@ export const email: Channel = {
   options: takes({ email_prefix: emailPrefix, dns_provider: NOT_AUTO }),
   evidence: codeEvidence,
   form: { name: "Email", deliveries: [], step: "enter_code", fields: [{ name: "challenge_code", label: "Code from the email", input: "text" }] },
+  config: SMTP_CONFIG,
   missingProvider: (config: Config) => need(config, "SMTP_URL"),
   normalize: checked.normalize,
   challenge({ identifier, now, options }) {

@@ -8,6 +8,7 @@ import { normalizeEmail } from "../shared/names.ts";
 import { takes } from "../shared/options.ts";
 import { parseWith } from "../shared/parse.ts";
 import { generateCode } from "../shared/secrets.ts";
+import { SMTP_CONFIG } from "../shared/smtp.ts";
 
 const TTL_MS = 30 * MIN;
 const normalize = (raw: string) => same(normalizeEmail(checkRaw(raw)));
@@ -20,6 +21,7 @@ export const email: Channel = {
   options: takes(),
   evidence: codeEvidence,
   form: { name: "Email", deliveries: [], step: "enter_code", fields: [{ name: "challenge_code", label: "Code from the email", input: "text" }] },
+  config: SMTP_CONFIG,
   missingProvider: (config: Config) => need(config, "SMTP_URL"),
   normalize,
   challenge: ({ identifier, now }) => ({

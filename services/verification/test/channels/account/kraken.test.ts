@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "@icv/platform";
 import { kraken } from "../../../src/channels/account/kraken.ts";
+import { CHANNEL_CONFIG } from "../../../src/channels/registry.ts";
 import { krakenSignature } from "../../../src/channels/account/kraken-api.ts";
 import { bare, challenge, CTX, expectInvalid, normalize, pending, rejection, takenOptions } from "../helpers.ts";
 
@@ -66,11 +67,14 @@ describe("account/kraken against a Kraken stand-in", () => {
       res.end(JSON.stringify(signed ? { error: [], result: { iban, permissions } } : { error: ["EAPI:Invalid key"] }));
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    config = parseConfig({
-      PUBLIC_BASE_URL: "https://verify.example.com",
-      ALLOW_PRIVATE_TARGETS: "true",
-      KRAKEN_API_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    });
+    config = parseConfig(
+      {
+        PUBLIC_BASE_URL: "https://verify.example.com",
+        ALLOW_PRIVATE_TARGETS: "true",
+        KRAKEN_API_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      },
+      CHANNEL_CONFIG,
+    );
   });
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 

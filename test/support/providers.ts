@@ -4,7 +4,8 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { twilioSignature, viberSignature, whatsappSignature } from "../../packages/platform/src/messaging/index.ts";
+import { twilioSignature, whatsappSignature } from "../../packages/platform/src/messaging/index.ts";
+import { viberSignature } from "../../packages/platform/src/messaging/viber.ts";
 
 /** What our hook answered to a delivery. */
 export interface HookAnswer {

@@ -16,14 +16,6 @@ export function missingMessagingProvider(channel: MessagingChannel, config: Conf
   return messagingProvider(channel).missing(config);
 }
 
-/** Placeholders that test-mode deep links use when no provider is configured (documented in the README). */
-export const MESSAGING_TEST_PLACEHOLDERS = {
-  telegramBot: MESSAGING_PROVIDERS.telegram.placeholder.slice(1),
-  whatsappNumber: MESSAGING_PROVIDERS.whatsapp.placeholder,
-  smsNumber: MESSAGING_PROVIDERS.sms.placeholder,
-  viberBot: MESSAGING_PROVIDERS.viber.placeholder,
-};
-
 /**
  * A test-mode deep link to a placeholder bot (Telegram, Viber): a public name this service does
  * not own, so the hosted pages never offer it as a link (a tester's code would go to a

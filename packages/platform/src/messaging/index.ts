@@ -6,6 +6,5 @@ export { TelegramApiError, TelegramClient, parseTelegramUpdate, startTelegramPol
 export type { TelegramContact, TelegramKeyboard, TelegramMessage, TelegramUpdate, TelegramUser, WarnLogger } from "./telegram.ts";
 export type { SmsInbound } from "./twilio.ts";
 export { TwilioApiError, TwilioClient, parseTwilioForm, twilioSignature, twilioSignatureValid } from "./twilio.ts";
-export { ViberApiError, ViberClient, parseViberCallback, viberSignature, viberSignatureValid } from "./viber.ts";
 export { WhatsAppApiError, WhatsAppClient, parseWhatsAppWebhook, whatsappSignature, whatsappSignatureValid } from "./whatsapp.ts";
 export type { WhatsAppInbound } from "./whatsapp.ts";

@@ -1,6 +1,6 @@
 /** phone/whatsapp: the wa.me link with the code, or a code we send by a WhatsApp template. */
 import { describe, it, expect } from "vitest";
-import { MESSAGING_TEST_PLACEHOLDERS } from "@icv/platform";
+import { messagingProviders } from "@icv/platform";
 import { whatsapp } from "../../../src/channels/phone/whatsapp.ts";
 import { challenge, configured } from "../helpers.ts";
 import { outboundCases, reverseOtpCases } from "./phone-cases.ts";
@@ -16,11 +16,11 @@ describe("phone/whatsapp", () => {
   });
 
   it("test keys without providers get the documented placeholder number", () => {
-    expect(MESSAGING_TEST_PLACEHOLDERS).toEqual({
-      telegramBot: "icv_test_bot",
-      whatsappNumber: "+15550001000",
-      smsNumber: "+15550002000",
-      viberBot: "icv-test-bot",
+    expect(Object.fromEntries(messagingProviders().map(([name, p]) => [name, p.placeholder]))).toEqual({
+      whatsapp: "+15550001000",
+      telegram: "@icv_test_bot",
+      sms: "+15550002000",
+      viber: "icv-test-bot",
     });
     const wa = challenge("phone", "whatsapp", "+37069199199");
     expect(wa.deepLink).toBe(`https://wa.me/15550001000?text=${wa.code}`);

@@ -52,7 +52,7 @@ async function setup(transport: "postgres" | "kafka"): Promise<Rig> {
     EVENT_POLL_INTERVAL_MS: "60000",
     ...(transport === "kafka" ? { KAFKA_BROKERS: KAFKA, KAFKA_TOPIC_PREFIX: `icv-test-${randomBytes(4).toString("hex")}.` } : {}),
   });
-  const source = await openServiceDatabase(config, "verification", MIGRATIONS("verification"), logger);
+  const source = await openServiceDatabase(config, "verification", MIGRATIONS("verification"), logger, { outbox: true });
   const sink = await openServiceDatabase(config, "webhook", MIGRATIONS("webhook"), logger);
   // no unique constraint: an event applied twice shows up as two rows
   await sink.exec(`CREATE TABLE webhook.effects (n serial PRIMARY KEY, event_id text NOT NULL, aggregate_id text NOT NULL, k int NOT NULL)`);

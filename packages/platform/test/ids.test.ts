@@ -54,6 +54,17 @@ describe("ids", () => {
     expect(later > sameMs[sameMs.length - 1]).toBe(true);
   });
 
+  it("draws the random part afresh for each millisecond, from all 32 characters", () => {
+    const t = Date.now() + 300_000;
+    const parts = Array.from({ length: 2000 }, (_, i) => newId("event", t + i).slice(14));
+    expect(new Set(parts).size).toBe(parts.length);
+    const counts = new Map<string, number>();
+    for (const c of parts.join("")) counts.set(c, (counts.get(c) ?? 0) + 1);
+    expect(counts.size).toBe(32);
+    // 32,000 characters: 1,000 of each expected; a skewed source would leave some far off
+    for (const n of counts.values()) expect(n).toBeGreaterThan(800);
+  });
+
   it("isId refuses other kinds, other alphabets and other lengths", () => {
     const id = newId("verification");
     expect(isId("tenant", id)).toBe(false);

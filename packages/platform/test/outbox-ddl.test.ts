@@ -23,7 +23,7 @@ afterAll(async () => {
 
 describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "PGlite"})`, () => {
   it.each(SERVICES)(
-    "applies cleanly over the outbox %s's own migrations made: outbox.sql changes nothing, outbox_002 adds the traceparent column",
+    "applies cleanly over the outbox %s's own migrations made: outbox.sql changes nothing, outbox_002 adds the traceparent column, outbox_003 narrows the seq index to stamped rows",
     async (name) => {
       const own = readMigrations(MIGRATIONS(name));
       // a database as the services left it before: their migrations only
@@ -33,15 +33,23 @@ describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "
 
       const [ddl, ...later] = outboxMigrations(name);
       expect(ddl.version).toBe("outbox");
-      expect(later.map((m) => [m.version, m.name])).toEqual([["outbox_002", "outbox_002_traceparent.sql"]]);
+      expect(later.map((m) => [m.version, m.name])).toEqual([
+        ["outbox_002", "outbox_002_traceparent.sql"],
+        ["outbox_003", "outbox_003_stamping.sql"],
+      ]);
       expect(await migrate(db, name, [...own, ddl])).toEqual(["outbox.sql"]);
       expect(await dumpSchema(db, name)).toEqual(before);
       // a schema that took outbox.sql a release ago gets the later files at its next start, and
-      // they add exactly the traceparent column (nullable, no default: old rows and writers untouched)
-      expect(await migrate(db, name, [...own, ...outboxMigrations(name)])).toEqual(["outbox_002_traceparent.sql"]);
+      // they add exactly the traceparent column (nullable, no default: old rows and writers
+      // untouched) and swap the seq index for one of stamped rows only
+      expect(await migrate(db, name, [...own, ...outboxMigrations(name)])).toEqual(["outbox_002_traceparent.sql", "outbox_003_stamping.sql"]);
       const after = await dumpSchema(db, name);
-      expect(before.filter((l) => !after.includes(l))).toEqual([]);
-      expect(after.filter((l) => !before.includes(l))).toEqual([expect.stringMatching(/^column outbox\.traceparent #\d+ text null default $/)]);
+      expect(before.filter((l) => !after.includes(l))).toEqual([expect.stringMatching(/^index CREATE UNIQUE INDEX outbox_seq ON <schema>\.outbox USING btree \(seq\)$/)]);
+      expect(after.filter((l) => !before.includes(l)).sort()).toEqual([
+        expect.stringMatching(/^column outbox\.traceparent #\d+ text null default $/),
+        expect.stringMatching(/^function CREATE OR REPLACE FUNCTION <schema>\.outbox_stamp\(source text, batch_size integer, events_channel text, traced boolean\)/),
+        expect.stringMatching(/^index CREATE UNIQUE INDEX outbox_seq_stamped ON <schema>\.outbox USING btree \(seq\) WHERE \(seq IS NOT NULL\)$/),
+      ]);
       // recorded like any migration: the next start applies nothing
       expect(await migrate(db, name, [...own, ...outboxMigrations(name)])).toEqual([]);
       const recorded = await db.query<{ version: string; name: string }>(
@@ -50,6 +58,7 @@ describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "
       expect(recorded.rows).toEqual([
         { version: "outbox", name: "outbox.sql" },
         { version: "outbox_002", name: "outbox_002_traceparent.sql" },
+        { version: "outbox_003", name: "outbox_003_stamping.sql" },
       ]);
     },
   );
@@ -57,17 +66,17 @@ describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "
   it("gives a service without outbox migrations the same outbox, trigger and function the old migrations made", async () => {
     await migrate(db, "gateway", [...readMigrations(MIGRATIONS("gateway")), ...outboxMigrations("gateway")]);
     await db.exec("CREATE SCHEMA IF NOT EXISTS newsvc; CREATE TABLE newsvc.things (id text PRIMARY KEY)");
-    expect(await migrate(db, "newsvc", outboxMigrations("newsvc"))).toEqual(["outbox.sql", "outbox_002_traceparent.sql"]);
+    expect(await migrate(db, "newsvc", outboxMigrations("newsvc"))).toEqual(["outbox.sql", "outbox_002_traceparent.sql", "outbox_003_stamping.sql"]);
 
     // functions are schema-wide: the gateway's own (the console audit's guard) are not the outbox's
     const outboxOnly = (lines: string[]) => lines.filter((l) => !l.startsWith("function") || l.includes(".outbox_"));
     const made = await dumpSchema(db, "newsvc", OUTBOX_TABLES);
     expect(made).toEqual(outboxOnly(await dumpSchema(db, "gateway", OUTBOX_TABLES)));
     expect(made.length).toBeGreaterThan(10);
-    // newsvc holds only the outbox's one function
+    // newsvc holds only the outbox's two functions (the NOTIFY trigger's and the relay's stamp)
     const fns = (await dumpSchema(db, "newsvc")).filter((l) => l.startsWith("function"));
     expect(fns).toEqual(outboxOnly((await dumpSchema(db, "gateway")).filter((l) => l.startsWith("function"))));
-    expect(fns).toHaveLength(1);
+    expect(fns).toHaveLength(2);
 
     // and it works: an insert wakes the relay's channel
     let wake: (schema: string) => void = () => undefined;

@@ -59,21 +59,12 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
     "messaging.destination.name": `${schema}.outbox`,
     "messaging.batch.message_count": n,
   });
-  const stamp = async (q: Queryable): Promise<{ n: number; traces?: string[] | null }> => {
-    // stamps and NOTIFYs (sent at commit) in one statement; tracing on, it also answers the
-    // batch's traceparents, for the relay's span
-    const traced = tracingEnabled();
-    const r = await q.query<{ n: number; traces?: string[] | null }>(
-      `WITH batch AS (
-         SELECT id, row_number() OVER (ORDER BY created_at, id) AS n FROM ${schema}.outbox
-          WHERE published_at IS NULL ORDER BY created_at, id LIMIT ${BATCH}),
-       base AS (SELECT coalesce(max(seq), 0) AS m FROM ${schema}.outbox),
-       stamped AS (UPDATE ${schema}.outbox o SET seq = base.m + batch.n, published_at = now() FROM batch, base WHERE o.id = batch.id RETURNING ${traced ? "o.traceparent" : "1"}),
-       c AS (SELECT count(*)::int AS n FROM stamped)
-       SELECT c.n, (SELECT count(*)::int FROM (SELECT pg_notify($1, $2) FROM c WHERE c.n > 0) x) AS notified${
-         traced ? ", (SELECT array_agg(DISTINCT traceparent) FROM stamped WHERE traceparent IS NOT NULL) AS traces" : ""
-       } FROM c`,
-      [EVENTS_CHANNEL, schema],
+  // one statement (outbox_003_stamping.sql): the relay lock, the stamps in created order and the
+  // NOTIFY (sent at commit); tracing on, it also answers the batch's traceparents, for the relay's span
+  const stamp = async (): Promise<{ n: number; traces?: string[] | null }> => {
+    const r = await db.query<{ n: number; traces: string[] | null }>(
+      `SELECT stamped_count AS n, stamped_traces AS traces FROM ${schema}.outbox_stamp($1, $2, $3, $4)`,
+      [schema, BATCH, EVENTS_CHANNEL, tracingEnabled()],
     );
     return r.rows[0];
   };
@@ -103,13 +94,13 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
     // The embedded database is one process's (no other replica to keep out), and its transaction
     // holds every statement of the process: a send to Kafka, which waits out an absent broker,
     // runs outside one there
-    const { n, traces }: { n: number; traces?: string[] | null } =
-      publisher && db.kind === "pglite"
+    const { n, traces }: { n: number; traces?: string[] | null } = !publisher
+      ? await stamp()
+      : db.kind === "pglite"
         ? await send(db)
-        : await db.tx(async (q): Promise<{ n: number; traces?: string[] | null }> => {
+        : await db.tx(async (q): Promise<{ n: number }> => {
             const lock = await q.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok`, [`icv-outbox-relay:${schema}`]);
-            if (!lock.rows[0].ok) return { n: 0 };
-            return publisher ? send(q) : stamp(q);
+            return lock.rows[0].ok ? send(q) : { n: 0 };
           });
     // postgres transport: the batch is published once its stamps committed
     if (traces && started) recordMessagesSpan(spanName, SpanKind.PRODUCER, spanAttributes(n), traces, started);

@@ -205,10 +205,14 @@ describe("webhooks: deliveries list, stats, retry and detail", () => {
     const { test } = await tenant(endpoint.url);
     const v = await test.post("/api/v1/verifications", { type: "email", channel: "email", identifier: email() });
     await test.post(`/api/v1/verifications/${v.body.id}/test-verify`);
-    const stats = await waitFor(async () => {
-      const s = (await test.get("/api/v1/webhook-deliveries/stats")).body;
-      return s.failed === 1 ? s : undefined;
-    }, 15_000, 1_000); // every poll counts against the tenant's RATE requests per minute
+    const stats = await waitFor(
+      async () => {
+        const s = (await test.get("/api/v1/webhook-deliveries/stats")).body;
+        return s.failed === 1 ? s : undefined;
+      },
+      15_000,
+      1_000,
+    ); // every poll counts against the tenant's RATE requests per minute
     expect(stats).toEqual({
       total: 1,
       delivered: 0,
@@ -256,10 +260,14 @@ describe("webhooks: deliveries list, stats, retry and detail", () => {
     expect(retry.body.next_retry_at).toBe(retry.body.delivery.next_retry_at);
     expect(Date.parse(retry.body.next_retry_at)).not.toBeNaN();
 
-    const delivered = await waitFor(async () => {
-      const d = (await test.get(`/api/v1/webhook-deliveries/${id}`)).body;
-      return d.status === "delivered" ? d : undefined;
-    }, 15_000, 1_000);
+    const delivered = await waitFor(
+      async () => {
+        const d = (await test.get(`/api/v1/webhook-deliveries/${id}`)).body;
+        return d.status === "delivered" ? d : undefined;
+      },
+      15_000,
+      1_000,
+    );
     expect(delivered!.delivered_at).toBe(delivered!.last_attempt_at);
     expect(Date.parse(delivered!.delivered_at)).not.toBeNaN();
     // the delivered body is what the OpenAPI document's x-webhooks says

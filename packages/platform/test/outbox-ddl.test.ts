@@ -44,10 +44,14 @@ describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "
       // untouched) and swap the seq index for one of stamped rows only
       expect(await migrate(db, name, [...own, ...outboxMigrations(name)])).toEqual(["outbox_002_traceparent.sql", "outbox_003_stamping.sql"]);
       const after = await dumpSchema(db, name);
-      expect(before.filter((l) => !after.includes(l))).toEqual([expect.stringMatching(/^index CREATE UNIQUE INDEX outbox_seq ON <schema>\.outbox USING btree \(seq\)$/)]);
+      expect(before.filter((l) => !after.includes(l))).toEqual([
+        expect.stringMatching(/^index CREATE UNIQUE INDEX outbox_seq ON <schema>\.outbox USING btree \(seq\)$/),
+      ]);
       expect(after.filter((l) => !before.includes(l)).sort()).toEqual([
         expect.stringMatching(/^column outbox\.traceparent #\d+ text null default $/),
-        expect.stringMatching(/^function CREATE OR REPLACE FUNCTION <schema>\.outbox_stamp\(source text, batch_size integer, events_channel text, traced boolean\)/),
+        expect.stringMatching(
+          /^function CREATE OR REPLACE FUNCTION <schema>\.outbox_stamp\(source text, batch_size integer, events_channel text, traced boolean\)/,
+        ),
         expect.stringMatching(/^index CREATE UNIQUE INDEX outbox_seq_stamped ON <schema>\.outbox USING btree \(seq\) WHERE \(seq IS NOT NULL\)$/),
       ]);
       // recorded like any migration: the next start applies nothing

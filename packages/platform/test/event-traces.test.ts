@@ -396,7 +396,11 @@ describe("a consumer reading, with tracing on, another service's outbox that has
     await new Promise((res) => setTimeout(res, 300)); // the consumer's first reads meet the old table
 
     // the service starts: its migrations, then its relay and its writes
-    expect(await migrate(rig.source, "verification", outboxMigrations("verification"))).toEqual(["outbox.sql", "outbox_002_traceparent.sql", "outbox_003_stamping.sql"]);
+    expect(await migrate(rig.source, "verification", outboxMigrations("verification"))).toEqual([
+      "outbox.sql",
+      "outbox_002_traceparent.sql",
+      "outbox_003_stamping.sql",
+    ]);
     expect(await columns()).toContain("traceparent");
     rig.relay = await startOutboxRelay({ config: rig.config, db: rig.source, schema: "verification", logger });
     const { span } = await underSpan("first request", () => appendEvents(rig.source, "verification", [event("ver_upgrade")]));

@@ -11,6 +11,7 @@ import {
   appendEvents,
   createEventLog,
   createLogger,
+  openDatabase,
   openServiceDatabase,
   parseConfig,
   sqlStatementCounts,
@@ -249,3 +250,35 @@ for (const t of TRANSPORTS) {
     });
   });
 }
+
+describe("the postgres transport's relay", () => {
+  it("run by two replicas at once, stamps every row once: seq 1…N with no gap, each aggregate's events in order", async () => {
+    const r = await setup("postgres");
+    // the second replica has its own pool (on the embedded database both share the one connection)
+    const other = r.fresh ? await openDatabase({ url: r.fresh.url, poolMax: 4 }) : r.source;
+    try {
+      await relay(r);
+      await relay(r, { db: other });
+      // written while both relays run, from several connections at once
+      await Promise.all(Array.from({ length: 6 }, (_, w) => publish(r, 50, 5, w * 50)));
+      await waitFor(async () => (await r.source.query(`SELECT 1 FROM verification.outbox WHERE published_at IS NULL`)).rowCount === 0, 10_000);
+      const rows = (
+        await r.source.query<{ seq: number; aggregate_id: string; k: number }>(
+          `SELECT seq::float8 AS seq, aggregate_id, (payload->>'k')::int AS k FROM verification.outbox ORDER BY seq`,
+        )
+      ).rows;
+      expect(rows.map((x) => x.seq)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+      for (let a = 0; a < 5; a++) {
+        const ks = rows.filter((x) => x.aggregate_id === `ver_agg${a}`).map((x) => x.k);
+        expect(ks).toHaveLength(60);
+        // one writer's events of an aggregate keep their order (writers ran side by side)
+        for (let w = 0; w < 6; w++) {
+          const mine = ks.filter((k) => Math.floor(k / 10) === w);
+          expect(mine).toEqual(Array.from({ length: 10 }, (_, i) => w * 10 + i));
+        }
+      }
+    } finally {
+      if (other !== r.source) await other.close();
+    }
+  });
+});

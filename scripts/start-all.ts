@@ -1,5 +1,5 @@
 // `npm start`: every service in one process, each on its own loopback port, and the gateway on PORT.
-// With WORKERS above 1 (the default on Postgres + Redis: one per core) this process is the
+// With WORKERS above 1 (the default on Postgres + Redis: one per CPU, less one beside a local database) this process is the
 // primary: it forks that many such processes sharing the ports (packages/platform/src/workers.ts).
 import cluster from "node:cluster";
 // the primary of several workers loads only these (it serves nothing and stays small)

@@ -87,7 +87,7 @@ export async function runMode(o: ModeOptions): Promise<ModeResult> {
   const stopStack = () => stack.stop();
   o.cleanups.push(() => stopStack());
   const cold = stack.startMs;
-  // as `npm start` runs it: WORKERS processes under a primary (the default on Postgres + Redis: one per core)
+  // as `npm start` runs it: WORKERS processes under a primary (the default on Postgres + Redis: one per CPU, less one beside a local database)
   const workers = stack.workers();
   const processes = workers ? `primary + ${workers} workers` : "one process";
 

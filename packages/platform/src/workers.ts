@@ -1,4 +1,5 @@
 import cluster, { type Worker } from "node:cluster";
+import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { AggregatorRegistry } from "prom-client";
 import { ConfigError, type Config } from "./config.ts";
@@ -35,9 +36,49 @@ export function runsBackgroundWork(): boolean {
 /** The services that keep a database: each needs a Postgres URL for WORKERS > 1. */
 const WITH_DATABASE = ["gateway", "proof", "verification", "session", "webhook", "log"] as const;
 
-/** How many processes `npm start` runs, and why (for the start-up log line). */
-export function workerPlan(config: Config): { workers: number; reason: string } {
-  const embedded = WITH_DATABASE.some((s) => !config.databaseUrl(s));
+/**
+ * The whole CPUs of a cgroup's CPU quota (`cpu.max` of cgroup v2, "max 100000" or "<quota> <period>";
+ * cgroup v1's cfs_quota_us and cfs_period_us), or undefined when there is none. A quota below one
+ * CPU still counts as one.
+ */
+export function cpusOfQuota(quota: string | undefined, period?: string): number | undefined {
+  const [q, p] = period === undefined ? (quota ?? "").trim().split(/\s+/) : [quota?.trim(), period.trim()];
+  const n = Number(q) / Number(p);
+  return Number.isFinite(n) && n > 0 ? Math.max(1, Math.floor(n)) : undefined;
+}
+
+const readOrUndefined = (file: string) => {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+};
+
+/** The CPUs this process may use: the cores it may run on, less when its container has a CPU quota. */
+export function cpuBudget(): number {
+  const quota =
+    cpusOfQuota(readOrUndefined("/sys/fs/cgroup/cpu.max")) ??
+    cpusOfQuota(readOrUndefined("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), readOrUndefined("/sys/fs/cgroup/cpu/cpu.cfs_period_us") ?? "");
+  return Math.min(availableParallelism(), quota ?? Number.POSITIVE_INFINITY);
+}
+
+/** A database on this machine: a loopback host, or a Unix socket (no host, or a `host=/path` parameter). */
+export function isLocalDatabase(url: string): boolean {
+  if (/[?&]host=(\/|%2f)/i.test(url)) return true;
+  // the authority (after any user@), up to the path
+  const host = /^[a-z]+:\/\/(?:[^@/?]*@)?(\[[^\]]*\]|[^:/?]*)/i.exec(url)?.[1];
+  return host !== undefined && /^(|localhost|\[::1\]|127(\.\d+){3})$/i.test(host);
+}
+
+/**
+ * How many processes `npm start` runs, and why (for the start-up log line). One per CPU, less one
+ * when a database is on this machine: its server needs a core of its own (on 2 cores one process
+ * signed 20–25 % more proofs than two, docs/performance.md).
+ */
+export function workerPlan(config: Config, cpus: number = cpuBudget()): { workers: number; reason: string } {
+  const urls = WITH_DATABASE.map((s) => config.databaseUrl(s));
+  const embedded = urls.some((u) => !u);
   if (config.WORKERS !== undefined) {
     if (config.WORKERS > 1 && embedded)
       throw new ConfigError(
@@ -47,7 +88,8 @@ export function workerPlan(config: Config): { workers: number; reason: string } 
   }
   if (embedded) return { workers: 1, reason: "embedded PGlite is single-process" };
   if (!config.REDIS_URL) return { workers: 1, reason: "no REDIS_URL: rate, send and stream limits would count per process" };
-  return { workers: availableParallelism(), reason: "one per core" };
+  if (urls.some((u) => isLocalDatabase(u!)) && cpus > 1) return { workers: cpus - 1, reason: "one per CPU, less one for the database on this machine" };
+  return { workers: cpus, reason: "one per CPU" };
 }
 
 /** A worker's share of DB_POOL_MAX: the processes together hold about what one process would. */

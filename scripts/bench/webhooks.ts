@@ -72,7 +72,7 @@ export async function benchWebhooks(count: number, failFirst: boolean, pgUrl?: s
     WEBHOOK_RETRY_DELAYS_MS: "100,100,100,100,100",
     LOG_LEVEL: "warn",
   });
-  const source = await openServiceDatabase(config, "verification", path.join(REPO_ROOT, "services/verification/migrations"), logger);
+  const source = await openServiceDatabase(config, "verification", path.join(REPO_ROOT, "services/verification/migrations"), logger, { outbox: true });
   const relay = await startOutboxRelay({ config, db: source, schema: "verification", logger });
   const webhook = await startWebhookService(config, logger);
   try {

@@ -282,3 +282,21 @@ describe("the postgres transport's relay", () => {
     }
   });
 });
+
+describe("the postgres transport's relay on a schema without the outbox migrations", () => {
+  it("refuses to start, naming what is missing, instead of failing every run", async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), "icv-events-"));
+    const fresh = await maybeFreshPostgres();
+    const config = parseConfig({ DATA_DIR: dataDir, DATABASE_URL: fresh?.url });
+    const db = await openServiceDatabase(config, "verification", MIGRATIONS("verification"), logger);
+    try {
+      await expect(startOutboxRelay({ config, db, schema: "verification", logger })).rejects.toThrow(
+        "verification.outbox_stamp is missing: open the verification database with its outbox migrations",
+      );
+    } finally {
+      await db.close();
+      await fresh?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

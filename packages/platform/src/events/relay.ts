@@ -50,6 +50,13 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
   const { config, db, schema } = opts;
   const logger = opts.logger.child({ component: "outbox-relay", schema });
   const publisher = opts.publisher ?? (config.KAFKA_BROKERS ? await connectKafkaPublisher(config, logger) : undefined);
+  if (!publisher) {
+    // a schema opened without the platform's outbox migrations has no stamp function: say so now,
+    // rather than fail every run
+    const r = await db.query<{ ok: boolean }>(`SELECT to_regprocedure($1) IS NOT NULL AS ok`, [`${schema}.outbox_stamp(text, integer, text, boolean)`]);
+    if (!r.rows[0].ok)
+      throw new Error(`${schema}.outbox_stamp is missing: open the ${schema} database with its outbox migrations (openServiceDatabase { outbox: true })`);
+  }
   let lastPrune = 0;
   const spanName = `publish ${schema}.outbox`;
   const spanAttributes = (n: number) => ({

@@ -86,7 +86,8 @@ function deliverer(over: Partial<DelivererOptions> = {}): Deliverer {
 }
 
 /** Inserts n deliveries of fresh verification.completed events to url; answers their ids. */
-async function plant(n: number, url: string, delays: number[] = [100, 100]): Promise<string[]> {
+/** Plants deliveries due at `at` (now: the deliverer may take them at once). */
+async function plant(n: number, url: string, delays: number[] = [100, 100], at = new Date()): Promise<string[]> {
   const events: EventRecord[] = Array.from({ length: n }, (_, i) => ({
     id: newId("event"),
     aggregateType: "verification",
@@ -98,7 +99,7 @@ async function plant(n: number, url: string, delays: number[] = [100, 100]): Pro
     createdAt: new Date(),
   }));
   await db.tx(async (q) => {
-    for (const e of events) await DeliveryStore.insertDeliveries(q, plannedDeliveries(e, url), maxAttempts(delays), baseHeaders, new Date(), db.personalData);
+    for (const e of events) await DeliveryStore.insertDeliveries(q, plannedDeliveries(e, url), maxAttempts(delays), baseHeaders, at, db.personalData);
   });
   const r = await db.query<{ id: string }>(`SELECT id FROM webhook.deliveries WHERE event_id = ANY($1) ORDER BY id`, [events.map((e) => e.id)]);
   return r.rows.map((x) => x.id);
@@ -318,9 +319,9 @@ describe("a receiver's abort and the endpoint's health (issue 19)", () => {
     const [second] = await plant(1, secretUrl, []);
     await until(second, (x) => x.status === "failed");
     expect(await endpoint()).toMatchObject({ failing_since: t0, disabled_at: null });
-    // a waiting retry of another delivery (due in an hour)
-    const [waiting] = await plant(1, secretUrl, [3_600_000]);
-    await db.query(`UPDATE webhook.deliveries SET next_retry_at = $2 WHERE id = $1`, [waiting, new Date(clock.now().getTime() + 3_600_000)]);
+    // a waiting retry of another delivery (due in an hour: planted so, or the running deliverer
+    // could take it between a plant and a later change of its due time)
+    const [waiting] = await plant(1, secretUrl, [3_600_000], new Date(clock.now().getTime() + 3_600_000));
     // 5 days and a minute: the next failure disables it
     clock.advance(2 * 60_000);
     const [third] = await plant(1, secretUrl, []);

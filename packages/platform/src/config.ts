@@ -68,7 +68,8 @@ const base = z
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
     // `npm start`: processes serving the same ports (node:cluster); default (workers.ts workerPlan):
-    // one per CPU with Postgres and Redis, less one beside a local database, else 1 (PGlite is single-process; limits without Redis count per process)
+    // one per CPU with Postgres and Redis, less one beside a local database, else 1 (PGlite is
+    // single-process; limits without Redis count per process)
     WORKERS: z.coerce.number().int().min(1).max(256).optional(),
     // resilience: waits for a late dependency (Postgres, Kafka, a peer's schema) back off up to this
     RETRY_BACKOFF_MAX_MS: z.coerce.number().int().min(10).default(5_000),

@@ -122,9 +122,14 @@ export function BrandingPage({ env, id }: { env: string; id: string }) {
   );
 }
 
-// the public API's lists (checked against its OpenAPI enums)
-const CHANNELS: string[] = ["email", "sms", "whatsapp", "telegram"] satisfies Template["channel"][];
-const TYPES: string[] = [
+// the public API's enums (the OpenAPI document's, from @icv/platform's vocabulary), spelled out for
+// the browser bundle; `every` makes a value the API adds or drops fail to compile here
+const every =
+  <T extends string>() =>
+  <const A extends readonly T[]>(values: A & ([Exclude<T, A[number]>] extends [never] ? unknown : { missing: Exclude<T, A[number]> })): readonly string[] =>
+    values;
+const CHANNELS = every<Template["channel"]>()(["email", "sms", "whatsapp", "telegram"]);
+const TYPES = every<Template["type"]>()([
   "verification_request",
   "verification_success",
   "verification_expired",
@@ -132,7 +137,7 @@ const TYPES: string[] = [
   "login_success",
   "2fa_request",
   "2fa_success",
-] satisfies Template["type"][];
+]);
 
 /** One project's message templates: pick a channel and type, edit, preview with sample values, save. */
 export function TemplatesPage({ env, id }: { env: string; id: string }) {

@@ -118,7 +118,16 @@ async function step(state: State | undefined): Promise<State> {
 
 let state = load();
 process.stderr.write(`monitor: following ${base} (${args.env} log) for ${subject}; state in ${statePath}\n`);
-for (;;) {
+// A stop (SIGTERM, Ctrl-C) waits for the step under way to save its state, so a restart does not
+// print again what this run printed; a crash may (a finding is printed at least once, never lost).
+let stopping = false;
+let wake: (() => void) | undefined;
+for (const signal of ["SIGTERM", "SIGINT"] as const)
+  process.on(signal, () => {
+    stopping = true;
+    wake?.();
+  });
+while (!stopping) {
   try {
     const before = state?.size;
     state = await step(state);
@@ -129,6 +138,12 @@ for (;;) {
     if (/fork|went back|not signed|do not hash|origin|key/.test(m)) fail(m);
     process.stderr.write(`monitor: ${m}; retrying\n`);
   }
-  if (args.once) break;
-  await new Promise((r) => setTimeout(r, Number(args.interval)));
+  if (args.once || stopping) break;
+  await new Promise<void>((r) => {
+    const timer = setTimeout(r, Number(args.interval));
+    wake = () => {
+      clearTimeout(timer);
+      r();
+    };
+  });
 }

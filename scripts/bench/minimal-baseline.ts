@@ -9,7 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BenchCase } from "./case.ts";
 import { loadCreateAndVerify, type LoadResult } from "./load.ts";
-import { databasesLike, perProof, readStatements, resetStatements, statementsAvailable } from "./pg-stats.ts";
+import { analyze, databasesLike, perProof, readStatements, resetStatements, statementsAvailable } from "./pg-stats.ts";
 import { perSec, type Row } from "./report.ts";
 import { freshPostgres } from "./stack.ts";
 
@@ -63,6 +63,14 @@ export const minimalBaselineCase: BenchCase = {
     try {
       // the stack's own databases are icvDb (and, with per-service databases, those sharing its name)
       const icvDbs = (await databasesLike(server, icvDb)).filter((n) => n !== db.name);
+      // both sides run a while, then both databases are analyzed: the rounds measure the steady
+      // state of a running system, not a fresh database's first seconds
+      for (const [url, label] of [
+        [ctx.stack.url, "ICV"],
+        [issuer.url, "minimal issuer"],
+      ])
+        await loadCreateAndVerify({ url, ...base, duration: Math.max(2, ctx.warmup) }, ctx.testKey, 0, `settling: ${label}`);
+      await analyze(server, [...icvDbs, db.name]);
       let lastTables: string[] = [];
       for (let i = 1; i <= rounds; i++) {
         const measured = async (url: string, dbs: string[], target: () => number | undefined, label: string) => {

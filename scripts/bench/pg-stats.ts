@@ -52,6 +52,19 @@ export async function readStatements(url: string, databases: string[]): Promise<
   });
 }
 
+/**
+ * ANALYZE of each database named, as autovacuum does within a minute of a table's first 50 changes
+ * on a running system: the bench's databases are fresh, and their statements would otherwise be
+ * planned (and their generic plans cached) on tables that look empty.
+ */
+export async function analyze(url: string, databases: string[]): Promise<void> {
+  for (const name of databases) {
+    const u = new URL(url);
+    u.pathname = `/${name}`;
+    await withClient(u.toString(), (c) => c.query("ANALYZE"));
+  }
+}
+
 /** Every database of the server whose name starts with `prefix` (the bench's fresh ones). */
 export const databasesLike = (url: string, prefix: string) =>
   withClient(url, async (c) => (await c.query("SELECT datname FROM pg_database WHERE datname LIKE $1", [`${prefix}%`])).rows.map((r) => r.datname as string));

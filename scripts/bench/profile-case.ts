@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { BENCH_WHATSAPP, benchHooks, startGraphStandIn } from "./hooks.ts";
 import { load, loadCreateAndVerify } from "./load.ts";
+import { analyze } from "./pg-stats.ts";
 import { createTenant, freshPostgres, startStack, stackEnv, verifiedPhone } from "./stack.ts";
 
 const [which = "get", secondsArg = "10", dirArg = "/tmp/icv-prof", connArg = "50"] = process.argv.slice(2);
@@ -70,6 +71,7 @@ try {
           });
   };
   await run(2); // warm-up
+  if (db) await analyze(process.env.DATABASE_URL!, [db.name]); // as autovacuum would have (see minimal-baseline.ts)
   // V8 profile timestamps and process.hrtime are both CLOCK_MONOTONIC microseconds on Linux
   const from = process.hrtime.bigint() / 1000n;
   const r = await run(seconds);

@@ -77,6 +77,7 @@ export async function runMode(o: ModeOptions): Promise<ModeResult> {
   const env = await stackEnv(dataDir, {
     DATABASE_URL: db?.url,
     REDIS_URL: o.redisUrl,
+    ALLOW_PRIVATE_TARGETS: "true", // the stand-in is plain http on loopback
     WHATSAPP_API_URL: graph.url,
     WHATSAPP_PHONE_NUMBER: BENCH_WHATSAPP.number,
     WHATSAPP_PHONE_NUMBER_ID: BENCH_WHATSAPP.phoneNumberId,

@@ -30,6 +30,7 @@ const graph = await startGraphStandIn();
 const env = await stackEnv(dataDir, {
   DATABASE_URL: db?.url,
   REDIS_URL: process.env.REDIS_URL,
+  ALLOW_PRIVATE_TARGETS: "true",
   WHATSAPP_API_URL: graph.url,
   WHATSAPP_PHONE_NUMBER: BENCH_WHATSAPP.number,
   WHATSAPP_PHONE_NUMBER_ID: BENCH_WHATSAPP.phoneNumberId,

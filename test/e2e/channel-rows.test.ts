@@ -59,6 +59,7 @@ const env: Record<string, string> = {};
 beforeAll(async () => {
   tg = await startTelegramApi({ token: BOT_TOKEN, botUsername: BOT });
   env.TELEGRAM_API_URL = tg.url;
+  env.ALLOW_PRIVATE_TARGETS = "true"; // the stand-in is plain http on loopback
 });
 afterAll(() => tg?.close());
 

@@ -307,6 +307,7 @@ describe("Telegram long polling (local development)", () => {
     const s2 = await startStack({
       PUBLIC_BASE_URL: PUBLIC,
       TELEGRAM_API_URL: poll.url,
+      ALLOW_PRIVATE_TARGETS: "true",
       TELEGRAM_BOT_TOKEN: TG.token,
       TELEGRAM_BOT_USERNAME: TG.bot,
       TELEGRAM_MODE: "polling",

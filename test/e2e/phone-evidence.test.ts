@@ -262,6 +262,7 @@ describe("outbound: a code sent to the phone", () => {
     // the stand-in only knows the default template: another name is refused by "Meta"
     const other = await startStack({
       WHATSAPP_API_URL: wa.url,
+      ALLOW_PRIVATE_TARGETS: "true",
       WHATSAPP_PHONE_NUMBER: WA.number,
       WHATSAPP_PHONE_NUMBER_ID: WA.phoneNumberId,
       WHATSAPP_ACCESS_TOKEN: WA.accessToken,

@@ -15,6 +15,7 @@ const stack = useStack(
     TELEGRAM_BOT_TOKEN: "7000000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0",
     TELEGRAM_WEBHOOK_SECRET: "tg-webhook-secret-0123456789",
     TELEGRAM_API_URL: "http://127.0.0.1:9",
+    ALLOW_PRIVATE_TARGETS: "true", // the stand-in is plain http on loopback
   },
   clock,
 );

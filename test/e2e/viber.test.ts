@@ -26,7 +26,10 @@ const user = () => ({ id: `vbUser${++users}AAAAAAAA==`, name: "Viber Tester" });
 
 beforeAll(async () => {
   vb = await startViberApi({ authToken: VB.token });
-  stack = await startStack({ PUBLIC_BASE_URL: PUBLIC, VIBER_API_URL: vb.url, VIBER_BOT_URI: VB.uri, VIBER_AUTH_TOKEN: VB.token }, clock);
+  stack = await startStack(
+    { PUBLIC_BASE_URL: PUBLIC, ALLOW_PRIVATE_TARGETS: "true", VIBER_API_URL: vb.url, VIBER_BOT_URI: VB.uri, VIBER_AUTH_TOKEN: VB.token },
+    clock,
+  );
   t = await stack.tenant("Viber");
   live = api(stack.url, t.liveKey);
   test = api(stack.url, t.testKey);

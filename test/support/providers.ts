@@ -864,6 +864,7 @@ export async function startMessagingProviders(a: MessagingAccounts): Promise<{ t
     TWILIO_ACCOUNT_SID: a.tw.sid,
     TWILIO_AUTH_TOKEN: a.tw.token,
     SMS_PHONE_NUMBER: a.tw.number,
+    ALLOW_PRIVATE_TARGETS: "true", // the stand-ins are plain http on loopback
   };
   return { tg, wa, tw, env };
 }

@@ -209,4 +209,11 @@ describe("sections: keys declared beside the code that reads them (the verificat
     // a plain URL key of the same section is not a provider endpoint
     expect(parseConfig({ ACME_TOKEN: "http://not-a-url-key" }, section)).toBeDefined();
   });
+
+  it("hold the messaging APIs to https too (the bot token or account key goes with every call)", () => {
+    for (const name of ["TELEGRAM_API_URL", "WHATSAPP_API_URL", "TWILIO_API_URL", "VIBER_API_URL"]) {
+      expect(configError({ [name]: "http://api.example/x" }).message).toMatch(new RegExp(`^invalid configuration: ${name} must be an https:// URL`));
+      expect((parseConfig({ [name]: "http://127.0.0.1:9/x", ALLOW_PRIVATE_TARGETS: "true" }) as Record<string, unknown>)[name]).toBe("http://127.0.0.1:9/x");
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
+import { providerUrl } from "../config-section.ts";
 import { failureReason } from "./failure.ts";
 import { type InboundMessage, type Keyboard, type MessagingProvider, type SettingsOf, jsonOf, secretTokenValid } from "./provider.ts";
 
@@ -247,7 +248,7 @@ export function startTelegramPolling(
 }
 
 const config = {
-  TELEGRAM_API_URL: z.string().url().default("https://api.telegram.org"),
+  TELEGRAM_API_URL: providerUrl("https://api.telegram.org"),
   TELEGRAM_BOT_USERNAME: z
     .string()
     .regex(/^[A-Za-z0-9_]{5,32}$/, "must be a bot username without @")

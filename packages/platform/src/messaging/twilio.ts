@@ -1,5 +1,6 @@
 import { createHmac } from "node:crypto";
 import { z } from "zod";
+import { providerUrl } from "../config-section.ts";
 import { failureReason } from "./failure.ts";
 import { type MessagingProvider, type SettingsOf, plus, sameString } from "./provider.ts";
 
@@ -70,7 +71,7 @@ const config = {
     .string()
     .regex(/^\+?[1-9]\d{6,14}$/, "must be an E.164 number")
     .optional(),
-  TWILIO_API_URL: z.string().url().default("https://api.twilio.com"),
+  TWILIO_API_URL: providerUrl("https://api.twilio.com"),
   TWILIO_ACCOUNT_SID: z
     .string()
     .regex(/^AC[0-9a-fA-F]{32}$/, "must be a Twilio account SID (AC + 32 hex digits)")

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
+import { providerUrl } from "../config-section.ts";
 import { failureReason } from "./failure.ts";
 import { type InboundMessage, type Keyboard, type MessagingProvider, type SettingsOf, jsonOf } from "./provider.ts";
 
@@ -14,7 +15,7 @@ import { type InboundMessage, type Keyboard, type MessagingProvider, type Settin
  */
 
 const config = {
-  VIBER_API_URL: z.string().url().default("https://chatapi.viber.com/pa"),
+  VIBER_API_URL: providerUrl("https://chatapi.viber.com/pa"),
   // the bot's public URI (the chatURI of its deep links)
   VIBER_BOT_URI: z
     .string()

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
+import { providerUrl } from "../config-section.ts";
 import { failureReason } from "./failure.ts";
 import { type InboundMessage, type MessagingProvider, type SettingsOf, jsonOf, plus, secretTokenValid } from "./provider.ts";
 
@@ -107,7 +108,7 @@ const e164 = z
 
 const config = {
   WHATSAPP_PHONE_NUMBER: e164,
-  WHATSAPP_API_URL: z.string().url().default("https://graph.facebook.com/v21.0"),
+  WHATSAPP_API_URL: providerUrl("https://graph.facebook.com/v21.0"),
   WHATSAPP_PHONE_NUMBER_ID: z
     .string()
     .regex(/^\d{5,32}$/, "must be the numeric phone number id of the WhatsApp Business account")

@@ -176,7 +176,8 @@ export async function runMode(o: ModeOptions): Promise<ModeResult> {
     await loadCreateAndVerify({ url: stack.url, ...common, duration: Math.max(2, o.warmup) }, t.testKey, 0, "settling: create + test-verify");
     await analyze(o.pgUrl!, await databasesLike(o.pgUrl!, db.name));
   }
-  const cv = await loadCreateAndVerify({ url: stack.url, ...common }, t.testKey, 0, "create + test-verify", tested);
+  // (the settling load is the warm-up on Postgres)
+  const cv = await loadCreateAndVerify({ url: stack.url, ...common }, t.testKey, db ? 0 : o.warmup, "create + test-verify", tested);
   process.stderr.write(`  SQL statements per proof (${o.sqlProofs} proofs, ${o.connections} at once, until the event pipeline is quiet) …\n`);
   await sleep(2000); // the last case's events through the pipeline first
   const sql = await measureSqlPerProof(stack.url, stack.adminUrl, t.testKey, idleSql, o.sqlProofs, o.connections);

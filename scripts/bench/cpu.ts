@@ -43,8 +43,8 @@ function tally(all: Map<number, Proc>, target: number | undefined) {
     for (const [pid, s] of all) if (s.ppid === p) walk(pid);
   };
   walk(process.pid);
-  let db = 0;
-  for (const p of all.values()) if (DATASTORES.has(p.comm)) db += p.ticks;
+  const db = new Map<number, number>();
+  for (const [pid, p] of all) if (DATASTORES.has(p.comm)) db.set(pid, p.ticks);
   // the process under test and its children (`npm start`'s workers)
   let tested = 0;
   const under = (p: number) => {
@@ -78,7 +78,11 @@ export function cpuWindow(target: () => number | undefined = () => undefined): (
     const sec = (performance.now() - t0) / 1000;
     const busy = machineBusyTicks() - busy0;
     const b = tally(snapshot(), pid);
-    const d = { ours: b.ours - a.ours, db: b.db - a.db, target: b.target - a.target, loadgen: b.loadgen - a.loadgen };
+    // per server process: a Postgres backend that exits in the window takes its ticks with it, so
+    // a sum's difference could go negative; the window loses that backend's share instead
+    let db = 0;
+    for (const [p, ticks] of b.db) db += ticks - (a.db.get(p) ?? 0);
+    const d = { ours: b.ours - a.ours, db, target: b.target - a.target, loadgen: b.loadgen - a.loadgen };
     const per = (ticks: number) => ticks / TICK / sec;
     return {
       target: per(d.target),

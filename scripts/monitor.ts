@@ -8,6 +8,7 @@
 // checkpoint, its copy of the tree's right edge) is a small JSON file, so a restart goes on where
 // it stopped. Exit code 1 on a log that misbehaves (a bad signature, a fork, a rollback).
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { CompactRange, leafHash, verifyCheckpoint, verifyConsistency } from "./monitor/tlog.ts";
 
@@ -120,14 +121,9 @@ let state = load();
 process.stderr.write(`monitor: following ${base} (${args.env} log) for ${subject}; state in ${statePath}\n`);
 // A stop (SIGTERM, Ctrl-C) waits for the step under way to save its state, so a restart does not
 // print again what this run printed; a crash may (a finding is printed at least once, never lost).
-let stopping = false;
-let wake: (() => void) | undefined;
-for (const signal of ["SIGTERM", "SIGINT"] as const)
-  process.on(signal, () => {
-    stopping = true;
-    wake?.();
-  });
-while (!stopping) {
+const stop = new AbortController();
+for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => stop.abort());
+while (!stop.signal.aborted) {
   try {
     const before = state?.size;
     state = await step(state);
@@ -138,12 +134,6 @@ while (!stopping) {
     if (/fork|went back|not signed|do not hash|origin|key/.test(m)) fail(m);
     process.stderr.write(`monitor: ${m}; retrying\n`);
   }
-  if (args.once || stopping) break;
-  await new Promise<void>((r) => {
-    const timer = setTimeout(r, Number(args.interval));
-    wake = () => {
-      clearTimeout(timer);
-      r();
-    };
-  });
+  if (args.once) break;
+  await sleep(Number(args.interval), undefined, { signal: stop.signal }).catch(() => undefined);
 }

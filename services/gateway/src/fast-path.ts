@@ -10,22 +10,25 @@ import type { RateLimiter } from "./rate-limit.ts";
 import { expressPath, parse, type RouteDef } from "./registry.ts";
 
 /**
- * The two hottest keyed routes, `GET /api/v1/verifications/{id}` and `POST /api/v1/proofs/validate`,
+ * The hottest keyed routes, `GET /api/v1/verifications/{id}`, `POST /api/v1/proofs/validate` and
+ * the two requests of a test proof (`POST /api/v1/verifications`, `POST /api/v1/verifications/{id}/test-verify`),
  * answered without Express's router and middleware chain. Why: measured on the bench, Express's
  * own per-request work (its request/response prototypes, the walk over the route table, a
- * middleware hop per step, res.json) cost more than everything the two routes do, and kept
- * both under half the rate of a bare Express hello-world (issue 17's target).
+ * middleware hop per step, res.json) cost more than everything the two read routes do, and kept
+ * both under half the rate of a bare Express hello-world (issue 17's target); on the two writes it
+ * was about a tenth of a proof's CPU (issue 33).
  *
  * Same answers: the route's own handler and schemas (from the route table), the same steps in the
  * same order as the Express chain (request id, API key, rate limit, JSON body rules, input checks,
  * handler, JSON answer, errors rendered by the same code) and the same metrics under the same route
  * pattern. It takes only requests it can answer exactly that way, and decides before it counts
  * anything: the canonical path with a well-formed id, no query string, no conditional or
- * idempotency headers, a plain JSON body of known length (validate), and an API key whose lookup
- * is cached and live. Everything else goes to Express untouched: a first request of a key, a bad
- * key (the failures are counted there), tracing or the debug request log on, any odd request.
+ * idempotency headers, a plain JSON body of known length (validate, create) or no body at all (GET,
+ * test-verify), and an API key whose lookup is cached and live. Everything else goes to Express
+ * untouched: a first request of a key, a bad key (the failures are counted there), tracing or the
+ * debug request log on, any odd request.
  * A refused rate limit is answered here like Express would (a refusal counts nothing).
- * The two handlers get a plain ServerResponse: they must not use Express's response API (the
+ * The handlers get a plain ServerResponse: they must not use Express's response API (the
  * test that compares both paths runs them).
  */
 export function fastPath(o: {
@@ -42,7 +45,16 @@ export function fastPath(o: {
   };
   const get = find("get", "/api/v1/verifications/{id}");
   const validate = find("post", "/api/v1/proofs/validate");
-  const GET_PREFIX = "/api/v1/verifications/";
+  const create = find("post", "/api/v1/verifications");
+  const testVerify = find("post", "/api/v1/verifications/{id}/test-verify");
+  const VERIFICATIONS = "/api/v1/verifications";
+  const ONE = `${VERIFICATIONS}/`;
+  const TEST_VERIFY = "/test-verify";
+  /** The path's id as the route takes it (so no literal route of that path, no %-escapes, no query), or undefined. */
+  const idOf = (hot: typeof get, id: string) => {
+    const r = hot.def.params!.safeParse({ id });
+    return r.success ? r.data : undefined;
+  };
 
   return (req, res) => {
     if (tracingEnabled() || o.logger.isLevelEnabled("debug")) return false;
@@ -50,18 +62,23 @@ export function fastPath(o: {
     const url = req.url ?? "";
     let hot: typeof get;
     let params: unknown;
-    if (req.method === "GET" && url.startsWith(GET_PREFIX)) {
-      // an id as the route takes it (so no literal route of that path, no %-escapes, no query)
-      const id = get.def.params!.safeParse({ id: url.slice(GET_PREFIX.length) });
-      if (!id.success) return false;
-      params = id.data;
+    if (req.method === "GET" && url.startsWith(ONE)) {
       if (h["content-length"] !== undefined || h["transfer-encoding"] !== undefined || h["if-none-match"] !== undefined || h["if-modified-since"] !== undefined)
         return false;
       hot = get;
-    } else if (req.method === "POST" && url === "/api/v1/proofs/validate") {
-      if (!plainJsonBody(h) || h["idempotency-key"] !== undefined) return false;
-      hot = validate;
+      params = idOf(get, url.slice(ONE.length));
+    } else if (req.method === "POST" && h["idempotency-key"] === undefined) {
+      if (url === "/api/v1/proofs/validate" || url === VERIFICATIONS) {
+        if (!plainJsonBody(h)) return false;
+        hot = url === VERIFICATIONS ? create : validate;
+      } else if (url.startsWith(ONE) && url.endsWith(TEST_VERIFY)) {
+        // no body: none said (or an empty one), as the route takes none
+        if ((h["content-length"] ?? "0") !== "0" || h["transfer-encoding"] !== undefined) return false;
+        hot = testVerify;
+        params = idOf(testVerify, url.slice(ONE.length, -TEST_VERIFY.length));
+      } else return false;
     } else return false;
+    if (hot.def.params && params === undefined) return false;
     const key = o.auth.peek(h.authorization);
     if (!key) return false;
     serve(req as Request, res, hot.def, hot.route, params, key).catch((err: unknown) => {

@@ -1,4 +1,4 @@
-// The fast path of the two hottest routes (fast-path.ts) answers exactly what the Express chain
+// The fast path of the hottest routes (fast-path.ts) answers exactly what the Express chain
 // answers: two servers on the same deps, one with the gateway's listener (fast path first), one
 // with the Express app alone, get the same requests; status, headers and body must match (Date
 // aside; each request names its X-Request-Id). It takes only what it can answer that way: the rest
@@ -26,33 +26,57 @@ const at = new Date("2026-02-04T10:00:00.000Z");
 const key = generateApiKey("test");
 const revoked = generateApiKey("test");
 
-/** What the services answer: one verification, and a validation that depends on the token. */
+const verified = () =>
+  create(VerificationSchema, {
+    id: KNOWN,
+    type: "phone",
+    channel: "telegram",
+    status: "verified",
+    identifier: "+37069199199",
+    createdAt: timestampFromDate(at),
+    verifiedAt: timestampFromDate(at),
+    proof: { token: "eyJ.x.y", expiresAt: timestampFromDate(new Date(at.getTime() + 86_400_000)) },
+    attempts: 1,
+    maxAttempts: 5,
+    testMode: true,
+    method: "test",
+    updatedAt: timestampFromDate(at),
+  });
+
+/** What the services answer: one verification (made, read, test-verified), and a validation that depends on the token. */
 function fakeClients(config: ReturnType<typeof parseConfig>, calls: string[]): Clients {
   const real = makeClients(config, {} as TlsIdentity, createLogger({ level: "silent" }));
+  const known = (id: string) => {
+    if (id === CRASH) throw new Error("boom");
+    if (id !== KNOWN) throw new ConnectError("verification not found", Code.NotFound);
+  };
   return {
     ...real,
     verification: {
       async getVerification(req: { id: string; scope?: { tenantId: string } }) {
         calls.push(`get ${req.id} ${req.scope?.tenantId}`);
-        if (req.id === CRASH) throw new Error("boom");
-        if (req.id !== KNOWN) throw new ConnectError("verification not found", Code.NotFound);
+        known(req.id);
+        return { verification: verified() };
+      },
+      async createVerification(req: { identifier: string; externalUserId?: string; scope?: { tenantId: string } }) {
+        calls.push(`create ${req.identifier} ${req.externalUserId} ${req.scope?.tenantId}`);
+        if (req.identifier === "+0") throw new ConnectError("invalid identifier", Code.InvalidArgument);
+        const v = verified();
         return {
           verification: create(VerificationSchema, {
-            id: KNOWN,
-            type: "phone",
-            channel: "telegram",
-            status: "verified",
-            identifier: "+37069199199",
-            createdAt: timestampFromDate(at),
-            verifiedAt: timestampFromDate(at),
-            proof: { token: "eyJ.x.y", expiresAt: timestampFromDate(new Date(at.getTime() + 86_400_000)) },
-            attempts: 1,
-            maxAttempts: 5,
-            testMode: true,
-            method: "test",
-            updatedAt: timestampFromDate(at),
+            ...v,
+            status: "pending",
+            verifiedAt: undefined,
+            proof: undefined,
+            method: "",
+            externalUserId: req.externalUserId,
           }),
         };
+      },
+      async testVerify(req: { id: string; scope?: { tenantId: string } }) {
+        calls.push(`test-verify ${req.id} ${req.scope?.tenantId}`);
+        known(req.id);
+        return { verification: verified() };
       },
       async validateProof(req: { proofToken: string; identifier?: string }) {
         calls.push(`validate ${req.proofToken}`);
@@ -215,6 +239,29 @@ describe("the fast path answers what Express answers", () => {
     expect((await validate(body, { "content-encoding": "br" })).status).toBeGreaterThanOrEqual(400);
   });
 
+  it("create and test-verify: made, verified, and their errors", async () => {
+    const made = (body: unknown) =>
+      same("/api/v1/verifications", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: typeof body === "string" ? body : JSON.stringify(body),
+      });
+    const ok = await made({ type: "phone", channel: "telegram", identifier: "+37069199199", external_user_id: "u1" });
+    expect(ok.status).toBe(201);
+    expect(JSON.parse(ok.body)).toMatchObject({ id: KNOWN, status: "pending", external_user_id: "u1" });
+    expect(fast.calls).toContain("create +37069199199 u1 ten_1");
+    expect((await made({ type: "phone", channel: "telegram" })).status).toBe(400);
+    expect((await made({ type: "phone", channel: "telegram", identifier: "+37069199199", surprise: 1 })).status).toBe(400);
+    expect((await made({ type: "phone", channel: "telegram", identifier: "+0" })).status).toBe(400);
+    expect((await made("{")).status).toBe(400);
+    const done = await same(`/api/v1/verifications/${KNOWN}/test-verify`, { method: "POST" });
+    expect(done.status).toBe(200);
+    expect(JSON.parse(done.body)).toMatchObject({ id: KNOWN, status: "verified", proof_token: "eyJ.x.y", test_mode: true });
+    expect((await same("/api/v1/verifications/ver_01JZZZZZZZZZZZZZZZZZZZZZZZ/test-verify", { method: "POST" })).status).toBe(404);
+    expect((await same("/api/v1/verifications/ver_nope/test-verify", { method: "POST" })).status).toBe(400);
+    expect((await same(`/api/v1/verifications/${CRASH}/test-verify`, { method: "POST" })).status).toBe(500);
+  });
+
   it("keys: missing, malformed, unknown and revoked keys are Express's (and counted there)", async () => {
     for (const authorization of ["", "Bearer nope", `Bearer ${generateApiKey("live").key}`, `Bearer ${revoked.key}`]) {
       const [a, b] = await both(`/api/v1/verifications/${KNOWN}`, { headers: { authorization } });
@@ -259,7 +306,7 @@ describe("the fast path answers what Express answers", () => {
 });
 
 describe("what the fast path takes", () => {
-  it("a cached live key's plain GET and validate; everything else, and any first request of a key, goes to Express", async () => {
+  it("a cached live key's plain GET, validate, create and test-verify; everything else, and any first request of a key, goes to Express", async () => {
     const config = parseConfig({ PUBLIC_BASE_URL: "https://api.icv.test" });
     const calls: string[] = [];
     const store = {
@@ -299,6 +346,9 @@ describe("what the fast path takes", () => {
           body: token,
         }),
       ).toBe(true);
+      const made = JSON.stringify({ type: "phone", channel: "telegram", identifier: "+37069199199" });
+      expect(await ask("/api/v1/verifications", { method: "POST", headers: json, body: made })).toBe(true);
+      expect(await ask(`/api/v1/verifications/${KNOWN}/test-verify`, { method: "POST" })).toBe(true);
       const express: Record<string, [string, Parameters<typeof ask>[1]?]> = {
         "a bad id": [`/api/v1/verifications/ver_nope`],
         "a literal route": ["/api/v1/verifications/users"],
@@ -316,6 +366,12 @@ describe("what the fast path takes", () => {
         "another type": ["/api/v1/proofs/validate", { method: "POST", headers: { "content-type": "text/plain" }, body: token }],
         "a body over the limit": ["/api/v1/proofs/validate", { method: "POST", headers: json, body: "x".repeat(10_241) }],
         "no body": ["/api/v1/proofs/validate", { method: "POST", headers: json }],
+        "a create with an Idempotency-Key": ["/api/v1/verifications", { method: "POST", headers: { ...json, "idempotency-key": "k2" }, body: made }],
+        "a create of another type": ["/api/v1/verifications", { method: "POST", headers: { "content-type": "text/plain" }, body: made }],
+        "a test-verify with a body": [`/api/v1/verifications/${KNOWN}/test-verify`, { method: "POST", headers: json, body: "{}" }],
+        "a test-verify with an Idempotency-Key": [`/api/v1/verifications/${KNOWN}/test-verify`, { method: "POST", headers: { "idempotency-key": "k3" } }],
+        "a test-verify of a bad id": ["/api/v1/verifications/ver_nope/test-verify", { method: "POST" }],
+        "a test-verify with a query": [`/api/v1/verifications/${KNOWN}/test-verify?a=b`, { method: "POST" }],
       };
       for (const [what, [path, init]] of Object.entries(express)) {
         expect(await ask(path, init), what).toBe(false);

@@ -10,6 +10,8 @@ const S = "verification";
 /**
  * Stores a new verification (pending) with its creation event; a test-mode message goes in the
  * same statement. Its identifier, instruction, challenge message and client_metadata are sealed.
+ * Answers the row as written, made here (the statement returns its id only: reading the wide row
+ * back and opening its sealed columns again cost a tenth of a create, issue 33).
  */
 export async function insertVerification(q: Queryable, pd: PersonalData, v: NewVerification, testMessage?: TestMessageRow): Promise<VerificationRow> {
   const row: VerificationRow = {
@@ -27,6 +29,8 @@ export async function insertVerification(q: Queryable, pd: PersonalData, v: NewV
     method: null,
     reused_from: null,
     callback_url: v.callback_url ?? null,
+    project_id: v.project_id ?? null,
+    message_type: v.message_type ?? null,
     proof_format: v.proof_format ?? "jwt",
     holder_key: v.holder_key ?? null,
     proof_identifier_salt: null,
@@ -35,14 +39,14 @@ export async function insertVerification(q: Queryable, pd: PersonalData, v: NewV
     suspended_reason: null,
   };
   const sealed = sealVerification(pd, v);
-  const r = await writeWithEvents<VerificationRow>(
+  await writeWithEvents(
     q,
     S,
     `INSERT INTO ${S}.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status, code_hmac,
        challenge_expires_at, instruction, deep_link, challenge_message, max_attempts, client_metadata, external_user_id, proof_expires_in,
        created_at, updated_at, code_lookup, origin, delivery, callback_url, project_id, message_type, proof_format, holder_key, identifier_index, key_version)
      VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
-     RETURNING *`,
+     RETURNING id`,
     [
       v.id,
       v.tenant_id,
@@ -76,5 +80,5 @@ export async function insertVerification(q: Queryable, pd: PersonalData, v: NewV
     v.created_at,
     testMessage && testMessageWith(pd, testMessage),
   );
-  return r.rows[0];
+  return row;
 }

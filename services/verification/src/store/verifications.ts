@@ -12,6 +12,9 @@ import { RedactionStore, type RedactionReason } from "./redaction.ts";
 
 const S = "verification";
 
+/** The columns of a pending verification that change without a status change (attempts, resends, OAuth's state). */
+const PENDING_CHANGES = ["attempts", "code_hmac", "challenge_expires_at", "resend_count", "code_sent_at", "deep_link"] as const;
+
 export class VerificationStore {
   /**
    * Settled verifications (verified, failed, expired, revoked) by id. Every later change of such
@@ -202,17 +205,20 @@ export class VerificationStore {
       method: proof.method,
       updated_at: at,
     };
-    const r = await writeWithEvents<VerificationRow>(
+    // answers the row as written, made here, with the columns that may change while pending as the
+    // statement found them: reading the wide row back and opening its sealed columns again cost as
+    // much as the answer needs (issue 33); sealed columns do not change while pending
+    const r = await writeWithEvents<Pick<VerificationRow, (typeof PENDING_CHANGES)[number]>>(
       this.db,
       S,
       `UPDATE ${S}.verifications SET status = 'verified', verified_at = $10, proof_token = $5, proof_expires_at = $6, method = $7, updated_at = $4,
               proof_identifier_salt = $8, proof_sd_jwt_vc = $9
-        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING *`,
+        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING ${PENDING_CHANGES.join(", ")}`,
       [v.id, v.tenant_id, v.environment, at, proof.token, proof.expiresAt, proof.method, after.proof_identifier_salt, after.proof_sd_jwt_vc, after.verified_at],
       statusEvents(this.db.personalData, after, "pending", at),
       at,
     );
-    return r.rows[0];
+    return r.rows.length ? { ...after, ...r.rows[0] } : undefined;
   }
 
   /** verified or suspended → revoked; undefined when it was neither. `q`: the caller's transaction (the proof.revoked consumer's). */

@@ -229,6 +229,60 @@ for (const t of TRANSPORTS) {
       expect(reads() - before).toBe(1);
     });
 
+    it("a consumer of some event types gets only those, records only theirs, and passes over batches of others without a transaction", async () => {
+      const r = await setup(t.name);
+      await relay(r);
+      const completed = (n: number, from: number): OutboxEvent[] =>
+        Array.from({ length: n }, (_, i) => ({
+          aggregateType: "verification",
+          aggregateId: "ver_agg0",
+          eventType: "verification.completed",
+          tenantId: "ten_test",
+          environment: "test" as const,
+          payload: { k: from + i },
+        }));
+      const typed = { group: "typed", topics: ["verification"], eventTypes: ["verification.completed"], db: r.sink, schema: "webhook", handle };
+      const first = await eventLog(r);
+      await first.consume(typed);
+      await publish(r, 30);
+      await appendEvents(r.source, "verification", completed(2, 0));
+      await publish(r, 10, 5, 30);
+      await appendEvents(r.source, "verification", completed(1, 2));
+      await expectExactlyOnce(r, 3, 1);
+      expect((await effects(r)).map((e) => e.k)).toEqual([0, 1, 2]);
+      if (t.name === "postgres") {
+        const consumed = await r.sink.query(`SELECT 1 FROM webhook.event_consumed WHERE consumer = 'typed'`);
+        expect(consumed.rowCount).toBe(3);
+        const cursor = async () =>
+          (await r.sink.query<{ p: number }>(`SELECT position::float8 AS p FROM webhook.event_cursors WHERE consumer = 'typed'`)).rows[0].p;
+        const maxSeq = async () => (await r.source.query<{ m: number }>(`SELECT max(seq)::float8 AS m FROM verification.outbox`)).rows[0].m;
+        const at = await cursor();
+        expect(at).toBe(await maxSeq());
+        // a batch of other types: read, passed over, the cursor row untouched
+        const reads = () => sqlStatementCounts.get("events") ?? 0;
+        const before = reads();
+        await publish(r, 20, 5, 40);
+        await waitFor(async () => reads() > before, 5000);
+        await new Promise((res) => setTimeout(res, 200));
+        expect(await cursor()).toBe(at);
+        // the next wanted event moves it past both
+        await appendEvents(r.source, "verification", completed(1, 3));
+        await expectExactlyOnce(r, 4, 1);
+        await waitFor(async () => (await cursor()) === (await maxSeq()), 5000);
+      } else {
+        await appendEvents(r.source, "verification", completed(1, 3));
+        await expectExactlyOnce(r, 4, 1);
+      }
+      // a restart reads again what was passed over since, applies nothing twice and misses nothing
+      await first.close();
+      await publish(r, 15, 5, 60);
+      const second = await eventLog(r);
+      await second.consume(typed);
+      await appendEvents(r.source, "verification", completed(1, 4));
+      await expectExactlyOnce(r, 5, 1);
+      expect((await effects(r)).map((e) => e.k)).toEqual([0, 1, 2, 3, 4]);
+    });
+
     it("a consumer reads only its topics and still moves past the others", async () => {
       const r = await setup(t.name);
       await relay(r);

@@ -14,7 +14,7 @@ import {
   type RunningService,
 } from "@icv/platform";
 import { logCallers } from "./callers.ts";
-import { LOG_CONSUMER_GROUP, logConsumer } from "./consumer.ts";
+import { LOG_CONSUMER_GROUP, LOGGED_EVENTS, logConsumer } from "./consumer.ts";
 import { ensureLogKey, originOf, type LogKey } from "./log-key.ts";
 import { logRoutes } from "./rpc/log.ts";
 import { Sequencer } from "./sequencer.ts";
@@ -49,6 +49,7 @@ export async function startLogService(config: Config, logger: Logger, clock: Clo
   const consumer = await events.consume({
     group: LOG_CONSUMER_GROUP,
     topics: ["proof"],
+    eventTypes: LOGGED_EVENTS,
     db,
     schema: "log",
     ...logConsumer(() => sequencer.wake()),

@@ -19,5 +19,12 @@ export async function eraseRedactedCredentials(q: Queryable, events: EventRecord
 /** Follows the verification events as the `proof-redaction` group. */
 export function followRedactions(events: EventLog, db: Database, log: Logger): Promise<Subscription> {
   log.debug({ group: REDACTION_CONSUMER_GROUP }, "following verification.redacted");
-  return events.consume({ group: REDACTION_CONSUMER_GROUP, topics: ["verification"], db, schema: "proof", handleBatch: eraseRedactedCredentials });
+  return events.consume({
+    group: REDACTION_CONSUMER_GROUP,
+    topics: ["verification"],
+    eventTypes: ["verification.redacted"],
+    db,
+    schema: "proof",
+    handleBatch: eraseRedactedCredentials,
+  });
 }

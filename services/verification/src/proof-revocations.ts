@@ -60,6 +60,7 @@ export function followProofRevocations(events: EventLog, db: Database, store: Ve
   return events.consume({
     group: PROOF_REVOCATIONS_GROUP,
     topics: ["proof"],
+    eventTypes: ["proof.revoked", "proof.suspended", "proof.reinstated"],
     db,
     schema: "verification",
     handle: (q: Queryable, e: EventRecord) => {

@@ -140,6 +140,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
   const requestConsumer = await events.consume({
     group: "verification-requests",
     topics: ["verification"],
+    eventTypes: ["verification.status_changed"],
     db,
     schema: "verification",
     handleBatch: (q, events) => onRequestEvents(requests, q, events),

@@ -46,6 +46,13 @@ export interface ConsumerOptions {
    * Used instead of `handle` when given; the same guarantees.
    */
   handleBatch?(q: Queryable, events: EventRecord[]): Promise<void>;
+  /**
+   * The event types the group acts on (default: every type of its topics). Only these are recorded
+   * and handed to the handler; a batch holding none of them is passed over without a transaction
+   * (postgres: the group's cursor row catches up with its next claim, or at least every
+   * SKIPPED_CURSOR_MOVE_MS; after a restart, what was passed over since is read and passed over again).
+   */
+  eventTypes?: readonly string[];
   /** Called after a batch committed (e.g. to wake a worker that acts on what handle wrote). */
   afterCommit?(events: EventRecord[]): void;
   /**

@@ -282,7 +282,10 @@ export class KafkaEventLog implements EventLog {
         eachBatchAutoResolve: false,
         eachBatch: async ({ batch, heartbeat, resolveOffset, isRunning, isStale }) => {
           await handleKafkaBatch(batch, {
-            apply: (events) => opts.db.tx((q) => applyEvents(q, opts, events, "kafka")),
+            apply: (events) => {
+              const taken = opts.eventTypes ? events.filter((e) => opts.eventTypes!.includes(e.eventType)) : events;
+              return taken.length ? opts.db.tx((q) => applyEvents(q, opts, taken, "kafka")) : Promise.resolve([]);
+            },
             commit: async (offsets) => {
               await consumer.commitOffsets(offsets);
               resolveOffset((BigInt(offsets[0].offset) - 1n).toString());

@@ -35,6 +35,12 @@ const missingTable = (e: unknown) => e instanceof DatabaseError && e.code === "4
 const missingColumn = (e: unknown) => e instanceof DatabaseError && e.code === "42703";
 
 /**
+ * How long a consumer group may pass over batches holding none of its event types before its
+ * cursor row is moved anyway (ConsumerOptions.eventTypes): what a restart reads again.
+ */
+export const SKIPPED_CURSOR_MOVE_MS = 10_000;
+
+/**
  * The postgres transport: consumers read the owning services' outbox tables in `seq` order (the
  * relay stamps seq in commit order), woken by NOTIFY and polling every EVENT_POLL_INTERVAL_MS.
  * A consumer group's position per source lives in the consumer's own `event_cursors` row; the
@@ -134,22 +140,33 @@ export class PostgresEventLog implements EventLog {
       const src = await this.source(name);
       const cursors = `${opts.schema}.event_cursors`;
       await opts.db.query(`INSERT INTO ${cursors} (consumer, source) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [opts.group, name]);
-      // the group's position as this process last moved it; read again when another replica moved it
-      let position: number | undefined;
+      // the group's cursor row as this process last moved it (read again when another replica moved
+      // it), and how far this process has read: past the cursor when it passed over batches holding
+      // none of the group's event types
+      let cursor: number | undefined;
+      let readTo = 0;
+      let cursorMovedAt = Date.now();
+      const wanted = opts.eventTypes && new Set(opts.eventTypes);
       const once = async (): Promise<boolean> => {
         // read the source first: the source may be the same embedded database, which cannot
         // answer a second query while this consumer's transaction holds it
-        position ??= (
-          await opts.db.query<{ position: number }>(`SELECT position::float8 AS position FROM ${cursors} WHERE consumer = $1 AND source = $2`, [
-            opts.group,
-            name,
-          ])
-        ).rows[0].position;
-        const from = position;
-        const { rows, events } = await this.read(src, from, opts.topics);
+        if (cursor === undefined) {
+          cursor = readTo = (
+            await opts.db.query<{ position: number }>(`SELECT position::float8 AS position FROM ${cursors} WHERE consumer = $1 AND source = $2`, [
+              opts.group,
+              name,
+            ])
+          ).rows[0].position;
+        }
+        const from = cursor;
+        const { rows, events } = await this.read(src, readTo, opts.topics);
         if (!rows.length) return false;
         const to = rows[rows.length - 1].seq!;
-        const unique = uniqueEvents(events);
+        const unique = uniqueEvents(wanted ? events.filter((e) => wanted.has(e.eventType)) : events);
+        if (!unique.length && Date.now() - cursorMovedAt < SKIPPED_CURSOR_MOVE_MS) {
+          readTo = to;
+          return rows.length === BATCH;
+        }
         let handled: EventRecord[] = [];
         const moved = await opts.db.tx(async (q) => {
           // one statement moves the cursor (its row lock keeps replicas of the group apart: one
@@ -167,7 +184,8 @@ export class PostgresEventLog implements EventLog {
           return true;
         });
         // another replica moved the cursor: read it again next time
-        position = moved ? to : undefined;
+        cursor = moved ? (readTo = to) : undefined;
+        if (moved) cursorMovedAt = Date.now();
         if (handled.length) opts.afterCommit?.(handled);
         return moved ? rows.length === BATCH : false;
       };

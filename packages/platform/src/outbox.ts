@@ -36,21 +36,48 @@ export async function appendEvent(q: Queryable, schema: string, ev: OutboxEvent,
   return id;
 }
 
+/** One event's seven outbox columns (id … payload). */
+const eventRow = (ev: OutboxEvent, at: Date): unknown[] => [
+  newId("event", at.getTime()),
+  ev.aggregateType,
+  ev.aggregateId,
+  ev.eventType,
+  ev.tenantId,
+  ev.environment,
+  JSON.stringify(ev.payload),
+];
+
 /** The events as seven parallel arrays (one per outbox column), for an unnest() insert. */
 function eventColumns(events: OutboxEvent[], at: Date): unknown[][] {
   const cols: unknown[][] = [[], [], [], [], [], [], []];
   for (const ev of events) {
-    const row = [newId("event", at.getTime()), ev.aggregateType, ev.aggregateId, ev.eventType, ev.tenantId, ev.environment, JSON.stringify(ev.payload)];
-    row.forEach((v, i) => {
+    eventRow(ev, at).forEach((v, i) => {
       cols[i].push(v);
     });
   }
   return cols;
 }
 
+const COLUMNS = "id, aggregate_type, aggregate_id, event_type, tenant_id, environment, payload, created_at";
+
+/**
+ * INSERT … SELECT of `count` events from parameters $n+1 … (seven per event, then the time and,
+ * traced, the traceparent), written only when `main` returned a row. A few rows as VALUES: the
+ * parameters need no array encoding on either side (the unnest form's cost for one or two events).
+ */
+const insertEventRows = (schema: string, n: number, count: number, traced: boolean) => {
+  const at = n + 7 * count + 1;
+  const rows = Array.from({ length: count }, (_, i) => {
+    const b = n + 7 * i;
+    return `($${b + 1}::text, $${b + 2}::text, $${b + 3}::text, $${b + 4}::text, $${b + 5}::text, $${b + 6}::text, $${b + 7}::jsonb)`;
+  });
+  return `INSERT INTO ${schema}.outbox (${COLUMNS}${traced ? ", traceparent" : ""})
+   SELECT v.*, $${at}::timestamptz${traced ? `, $${at + 1}::text` : ""} FROM (VALUES ${rows.join(", ")}) AS v WHERE EXISTS (SELECT 1 FROM main)`;
+};
+
 /** INSERT … SELECT of events from parameters $n+1 … $n+8 (and, traced, every row's traceparent from $n+9). */
 const insertEvents = (schema: string, n: number, traced: boolean) =>
-  `INSERT INTO ${schema}.outbox (id, aggregate_type, aggregate_id, event_type, tenant_id, environment, payload, created_at${traced ? ", traceparent" : ""})
+  `INSERT INTO ${schema}.outbox (${COLUMNS}${traced ? ", traceparent" : ""})
    SELECT id, at, ag, et, t, e, p::jsonb, $${n + 8}::timestamptz${traced ? `, $${n + 9}::text` : ""}
      FROM unnest($${n + 1}::text[], $${n + 2}::text[], $${n + 3}::text[], $${n + 4}::text[], $${n + 5}::text[], $${n + 6}::text[], $${n + 7}::text[]) AS u(id, at, ag, et, t, e, p)`;
 
@@ -77,11 +104,15 @@ export function writeWithEvents<T>(
   at: Date,
   also?: { sql: (base: number) => string; params: unknown[] },
 ) {
-  const n = params.length;
   const tp = activeTraceparent();
-  const base = tp ? n + 9 : n + 8;
-  return q.query<T>(
-    `WITH main AS (${sql}), ev AS (${insertEvents(schema, n, !!tp)} WHERE EXISTS (SELECT 1 FROM main))${also ? `, also AS (${also.sql(base)})` : ""} SELECT * FROM main`,
-    tp ? [...params, ...eventColumns(events, at), at, tp, ...(also?.params ?? [])] : [...params, ...eventColumns(events, at), at, ...(also?.params ?? [])],
-  );
+  const values = [...params];
+  let ev = "";
+  if (events.length) {
+    ev = `, ev AS (${insertEventRows(schema, params.length, events.length, !!tp)})`;
+    for (const e of events) values.push(...eventRow(e, at));
+    values.push(at);
+    if (tp) values.push(tp);
+  }
+  const base = values.length;
+  return q.query<T>(`WITH main AS (${sql})${ev}${also ? `, also AS (${also.sql(base)})` : ""} SELECT * FROM main`, also ? [...values, ...also.params] : values);
 }

@@ -3,7 +3,8 @@
 // (create-sd: create + test-verify with proof_format sd-jwt-vc, to set beside create's profile)
 // (hooks: signed WhatsApp hooks carrying live codes, `seconds` × 200 of them, as the bench sends them)
 // Starts the stack as `npm start` does, with --cpu-prof (DATABASE_URL / REDIS_URL
-// are honoured as in the bench), warms up 2 s, loads for `seconds`, stops it and prints the
+// are honoured as in the bench; NO_PROF=1 runs it without the profiler, to compare two versions of
+// the code by the printed rate and CPU per operation), warms up 2 s, loads for `seconds`, stops it and prints the
 // command that summarizes the main-thread .cpuprofile over the measured window only.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,8 +22,11 @@ if (!["get", "validate", "create", "create-sd", "hooks"].includes(which)) {
 }
 const seconds = Number(secondsArg);
 const profileDir = path.resolve(dirArg, `${which}-${Date.now()}`);
-mkdirSync(profileDir, { recursive: true });
-process.env.BENCH_CPU_PROF = profileDir;
+const profiling = !process.env.NO_PROF;
+if (profiling) {
+  mkdirSync(profileDir, { recursive: true });
+  process.env.BENCH_CPU_PROF = profileDir;
+}
 
 const db = process.env.DATABASE_URL ? await freshPostgres(process.env.DATABASE_URL) : undefined;
 const dataDir = mkdtempSync(path.join(tmpdir(), "icv-prof-"));
@@ -86,5 +90,5 @@ try {
   await db?.drop();
   rmSync(dataDir, { recursive: true, force: true });
 }
-const main = readdirSync(profileDir).filter((f) => /\.0\.\d+\.cpuprofile$/.test(f));
+const main = profiling ? readdirSync(profileDir).filter((f) => /\.0\.\d+\.cpuprofile$/.test(f)) : [];
 for (const f of main) process.stdout.write(`node --import tsx scripts/bench/profile-summary.ts ${path.join(profileDir, f)} 40 '' ${window}\n`);

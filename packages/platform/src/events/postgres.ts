@@ -38,7 +38,7 @@ const missingColumn = (e: unknown) => e instanceof DatabaseError && e.code === "
  * How long a consumer group may pass over batches holding none of its event types before its
  * cursor row is moved anyway (ConsumerOptions.eventTypes): what a restart reads again.
  */
-export const SKIPPED_CURSOR_MOVE_MS = 10_000;
+const SKIPPED_CURSOR_MOVE_MS = 10_000;
 
 /**
  * The postgres transport: consumers read the owning services' outbox tables in `seq` order (the

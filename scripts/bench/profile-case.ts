@@ -3,7 +3,7 @@
 // (create-sd: create + test-verify with proof_format sd-jwt-vc, to set beside create's profile)
 // (hooks: signed WhatsApp hooks carrying live codes, `seconds` × 200 of them, as the bench sends them)
 // Starts the stack as `npm start` does, with --cpu-prof (DATABASE_URL / REDIS_URL
-// are honoured as in the bench; NO_PROF=1 runs it without the profiler, to compare two versions of
+// are honoured as in the bench; BENCH_NO_PROFILER=1 runs it without the profiler, to compare two versions of
 // the code by the printed rate and CPU per operation), warms up 2 s, loads for `seconds`, stops it and prints the
 // command that summarizes the main-thread .cpuprofile over the measured window only.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -22,7 +22,7 @@ if (!["get", "validate", "create", "create-sd", "hooks"].includes(which)) {
 }
 const seconds = Number(secondsArg);
 const profileDir = path.resolve(dirArg, `${which}-${Date.now()}`);
-const profiling = !process.env.NO_PROF;
+const profiling = !process.env.BENCH_NO_PROFILER;
 if (profiling) {
   mkdirSync(profileDir, { recursive: true });
   process.env.BENCH_CPU_PROF = profileDir;

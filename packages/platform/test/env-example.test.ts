@@ -29,6 +29,7 @@ const READ_ELSEWHERE: Record<string, { file: string; why: string }> = {
   BENCH_LOG_PRELOAD: { file: "scripts/bench/log.ts", why: "the transparency log's bench: entries in the tree before appends are timed" },
   BENCH_NODE_FLAGS: { file: "scripts/bench/stack.ts", why: "npm run bench: the stack's runtime flags" },
   BENCH_CPU_PROF: { file: "scripts/bench/stack.ts", why: "npm run bench: profile the benchmarked stack" },
+  BENCH_NO_PROFILER: { file: "scripts/bench/profile-case.ts", why: "one bench case alone: measured without the profiler" },
   BENCH_BASELINE_ROUNDS: { file: "scripts/bench/minimal-baseline.ts", why: "npm run bench: rounds of ICV against the minimal durable issuer" },
   ISSUER_KEY: { file: "scripts/bench/minimal-issuer.ts", why: "the bench's minimal durable issuer: the API key it accepts" },
   ISSUER_POOL: { file: "scripts/bench/minimal-issuer.ts", why: "the bench's minimal durable issuer: its pg pool size" },

@@ -8,13 +8,11 @@ import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import type { ProofService } from "@icv/contracts/gen/icv/proof/v1/proof_service_pb.ts";
-import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, readMigrations, systemClock, type Database, type Scope } from "@icv/platform";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
+import { createLogger, parseConfig, type Database, type Scope } from "@icv/platform";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import { VerificationStore } from "../src/store/verifications.ts";
-import { useCaseDeps, type UseCaseDeps } from "../src/verifications/deps.ts";
+import type { UseCaseDeps } from "../src/verifications/deps.ts";
+import { openVerificationDatabase, testUseCaseDeps } from "./support/use-cases.ts";
 import { createVerification } from "../src/verifications/create.ts";
 import { getVerification } from "../src/verifications/read.ts";
 import { revokeVerification } from "../src/verifications/revoke.ts";
@@ -22,11 +20,7 @@ import { testVerify } from "../src/verifications/submit.ts";
 import { reinstateVerification, suspendVerification } from "../src/verifications/suspension.ts";
 import { applyProofRevoked, applyProofSuspension } from "../src/proof-revocations.ts";
 
-import { SendLimits } from "../src/sending/send-limits.ts";
-
 const silent = createLogger({ level: "silent" });
-
-const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 
 /** A store whose markVerified (or markRevoked) fails the first `crashes` (`revokeCrashes`) times before touching the database. */
 class CrashingStore extends VerificationStore {
@@ -49,7 +43,7 @@ class CrashingStore extends VerificationStore {
 }
 
 let proof: TestProofService;
-let pgFresh: FreshPostgres | undefined;
+let closeDb: (() => Promise<void>) | undefined;
 let db: Database;
 let store: CrashingStore;
 let verifications: UseCaseDeps;
@@ -58,9 +52,7 @@ const scope: Scope = { tenantId: "ten_crash", env: "test" };
 
 beforeAll(async () => {
   proof = await startTestProofService();
-  pgFresh = process.env.DATABASE_URL ? await freshPostgres(process.env.DATABASE_URL) : undefined;
-  db = await openDatabase(pgFresh ? { url: pgFresh.url, poolMax: 2 } : { dataDir: "memory://" });
-  await migrate(db, "verification", readMigrations(MIGRATIONS));
+  ({ db, close: closeDb } = await openVerificationDatabase(2));
   store = new CrashingStore(db);
   // the real client, recording every token the proof service answers
   const proofs = new Proxy(proof.client, {
@@ -73,19 +65,14 @@ beforeAll(async () => {
       };
     },
   });
-  verifications = useCaseDeps({
+  verifications = testUseCaseDeps({
     store,
     proofs,
     config: parseConfig({}),
-    clock: systemClock,
-    hmacKey: "k".repeat(32),
-    logger: createLogger({ level: "silent" }),
-    sendLimits: new SendLimits({ limiter: new MemoryRateLimiter(), keySecret: "k".repeat(32), budgetPerHour: 1000 }),
   });
 });
 afterAll(async () => {
-  await db?.close();
-  await pgFresh?.drop();
+  await closeDb?.();
   await proof?.close();
 });
 

@@ -2,23 +2,19 @@
 // real proof service: an inbound code settles the live verification holding it (whatever the
 // tenant) by its sender, test verifications never answer to provider messages, and a session's
 // verification is made once however often (or concurrently) it is asked for.
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, systemClock, readMigrations, type Database, type Scope } from "@icv/platform";
-import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
+import { parseConfig, type Database, type Scope } from "@icv/platform";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import { VerificationStore } from "../src/store/verifications.ts";
-import { useCaseDeps, type UseCaseDeps } from "../src/verifications/deps.ts";
+import type { UseCaseDeps } from "../src/verifications/deps.ts";
+import { openVerificationDatabase, testUseCaseDeps } from "./support/use-cases.ts";
 import { createVerification } from "../src/verifications/create.ts";
 import { completeInbound, recordSessionVerification } from "../src/verifications/inbound.ts";
 import { validateProof } from "../src/verifications/proofs.ts";
 import { getVerification } from "../src/verifications/read.ts";
-import { SendLimits } from "../src/sending/send-limits.ts";
 
-const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 let proof: TestProofService;
-let pgFresh: FreshPostgres | undefined;
+let closeDb: (() => Promise<void>) | undefined;
 let db: Database;
 let v: UseCaseDeps;
 const liveA: Scope = { tenantId: "ten_a", env: "live" };
@@ -27,10 +23,8 @@ const test: Scope = { tenantId: "ten_a", env: "test" };
 
 beforeAll(async () => {
   proof = await startTestProofService();
-  pgFresh = process.env.DATABASE_URL ? await freshPostgres(process.env.DATABASE_URL) : undefined;
-  db = await openDatabase(pgFresh ? { url: pgFresh.url, poolMax: 4 } : { dataDir: "memory://" });
-  await migrate(db, "verification", readMigrations(MIGRATIONS));
-  v = useCaseDeps({
+  ({ db, close: closeDb } = await openVerificationDatabase(4));
+  v = testUseCaseDeps({
     store: new VerificationStore(db),
     proofs: proof.client,
     config: parseConfig({
@@ -42,15 +36,10 @@ beforeAll(async () => {
       TWILIO_ACCOUNT_SID: "AC0123456789abcdef0123456789abcdef",
       TWILIO_AUTH_TOKEN: "twilio-auth-token-1",
     }),
-    clock: systemClock,
-    hmacKey: "k".repeat(32),
-    logger: createLogger({ level: "silent" }),
-    sendLimits: new SendLimits({ limiter: new MemoryRateLimiter(), keySecret: "k".repeat(32), budgetPerHour: 1000 }),
   });
 });
 afterAll(async () => {
-  await db?.close();
-  await pgFresh?.drop();
+  await closeDb?.();
   await proof?.close();
 });
 

@@ -2,42 +2,36 @@
 // the code mail is the project's rendered template (escaped HTML), a resend uses it again, an
 // inbound code's answer carries the project's reply, and nothing of it (code, address, number,
 // template values) reaches the logs, even at debug level.
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger, ManualClock, MemoryRateLimiter, migrate, openDatabase, parseConfig, readMigrations, type Database, type Scope } from "@icv/platform";
-import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
+import { createLogger, ManualClock, parseConfig, type Database, type Scope } from "@icv/platform";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import { ProjectStore } from "../src/store/projects.ts";
 import { VerificationStore } from "../src/store/verifications.ts";
-import { useCaseDeps, type UseCaseDeps } from "../src/verifications/deps.ts";
+import type { UseCaseDeps } from "../src/verifications/deps.ts";
+import { openVerificationDatabase, testUseCaseDeps } from "./support/use-cases.ts";
 import { createVerification } from "../src/verifications/create.ts";
 import { completeInbound } from "../src/verifications/inbound.ts";
 import { resendCode } from "../src/verifications/resend.ts";
 import { Projects } from "../src/projects/projects.ts";
 import { CHANNEL_CONFIG } from "../src/channels/registry.ts";
-import { SendLimits } from "../src/sending/send-limits.ts";
 import type { Mail } from "../src/sending/mailer.ts";
 
-const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 const clock = new ManualClock(Date.now());
 const live: Scope = { tenantId: "ten_projects", env: "live" };
 const logs: string[] = [];
 const mails: Mail[] = [];
 let proof: TestProofService;
-let pgFresh: FreshPostgres | undefined;
+let closeDb: (() => Promise<void>) | undefined;
 let db: Database;
 let v: UseCaseDeps;
 let projects: Projects;
 
 beforeAll(async () => {
   proof = await startTestProofService();
-  pgFresh = process.env.DATABASE_URL ? await freshPostgres(process.env.DATABASE_URL) : undefined;
-  db = await openDatabase(pgFresh ? { url: pgFresh.url, poolMax: 4 } : { dataDir: "memory://" });
-  await migrate(db, "verification", readMigrations(MIGRATIONS));
+  ({ db, close: closeDb } = await openVerificationDatabase(4));
   const store = new ProjectStore(db);
   projects = new Projects({ store, clock });
-  v = useCaseDeps({
+  v = testUseCaseDeps({
     store: new VerificationStore(db),
     proofs: proof.client,
     config: parseConfig(
@@ -51,16 +45,13 @@ beforeAll(async () => {
       CHANNEL_CONFIG,
     ),
     clock,
-    hmacKey: "k".repeat(32),
     logger: createLogger({ level: "debug", destination: { write: (s: string) => void logs.push(s) } }),
     mailer: { send: async (m) => void mails.push(m) },
-    sendLimits: new SendLimits({ limiter: new MemoryRateLimiter(), keySecret: "k".repeat(32), budgetPerHour: 1000 }),
     projects: store,
   });
 });
 afterAll(async () => {
-  await db?.close();
-  await pgFresh?.drop();
+  await closeDb?.();
   await proof?.close();
 });
 

@@ -2,47 +2,31 @@
 // answer must be the row a read of the database then gives (sealed columns opened), for every
 // field a verification has, and a completion must answer the attempts and resends the database
 // holds, also when they moved after the verification was read.
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, readMigrations, systemClock, type Database, type Scope } from "@icv/platform";
-import { freshPostgres, type FreshPostgres } from "../../../test/support/fresh-postgres.ts";
+import { parseConfig, type Scope } from "@icv/platform";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
-import { SendLimits } from "../src/sending/send-limits.ts";
 import type { VerificationRow } from "../src/store/rows.ts";
 import { VerificationStore } from "../src/store/verifications.ts";
 import { createVerification } from "../src/verifications/create.ts";
-import { useCaseDeps, type UseCaseDeps } from "../src/verifications/deps.ts";
+import type { UseCaseDeps } from "../src/verifications/deps.ts";
 import { testVerify } from "../src/verifications/submit.ts";
+import { openVerificationDatabase, testUseCaseDeps } from "./support/use-cases.ts";
 
-const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 const scope: Scope = { tenantId: "ten_written", env: "test" };
 
 let proof: TestProofService;
-let pgFresh: FreshPostgres | undefined;
-let db: Database;
+let database: Awaited<ReturnType<typeof openVerificationDatabase>>;
 let store: VerificationStore;
 let deps: UseCaseDeps;
 
 beforeAll(async () => {
   proof = await startTestProofService();
-  pgFresh = process.env.DATABASE_URL ? await freshPostgres(process.env.DATABASE_URL) : undefined;
-  db = await openDatabase(pgFresh ? { url: pgFresh.url, poolMax: 2 } : { dataDir: "memory://" });
-  await migrate(db, "verification", readMigrations(MIGRATIONS));
-  store = new VerificationStore(db);
-  deps = useCaseDeps({
-    store,
-    proofs: proof.client,
-    config: parseConfig({ ALLOW_PRIVATE_TARGETS: "true" }),
-    clock: systemClock,
-    hmacKey: "k".repeat(32),
-    logger: createLogger({ level: "silent" }),
-    sendLimits: new SendLimits({ limiter: new MemoryRateLimiter(), keySecret: "k".repeat(32), budgetPerHour: 1000 }),
-  });
+  database = await openVerificationDatabase(2);
+  store = new VerificationStore(database.db);
+  deps = testUseCaseDeps({ store, proofs: proof.client, config: parseConfig({ ALLOW_PRIVATE_TARGETS: "true" }) });
 });
 afterAll(async () => {
-  await db?.close();
-  await pgFresh?.drop();
+  await database?.close();
   await proof?.close();
 });
 

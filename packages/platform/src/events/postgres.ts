@@ -184,8 +184,10 @@ export class PostgresEventLog implements EventLog {
           return true;
         });
         // another replica moved the cursor: read it again next time
-        cursor = moved ? (readTo = to) : undefined;
-        if (moved) cursorMovedAt = Date.now();
+        if (moved) {
+          cursor = readTo = to;
+          cursorMovedAt = Date.now();
+        } else cursor = undefined;
         if (handled.length) opts.afterCommit?.(handled);
         return moved ? rows.length === BATCH : false;
       };

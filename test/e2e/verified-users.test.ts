@@ -202,7 +202,7 @@ describe.runIf(process.env.DATABASE_URL)("on 100 000 verifications (Postgres)", 
         `INSERT INTO verification.verifications (id, tenant_id, environment, type, channel, identifier, identifier_canonical, status,
            challenge_expires_at, instruction, proof_expires_in, proof_token, proof_expires_at, created_at, updated_at, verified_at, revoked_at,
            external_user_id)
-         SELECT 'vrf_seed' || lpad(g::text, 8, '0'), $1, 'test', (ARRAY['phone','email','wallet','social'])[1 + g % 4],
+         SELECT 'ver_seed' || lpad(g::text, 8, '0'), $1, 'test', (ARRAY['phone','email','wallet','social'])[1 + g % 4],
                 (ARRAY['telegram','email','ethereum','github'])[1 + g % 4], 'seeded-identifier-' || g, 'seeded-identifier-' || g, s.status,
                 now() - interval '2 days' + g * interval '1 second', 'seeded', 86400,
                 CASE WHEN s.status <> 'pending' THEN 'token-' || g END,

@@ -283,6 +283,39 @@ for (const t of TRANSPORTS) {
       expect((await effects(r)).map((e) => e.k)).toEqual([0, 1, 2, 3, 4]);
     });
 
+    it("a consumer that names its relevant events records and handles only those, and asks again after a restart", async () => {
+      const r = await setup(t.name);
+      await relay(r);
+      const asked = new Set<string>();
+      // relevance by a read outside the transaction, as the webhook consumer asks for endpoints: two aggregates of five
+      const relevant = async (events: EventRecord[]) => {
+        for (const e of events) asked.add(e.id);
+        return events.filter((e) => e.aggregateId === "ver_agg0" || e.aggregateId === "ver_agg2");
+      };
+      const group = { group: "relevant", topics: ["verification"], db: r.sink, schema: "webhook", handle, relevant };
+      const first = await eventLog(r);
+      await first.consume(group);
+      await publish(r, 30);
+      await expectExactlyOnce(r, 12);
+      expect(new Set((await effects(r)).map((e) => e.aggregate_id))).toEqual(new Set(["ver_agg0", "ver_agg2"]));
+      expect(asked.size).toBe(30);
+      if (t.name === "postgres") {
+        const consumed = await r.sink.query(`SELECT 1 FROM webhook.event_consumed WHERE consumer = 'relevant'`);
+        expect(consumed.rowCount).toBe(12);
+      }
+      await first.close();
+      await publish(r, 15, 5, 30);
+      const second = await eventLog(r);
+      await second.consume(group);
+      await expectExactlyOnce(r, 18);
+      expect(
+        (await effects(r))
+          .filter((e) => e.k >= 6)
+          .map((e) => e.aggregate_id)
+          .sort(),
+      ).toEqual([...Array(3).fill("ver_agg0"), ...Array(3).fill("ver_agg2")]);
+    });
+
     it("a consumer reads only its topics and still moves past the others", async () => {
       const r = await setup(t.name);
       await relay(r);

@@ -38,7 +38,7 @@ import { Projects } from "./projects/projects.ts";
 import { profileRoutes } from "./rpc/profiles.ts";
 import { projectRoutes } from "./rpc/projects.ts";
 import type { RequestDeps } from "./requests/input.ts";
-import { expireDueRequests, onRequestEvents, requestReturnUrl } from "./requests/lifecycle.ts";
+import { expireDueRequests, onRequestEvents, requestEvents, requestReturnUrl } from "./requests/lifecycle.ts";
 import { verificationRequestRoutes } from "./rpc/requests.ts";
 import { useCaseDeps } from "./verifications/deps.ts";
 import { expireDue } from "./verifications/read.ts";
@@ -143,6 +143,7 @@ export async function startVerificationService(config: Config, logger: Logger, c
     eventTypes: ["verification.status_changed"],
     db,
     schema: "verification",
+    relevant: (events) => requestEvents(requests, events),
     handleBatch: (q, events) => onRequestEvents(requests, q, events),
   });
   // the proof service owns revocation: a revoked proof's verification follows by event

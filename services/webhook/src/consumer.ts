@@ -1,6 +1,6 @@
 import type { Clock, EnvName, EventRecord, PersonalData, Queryable } from "@icv/platform";
 import { baseHeaders } from "./deliverer.ts";
-import { isWebhookEvent, plannedDeliveries } from "./payload.ts";
+import { hasCallbackUrl, isWebhookEvent, plannedDeliveries } from "./payload.ts";
 import { maxAttempts } from "./schedule.ts";
 import { newWebhookSecret } from "./signing.ts";
 import { DeliveryStore } from "./store/deliveries.ts";
@@ -13,6 +13,17 @@ export interface DeliveryConsumer {
   /** A batch of events, in the consumer's transaction: one endpoint read and one insert for all of them. */
   handleBatch(q: Queryable, events: EventRecord[]): Promise<void>;
   afterCommit(events: EventRecord[]): void;
+  /** The events a delivery (or a stored payload's redaction) can come of: one endpoint read for the batch, outside its transaction. */
+  relevant(events: EventRecord[]): Promise<EventRecord[]>;
+}
+
+const scopeKey = (e: EventRecord) => `${e.tenantId}:${e.environment}`;
+
+/** Each (tenant, environment) of the events once, as SettingsStore.endpointUrls takes them. */
+function scopesOf(events: EventRecord[]): Array<{ tenantId: string; env: EnvName }> {
+  const scopes = new Map<string, { tenantId: string; env: EnvName }>();
+  for (const e of events) scopes.set(scopeKey(e), { tenantId: e.tenantId, env: e.environment });
+  return [...scopes.values()];
 }
 
 /**
@@ -26,6 +37,8 @@ export function deliveryConsumer(opts: {
   onCommitted: () => void;
   /** Opens the events' sealed client_metadata and seals the stored bodies. */
   pd: PersonalData;
+  /** The webhook database, read outside the batch's transaction by `relevant`. */
+  db: Queryable;
 }): DeliveryConsumer {
   // (tenant, environment) pairs known to have a secret. Secrets are never deleted, so each pair
   // is ensured once; it counts as known only after the transaction that ensured it committed.
@@ -39,16 +52,14 @@ export function deliveryConsumer(opts: {
     await redactStoredPayloads(q, hooks, opts.pd);
     // every tenant environment's endpoint, read once for the batch (and in its transaction, so a
     // change of endpoint applies from the next event on)
-    const scopes = new Map<string, { tenantId: string; env: EnvName }>();
-    for (const e of hooks) scopes.set(`${e.tenantId}:${e.environment}`, { tenantId: e.tenantId, env: e.environment });
-    const urls = await SettingsStore.endpointUrls(q, [...scopes.values()]);
+    const urls = await SettingsStore.endpointUrls(q, scopesOf(hooks));
     const at = opts.clock.now();
     const rows = [];
     const ensured = new Set<string>();
     for (const e of hooks) {
-      const p = plannedDeliveries(e, urls.get(`${e.tenantId}:${e.environment}`), opts.pd);
+      const key = scopeKey(e);
+      const p = plannedDeliveries(e, urls.get(key), opts.pd);
       if (!p.length) continue;
-      const key = `${e.tenantId}:${e.environment}`;
       if (!withSecret.has(key) && !ensured.has(key)) {
         // a tenant made without secrets (the bootstrap tenant) gets one before its first delivery
         await SettingsStore.ensureSecret(q, e.tenantId, e.environment, newWebhookSecret(), at);
@@ -64,6 +75,12 @@ export function deliveryConsumer(opts: {
   return {
     handle: (q, event) => handleBatch(q, [event]),
     handleBatch,
+    // an event of a scope without an endpoint, naming no URL of its own, makes no delivery: it is
+    // passed over without a transaction (a redaction still reaches the payloads stored before)
+    async relevant(events) {
+      const urls = await SettingsStore.endpointUrls(opts.db, scopesOf(events));
+      return events.filter((e) => e.eventType === "verification.redacted" || urls.has(scopeKey(e)) || hasCallbackUrl(e));
+    },
     afterCommit(committed: EventRecord[]) {
       let made = false;
       for (const e of committed) {

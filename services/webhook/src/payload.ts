@@ -27,6 +27,10 @@ const decode = (event: EventRecord & { eventType: WebhookEventType }) =>
 /** The request's or verification's own webhook URL, a routing detail rather than news for the receiver. */
 const callbackUrl = (w: Webhook) => w.message.callbackUrl;
 
+/** A webhook event that names its own URL (a request's or verification's callback_url). */
+export const hasCallbackUrl = (event: EventRecord): boolean =>
+  isWebhookEvent(event.eventType) && !!callbackUrl(decode(event as EventRecord & { eventType: WebhookEventType }));
+
 /**
  * The message as the receiver gets it: client_metadata opened from the sealed form the outbox
  * keeps (an event stored before sealing carries it in clear), no sealed field, no callback_url.

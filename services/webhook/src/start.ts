@@ -17,7 +17,7 @@ import {
 } from "@icv/platform";
 import { deliveryConsumer } from "./consumer.ts";
 import { Deliverer, outboundSend } from "./deliverer.ts";
-import { WEBHOOK_TOPICS } from "./payload.ts";
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_TOPICS } from "./payload.ts";
 import { DEFAULT_RETRY_DELAYS_MS } from "./schedule.ts";
 import { webhookCallers } from "./callers.ts";
 import { sendTestEvent } from "./test-event.ts";
@@ -100,9 +100,10 @@ export async function startWebhookService(
   const consumer = await events.consume({
     group: "webhook-deliveries",
     topics: WEBHOOK_TOPICS,
+    eventTypes: WEBHOOK_EVENT_TYPES,
     db,
     schema: "webhook",
-    ...deliveryConsumer({ clock, retryDelaysMs: delays, onCommitted: () => deliverer.wake(), pd }),
+    ...deliveryConsumer({ clock, retryDelaysMs: delays, onCommitted: () => deliverer.wake(), pd, db }),
   });
 
   const untrackQueue = trackWebhookQueue({}, () => deliveries.pendingCount());

@@ -39,7 +39,7 @@ const event = (tenantId: string, eventType: string, payload: Record<string, unkn
 /** Runs the consumer's callbacks the way the event log does: handle in one transaction, then afterCommit. */
 async function consume(events: EventRecord[]): Promise<number> {
   let woken = 0;
-  const c = deliveryConsumer({ clock, retryDelaysMs: [30_000, 120_000], onCommitted: () => woken++, pd: db.personalData });
+  const c = deliveryConsumer({ clock, retryDelaysMs: [30_000, 120_000], onCommitted: () => woken++, pd: db.personalData, db });
   await db.tx(async (q) => {
     for (const e of events) await c.handle(q, e);
   });
@@ -84,6 +84,24 @@ describe("the delivery consumer", () => {
     await consume([event(quiet, "verification_request.expired")]);
     expect(await rowsOf(tenant)).toEqual([]);
     expect(await rowsOf(quiet)).toEqual([]);
+  });
+
+  it("names as relevant only events that can make a delivery or redact one; the others make nothing when handled", async () => {
+    const withEndpoint = newId("tenant");
+    const without = newId("tenant");
+    await store.setEndpoint(withEndpoint, "test", "https://tenant.example/hook", clock.now());
+    const c = deliveryConsumer({ clock, retryDelaysMs: [30_000], onCommitted: () => {}, pd: db.personalData, db });
+    const kept = [
+      event(withEndpoint, "verification_request.completed"),
+      event(without, "verification_request.partial", { callback_url: "https://shop.example/cb" }),
+      event(without, "verification.redacted", { verification_id: newId("verification"), status: "verified", proof_revoked: false, reason: "request" }),
+    ];
+    const passed = [event(without, "verification_request.completed"), { ...event(withEndpoint, "verification_request.expired"), environment: "live" as const }];
+    expect(await c.relevant([passed[0], ...kept, passed[1]])).toEqual(kept);
+    // what it passes over would have made no delivery
+    await consume(passed);
+    expect(await rowsOf(without)).toEqual([]);
+    expect((await rowsOf(withEndpoint)).filter((r) => r.environment === "live")).toEqual([]);
   });
 
   it("gives a tenant made without secrets one before its first delivery", async () => {

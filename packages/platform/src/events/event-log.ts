@@ -53,6 +53,14 @@ export interface ConsumerOptions {
    * SKIPPED_CURSOR_MOVE_MS; after a restart, what was passed over since is read and passed over again).
    */
   eventTypes?: readonly string[];
+  /**
+   * Narrows a batch (of the group's event types) to the events the handler would act on, by a read
+   * outside the batch's transaction: e.g. only events of tenants with a webhook endpoint. The others
+   * are passed over as events of other types are: not recorded, and no transaction when none is left.
+   * The handler must do nothing with an event this leaves out, whenever it runs: a re-read after a
+   * restart asks again, so an event is acted on once, by whichever answer sees it relevant.
+   */
+  relevant?(events: EventRecord[]): Promise<EventRecord[]>;
   /** Called after a batch committed (e.g. to wake a worker that acts on what handle wrote). */
   afterCommit?(events: EventRecord[]): void;
   /**

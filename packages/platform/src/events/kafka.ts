@@ -282,9 +282,10 @@ export class KafkaEventLog implements EventLog {
         eachBatchAutoResolve: false,
         eachBatch: async ({ batch, heartbeat, resolveOffset, isRunning, isStale }) => {
           await handleKafkaBatch(batch, {
-            apply: (events) => {
-              const taken = opts.eventTypes ? events.filter((e) => opts.eventTypes!.includes(e.eventType)) : events;
-              return taken.length ? opts.db.tx((q) => applyEvents(q, opts, taken, "kafka")) : Promise.resolve([]);
+            apply: async (events) => {
+              const typed = opts.eventTypes ? events.filter((e) => opts.eventTypes!.includes(e.eventType)) : events;
+              const taken = opts.relevant && typed.length ? await opts.relevant(typed) : typed;
+              return taken.length ? opts.db.tx((q) => applyEvents(q, opts, taken, "kafka")) : [];
             },
             commit: async (offsets) => {
               await consumer.commitOffsets(offsets);

@@ -162,7 +162,8 @@ export class PostgresEventLog implements EventLog {
         const { rows, events } = await this.read(src, readTo, opts.topics);
         if (!rows.length) return false;
         const to = rows[rows.length - 1].seq!;
-        const unique = uniqueEvents(wanted ? events.filter((e) => wanted.has(e.eventType)) : events);
+        const typed = uniqueEvents(wanted ? events.filter((e) => wanted.has(e.eventType)) : events);
+        const unique = opts.relevant && typed.length ? await opts.relevant(typed) : typed;
         if (!unique.length && Date.now() - cursorMovedAt < SKIPPED_CURSOR_MOVE_MS) {
           readTo = to;
           return rows.length === BATCH;

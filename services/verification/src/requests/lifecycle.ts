@@ -86,6 +86,16 @@ export async function onRequestEvents(deps: RequestDeps, q: Queryable, events: E
 }
 
 /**
+ * The events onRequestEvents can act on: status moves of verifications that drive a request's
+ * asset (one read; the consumer passes the others over without a transaction).
+ */
+export async function requestEvents(deps: RequestDeps, events: EventRecord[]): Promise<EventRecord[]> {
+  const moves = events.map((e) => ({ e, id: eventMessage(e, "verification.status_changed")?.verificationId }));
+  const inRequests = await deps.store.inRequests([...new Set(moves.flatMap((m) => (m.id ? [m.id] : [])))]);
+  return moves.filter((m) => m.id !== undefined && inRequests.has(m.id)).map((m) => m.e);
+}
+
+/**
  * Where the end user goes after signing in for this verification: the request's redirect_url
  * once the request settled, else back to its hosted page; undefined when no request drives it.
  */

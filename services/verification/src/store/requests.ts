@@ -124,6 +124,16 @@ export class RequestStore {
     return r.rows[0]?.request_id;
   }
 
+  /** Which of these verifications drive an asset of some request (one statement, outside any transaction). */
+  async inRequests(verificationIds: string[]): Promise<Set<string>> {
+    if (!verificationIds.length) return new Set();
+    const r = await this.db.query<{ verification_id: string }>(
+      `SELECT DISTINCT verification_id FROM ${S}.verification_request_assets WHERE verification_id = ANY($1::text[])`,
+      [verificationIds],
+    );
+    return new Set(r.rows.map((x) => x.verification_id));
+  }
+
   /** The requests that have an asset driven by any of these verifications, one statement, oldest request first. */
   async requestIdsOfMany(q: Queryable, verificationIds: string[]): Promise<string[]> {
     if (!verificationIds.length) return [];

@@ -400,6 +400,7 @@ describe("a consumer reading, with tracing on, another service's outbox that has
       "outbox.sql",
       "outbox_002_traceparent.sql",
       "outbox_003_stamping.sql",
+      "outbox_004_key.sql",
     ]);
     expect(await columns()).toContain("traceparent");
     rig.relay = await startOutboxRelay({ config: rig.config, db: rig.source, schema: "verification", logger });

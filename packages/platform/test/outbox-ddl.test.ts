@@ -23,7 +23,7 @@ afterAll(async () => {
 
 describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "PGlite"})`, () => {
   it.each(SERVICES)(
-    "applies cleanly over the outbox %s's own migrations made: outbox.sql changes nothing, outbox_002 adds the traceparent column, outbox_003 narrows the seq index to stamped rows",
+    "applies cleanly over the outbox %s's own migrations made: outbox.sql changes nothing, outbox_002 adds the traceparent column, outbox_003 narrows the seq index to stamped rows, outbox_004 keys rows by (aggregate_id, id)",
     async (name) => {
       const own = readMigrations(MIGRATIONS(name));
       // a database as the services left it before: their migrations only
@@ -36,22 +36,33 @@ describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "
       expect(later.map((m) => [m.version, m.name])).toEqual([
         ["outbox_002", "outbox_002_traceparent.sql"],
         ["outbox_003", "outbox_003_stamping.sql"],
+        ["outbox_004", "outbox_004_key.sql"],
       ]);
       expect(await migrate(db, name, [...own, ddl])).toEqual(["outbox.sql"]);
       expect(await dumpSchema(db, name)).toEqual(before);
       // a schema that took outbox.sql a release ago gets the later files at its next start, and
       // they add exactly the traceparent column (nullable, no default: old rows and writers
-      // untouched) and swap the seq index for one of stamped rows only
-      expect(await migrate(db, name, [...own, ...outboxMigrations(name)])).toEqual(["outbox_002_traceparent.sql", "outbox_003_stamping.sql"]);
+      // untouched), swap the seq index for one of stamped rows only, and make the aggregate's
+      // index the primary key in place of the one on id alone
+      expect(await migrate(db, name, [...own, ...outboxMigrations(name)])).toEqual([
+        "outbox_002_traceparent.sql",
+        "outbox_003_stamping.sql",
+        "outbox_004_key.sql",
+      ]);
       const after = await dumpSchema(db, name);
-      expect(before.filter((l) => !after.includes(l))).toEqual([
+      expect(before.filter((l) => !after.includes(l)).sort()).toEqual([
+        expect.stringMatching(/^constraint outbox outbox_pkey PRIMARY KEY \(id\)$/),
+        expect.stringMatching(/^index CREATE INDEX outbox_aggregate ON <schema>\.outbox USING btree \(aggregate_id, id\)$/),
+        expect.stringMatching(/^index CREATE UNIQUE INDEX outbox_pkey ON <schema>\.outbox USING btree \(id\)$/),
         expect.stringMatching(/^index CREATE UNIQUE INDEX outbox_seq ON <schema>\.outbox USING btree \(seq\)$/),
       ]);
       expect(after.filter((l) => !before.includes(l)).sort()).toEqual([
         expect.stringMatching(/^column outbox\.traceparent #\d+ text null default $/),
+        expect.stringMatching(/^constraint outbox outbox_pkey PRIMARY KEY \(aggregate_id, id\)$/),
         expect.stringMatching(
           /^function CREATE OR REPLACE FUNCTION <schema>\.outbox_stamp\(source text, batch_size integer, events_channel text, traced boolean\)/,
         ),
+        expect.stringMatching(/^index CREATE UNIQUE INDEX outbox_pkey ON <schema>\.outbox USING btree \(aggregate_id, id\)$/),
         expect.stringMatching(/^index CREATE UNIQUE INDEX outbox_seq_stamped ON <schema>\.outbox USING btree \(seq\) WHERE \(seq IS NOT NULL\)$/),
       ]);
       // recorded like any migration: the next start applies nothing
@@ -63,6 +74,7 @@ describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "
         { version: "outbox", name: "outbox.sql" },
         { version: "outbox_002", name: "outbox_002_traceparent.sql" },
         { version: "outbox_003", name: "outbox_003_stamping.sql" },
+        { version: "outbox_004", name: "outbox_004_key.sql" },
       ]);
     },
   );
@@ -70,7 +82,12 @@ describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "
   it("gives a service without outbox migrations the same outbox, trigger and function the old migrations made", async () => {
     await migrate(db, "gateway", [...readMigrations(MIGRATIONS("gateway")), ...outboxMigrations("gateway")]);
     await db.exec("CREATE SCHEMA IF NOT EXISTS newsvc; CREATE TABLE newsvc.things (id text PRIMARY KEY)");
-    expect(await migrate(db, "newsvc", outboxMigrations("newsvc"))).toEqual(["outbox.sql", "outbox_002_traceparent.sql", "outbox_003_stamping.sql"]);
+    expect(await migrate(db, "newsvc", outboxMigrations("newsvc"))).toEqual([
+      "outbox.sql",
+      "outbox_002_traceparent.sql",
+      "outbox_003_stamping.sql",
+      "outbox_004_key.sql",
+    ]);
 
     // functions are schema-wide: the gateway's own (the console audit's guard) are not the outbox's
     const outboxOnly = (lines: string[]) => lines.filter((l) => !l.startsWith("function") || l.includes(".outbox_"));

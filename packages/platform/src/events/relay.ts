@@ -66,7 +66,7 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
     "messaging.destination.name": `${schema}.outbox`,
     "messaging.batch.message_count": n,
   });
-  // one statement (outbox_003_stamping.sql): the relay lock, the stamps in created order and the
+  // one statement (outbox_003_stamping.sql, keyed in outbox_004_key.sql): the relay lock, the stamps in created order and the
   // NOTIFY (sent at commit); tracing on, it also answers the batch's traceparents, for the relay's span
   const stamp = async (): Promise<{ n: number; traces?: string[] | null }> => {
     const r = await db.query<{ n: number; traces: string[] | null }>(
@@ -92,7 +92,11 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
       await publisher!.publish(events);
     }
     await opts.afterPublish?.(events);
-    await q.query(`UPDATE ${schema}.outbox SET published_at = now() WHERE id = ANY($1)`, [events.map((e) => e.id)]);
+    // by the outbox's key (outbox_004_key.sql)
+    await q.query(`UPDATE ${schema}.outbox SET published_at = now() WHERE (aggregate_id, id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, [
+      events.map((e) => e.aggregateId),
+      events.map((e) => e.id),
+    ]);
     return { n: events.length };
   };
 

@@ -32,6 +32,15 @@ type Handlers = Pick<ConsumerOptions, "handle" | "handleBatch" | "group">;
 export const uniqueEvents = (events: EventRecord[]): EventRecord[] => [...new Map(events.map((e) => [e.id, e])).values()];
 
 /**
+ * The events of a batch the group acts on, each id once: those of its event types (eventTypes),
+ * narrowed by its own read (relevant). Both transports record and handle only these.
+ */
+export async function actionable(opts: Pick<ConsumerOptions, "eventTypes" | "relevant">, events: EventRecord[]): Promise<EventRecord[]> {
+  const typed = uniqueEvents(opts.eventTypes ? events.filter((e) => opts.eventTypes!.includes(e.eventType)) : events);
+  return opts.relevant && typed.length ? opts.relevant(typed) : typed;
+}
+
+/**
  * Hands the events whose ids were recorded just now (`fresh`) to the consumer: all at once, or one
  * by one; tracing on, each handling in its CONSUMER span (spans.ts processSpan).
  */

@@ -4,7 +4,7 @@ import { Kafka, logLevel, type Consumer, type IHeaders, type Producer, type Topi
 import type { Config } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { EnvName } from "../scope.ts";
-import { applyEvents, startConsumedPruning } from "./consumer.ts";
+import { actionable, applyEvents, startConsumedPruning } from "./consumer.ts";
 import type { BroadcastOptions, ConsumerOptions, EventLog, EventRecord, Subscription } from "./event-log.ts";
 import { TOPIC_SOURCES } from "./topics.ts";
 import { keepConsuming, type KeptConsumer } from "./kafka-keep.ts";
@@ -283,8 +283,7 @@ export class KafkaEventLog implements EventLog {
         eachBatch: async ({ batch, heartbeat, resolveOffset, isRunning, isStale }) => {
           await handleKafkaBatch(batch, {
             apply: async (events) => {
-              const typed = opts.eventTypes ? events.filter((e) => opts.eventTypes!.includes(e.eventType)) : events;
-              const taken = opts.relevant && typed.length ? await opts.relevant(typed) : typed;
+              const taken = await actionable(opts, events);
               return taken.length ? opts.db.tx((q) => applyEvents(q, opts, taken, "kafka")) : [];
             },
             commit: async (offsets) => {

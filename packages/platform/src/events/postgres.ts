@@ -3,7 +3,7 @@ import { ConfigError, type Config } from "../config.ts";
 import { DatabaseError, openDatabase, type Database } from "../database.ts";
 import type { Logger } from "../logger.ts";
 import { EVENTS_CHANNEL } from "./channels.ts";
-import { handleFresh, startConsumedPruning, uniqueEvents } from "./consumer.ts";
+import { actionable, handleFresh, startConsumedPruning } from "./consumer.ts";
 import type { BroadcastOptions, ConsumerOptions, EventLog, EventRecord, Subscription } from "./event-log.ts";
 import { startPump, type Pump } from "./pump.ts";
 import { outboxColumns, toRecord, type OutboxRow } from "./records.ts";
@@ -146,7 +146,6 @@ export class PostgresEventLog implements EventLog {
       let cursor: number | undefined;
       let readTo = 0;
       let cursorMovedAt = Date.now();
-      const wanted = opts.eventTypes && new Set(opts.eventTypes);
       const once = async (): Promise<boolean> => {
         // read the source first: the source may be the same embedded database, which cannot
         // answer a second query while this consumer's transaction holds it
@@ -162,8 +161,7 @@ export class PostgresEventLog implements EventLog {
         const { rows, events } = await this.read(src, readTo, opts.topics);
         if (!rows.length) return false;
         const to = rows[rows.length - 1].seq!;
-        const typed = uniqueEvents(wanted ? events.filter((e) => wanted.has(e.eventType)) : events);
-        const unique = opts.relevant && typed.length ? await opts.relevant(typed) : typed;
+        const unique = await actionable(opts, events);
         if (!unique.length && Date.now() - cursorMovedAt < SKIPPED_CURSOR_MOVE_MS) {
           readTo = to;
           return rows.length === BATCH;

@@ -66,8 +66,9 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
     "messaging.destination.name": `${schema}.outbox`,
     "messaging.batch.message_count": n,
   });
-  // one statement (outbox_003_stamping.sql, keyed in outbox_004_key.sql): the relay lock, the stamps in created order and the
-  // NOTIFY (sent at commit); tracing on, it also answers the batch's traceparents, for the relay's span
+  // one statement (outbox_003_stamping.sql, by the key since outbox_004_key.sql): the relay lock,
+  // the stamps in created order and the NOTIFY (sent at commit); tracing on, it also answers the
+  // batch's traceparents, for the relay's span
   const stamp = async (): Promise<{ n: number; traces?: string[] | null }> => {
     const r = await db.query<{ n: number; traces: string[] | null }>(
       `SELECT stamped_count AS n, stamped_traces AS traces FROM ${schema}.outbox_stamp($1, $2, $3, $4)`,

@@ -72,6 +72,7 @@ function summary(results: Partial<Record<BenchMode, ModeResult>>): string {
     ["GET /verifications/:id p99 at half load", both("get_half_load_p99_ms", (v) => `${v.toFixed(1)} ms`), "≤ 10 ms"],
     ["POST /proofs/validate vs Express hello", both("validate_vs_express", pctOf), "≥ 50 %"],
     ["SSE, 10,000 streams, change → event p99", both("sse_p99_ms", (v) => `${v.toFixed(0)} ms`), "≤ 100 ms"],
+    ["  the same on a bare node:http fan-out (the floor)", both("sse_floor_p99_ms", (v) => `${v.toFixed(0)} ms`), "(baseline)"],
     ["webhook deliveries/s", both("webhooks_per_s", (v) => v.toFixed(0)), "≥ 1,000"],
     ["domain check against a local authoritative server", (["embedded", "postgres"] as const).map(domainCheck), "(info)"],
     ["scheduled re-checks, 10,000 due proofs, re-checks/s", both("rechecks: rechecks_per_s", (v) => v.toFixed(0)), "(info)"],

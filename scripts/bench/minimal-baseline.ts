@@ -2,44 +2,16 @@
 // (minimal-issuer.ts), back to back on the same database server with the same client, in
 // BENCH_BASELINE_ROUNDS rounds (default 3). Each round prints both rates and their ratio, with
 // SQL statements and Postgres execution time per proof (pg_stat_statements) and the Postgres
-// servers' CPU per proof; the last round's costliest statements follow, for both.
-import { spawn } from "node:child_process";
-import { once } from "node:events";
+// servers' CPU per proof; the last round's costliest statements follow, for both. Embedded, the
+// minimal issuer runs on a PGlite of its own in its own process, as ICV's embedded default does.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { BenchCase } from "./case.ts";
 import { loadCreateAndVerify, type LoadResult } from "./load.ts";
 import { analyze, databasesLike, perProof, readStatements, resetStatements, statementsAvailable } from "./pg-stats.ts";
 import { perSec, type Row } from "./report.ts";
-import { freshPostgres } from "./stack.ts";
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-
-async function startIssuer(databaseUrl: string, key: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(here, "minimal-issuer.ts")], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, ISSUER_KEY: key },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let out = "";
-  child.stdout.setEncoding("utf8");
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`the minimal issuer exited (${code})`)));
-    child.stdout.on("data", (d: string) => {
-      out += d;
-      const m = /listening (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    pid: child.pid!,
-    async stop() {
-      if (child.exitCode !== null) return;
-      child.kill("SIGTERM");
-      await once(child, "exit");
-    },
-  };
-}
+import { freshPostgres, startBaseline } from "./stack.ts";
 
 /** Postgres servers' CPU ms per proof over a run (the machine's postgres + redis processes). */
 const dbCpuMs = (r: LoadResult & { proofs: number }, seconds: number) => (r.cpu.db * seconds * 1000) / Math.max(1, r.proofs);
@@ -47,22 +19,25 @@ const dbCpuMs = (r: LoadResult & { proofs: number }, seconds: number) => (r.cpu.
 export const minimalBaselineCase: BenchCase = {
   name: "minimal issuer",
   async run(ctx) {
-    const server = process.env.DATABASE_URL;
-    if (ctx.mode !== "postgres" || !server || !ctx.databaseUrl)
-      return { rows: [], figures: {}, notes: ["minimal issuer: Postgres mode only (it measures the database server)"] };
+    // Postgres: the issuer gets a database of its own on the stack's server; embedded, a PGlite of its own
+    const server = ctx.mode === "postgres" ? process.env.DATABASE_URL : undefined;
+    if (ctx.mode === "postgres" && (!server || !ctx.databaseUrl)) return { rows: [], figures: {}, notes: ["minimal issuer: DATABASE_URL is needed"] };
     const rounds = Number(process.env.BENCH_BASELINE_ROUNDS ?? 3);
     const notes: string[] = [];
-    const unavailable = await statementsAvailable(server);
-    if (unavailable) notes.push(unavailable);
-    const icvDb = new URL(ctx.databaseUrl).pathname.slice(1);
-    const db = await freshPostgres(server);
-    const issuer = await startIssuer(db.url, ctx.testKey);
+    const unavailable = server ? await statementsAvailable(server) : "no pg_stat_statements in PGlite";
+    if (server && unavailable) notes.push(unavailable);
+    const db = server ? await freshPostgres(server) : undefined;
+    const liteDir = db ? undefined : mkdtempSync(path.join(tmpdir(), "icv-minimal-"));
+    const issuer = await startBaseline("minimal-issuer.ts", [], {
+      ...(db ? { DATABASE_URL: db.url } : { DATABASE_URL: undefined, ISSUER_PGLITE_DIR: liteDir }),
+      ISSUER_KEY: ctx.testKey,
+    });
     const rows: Row[] = [];
     const figures: Record<string, number> = {};
     const base = { connections: ctx.connections, duration: ctx.duration, pipelining: 1, timeout: 10 };
     try {
       // the stack's own databases are icvDb (and, with per-service databases, those sharing its name)
-      const icvDbs = (await databasesLike(server, icvDb)).filter((n) => n !== db.name);
+      const icvDbs = server ? (await databasesLike(server, new URL(ctx.databaseUrl!).pathname.slice(1))).filter((n) => n !== db!.name) : [];
       // both sides run a while, then both databases are analyzed: the rounds measure the steady
       // state of a running system, not a fresh database's first seconds
       for (const [url, label] of [
@@ -70,20 +45,22 @@ export const minimalBaselineCase: BenchCase = {
         [issuer.url, "minimal issuer"],
       ])
         await loadCreateAndVerify({ url, ...base, duration: Math.max(2, ctx.warmup) }, ctx.testKey, 0, `settling: ${label}`);
-      await analyze(server, [...icvDbs, db.name]);
+      if (server) await analyze(server, [...icvDbs, db!.name]);
       let lastTables: string[] = [];
       for (let i = 1; i <= rounds; i++) {
         const measured = async (url: string, dbs: string[], target: () => number | undefined, label: string) => {
-          if (!unavailable) await resetStatements(server);
+          if (!unavailable) await resetStatements(server!);
           const r = await loadCreateAndVerify({ url, ...base }, ctx.testKey, ctx.warmup, label, target);
-          const stats = unavailable ? undefined : perProof(await readStatements(server, dbs), r.proofs);
+          const stats = unavailable ? undefined : perProof(await readStatements(server!, dbs), r.proofs);
           return { r, stats };
         };
         const icv = await measured(ctx.stack.url, icvDbs, () => ctx.stack.mainPid(), `round ${i}: ICV create + test-verify`);
-        const min = await measured(issuer.url, [db.name], () => issuer.pid, `round ${i}: minimal issuer create + test-verify`);
+        const min = await measured(issuer.url, db ? [db.name] : [], () => issuer.pid, `round ${i}: minimal issuer create + test-verify`);
         const ratio = icv.r.rate / min.r.rate;
         const detail = (x: typeof icv) =>
-          `${x.stats ? `${x.stats.sql.toFixed(1)} SQL, ${x.stats.ms.toFixed(2)} ms exec, ${Math.round(x.stats.wal)} B WAL, ` : ""}${dbCpuMs(x.r, ctx.duration).toFixed(2)} ms db CPU per proof`;
+          server
+            ? `${x.stats ? `${x.stats.sql.toFixed(1)} SQL, ${x.stats.ms.toFixed(2)} ms exec, ${Math.round(x.stats.wal)} B WAL, ` : ""}${dbCpuMs(x.r, ctx.duration).toFixed(2)} ms db CPU per proof`
+            : "PGlite in the process";
         rows.push(
           {
             name: `round ${i}: minimal durable issuer`,
@@ -119,7 +96,8 @@ export const minimalBaselineCase: BenchCase = {
       notes.push(...lastTables);
     } finally {
       await issuer.stop();
-      await db.drop();
+      await db?.drop();
+      if (liteDir) rmSync(liteDir, { recursive: true, force: true });
     }
     return { rows, figures, notes };
   },

@@ -4,25 +4,39 @@
 // statement (a CTE: the row to verified, the proof row, an outbox event, in one transaction),
 // then one signature. It keeps what a durable issuer must (the tenant's key checked in constant
 // time, every read scoped to the tenant, nothing answered before it is committed) and nothing else.
+// With ISSUER_PGLITE_DIR instead of DATABASE_URL it runs on an embedded PGlite in that directory,
+// in its own process as ICV's embedded default does: the floor of the embedded figure.
 //   DATABASE_URL=… ISSUER_KEY=… node --import tsx scripts/bench/minimal-issuer.ts   → prints "listening PORT"
 import { createHash, generateKeyPairSync, randomBytes, sign, timingSafeEqual } from "node:crypto";
 import http from "node:http";
+import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 
 const url = process.env.DATABASE_URL;
+const liteDir = process.env.ISSUER_PGLITE_DIR;
 const apiKey = process.env.ISSUER_KEY;
-if (!url || !apiKey) throw new Error("DATABASE_URL and ISSUER_KEY are required");
+if (!(url || liteDir) || !apiKey) throw new Error("DATABASE_URL (or ISSUER_PGLITE_DIR) and ISSUER_KEY are required");
 const TENANT = "t_bench";
 const keyHash = createHash("sha256").update(apiKey).digest();
-const pool = new pg.Pool({ connectionString: url, max: Number(process.env.ISSUER_POOL ?? 20) });
+// PGlite's shared buffers as ICV's embedded default sets them (platform/database.ts)
+const pool: { query(sql: string, params?: unknown[]): Promise<{ rows: any[] }>; exec?(sql: string): Promise<unknown>; end(): Promise<void> } = liteDir
+  ? await liteQueryable(await PGlite.create(liteDir, { postgresqlconf: "shared_buffers = 16MB\n" }))
+  : new pg.Pool({ connectionString: url, max: Number(process.env.ISSUER_POOL ?? 20) });
+
+async function liteQueryable(lite: PGlite) {
+  return { query: (sql: string, params?: unknown[]) => lite.query<any>(sql, params), exec: (sql: string) => lite.exec(sql), end: () => lite.close() };
+}
 const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
 
-await pool.query(`
+await (pool.exec ?? pool.query).call(
+  pool,
+  `
   CREATE TABLE IF NOT EXISTS verifications (id text PRIMARY KEY, tenant_id text NOT NULL, type text NOT NULL, channel text NOT NULL,
     identifier text NOT NULL, status text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), verified_at timestamptz);
   CREATE TABLE IF NOT EXISTS proofs (id text PRIMARY KEY, verification_id text NOT NULL UNIQUE, tenant_id text NOT NULL,
     issued_at timestamptz NOT NULL, expires_at timestamptz NOT NULL);
-  CREATE TABLE IF NOT EXISTS outbox (id bigserial PRIMARY KEY, event_type text NOT NULL, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now());`);
+  CREATE TABLE IF NOT EXISTS outbox (id bigserial PRIMARY KEY, event_type text NOT NULL, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now());`,
+);
 
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
 const HEADER = b64({ alg: "RS256", typ: "JWT", kid: "bench" });

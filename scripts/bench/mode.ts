@@ -13,7 +13,7 @@ import { paced } from "./paced.ts";
 import { measurePkSelects } from "./pk-select.ts";
 import { mb, pct, perSec, type Row } from "./report.ts";
 import { idleSqlRate, measureSqlPerProof } from "./sql-count.ts";
-import { benchSse } from "./sse.ts";
+import { benchSse, benchSseFloor } from "./sse.ts";
 import { createTenant, freshPostgres, startStack, stackEnv, type RunningStack } from "./stack.ts";
 import { benchWebhooks } from "./webhooks.ts";
 
@@ -187,15 +187,10 @@ export async function runMode(o: ModeOptions): Promise<ModeResult> {
   process.stderr.write(`  ${o.sseStreams} SSE streams …\n`);
   const rssBeforeStreams = stack.rss() ?? 0;
   let rssWithStreams = 0;
-  const sse = await attempt("SSE", () => benchSse(stack.url, t.testKey, o.sseStreams, () => (rssWithStreams = stack.rss() ?? 0)), {
-    opened: 0,
-    openMs: NaN,
-    received: 0,
-    p50: NaN,
-    p99: NaN,
-    max: NaN,
-    verifyMs: NaN,
-  });
+  const noSse = { opened: 0, openMs: NaN, received: 0, p50: NaN, p99: NaN, max: NaN, verifyMs: NaN };
+  const sse = await attempt("SSE", () => benchSse(stack.url, t.testKey, o.sseStreams, () => (rssWithStreams = stack.rss() ?? 0)), noSse);
+  process.stderr.write(`  ${o.sseStreams} SSE streams on a bare node:http fan-out (the floor) …\n`);
+  const sseFloor = await attempt("SSE floor", () => benchSseFloor(o.sseStreams), noSse);
   const perStream = (rssWithStreams - rssBeforeStreams) / sse.opened;
 
   process.stderr.write(`  ${o.hooks} WhatsApp hooks → verified …\n`);
@@ -316,10 +311,19 @@ export async function runMode(o: ModeOptions): Promise<ModeResult> {
       rate: `${sse.received} got it`,
       p50: sse.p50,
       p99: sse.p99,
-      ratio: `p99 ${sse.p99.toFixed(1)} ms`,
+      ratio: `p99 ${sse.p99.toFixed(1)} ms, ${(sse.p99 / sseFloor.p99).toFixed(2)}× the floor's`,
       target: "p99 ≤ 100 ms, 10,000 streams",
       pass: sse.opened >= 10_000 && sse.received === sse.opened && sse.p99 <= 100,
       errors: sse.opened - sse.received,
+    },
+    {
+      name: `SSE floor: ${sseFloor.opened} streams on a bare node:http fan-out, same client`,
+      rate: `${sseFloor.received} got it`,
+      p50: sseFloor.p50,
+      p99: sseFloor.p99,
+      ratio: `p99 ${sseFloor.p99.toFixed(1)} ms`,
+      target: "(baseline)",
+      errors: sseFloor.opened - sseFloor.received,
     },
     {
       name: "SSE: memory per open stream (gateway RSS growth / streams)",
@@ -400,6 +404,7 @@ export async function runMode(o: ModeOptions): Promise<ModeResult> {
     sse_streams: sse.opened,
     sse_received: sse.received,
     sse_p99_ms: sse.p99,
+    sse_floor_p99_ms: sseFloor.p99,
     hooks_per_s: hooks.rate,
     hook_cpu_ms: hooks.cpuMsPerHook,
     hook_one_at_a_time_p50_ms: hooksOne.p50,

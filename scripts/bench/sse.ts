@@ -2,6 +2,7 @@
 // reach each stream. The streams are plain HTTP/1.1 responses read by this process.
 import http from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
+import { startBaseline } from "./stack.ts";
 
 export interface SseResult {
   opened: number;
@@ -91,4 +92,18 @@ export async function benchSse(base: string, testKey: string, count: number, onO
     max: lat.at(-1) ?? NaN,
     verifyMs,
   };
+}
+
+/**
+ * The same measurement against the fan-out floor (sse-floor.ts: a bare node:http process that
+ * writes one event to every open stream), started for it and stopped after: what `count` streams
+ * cost on this machine, with this client, before any of ICV's own work.
+ */
+export async function benchSseFloor(count: number): Promise<SseResult> {
+  const floor = await startBaseline("sse-floor.ts");
+  try {
+    return await benchSse(floor.url, "none", count);
+  } finally {
+    await floor.stop();
+  }
 }

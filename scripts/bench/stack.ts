@@ -264,20 +264,34 @@ export async function verifiedPhone(url: string, testKey: string, identifier: st
 }
 
 /** Starts a hello-world baseline (node:http, or Express) in its own process; resolves with its URL and a stop function. */
-export async function startHelloWorld(kind: "node" | "express" = "node"): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, "scripts", "bench", "hello-world.ts"), kind], {
+export function startHelloWorld(kind: "node" | "express" = "node"): Promise<Baseline> {
+  return startBaseline("hello-world.ts", [kind], { NODE_OPTIONS: "" });
+}
+
+export interface Baseline {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a baseline server of scripts/bench (`script`, which prints `listening PORT` once it
+ * listens) in its own process, with `env` over this process's environment.
+ */
+export async function startBaseline(script: string, args: string[] = [], env: Record<string, string | undefined> = {}): Promise<Baseline> {
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, "scripts", "bench", script), ...args], {
     cwd: REPO_ROOT,
     stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, NODE_OPTIONS: "" },
+    env: { ...process.env, ...env },
   });
   const port = await new Promise<number>((resolve, reject) => {
     let buf = "";
     child.stdout!.on("data", (d: Buffer) => {
       buf += d.toString();
-      const nl = buf.indexOf("\n");
-      if (nl >= 0) resolve((JSON.parse(buf.slice(0, nl)) as { port: number }).port);
+      const m = /listening (\d+)/.exec(buf);
+      if (m) resolve(Number(m[1]));
     });
-    child.once("exit", (code) => reject(new Error(`hello-world exited (${code})`)));
+    child.once("exit", (code) => reject(new Error(`${script} exited (${code})`)));
   });
   return {
     url: `http://127.0.0.1:${port}`,

@@ -33,6 +33,7 @@ const READ_ELSEWHERE: Record<string, { file: string; why: string }> = {
   BENCH_BASELINE_ROUNDS: { file: "scripts/bench/minimal-baseline.ts", why: "npm run bench: rounds of ICV against the minimal durable issuer" },
   ISSUER_KEY: { file: "scripts/bench/minimal-issuer.ts", why: "the bench's minimal durable issuer: the API key it accepts" },
   ISSUER_POOL: { file: "scripts/bench/minimal-issuer.ts", why: "the bench's minimal durable issuer: its pg pool size" },
+  ISSUER_PGLITE_DIR: { file: "scripts/bench/minimal-issuer.ts", why: "the bench's minimal durable issuer: the PGlite it runs on (embedded column)" },
   BENCH_RECHECKS: { file: "scripts/bench/rechecks.ts", why: "the re-check bench run alone: due proofs swept" },
 };
 

@@ -18,25 +18,24 @@ const apiKey = process.env.ISSUER_KEY;
 if (!(url || liteDir) || !apiKey) throw new Error("DATABASE_URL (or ISSUER_PGLITE_DIR) and ISSUER_KEY are required");
 const TENANT = "t_bench";
 const keyHash = createHash("sha256").update(apiKey).digest();
-// PGlite's shared buffers as ICV's embedded default sets them (platform/database.ts)
-const pool: { query(sql: string, params?: unknown[]): Promise<{ rows: any[] }>; exec?(sql: string): Promise<unknown>; end(): Promise<void> } = liteDir
-  ? await liteQueryable(await PGlite.create(liteDir, { postgresqlconf: "shared_buffers = 16MB\n" }))
+// one interface for both: a pg pool, or PGlite with the shared buffers ICV's embedded default sets (platform/database.ts)
+type Rows = { rows: Record<string, any>[] };
+const pool: { query(sql: string, params?: unknown[]): Promise<Rows>; end(): Promise<void> } = liteDir
+  ? await PGlite.create(liteDir, { postgresqlconf: "shared_buffers = 16MB\n" }).then((lite) => ({
+      query: (sql: string, params?: unknown[]) => lite.query<Record<string, any>>(sql, params),
+      end: () => lite.close(),
+    }))
   : new pg.Pool({ connectionString: url, max: Number(process.env.ISSUER_POOL ?? 20) });
-
-async function liteQueryable(lite: PGlite) {
-  return { query: (sql: string, params?: unknown[]) => lite.query<any>(sql, params), exec: (sql: string) => lite.exec(sql), end: () => lite.close() };
-}
 const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
 
-await (pool.exec ?? pool.query).call(
-  pool,
-  `
-  CREATE TABLE IF NOT EXISTS verifications (id text PRIMARY KEY, tenant_id text NOT NULL, type text NOT NULL, channel text NOT NULL,
-    identifier text NOT NULL, status text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), verified_at timestamptz);
-  CREATE TABLE IF NOT EXISTS proofs (id text PRIMARY KEY, verification_id text NOT NULL UNIQUE, tenant_id text NOT NULL,
-    issued_at timestamptz NOT NULL, expires_at timestamptz NOT NULL);
-  CREATE TABLE IF NOT EXISTS outbox (id bigserial PRIMARY KEY, event_type text NOT NULL, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now());`,
-);
+for (const ddl of [
+  `CREATE TABLE IF NOT EXISTS verifications (id text PRIMARY KEY, tenant_id text NOT NULL, type text NOT NULL, channel text NOT NULL,
+     identifier text NOT NULL, status text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), verified_at timestamptz)`,
+  `CREATE TABLE IF NOT EXISTS proofs (id text PRIMARY KEY, verification_id text NOT NULL UNIQUE, tenant_id text NOT NULL,
+     issued_at timestamptz NOT NULL, expires_at timestamptz NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS outbox (id bigserial PRIMARY KEY, event_type text NOT NULL, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
+])
+  await pool.query(ddl);
 
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
 const HEADER = b64({ alg: "RS256", typ: "JWT", kid: "bench" });

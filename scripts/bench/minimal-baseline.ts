@@ -24,8 +24,10 @@ export const minimalBaselineCase: BenchCase = {
     if (ctx.mode === "postgres" && (!server || !ctx.databaseUrl)) return { rows: [], figures: {}, notes: ["minimal issuer: DATABASE_URL is needed"] };
     const rounds = Number(process.env.BENCH_BASELINE_ROUNDS ?? 3);
     const notes: string[] = [];
-    const unavailable = server ? await statementsAvailable(server) : "no pg_stat_statements in PGlite";
-    if (server && unavailable) notes.push(unavailable);
+    const unavailable = server && (await statementsAvailable(server));
+    if (unavailable) notes.push(unavailable);
+    // the server whose pg_stat_statements the rounds read: none embedded, or without the extension
+    const statsOn = unavailable ? undefined : server;
     const db = server ? await freshPostgres(server) : undefined;
     const liteDir = db ? undefined : mkdtempSync(path.join(tmpdir(), "icv-minimal-"));
     const issuer = await startBaseline("minimal-issuer.ts", [], {
@@ -36,7 +38,7 @@ export const minimalBaselineCase: BenchCase = {
     const figures: Record<string, number> = {};
     const base = { connections: ctx.connections, duration: ctx.duration, pipelining: 1, timeout: 10 };
     try {
-      // the stack's own databases are icvDb (and, with per-service databases, those sharing its name)
+      // the stack's own databases: its database (and, with per-service databases, those sharing its name)
       const icvDbs = server ? (await databasesLike(server, new URL(ctx.databaseUrl!).pathname.slice(1))).filter((n) => n !== db!.name) : [];
       // both sides run a while, then both databases are analyzed: the rounds measure the steady
       // state of a running system, not a fresh database's first seconds
@@ -49,9 +51,9 @@ export const minimalBaselineCase: BenchCase = {
       let lastTables: string[] = [];
       for (let i = 1; i <= rounds; i++) {
         const measured = async (url: string, dbs: string[], target: () => number | undefined, label: string) => {
-          if (!unavailable) await resetStatements(server!);
+          if (statsOn) await resetStatements(statsOn);
           const r = await loadCreateAndVerify({ url, ...base }, ctx.testKey, ctx.warmup, label, target);
-          const stats = unavailable ? undefined : perProof(await readStatements(server!, dbs), r.proofs);
+          const stats = statsOn ? perProof(await readStatements(statsOn, dbs), r.proofs) : undefined;
           return { r, stats };
         };
         const icv = await measured(ctx.stack.url, icvDbs, () => ctx.stack.mainPid(), `round ${i}: ICV create + test-verify`);

@@ -5,12 +5,10 @@
 //   node --import tsx scripts/bench/sse-floor.ts   → prints "listening PORT"
 import { randomBytes } from "node:crypto";
 import http from "node:http";
+// the hub's own framing of an event as an HTTP/1.1 chunk, so both write the same bytes
+import { chunk } from "../../services/gateway/src/sse/format.ts";
 
 const streams = new Map<string, Set<http.ServerResponse>>();
-const chunkOf = (text: string) => {
-  const body = Buffer.from(text);
-  return Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from("\r\n")]);
-};
 
 const server = http.createServer((req, res) => {
   const url = req.url ?? "";
@@ -43,7 +41,7 @@ const server = http.createServer((req, res) => {
     changed_at: new Date().toISOString(),
     proof: { token: "x".repeat(1200) },
   };
-  const framed = chunkOf(`id: evt_1\nevent: status_changed\ndata: ${JSON.stringify(data)}\n\n`);
+  const { framed } = chunk(`id: evt_1\nevent: status_changed\ndata: ${JSON.stringify(data)}\n\n`);
   res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ id: m[1], status: "verified" }));
   for (const s of list) s.socket?.write(framed);
 });

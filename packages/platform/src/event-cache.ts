@@ -75,6 +75,8 @@ export class EventCache<V> {
   constructor(
     private readonly cacheable: (v: V) => boolean,
     private readonly max = 10_000,
+    /** told of every drop, for what else the owner keeps of the row */
+    private readonly onDrop?: (id: string) => void,
   ) {
     this.rows = new BoundedMap(max);
   }
@@ -98,6 +100,7 @@ export class EventCache<V> {
   /** Forgets a row that changed (or may have). */
   drop(id: string): void {
     this.rows.delete(id);
+    this.onDrop?.(id);
     this.generation++;
     this.drops.delete(id);
     this.drops.set(id, this.generation);

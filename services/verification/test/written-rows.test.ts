@@ -1,8 +1,11 @@
 // A create and a completion answer the row they wrote without reading it back (issue 33): the
 // answer must be the row a read of the database then gives (sealed columns opened), for every
 // field a verification has, and a completion must answer the attempts and resends the database
-// holds, also when they moved after the verification was read.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// holds, also when they moved after the verification was read. A test-verify of a verification
+// this process just created does not read it either: it must still answer every state the row
+// reached behind the process's back.
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { parseConfig, type Scope } from "@icv/platform";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import type { VerificationRow } from "../src/store/rows.ts";
@@ -83,5 +86,80 @@ describe(`rows answered as written (${process.env.DATABASE_URL ? "Postgres" : "P
     expect(verified).toEqual(await stored(verified!));
     // no longer pending: nothing answered
     expect(await store.markVerified(read, { token: "eyJ.x.y", expiresAt: new Date(), method: "test", identifierSalt: "" }, new Date())).toBeUndefined();
+  });
+
+  it("a test-verify right after the create reads no verification row, and answers the stored row", async () => {
+    const { row } = await createVerification(deps, scope, { type: "phone", channel: "telegram", identifier: "+37069199195", externalUserId: "user-4" });
+    const reads = vi.spyOn(database.db, "query");
+    try {
+      const done = await testVerify(deps, scope, row.id);
+      expect(done.status).toBe("verified");
+      const sql = reads.mock.calls.map(([text]) => String(text));
+      expect(sql.filter((t) => /^\s*SELECT\b.*\bFROM verification\.verifications\b/s.test(t))).toEqual([]);
+      expect(sql.some((t) => t.includes("SET status = 'verified'"))).toBe(true);
+    } finally {
+      reads.mockRestore();
+    }
+    const done = (await store.get(scope, row.id))!;
+    expect(done.status).toBe("verified");
+    // a second test-verify (a retry after a lost answer) reads the row and answers the same proof
+    expect((await testVerify(deps, scope, row.id)).proof_token).toBe(done.proof_token);
+  });
+
+  it("a verification that left pending behind the process's back is not verified, and no proof of it stays valid", async () => {
+    for (const status of ["failed", "expired", "verified"] as const) {
+      const { row } = await createVerification(deps, scope, { type: "phone", channel: "telegram", identifier: "+37069199194" });
+      // another replica moved it (its event has not reached this process yet)
+      await database.db.query("UPDATE verification.verifications SET status = $2 WHERE id = $1", [row.id, status]);
+      if (status === "verified") {
+        // verified elsewhere without a proof here: the answer is the stored row, as a read gives it
+        expect((await testVerify(deps, scope, row.id)).status).toBe("verified");
+        continue;
+      }
+      await expect(testVerify(deps, scope, row.id), status).rejects.toMatchObject({ code: status === "expired" ? "challenge_expired" : "invalid_state" });
+      expect((await store.get(scope, row.id))?.status).toBe(status);
+      const proofStatus = await proof.client.getProofStatus({ scope: { tenantId: scope.tenantId, environment: Environment.TEST }, proofId: row.id }).then(
+        (r) => r.status?.status,
+        () => "none",
+      );
+      expect(["revoked", "none"], `${status}: proof ${proofStatus}`).toContain(proofStatus);
+    }
+  });
+
+  it("once the change's event arrives (or the change was made here), test-verify reads the row and issues no proof", async () => {
+    const statusOf = (id: string) =>
+      proof.client.getProofStatus({ scope: { tenantId: scope.tenantId, environment: Environment.TEST }, proofId: id }).then(
+        (r) => r.status?.status,
+        () => "none",
+      );
+    const { row } = await createVerification(deps, scope, { type: "phone", channel: "telegram", identifier: "+37069199191" });
+    await database.db.query("UPDATE verification.verifications SET status = 'failed' WHERE id = $1", [row.id]);
+    store.settled.drop(row.id); // what the verification events' follower does with the status_changed event
+    await expect(testVerify(deps, scope, row.id)).rejects.toMatchObject({ code: "invalid_state" });
+    expect(await statusOf(row.id)).toBe("none");
+
+    const { row: failed } = await createVerification(deps, scope, { type: "phone", channel: "telegram", identifier: "+37069199190" });
+    for (let i = 0; i < failed.max_attempts; i++) await store.recordFailedAttempt(scope, failed.id, new Date());
+    await expect(testVerify(deps, scope, failed.id)).rejects.toMatchObject({ code: "invalid_state" });
+    expect(await statusOf(failed.id)).toBe("none");
+  });
+
+  it("a just-created verification is never taken for another tenant or environment, nor after its challenge ran out", async () => {
+    const { row } = await createVerification(deps, scope, { type: "phone", channel: "telegram", identifier: "+37069199193" });
+    await expect(testVerify(deps, { tenantId: "ten_other", env: "test" }, row.id)).rejects.toMatchObject({ code: "not_found" });
+    await expect(testVerify(deps, { ...scope, env: "live" }, row.id)).rejects.toMatchObject({ code: "test_mode_required" });
+    expect((await store.get(scope, row.id))?.status).toBe("pending");
+
+    // its challenge has run out by the clock of the test-verify: expired, and no proof issued
+    const { row: late } = await createVerification(deps, scope, { type: "phone", channel: "telegram", identifier: "+37069199192" });
+    const later = testUseCaseDeps({
+      store,
+      proofs: proof.client,
+      config: parseConfig({ ALLOW_PRIVATE_TARGETS: "true" }),
+      clock: { now: () => new Date(late.challenge_expires_at.getTime() + 1000) },
+    });
+    await expect(testVerify(later, scope, late.id)).rejects.toMatchObject({ code: "challenge_expired" });
+    expect((await store.get(scope, late.id))?.status).toBe("expired");
+    await expect(proof.client.getProofStatus({ scope: { tenantId: scope.tenantId, environment: Environment.TEST }, proofId: late.id })).rejects.toThrow();
   });
 });

@@ -1,4 +1,14 @@
-import { appendEvents, EventCache, writeWithEvents, type Database, type ProofMethod, type Queryable, type Scope, type SealingDatabase } from "@icv/platform";
+import {
+  appendEvents,
+  BoundedMap,
+  EventCache,
+  writeWithEvents,
+  type Database,
+  type ProofMethod,
+  type Queryable,
+  type Scope,
+  type SealingDatabase,
+} from "@icv/platform";
 import type { UserSummaryRow, UserVerificationRow } from "./users.ts";
 import { statusEvents, suspensionEvent } from "./events.ts";
 import { suspensionMove, writeSuspension, type SuspensionMove } from "./suspensions.ts";
@@ -21,9 +31,23 @@ export class VerificationStore {
    * a row is a status change with its verification.status_changed event (revoked is the only move
    * left), so the event drops it: at once in this process (markRevoked), in other workers and
    * replicas when the event arrives (start.ts follows the verification events). Pending rows
-   * change without events (attempts, resends) and are always read from the database.
+   * change without events (attempts, resends) and are read from the database, but for a
+   * test-verify of one this process created (`created`).
    */
-  readonly settled = new EventCache<VerificationRow>((v) => v.status !== "pending");
+  readonly settled = new EventCache<VerificationRow>(
+    (v) => v.status !== "pending",
+    10_000,
+    (id) => this.created.delete(id),
+  );
+
+  /**
+   * Test-mode verifications this process created, kept for their test-verify only (`takeCreated`),
+   * which then needs no read of a row just written (issue 33). What test-verify takes from the row
+   * is fixed at creation (the asset, the proof's settings); the state it needs, pending, is checked
+   * again by the update that completes it. Dropped with the settled cache (every status change:
+   * this process's at once, another's by its event) and when taken.
+   */
+  private readonly created = new BoundedMap<string, VerificationRow>(10_000);
 
   /** Domain verifications' check state (domain-checks.ts). */
   readonly checks: DomainCheckStore;
@@ -47,12 +71,27 @@ export class VerificationStore {
    */
   async insert(v: NewVerification, testMessage?: TestMessageRow, domain?: NewDomainCheck): Promise<VerificationRow> {
     if (domain)
-      return this.db.tx(async (q) => {
-        const row = await insertVerification(q, this.db.personalData, v, testMessage);
-        await insertDomainCheck(q, row, domain);
-        return row;
-      });
-    return insertVerification(this.db, this.db.personalData, v, testMessage);
+      return this.keep(
+        await this.db.tx(async (q) => {
+          const row = await insertVerification(q, this.db.personalData, v, testMessage);
+          await insertDomainCheck(q, row, domain);
+          return row;
+        }),
+      );
+    return this.keep(await insertVerification(this.db, this.db.personalData, v, testMessage));
+  }
+
+  private keep(row: VerificationRow): VerificationRow {
+    if (row.environment === "test") this.created.set(row.id, row);
+    return row;
+  }
+
+  /** The test-mode verification this process created and nothing has taken or changed since, once; undefined otherwise (read it). */
+  takeCreated(scope: Scope, id: string): VerificationRow | undefined {
+    const v = this.created.get(id);
+    if (!v || v.tenant_id !== scope.tenantId || v.environment !== scope.env) return undefined;
+    this.created.delete(id);
+    return v;
   }
 
   /**
@@ -157,6 +196,7 @@ export class VerificationStore {
    * row afterwards, or undefined when it was no longer pending.
    */
   async recordFailedAttempt(scope: Scope, id: string, at: Date, messageKey?: string): Promise<VerificationRow | undefined> {
+    this.created.delete(id);
     return this.db.tx(async (q) => {
       if (messageKey) {
         // a provider message counts once: its key is kept in the same transaction as the count
@@ -194,6 +234,7 @@ export class VerificationStore {
     proof: { token: string; expiresAt: Date; verifiedAt?: Date; method: ProofMethod; identifierSalt: string; sdJwtVc?: string },
     at: Date,
   ): Promise<VerificationRow | undefined> {
+    this.created.delete(v.id);
     const after: VerificationRow = {
       ...v,
       status: "verified",
@@ -327,6 +368,7 @@ export class VerificationStore {
 
   /** Expires one pending verification whose challenge has run out (read path: never show a stale pending). */
   async expireOne(v: VerificationRow, now: Date): Promise<VerificationRow | undefined> {
+    this.created.delete(v.id);
     const r = await writeWithEvents<VerificationRow>(
       this.db,
       S,

@@ -115,8 +115,11 @@ export class EventCache<V> {
     return this.rows.size;
   }
 
-  /** Drops the aggregate of every event of `topics` as it is published (this process's and every other's). */
-  follow(events: EventLog, topics: string[], idOf: (e: EventRecord) => string = (e) => e.aggregateId): Promise<Subscription> {
-    return events.broadcast({ topics, name: `${topics.join(",")} cache`, onEvent: (e) => this.drop(idOf(e)) });
+  /**
+   * Drops the aggregate of every event of `topics` as it is published (this process's and every
+   * other's), but of those `unchanged` says leave every row the owner keeps as it was.
+   */
+  follow(events: EventLog, topics: string[], unchanged: (e: EventRecord) => boolean = () => false): Promise<Subscription> {
+    return events.broadcast({ topics, name: `${topics.join(",")} cache`, onEvent: (e) => unchanged(e) || this.drop(e.aggregateId) });
   }
 }

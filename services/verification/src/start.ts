@@ -31,6 +31,7 @@ import { ProfileStore } from "./store/profiles.ts";
 import { ProjectStore } from "./store/projects.ts";
 import { RequestStore } from "./store/requests.ts";
 import { TEST_MESSAGE_TTL_MS } from "./store/test-messages.ts";
+import { isCreation } from "./store/events.ts";
 import { VerificationStore } from "./store/verifications.ts";
 import { OAuthSignIn } from "./oauth/sign-in.ts";
 import { Profiles } from "./profiles/profiles.ts";
@@ -148,8 +149,9 @@ export async function startVerificationService(config: Config, logger: Logger, c
   });
   // the proof service owns revocation: a revoked proof's verification follows by event
   const revocations = await followProofRevocations(events, db, store, log);
-  // settled verifications are read from memory until their next event (store.settled)
-  const settledCache = await store.settled.follow(events, ["verification"]);
+  // settled verifications are read from memory until their next event (store.settled); a
+  // creation's event leaves the row its creator keeps for test-verify as it is (store.created)
+  const settledCache = await store.settled.follow(events, ["verification"], isCreation);
   return hostService(config, "verification", {
     rpcName: "icv.verification.v1.VerificationService",
     logger: log,

@@ -9,6 +9,7 @@ import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { parseConfig, type Scope } from "@icv/platform";
 import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import type { VerificationRow } from "../src/store/rows.ts";
+import { isCreation } from "../src/store/events.ts";
 import { VerificationStore } from "../src/store/verifications.ts";
 import { createVerification } from "../src/verifications/create.ts";
 import type { UseCaseDeps } from "../src/verifications/deps.ts";
@@ -142,6 +143,23 @@ describe(`rows answered as written (${process.env.DATABASE_URL ? "Postgres" : "P
     for (let i = 0; i < failed.max_attempts; i++) await store.recordFailedAttempt(scope, failed.id, new Date());
     await expect(testVerify(deps, scope, failed.id)).rejects.toMatchObject({ code: "invalid_state" });
     expect(await statusOf(failed.id)).toBe("none");
+  });
+
+  it("of a verification's events, only its creation's leaves the created row to its test-verify", async () => {
+    const { row } = await createVerification(deps, scope, { type: "phone", channel: "telegram", identifier: "+37069199189" });
+    const events = async () =>
+      (
+        await database.db.query<{ event_type: string; payload: Record<string, unknown> }>(
+          "SELECT event_type, payload FROM verification.outbox WHERE aggregate_id = $1 ORDER BY created_at, id",
+          [row.id],
+        )
+      ).rows.map((r) => ({ eventType: r.event_type, payload: r.payload }));
+    const [created] = await events();
+    expect(isCreation(created)).toBe(true);
+    await testVerify(deps, scope, row.id);
+    const after = (await events()).slice(1);
+    expect(after.map((e) => e.eventType)).toEqual(["verification.status_changed", "verification.completed"]);
+    for (const e of after) expect(isCreation(e), e.eventType).toBe(false);
   });
 
   it("a just-created verification is never taken for another tenant or environment, nor after its challenge ran out", async () => {

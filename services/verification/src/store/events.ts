@@ -97,3 +97,7 @@ export function suspensionEvent(pd: PersonalData, v: VerificationRow, before: Ve
     }),
   );
 }
+
+/** A verification's creation event (status_changed to pending from no status): no row read before it can be stale by it. */
+export const isCreation = (e: { eventType: string; payload: Record<string, unknown> }): boolean =>
+  e.eventType === "verification.status_changed" && e.payload.status === "pending" && e.payload.previous_status == null;

@@ -19,6 +19,7 @@ import { userVerifications, verifiedUser, verifiedUsers } from "./users.ts";
 import { verificationDatabase } from "./sealing.ts";
 import { insertVerification } from "./verification-insert.ts";
 import { RedactionStore, type RedactionReason } from "./redaction.ts";
+import { undoResentCode, writeResentCode } from "./resends.ts";
 
 const S = "verification";
 
@@ -314,29 +315,11 @@ export class VerificationStore {
   ): Promise<VerificationRow | undefined> {
     if (testMessage)
       return this.db.tx(async (q) => {
-        const row = await this.writeResentCodeIn(q, v, next, rules, at);
+        const row = await writeResentCode(q, v, next, rules, at);
         if (row) await insertTestMessage(q, this.db.personalData, testMessage);
         return row;
       });
-    return this.writeResentCodeIn(this.db, v, next, rules, at);
-  }
-
-  private async writeResentCodeIn(
-    q: Queryable,
-    v: VerificationRow,
-    next: { codeHmac: string; expiresAt: Date },
-    rules: { maxResends: number; minGapMs: number },
-    at: Date,
-  ): Promise<VerificationRow | undefined> {
-    const r = await q.query<VerificationRow>(
-      `UPDATE ${S}.verifications
-          SET code_hmac = $4, challenge_expires_at = $5, resend_count = resend_count + 1, code_sent_at = $6, updated_at = $6
-        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' AND challenge_expires_at > $6
-          AND resend_count < $7 AND COALESCE(code_sent_at, created_at) <= $8
-        RETURNING *`,
-      [v.id, v.tenant_id, v.environment, next.codeHmac, next.expiresAt, at, rules.maxResends, new Date(at.getTime() - rules.minGapMs)],
-    );
-    return r.rows[0];
+    return writeResentCode(this.db, v, next, rules, at);
   }
 
   /**
@@ -344,26 +327,8 @@ export class VerificationStore {
    * code, expiry and counters come back, but only if the row still holds the code this resend
    * wrote (nothing happened since); the test message the resend stored, if any, goes with it.
    */
-  async undoResentCode(before: VerificationRow, written: VerificationRow, testMessageId?: string): Promise<void> {
-    if (testMessageId) {
-      await this.db.query(`DELETE FROM ${S}.test_messages WHERE id = $1 AND tenant_id = $2 AND environment = 'test'`, [testMessageId, before.tenant_id]);
-    }
-    await this.db.query(
-      `UPDATE ${S}.verifications
-          SET code_hmac = $5, challenge_expires_at = $6, resend_count = $7, code_sent_at = $8, updated_at = $9
-        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND code_hmac = $4 AND status = 'pending'`,
-      [
-        before.id,
-        before.tenant_id,
-        before.environment,
-        written.code_hmac,
-        before.code_hmac,
-        before.challenge_expires_at,
-        before.resend_count,
-        before.code_sent_at,
-        before.updated_at,
-      ],
-    );
+  undoResentCode(before: VerificationRow, written: VerificationRow, testMessageId?: string): Promise<void> {
+    return undoResentCode(this.db, before, written, testMessageId);
   }
 
   /** Expires one pending verification whose challenge has run out (read path: never show a stale pending). */

@@ -35,7 +35,11 @@ describe("scripts/migrate.ts (the chart's migrations Job)", () => {
         expect(
           rows.map((r) => r.name),
           s,
-        ).toEqual(s === "session" || s === "log" ? own : [...own, "outbox.sql", "outbox_002_traceparent.sql", "outbox_003_stamping.sql", "outbox_004_key.sql"]);
+        ).toEqual(
+          s === "session" || s === "log"
+            ? own
+            : [...own, "outbox.sql", "outbox_002_traceparent.sql", "outbox_003_stamping.sql", "outbox_004_key.sql", "outbox_005_fillfactor.sql"],
+        );
       }
     } finally {
       await db.close();

@@ -401,6 +401,7 @@ describe("a consumer reading, with tracing on, another service's outbox that has
       "outbox_002_traceparent.sql",
       "outbox_003_stamping.sql",
       "outbox_004_key.sql",
+      "outbox_005_fillfactor.sql",
     ]);
     expect(await columns()).toContain("traceparent");
     rig.relay = await startOutboxRelay({ config: rig.config, db: rig.source, schema: "verification", logger });

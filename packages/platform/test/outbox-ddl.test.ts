@@ -23,7 +23,7 @@ afterAll(async () => {
 
 describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "PGlite"})`, () => {
   it.each(SERVICES)(
-    "applies cleanly over the outbox %s's own migrations made: outbox.sql changes nothing, outbox_002 adds the traceparent column, outbox_003 narrows the seq index to stamped rows, outbox_004 keys rows by (aggregate_id, id)",
+    "applies cleanly over the outbox %s's own migrations made: outbox.sql changes nothing, outbox_002 adds the traceparent column, outbox_003 narrows the seq index to stamped rows, outbox_004 keys rows by (aggregate_id, id), outbox_005 leaves half of each page for the stamp",
     async (name) => {
       const own = readMigrations(MIGRATIONS(name));
       // a database as the services left it before: their migrations only
@@ -37,6 +37,7 @@ describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "
         ["outbox_002", "outbox_002_traceparent.sql"],
         ["outbox_003", "outbox_003_stamping.sql"],
         ["outbox_004", "outbox_004_key.sql"],
+        ["outbox_005", "outbox_005_fillfactor.sql"],
       ]);
       expect(await migrate(db, name, [...own, ddl])).toEqual(["outbox.sql"]);
       expect(await dumpSchema(db, name)).toEqual(before);
@@ -48,6 +49,7 @@ describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "
         "outbox_002_traceparent.sql",
         "outbox_003_stamping.sql",
         "outbox_004_key.sql",
+        "outbox_005_fillfactor.sql",
       ]);
       const after = await dumpSchema(db, name);
       expect(before.filter((l) => !after.includes(l)).sort()).toEqual([
@@ -75,7 +77,14 @@ describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "
         { version: "outbox_002", name: "outbox_002_traceparent.sql" },
         { version: "outbox_003", name: "outbox_003_stamping.sql" },
         { version: "outbox_004", name: "outbox_004_key.sql" },
+        { version: "outbox_005", name: "outbox_005_fillfactor.sql" },
       ]);
+      // inserts fill half a page: the stamped version of a row fits beside it
+      const options = await db.query<{ reloptions: string[] | null }>(
+        `SELECT c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = 'outbox'`,
+        [name],
+      );
+      expect(options.rows[0].reloptions).toEqual(["fillfactor=50"]);
     },
   );
 
@@ -87,6 +96,7 @@ describe(`the platform's outbox DDL (${process.env.DATABASE_URL ? "Postgres" : "
       "outbox_002_traceparent.sql",
       "outbox_003_stamping.sql",
       "outbox_004_key.sql",
+      "outbox_005_fillfactor.sql",
     ]);
 
     // functions are schema-wide: the gateway's own (the console audit's guard) are not the outbox's

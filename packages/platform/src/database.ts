@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
+import { listenShared } from "./listen.ts";
 import { sqlSpan, tracingEnabled } from "./tracing.ts";
 import { retryWithBackoff, type BackoffOptions } from "./backoff.ts";
 import type { Logger } from "./logger.ts";
@@ -165,34 +166,9 @@ class PgDatabase implements Database {
     await this.pool.query(sql).catch((e) => Promise.reject(isTransientDbError(e) ? safeError(e, sql) : e));
   }
 
-  // LISTEN needs a session of its own: one dedicated client per channel, reconnected on error
-  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
-    let client: pg.Client | undefined;
-    let stopped = false;
-    let retry: NodeJS.Timeout | undefined;
-    const reconnect = () => {
-      if (stopped) return;
-      client = undefined;
-      retry = setTimeout(() => void connect().catch(reconnect), 1_000);
-      retry.unref();
-    };
-    const connect = async (): Promise<void> => {
-      const c = new pg.Client(this.pool.options);
-      client = c;
-      c.on("notification", (n) => n.channel === channel && onNotify(n.payload ?? ""));
-      c.on("error", () => {
-        c.end().catch(() => undefined);
-        if (client === c) reconnect();
-      });
-      await c.connect();
-      await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-    };
-    await connect();
-    return async () => {
-      stopped = true;
-      clearTimeout(retry);
-      await client?.end().catch(() => undefined);
-    };
+  // LISTEN needs a session of its own: one per process and database, shared by every channel (listen.ts)
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    return listenShared(this.pool.options, channel, onNotify);
   }
 
   private closed = false;

@@ -86,7 +86,8 @@ function connect(key: string, s: Session, options: pg.ClientConfig): Promise<voi
 }
 
 function reconnectLater(key: string, s: Session, options: pg.ClientConfig): void {
-  if (sessions.get(key) !== s) return;
+  // one reconnection at a time: a client's error and its failed connect may both ask for one
+  if (sessions.get(key) !== s || s.retry) return;
   s.retry = setTimeout(() => {
     s.retry = undefined;
     if (sessions.get(key) === s) connect(key, s, options).catch(() => reconnectLater(key, s, options));

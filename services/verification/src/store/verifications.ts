@@ -45,8 +45,9 @@ export class VerificationStore {
    * Test-mode verifications this process created, kept for their test-verify only (`takeCreated`),
    * which then needs no read of a row just written (issue 33). What test-verify takes from the row
    * is fixed at creation (the asset, the proof's settings); the state it needs, pending, is checked
-   * again by the update that completes it. Dropped with the settled cache (every status change:
-   * this process's at once, another's by its event) and when taken.
+   * again by the update that completes it. Dropped when taken, by this process's own changes to it
+   * (a wrong attempt, an expiry, a completion), and with the settled cache (every status change's
+   * event, from any process, but the creation's own).
    */
   private readonly created = new BoundedMap<string, VerificationRow>(10_000);
 
@@ -87,10 +88,13 @@ export class VerificationStore {
     return row;
   }
 
-  /** The test-mode verification this process created and nothing has taken or changed since, once; undefined otherwise (read it). */
-  takeCreated(scope: Scope, id: string): VerificationRow | undefined {
+  /**
+   * The test-mode verification this process created and nothing has taken or changed since, once,
+   * while its challenge runs at `now`; undefined otherwise (read it: a run-out one is expired there).
+   */
+  takeCreated(scope: Scope, id: string, now: Date): VerificationRow | undefined {
     const v = this.created.get(id);
-    if (!v || v.tenant_id !== scope.tenantId || v.environment !== scope.env) return undefined;
+    if (!v || v.tenant_id !== scope.tenantId || v.environment !== scope.env || v.challenge_expires_at <= now) return undefined;
     this.created.delete(id);
     return v;
   }

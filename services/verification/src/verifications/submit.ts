@@ -17,9 +17,8 @@ export async function submitChallenge(deps: UseCaseDeps, scope: Scope, id: strin
 export async function testVerify(deps: UseCaseDeps, scope: Scope, id: string): Promise<VerificationRow> {
   if (scope.env !== "test") throw new AppError("test_mode_required", "test-verify needs a test key (pk_test_)");
   // a verification this process just created needs no read (store.takeCreated); the update that
-  // completes it moves it only if it is still pending. One whose challenge ran out is read, to expire it.
-  const created = deps.store.takeCreated(scope, id);
-  const v = created && created.challenge_expires_at > deps.clock.now() ? created : await getVerification(deps, scope, id);
+  // completes it moves it only if it is still pending
+  const v = deps.store.takeCreated(scope, id, deps.clock.now()) ?? (await getVerification(deps, scope, id));
   if (v.status === "verified") return v; // a retry after a lost answer gets the same proof
   return completeVerification(deps, scope, await pendingForAction(deps, scope, id, v), "test");
 }

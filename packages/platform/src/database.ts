@@ -243,6 +243,8 @@ export interface OpenDatabaseOptions {
    * logging each failed try, instead of failing at once.
    */
   wait?: BackoffOptions & { logger: Logger };
+  /** The embedded database in a data directory: ms between its vacuums (vacuumEmbedded; hourly by default). */
+  vacuumEveryMs?: number;
 }
 
 /** Opens the configured database: a pg Pool when a URL is given, else embedded PGlite. */
@@ -280,27 +282,53 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
     const lite = await PGlite.create(dir, PGLITE_OPTIONS);
     return new PgliteDatabase(lite, () => lite.close(), opts.label ?? "other");
   }
-  return sharedPglite(path.resolve(dir), opts.label ?? "other");
+  return sharedPglite(path.resolve(dir), opts.label ?? "other", opts.vacuumEveryMs ?? VACUUM_EVERY_MS, opts.wait?.logger);
 }
 
 // The embedded database serves one developer's laptop or a test: Postgres's default 128 MB of
 // shared buffers would be most of the process's memory.
 const PGLITE_OPTIONS = { postgresqlconf: "shared_buffers = 16MB\n" } as const;
 
-const shared = new Map<string, { lite: Promise<PGlite>; users: number }>();
+const VACUUM_EVERY_MS = 3600_000;
+
+/**
+ * What autovacuum does on a Postgres server, done for the embedded database, which has no
+ * background workers: the space of dead rows (outbox events pruned every hour, the old versions
+ * of updated rows) made reusable, and the planner's statistics refreshed. Without it the data
+ * directory grows for as long as the process runs, whatever is deleted. Every statement of the
+ * process waits while it runs (as behind any transaction): the vacuum skips the pages unchanged
+ * since the last one, the analyze samples at most 30,000 rows of a table.
+ */
+export async function vacuumEmbedded(db: { exec(sql: string): Promise<unknown> }): Promise<void> {
+  await db.exec("VACUUM (ANALYZE)");
+}
+
+const shared = new Map<string, { lite: Promise<PGlite>; users: number; vacuum?: NodeJS.Timeout }>();
 
 /**
  * One PGlite per data directory and process: the services of the all-in-one process share it
  * (each in its own schema), which keeps memory and start time to one embedded Postgres. It is
  * closed when its last user closes. PGlite is single-process: two processes need two DATA_DIRs.
  */
-async function sharedPglite(dir: string, label: string): Promise<Database> {
+async function sharedPglite(dir: string, label: string, vacuumEveryMs: number, logger?: Logger): Promise<Database> {
   let entry = shared.get(dir);
   if (!entry) {
     mkdirSync(dir, { recursive: true });
-    entry = { lite: PGlite.create(dir, PGLITE_OPTIONS), users: 0 };
+    const created = { lite: PGlite.create(dir, PGLITE_OPTIONS), users: 0, vacuum: undefined as NodeJS.Timeout | undefined };
+    entry = created;
     shared.set(dir, entry);
-    entry.lite.catch(() => shared.delete(dir));
+    entry.lite.then(
+      (lite) => {
+        created.vacuum = setInterval(() => {
+          const began = performance.now();
+          vacuumEmbedded(lite).then(
+            () => logger?.info({ ms: Math.round(performance.now() - began) }, "embedded database vacuumed"),
+            (err: Error) => logger?.warn({ reason: err.message }, "embedded database vacuum failed; trying again at the next"),
+          );
+        }, vacuumEveryMs).unref();
+      },
+      () => shared.delete(dir),
+    );
   }
   entry.users++;
   const lite = await entry.lite;
@@ -310,6 +338,7 @@ async function sharedPglite(dir: string, label: string): Promise<Database> {
     async () => {
       if (--e.users > 0) return;
       shared.delete(dir);
+      clearInterval(e.vacuum);
       await lite.close();
     },
     label,

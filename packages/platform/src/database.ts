@@ -303,7 +303,8 @@ export async function vacuumEmbedded(db: { exec(sql: string): Promise<unknown> }
   await db.exec("VACUUM (ANALYZE)");
 }
 
-const shared = new Map<string, { lite: Promise<PGlite>; users: number; vacuum?: NodeJS.Timeout }>();
+type SharedLite = { lite: Promise<PGlite>; users: number; vacuum?: NodeJS.Timeout };
+const shared = new Map<string, SharedLite>();
 
 /**
  * One PGlite per data directory and process: the services of the all-in-one process share it
@@ -314,7 +315,7 @@ async function sharedPglite(dir: string, label: string, vacuumEveryMs: number, l
   let entry = shared.get(dir);
   if (!entry) {
     mkdirSync(dir, { recursive: true });
-    const created = { lite: PGlite.create(dir, PGLITE_OPTIONS), users: 0, vacuum: undefined as NodeJS.Timeout | undefined };
+    const created: SharedLite = { lite: PGlite.create(dir, PGLITE_OPTIONS), users: 0 };
     entry = created;
     shared.set(dir, entry);
     entry.lite.then(
@@ -323,7 +324,7 @@ async function sharedPglite(dir: string, label: string, vacuumEveryMs: number, l
           const began = performance.now();
           vacuumEmbedded(lite).then(
             () => logger?.info({ ms: Math.round(performance.now() - began) }, "embedded database vacuumed"),
-            (err: Error) => logger?.warn({ reason: err.message }, "embedded database vacuum failed; trying again at the next"),
+            (err: Error) => logger?.warn({ reason: err.message }, "embedded database vacuum failed; the next one tries again"),
           );
         }, vacuumEveryMs).unref();
       },

@@ -2,9 +2,9 @@
 // next start on; the older versions stay in the key to open rows until the background pass has
 // re-sealed them (a start that meets a row of a version the key lacks refuses, naming it).
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { parseDataKeys, type Config } from "@icv/platform";
+import { parseDataKeys, writeAtomic, type Config } from "@icv/platform";
 
 type Print = (json: unknown, text: string) => void;
 
@@ -28,9 +28,7 @@ export function rotateDataKey(config: Config, print: Print, fail: (msg: string) 
   const file = path.join(config.DATA_DIR, "secrets", "data-key");
   if (!existsSync(file)) fail(`no data key in ${file} and DATA_ENCRYPTION_KEY is not set: start the service once first`);
   const next = withNewVersion(readFileSync(file, "utf8").trim());
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, next.value, { mode: 0o600 });
-  renameSync(tmp, file);
+  writeAtomic(file, next.value, 0o600);
   print(
     { key_version: next.version, file },
     `key version ${next.version} written to ${file}; restart the service: it seals new data with it and re-seals every row in the background`,

@@ -1,10 +1,10 @@
 // `npm run admin -- internal-client cert|list`: certificates for internal teams' gRPC clients,
 // signed by the data dir's CA, and the clients of INTERNAL_CLIENTS_FILE. Neither talks to a
 // running service (docs/internal-clients.md).
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { X509Certificate } from "node:crypto";
 import path from "node:path";
-import { clientNameProblem, InternalClientsError, issueCertificate, readInternalClients, type Config } from "@icv/platform";
+import { clientNameProblem, InternalClientsError, issueCertificate, readInternalClients, writeAtomic, type Config } from "@icv/platform";
 
 const DAY = 24 * 3600_000;
 
@@ -40,9 +40,10 @@ async function cert(config: Config, a: InternalClientArgs, print: Print, fail: F
   const leaf = await issueCertificate(ca, a.name, { notAfter: new Date(Date.now() + days * DAY) });
   mkdirSync(a.out, { recursive: true, mode: 0o700 });
   const files = { cert: path.join(a.out, `${a.name}.crt`), key: path.join(a.out, `${a.name}.key`), ca: path.join(a.out, "ca.crt") };
-  writeFileSync(files.key, leaf.key, { mode: 0o600 });
-  writeFileSync(files.cert, leaf.cert, { mode: 0o644 });
-  writeFileSync(files.ca, ca.cert, { mode: 0o644 });
+  // whole files: two certificates issued at once into one directory both write its ca.crt
+  writeAtomic(files.key, leaf.key, 0o600);
+  writeAtomic(files.cert, leaf.cert, 0o644);
+  writeAtomic(files.ca, ca.cert, 0o644);
   const notAfter = new Date(new X509Certificate(leaf.cert).validTo).toISOString();
   let listed: boolean | undefined;
   if (config.INTERNAL_CLIENTS_FILE) {

@@ -86,8 +86,8 @@ export async function issueCertificate(ca: CertKey, name: string, validity: { no
   return { cert: cert.toString("pem"), key: await keyPem(keys.privateKey) };
 }
 
-/** Writes a file whole (temp file, then rename), so a reloader never reads half of it. */
-function writeAtomic(file: string, data: string, mode: number): void {
+/** Writes a file whole (temp file, then rename), so a reader (a reloader, another process) never reads half of it. */
+export function writeAtomic(file: string, data: string, mode: number): void {
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, data, { mode });
   renameSync(tmp, file);

@@ -7,6 +7,7 @@ export * from "./transient.ts";
 export * from "./backoff.ts";
 export * from "./migrations.ts";
 export * from "./outbox.ts";
+export * from "./batch.ts";
 export * from "./logger.ts";
 export * from "./secrets.ts";
 export * from "./sealed.ts";

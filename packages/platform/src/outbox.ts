@@ -81,6 +81,9 @@ const insertEvents = (schema: string, n: number, traced: boolean) =>
    SELECT id, at, ag, et, t, e, p::jsonb, $${n + 8}::timestamptz${traced ? `, $${n + 9}::text` : ""}
      FROM unnest($${n + 1}::text[], $${n + 2}::text[], $${n + 3}::text[], $${n + 4}::text[], $${n + 5}::text[], $${n + 6}::text[], $${n + 7}::text[]) AS u(id, at, ag, et, t, e, p)`;
 
+/** The unnest() insert of events (eight parameters from $n+1, no traceparent) that writes only the events of rows `main` returned (`main`'s `id` is their aggregate id). */
+const insertEventsOfRows = (schema: string, n: number) => `${insertEvents(schema, n, false)} WHERE ag IN (SELECT id FROM main)`;
+
 /** Writes several events in one statement (batch state changes such as the expiry sweep). */
 export async function appendEvents(q: Queryable, schema: string, events: OutboxEvent[], at: Date = new Date()): Promise<void> {
   if (!events.length) return;
@@ -95,15 +98,7 @@ export async function appendEvents(q: Queryable, schema: string, events: OutboxE
  * `also`: one more data-modifying statement in the same round trip (its parameters numbered from
  * `also.sql(base)`'s base + 1; it gates itself, e.g. `INSERT … SELECT … WHERE EXISTS (SELECT 1 FROM main)`).
  */
-export function writeWithEvents<T>(
-  q: Queryable,
-  schema: string,
-  sql: string,
-  params: unknown[],
-  events: OutboxEvent[],
-  at: Date,
-  also?: { sql: (base: number) => string; params: unknown[] },
-) {
+export function writeWithEvents<T>(q: Queryable, schema: string, sql: string, params: unknown[], events: OutboxEvent[], at: Date, also?: Also) {
   const tp = activeTraceparent();
   const values = [...params];
   let ev = "";
@@ -113,6 +108,36 @@ export function writeWithEvents<T>(
     values.push(at);
     if (tp) values.push(tp);
   }
-  const base = values.length;
-  return q.query<T>(`WITH main AS (${sql})${ev}${also ? `, also AS (${also.sql(base)})` : ""} SELECT * FROM main`, also ? [...values, ...also.params] : values);
+  return withMain<T>(q, sql, ev, values, also);
+}
+
+/** One more data-modifying statement in a write's round trip: its parameters are numbered from `sql(base)`'s base + 1. */
+type Also = { sql: (base: number) => string; params: unknown[] };
+
+/** `sql` as `main`, then `ev` (its events' part, parameters in `values`) and `also`: the rows `main` returned. */
+const withMain = <T>(q: Queryable, sql: string, ev: string, values: unknown[], also?: Also) =>
+  q.query<T>(
+    `WITH main AS (${sql})${ev}${also ? `, also AS (${also.sql(values.length)})` : ""} SELECT * FROM main`,
+    also ? [...values, ...also.params] : values,
+  );
+
+/**
+ * writeWithEvents for many rows in one statement (a batch of batched(), batch.ts): `sql` writes
+ * the rows and returns each one's `id`; each event is written only when the row of its
+ * aggregate id was, at `at` (the latest of the rows' times, batch.ts `latest`: a batch's rows each
+ * have their own, and an earlier one could order an event before its aggregate's previous ones).
+ * `also`, as in writeWithEvents, gates itself on `main`. Not for a traced
+ * request: its events would carry no traceparent (the callers write traced rows one by one).
+ */
+export function writeRowsWithEvents<T extends { id: string }>(
+  q: Queryable,
+  schema: string,
+  sql: string,
+  params: unknown[],
+  events: OutboxEvent[],
+  at: Date,
+  also?: Also,
+) {
+  if (!events.length) return withMain<T>(q, sql, "", params, also);
+  return withMain<T>(q, sql, `, ev AS (${insertEventsOfRows(schema, params.length)})`, [...params, ...eventColumns(events, at), at], also);
 }

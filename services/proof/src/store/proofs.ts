@@ -1,9 +1,11 @@
-import { createHash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { ProofIssuedSchema, ProofReinstatedSchema, ProofRevokedSchema, ProofSuspendedSchema } from "@icv/contracts/gen/icv/events/v1/proof_events_pb.ts";
-import { appendEvent, EventCache, outboxEvent, writeWithEvents, type Database, type HolderKey, type Queryable, type Scope } from "@icv/platform";
+import { ProofReinstatedSchema, ProofRevokedSchema, ProofSuspendedSchema } from "@icv/contracts/gen/icv/events/v1/proof_events_pb.ts";
+import { appendEvent, batched, EventCache, outboxEvent, type Database, type HolderKey, type Queryable, type Scope } from "@icv/platform";
 import type { KeyEnv } from "./keys.ts";
+import { insertProof, insertProofs, tokenSha256, type NewProof } from "./proof-insert.ts";
+
+export type { NewProof };
 
 const S = "proof";
 
@@ -37,31 +39,8 @@ export interface ProofRow {
   status_idx: number | null;
 }
 
-export interface NewProof {
-  id: string;
-  scope: Scope;
-  kid: string;
-  type: string;
-  channel: string;
-  identifierHash: string;
-  identifierSalt: string;
-  subject: string;
-  externalUserId?: string;
-  method: string;
-  token: string;
-  sdJwtVc?: string;
-  holderKey?: HolderKey;
-  statusList: number;
-  statusIdx: number;
-  verifiedAt: Date;
-  issuedAt: Date;
-  expiresAt: Date;
-}
-
 /** What validate needs of a proof, from memory after the first read (see `revocations`). */
 export type ProofState = Pick<ProofRow, "revoked_at" | "revoked_reason" | "suspended_at" | "environment" | "identifier_salt">;
-
-const tokenSha256 = (token: string) => createHash("sha256").update(token).digest("hex");
 
 /** The members every proof event has, as a log entry names the proof (DECISIONS.md, Transparency log). */
 const named = (p: ProofRow) => ({
@@ -90,7 +69,9 @@ export async function eraseCredentials(q: Queryable, proofs: { id: string; tenan
 
 /** Proofs, their revocation and suspension, with their events; the status-list indexes; presentations seen: the only SQL over them. */
 export class ProofStore {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: Database) {
+    this.insertProof = batched(db, { one: (p) => insertProof(db, p), many: (ps) => insertProofs(db, ps), key: (p) => p.id });
+  }
 
   async proof(id: string): Promise<ProofRow | undefined> {
     const r = await this.db.query<ProofRow>(`SELECT * FROM ${S}.proofs WHERE id = $1`, [id]);
@@ -132,60 +113,11 @@ export class ProofStore {
     });
   }
 
-  /** Stores a proof with its `proof.issued` event (one statement); false when a proof with this id already exists. */
-  async insertProof(p: NewProof): Promise<boolean> {
-    const r = await writeWithEvents(
-      this.db,
-      S,
-      `INSERT INTO ${S}.proofs (id, tenant_id, environment, kid, type, channel, identifier_hash, identifier_salt, subject, external_user_id, token,
-                                sd_jwt_vc, holder_key, status_list, status_idx, verified_at, issued_at, expires_at, method)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) ON CONFLICT (id) DO NOTHING RETURNING id`,
-      [
-        p.id,
-        p.scope.tenantId,
-        p.scope.env,
-        p.kid,
-        p.type,
-        p.channel,
-        p.identifierHash,
-        p.identifierSalt,
-        p.subject,
-        p.externalUserId ?? null,
-        p.token,
-        p.sdJwtVc ?? null,
-        p.holderKey ? JSON.stringify(p.holderKey) : null,
-        p.statusList,
-        p.statusIdx,
-        p.verifiedAt,
-        p.issuedAt,
-        p.expiresAt,
-        p.method,
-      ],
-      [
-        outboxEvent(
-          "proof.issued",
-          { aggregateType: "proof", aggregateId: p.id, tenantId: p.scope.tenantId, environment: p.scope.env },
-          create(ProofIssuedSchema, {
-            proofId: p.id,
-            kid: p.kid,
-            type: p.type,
-            channel: p.channel,
-            method: p.method,
-            expiresAt: timestampFromDate(p.expiresAt),
-            tokenSha256: tokenSha256(p.token),
-            env: p.scope.env,
-            subject: p.subject,
-            format: p.sdJwtVc ? "sd-jwt-vc" : "jwt",
-            statusList: `${p.scope.env}-${p.statusList}`,
-            statusIdx: p.statusIdx,
-          }),
-        ),
-      ],
-      p.issuedAt,
-    );
-    return r.rowCount === 1;
-  }
-
+  /**
+   * Stores a proof with its `proof.issued` event (one statement); false when a proof with this id
+   * already exists. Concurrent calls are written together (batched(), group commit).
+   */
+  readonly insertProof: (p: NewProof) => Promise<boolean>;
   /** The proof of one scope in `q`, locked for a change (undefined: none). */
   private async locked(q: Queryable, scope: Scope, id: string): Promise<ProofRow | undefined> {
     const r = await q.query<ProofRow>(`SELECT * FROM ${S}.proofs WHERE id = $1 AND tenant_id = $2 AND environment = $3 FOR UPDATE`, [

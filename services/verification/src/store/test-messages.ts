@@ -1,4 +1,4 @@
-import type { Database, PersonalData, Queryable, Scope } from "@icv/platform";
+import { textColumns, type Database, type PersonalData, type Queryable, type Scope } from "@icv/platform";
 import { sealTestMessage } from "./sealing.ts";
 import type { TestMessageRow } from "./rows.ts";
 
@@ -47,6 +47,21 @@ export function testMessageWith(pd: PersonalData, m: TestMessageRow): { sql: (ba
        SELECT $${b + 1}::text, $${b + 2}::text, 'test', $${b + 3}::text, $${b + 11}::text, $${b + 4}::text, $${b + 5}::text, $${b + 6}::text, $${b + 7}::text,
               $${b + 8}::text, $${b + 9}::text, $${b + 10}::timestamptz, $${b + 12}::integer WHERE EXISTS (SELECT 1 FROM main)`,
     params: testMessageParams(pd, m),
+  };
+}
+
+/** testMessageWith for a batch (insertVerifications): the messages whose verification `main` wrote, from text arrays. */
+export function testMessagesWith(pd: PersonalData, ms: TestMessageRow[]): { sql: (base: number) => string; params: unknown[] } {
+  return {
+    sql: (b) =>
+      `INSERT INTO ${S}.test_messages (id, tenant_id, environment, verification_id, session_id, channel, direction, from_address, to_address, subject, body, created_at,
+         key_version)
+       SELECT id, tenant_id, 'test', verification_id, session_id, channel, direction, from_address, to_address, subject, body, created_at::timestamptz,
+              key_version::integer
+         FROM unnest(${Array.from({ length: 12 }, (_, i) => `$${b + i + 1}::text[]`).join(", ")})
+              AS u(id, tenant_id, verification_id, channel, direction, from_address, to_address, subject, body, created_at, session_id, key_version)
+        WHERE verification_id IN (SELECT id FROM main)`,
+    params: textColumns(ms.map((m) => testMessageParams(pd, m))),
   };
 }
 

@@ -1,5 +1,6 @@
 import {
   appendEvents,
+  batched,
   BoundedMap,
   EventCache,
   writeWithEvents,
@@ -17,14 +18,12 @@ import { insertTestMessage, pruneTestMessages, testMessages } from "./test-messa
 import { DomainCheckStore, insertDomainCheck, type NewDomainCheck } from "./domain-checks.ts";
 import { userVerifications, verifiedUser, verifiedUsers } from "./users.ts";
 import { verificationDatabase } from "./sealing.ts";
-import { insertVerification } from "./verification-insert.ts";
+import { insertVerification, insertVerifications } from "./verification-insert.ts";
 import { RedactionStore, type RedactionReason } from "./redaction.ts";
 import { undoResentCode, writeResentCode } from "./resends.ts";
+import { writeVerified, writeVerifiedMany, type Completion, type PendingChanges } from "./verified-update.ts";
 
 const S = "verification";
-
-/** The columns of a pending verification that change without a status change (attempts, resends, OAuth's state). */
-const PENDING_CHANGES = ["attempts", "code_hmac", "challenge_expires_at", "resend_count", "code_sent_at", "deep_link"] as const;
 
 export class VerificationStore {
   /**
@@ -60,8 +59,19 @@ export class VerificationStore {
   /** Reads answer personal data opened (store/sealing.ts); writes seal it. */
   private readonly db: SealingDatabase;
 
+  /** Creations and completions, each batched (batched(), group commit). */
+  private readonly writeCreated: (c: { v: NewVerification; testMessage?: TestMessageRow }) => Promise<VerificationRow>;
+  private readonly writeVerified: (c: Completion) => Promise<PendingChanges | undefined>;
+
   constructor(db: Database) {
     this.db = verificationDatabase(db);
+    const pd = this.db.personalData;
+    this.writeCreated = batched(db, {
+      one: (c) => insertVerification(this.db, pd, c.v, c.testMessage),
+      many: (cs) => insertVerifications(this.db, pd, cs),
+      key: (c) => c.v.id,
+    });
+    this.writeVerified = batched(db, { one: (c) => writeVerified(this.db, c), many: (cs) => writeVerifiedMany(this.db, cs), key: (c) => c.after.id });
     this.checks = new DomainCheckStore(this.db);
     this.redaction = new RedactionStore(this.db);
   }
@@ -80,7 +90,7 @@ export class VerificationStore {
           return row;
         }),
       );
-    return this.keep(await insertVerification(this.db, this.db.personalData, v, testMessage));
+    return this.keep(await this.writeCreated({ v, testMessage }));
   }
 
   private keep(row: VerificationRow): VerificationRow {
@@ -254,17 +264,8 @@ export class VerificationStore {
     // answers the row as written, made here, with the columns that may change while pending as the
     // statement found them: reading the wide row back and opening its sealed columns again cost as
     // much as the answer needs (issue 33); sealed columns do not change while pending
-    const r = await writeWithEvents<Pick<VerificationRow, (typeof PENDING_CHANGES)[number]>>(
-      this.db,
-      S,
-      `UPDATE ${S}.verifications SET status = 'verified', verified_at = $10, proof_token = $5, proof_expires_at = $6, method = $7, updated_at = $4,
-              proof_identifier_salt = $8, proof_sd_jwt_vc = $9
-        WHERE id = $1 AND tenant_id = $2 AND environment = $3 AND status = 'pending' RETURNING ${PENDING_CHANGES.join(", ")}`,
-      [v.id, v.tenant_id, v.environment, at, proof.token, proof.expiresAt, proof.method, after.proof_identifier_salt, after.proof_sd_jwt_vc, after.verified_at],
-      statusEvents(this.db.personalData, after, "pending", at),
-      at,
-    );
-    return r.rows.length ? { ...after, ...r.rows[0] } : undefined;
+    const found = await this.writeVerified({ after, at, events: statusEvents(this.db.personalData, after, "pending", at) });
+    return found ? { ...after, ...found } : undefined;
   }
 
   /** verified or suspended → revoked; undefined when it was neither. `q`: the caller's transaction (the proof.revoked consumer's). */

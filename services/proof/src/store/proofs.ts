@@ -118,6 +118,7 @@ export class ProofStore {
    * already exists. Concurrent calls are written together (batched(), group commit).
    */
   readonly insertProof: (p: NewProof) => Promise<boolean>;
+
   /** The proof of one scope in `q`, locked for a change (undefined: none). */
   private async locked(q: Queryable, scope: Scope, id: string): Promise<ProofRow | undefined> {
     const r = await q.query<ProofRow>(`SELECT * FROM ${S}.proofs WHERE id = $1 AND tenant_id = $2 AND environment = $3 FOR UPDATE`, [

@@ -7,14 +7,14 @@ import { batched } from "../src/batch.ts";
 
 /** A write whose statements the test finishes by hand; records each statement's rows. */
 function writer() {
-  const statements: { rows: string[]; finish: (err?: unknown) => void }[] = [];
-  const statement = (rows: string[]) =>
+  const statements: { rows: string[]; oneRow: boolean; finish: (err?: unknown) => void }[] = [];
+  const statement = (rows: string[], oneRow: boolean) =>
     new Promise<string[]>((resolve, reject) => {
-      statements.push({ rows, finish: (err) => (err ? reject(err) : resolve(rows.map((r) => `stored ${r}`))) });
+      statements.push({ rows, oneRow, finish: (err) => (err ? reject(err) : resolve(rows.map((r) => `stored ${r}`))) });
     });
   const write = batched<string, string>(
     { kind: "pg" },
-    { one: async (r) => (await statement([r]))[0], many: (rs) => statement(rs), key: (r) => r.split("#")[0], max: 3 },
+    { one: async (r) => (await statement([r], true))[0], many: (rs) => statement(rs, false), key: (r) => r.split("#")[0], max: 3 },
   );
   return { write, statements };
 }
@@ -61,7 +61,11 @@ describe("batched writes", () => {
     await turn();
     statements[0].finish(Object.assign(new Error("duplicate key"), { code: "23505" }));
     await turn();
-    expect(statements.slice(1).map((s) => s.rows)).toEqual([["a"], ["bad"], ["c"]]);
+    expect(statements.slice(1).map((s) => [s.rows, s.oneRow])).toEqual([
+      [["a"], true],
+      [["bad"], true],
+      [["c"], true],
+    ]);
     statements[1].finish();
     statements[2].finish(Object.assign(new Error("duplicate key"), { code: "23505" }));
     statements[3].finish();
@@ -72,7 +76,7 @@ describe("batched writes", () => {
     const { write, statements } = writer();
     const answer = write("solo");
     await turn();
-    expect(statements.map((s) => s.rows)).toEqual([["solo"]]);
+    expect(statements.map((s) => [s.rows, s.oneRow])).toEqual([[["solo"], true]]);
     statements[0].finish();
     expect(await answer).toBe("stored solo");
   });

@@ -1,4 +1,4 @@
-import type { Database } from "./database.ts";
+import { DatabaseError, type Database } from "./database.ts";
 import { activeTraceparent } from "./tracing.ts";
 
 /**
@@ -16,10 +16,11 @@ import { activeTraceparent } from "./tracing.ts";
  * is most of a proof's.
  *
  * Each call still gets its own answer, and every row still commits with its events in one
- * statement. When the database refused the batch's statement (an error with a SQLSTATE: the
- * statement was rolled back, nothing of it stays), each of its calls runs again alone, so one bad
- * row fails only its own call. Any other failure (the connection lost, where the outcome is
- * unknown) fails every call of the batch, as it would have failed each alone.
+ * statement. When the database refused the batch's statement (a DatabaseError: its SQLSTATE
+ * says the statement was rolled back, nothing of it stays), each of its calls runs again alone, so
+ * one bad row fails only its own call. Any other failure (the connection lost, where the outcome
+ * is unknown; the database away, DatabaseUnavailableError) fails every call of the batch, as it
+ * would have failed each alone.
  *
  * `key`: calls with the same key never share a batch (a later one waits for the next), so a
  * batch statement meets each row once. A call made with a trace active runs alone: a batch's
@@ -69,7 +70,7 @@ export function batched<In, Out>(
       try {
         out = await o.many(batch.map((c) => c.item));
       } catch (err) {
-        if (!refusedByDatabase(err)) {
+        if (!(err instanceof DatabaseError)) {
           for (const c of batch) c.reject(err);
           return;
         }
@@ -105,12 +106,6 @@ export function batched<In, Out>(
           queue.push({ item, resolve, reject });
           pumpSoon();
         });
-}
-
-/** An error the database answered for a statement (a five-character SQLSTATE): the statement did not commit. */
-function refusedByDatabase(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code);
 }
 
 /**

@@ -4,6 +4,7 @@
 // statements at once on Postgres; calls made later than a turn of the event loop are not held back.
 import { describe, expect, it } from "vitest";
 import { batched } from "../src/batch.ts";
+import { DatabaseError } from "../src/database.ts";
 
 /** A write whose statements the test finishes by hand; records each statement's rows. */
 function writer() {
@@ -59,7 +60,7 @@ describe("batched writes", () => {
     const { write, statements } = writer();
     const answers = Promise.allSettled(["a", "bad", "c"].map(write));
     await turn();
-    statements[0].finish(Object.assign(new Error("duplicate key"), { code: "23505" }));
+    statements[0].finish(new DatabaseError("23505", "pkey", "icv_test"));
     await turn();
     expect(statements.slice(1).map((s) => [s.rows, s.oneRow])).toEqual([
       [["a"], true],
@@ -67,7 +68,7 @@ describe("batched writes", () => {
       [["c"], true],
     ]);
     statements[1].finish();
-    statements[2].finish(Object.assign(new Error("duplicate key"), { code: "23505" }));
+    statements[2].finish(new DatabaseError("23505", "pkey", "icv_test"));
     statements[3].finish();
     expect((await answers).map((s) => (s.status === "fulfilled" ? s.value : "refused"))).toEqual(["stored a", "refused", "stored c"]);
   });

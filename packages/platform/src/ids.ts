@@ -1,5 +1,5 @@
-import { randomFillSync } from "node:crypto";
 import { monotonicFactory } from "ulid";
+import { pooledRandomByte } from "./random.ts";
 
 export const ID_PREFIXES = {
   verification: "ver",
@@ -21,18 +21,10 @@ export type IdKind = keyof typeof ID_PREFIXES;
 
 /**
  * ulid's default source asks the operating system's generator once per character (16 calls per
- * id); this one draws 4 KB of it at a time and hands out one byte per character. 256 is a
- * multiple of the 32 characters, so each stays equally likely.
+ * id); this one takes one pooled byte per character (random.ts). 256 is a multiple of the 32
+ * characters, so each stays equally likely.
  */
-const pool = Buffer.alloc(4096);
-let used = pool.length;
-function randomFraction(): number {
-  if (used === pool.length) {
-    randomFillSync(pool);
-    used = 0;
-  }
-  return pool[used++] / 256;
-}
+const randomFraction = (): number => pooledRandomByte() / 256;
 
 const next = monotonicFactory(randomFraction);
 

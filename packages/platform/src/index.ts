@@ -8,6 +8,7 @@ export * from "./backoff.ts";
 export * from "./migrations.ts";
 export * from "./outbox.ts";
 export * from "./batch.ts";
+export * from "./random.ts";
 export * from "./logger.ts";
 export * from "./secrets.ts";
 export * from "./sealed.ts";

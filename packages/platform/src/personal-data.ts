@@ -1,6 +1,7 @@
-import { createCipheriv, createDecipheriv, createHmac, createSecretKey, randomBytes, randomFillSync, type KeyObject } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, randomBytes, type KeyObject } from "node:crypto";
 import type { Logger } from "./logger.ts";
 import { dataDirSecret } from "./secrets.ts";
+import { pooledRandomBytes } from "./random.ts";
 
 /**
  * Personal data at rest (DECISIONS.md, "Personal data: at rest, retention, erasure, export"):
@@ -27,20 +28,8 @@ export class SealedDataError extends Error {
 
 let ephemeral: PersonalData | undefined;
 
-/**
- * Nonces from a pool of random bytes refilled 4 KiB at a time (each nonce is 12 fresh random bytes,
- * used once): one RAND_bytes call per 341 seals instead of one per seal.
- */
-const nonces = { pool: Buffer.alloc(4092), at: 4092 };
-function nonce(): Buffer {
-  if (nonces.at + 12 > nonces.pool.length) {
-    randomFillSync(nonces.pool);
-    nonces.at = 0;
-  }
-  const iv = Buffer.from(nonces.pool.subarray(nonces.at, nonces.at + 12));
-  nonces.at += 12;
-  return iv;
-}
+/** A fresh 12-byte AES-GCM nonce, used once (pooled: random.ts). */
+const nonce = (): Buffer => pooledRandomBytes(12);
 
 export class PersonalData {
   readonly currentVersion: number;

@@ -3,10 +3,10 @@
  * asks for it, with the OWF library (@sd-jwt/sd-jwt-vc). Same key sets as the JWT: the test
  * issuer is the issuer + `/test`, so a test credential never passes for a live one.
  */
-import { randomBytes, sign } from "node:crypto";
+import { sign } from "node:crypto";
 import { digest } from "@sd-jwt/crypto-nodejs";
 import { SDJwtVcInstance } from "@sd-jwt/sd-jwt-vc";
-import type { HolderKey } from "@icv/platform";
+import { pooledRandomBytes, type HolderKey } from "@icv/platform";
 import type { KeyEnv, SigningKey } from "./keys.ts";
 import type { StatusClaim, TokenProfile } from "./tokens.ts";
 
@@ -49,7 +49,7 @@ const hasher = (data: string | ArrayBuffer, alg: string) => digest(data, alg);
 const rs256 = (data: string, key: SigningKey["privateKey"]) =>
   new Promise<string>((resolve, reject) => sign("sha256", Buffer.from(data), key, (err, sig) => (err ? reject(err) : resolve(sig.toString("base64url")))));
 // 128 bits per disclosure salt (RFC 9901 §9.3); the library's own generator gives fewer
-const saltGenerator = () => randomBytes(16).toString("base64url");
+const saltGenerator = () => pooledRandomBytes(16).toString("base64url");
 
 /** The issuer-signed JWT and its disclosures, `~`-joined (no key-binding JWT: the holder adds one). */
 export function issueCredential(key: SigningKey, claims: CredentialClaims): Promise<string> {

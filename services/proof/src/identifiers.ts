@@ -4,9 +4,10 @@
  * normalized identifier's UTF-8. The salt goes to the tenant beside the token, never inside it;
  * whoever knows identifier and salt checks the hash offline, nobody else can search for it.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
+import { pooledRandomBytes } from "@icv/platform";
 
-export const newIdentifierSalt = (): string => randomBytes(16).toString("hex");
+export const newIdentifierSalt = (): string => pooledRandomBytes(16).toString("hex");
 
 /** hex SHA-256(salt bytes ‖ UTF-8 identifier); an empty salt is a proof from before salting (the plain hash). */
 export const identifierHash = (salt: string, identifier: string): string =>

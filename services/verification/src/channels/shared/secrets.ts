@@ -1,5 +1,6 @@
 /** The random secrets of challenges (codes, record tokens, nonces) and the stored form of a code. */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { pooledRandomBytes } from "@icv/platform";
 
 export const CODE_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 export const CODE_LENGTH = 6;
@@ -7,7 +8,7 @@ export const CODE_LENGTH = 6;
 const LIMIT = 256 - (256 % CODE_ALPHABET.length);
 
 /** A 6-character code from A-Z0-9, uniformly distributed (CSPRNG + rejection sampling). */
-export function generateCode(random: (n: number) => Buffer = randomBytes): string {
+export function generateCode(random: (n: number) => Buffer = pooledRandomBytes): string {
   let out = "";
   while (out.length < CODE_LENGTH) {
     for (const b of random(CODE_LENGTH * 2)) {

@@ -3,30 +3,26 @@
 // stored, every row its own events and test message and no other's, and a verification that left
 // pending behind the process's back must not be completed by the batch that completes the others.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { parseConfig, type Scope } from "@icv/platform";
-import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
+import type { Scope } from "@icv/platform";
 import type { VerificationRow } from "../src/store/rows.ts";
-import { VerificationStore } from "../src/store/verifications.ts";
+import type { VerificationStore } from "../src/store/verifications.ts";
 import { createVerification } from "../src/verifications/create.ts";
 import type { UseCaseDeps } from "../src/verifications/deps.ts";
-import { openVerificationDatabase, testUseCaseDeps } from "./support/use-cases.ts";
+import { storeRig } from "./support/use-cases.ts";
 
 const scope: Scope = { tenantId: "ten_batched", env: "test" };
 
-let proof: TestProofService;
-let database: Awaited<ReturnType<typeof openVerificationDatabase>>;
+let rig: Awaited<ReturnType<typeof storeRig>>;
+let database: typeof rig.database;
 let store: VerificationStore;
 let deps: UseCaseDeps;
 
 beforeAll(async () => {
-  proof = await startTestProofService();
-  database = await openVerificationDatabase(4);
-  store = new VerificationStore(database.db);
-  deps = testUseCaseDeps({ store, proofs: proof.client, config: parseConfig({ ALLOW_PRIVATE_TARGETS: "true" }) });
+  rig = await storeRig(4);
+  ({ database, store, deps } = rig);
 });
 afterAll(async () => {
-  await database?.close();
-  await proof?.close();
+  await rig?.close();
 });
 
 /** The SQL texts sent to the database while `fn` runs. */

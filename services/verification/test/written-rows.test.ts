@@ -7,31 +7,28 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Environment } from "@icv/contracts/gen/icv/common/v1/scope_pb.ts";
 import { parseConfig, type Scope } from "@icv/platform";
-import { startTestProofService, type TestProofService } from "../../proof/test/support/proof-service.ts";
 import type { VerificationRow } from "../src/store/rows.ts";
 import { isCreation } from "../src/store/events.ts";
-import { VerificationStore } from "../src/store/verifications.ts";
+import type { VerificationStore } from "../src/store/verifications.ts";
 import { createVerification } from "../src/verifications/create.ts";
 import type { UseCaseDeps } from "../src/verifications/deps.ts";
 import { testVerify } from "../src/verifications/submit.ts";
-import { openVerificationDatabase, testUseCaseDeps } from "./support/use-cases.ts";
+import { storeRig, testUseCaseDeps } from "./support/use-cases.ts";
 
 const scope: Scope = { tenantId: "ten_written", env: "test" };
 
-let proof: TestProofService;
-let database: Awaited<ReturnType<typeof openVerificationDatabase>>;
+let rig: Awaited<ReturnType<typeof storeRig>>;
+let database: typeof rig.database;
+let proof: typeof rig.proof;
 let store: VerificationStore;
 let deps: UseCaseDeps;
 
 beforeAll(async () => {
-  proof = await startTestProofService();
-  database = await openVerificationDatabase(2);
-  store = new VerificationStore(database.db);
-  deps = testUseCaseDeps({ store, proofs: proof.client, config: parseConfig({ ALLOW_PRIVATE_TARGETS: "true" }) });
+  rig = await storeRig(2);
+  ({ database, proof, store, deps } = rig);
 });
 afterAll(async () => {
-  await database?.close();
-  await proof?.close();
+  await rig?.close();
 });
 
 /** The row as the database holds it now, every field of a verification (the table's own bookkeeping columns aside). */

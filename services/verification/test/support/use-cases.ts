@@ -3,8 +3,10 @@
 // a fixed HMAC key, a silent logger, generous send limits), any of which a test overrides.
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createLogger, MemoryRateLimiter, migrate, openDatabase, readMigrations, systemClock, type Database } from "@icv/platform";
+import { createLogger, MemoryRateLimiter, migrate, openDatabase, parseConfig, readMigrations, systemClock, type Database } from "@icv/platform";
 import { freshPostgres } from "../../../../test/support/fresh-postgres.ts";
+import { startTestProofService, type TestProofService } from "../../../proof/test/support/proof-service.ts";
+import { VerificationStore } from "../../src/store/verifications.ts";
 import { SendLimits } from "../../src/sending/send-limits.ts";
 import { useCaseDeps, type UseCaseDeps, type VerificationDeps } from "../../src/verifications/deps.ts";
 
@@ -33,3 +35,27 @@ export const testUseCaseDeps = (d: Pick<VerificationDeps, "store" | "proofs" | "
     sendLimits: new SendLimits({ limiter: new MemoryRateLimiter(), keySecret: "k".repeat(32), budgetPerHour: 1000 }),
     ...d,
   });
+
+/** A migrated database, a store on it and use-case deps calling a real proof service: the rig of tests that write rows through the use cases. */
+export async function storeRig(poolMax = 4): Promise<{
+  proof: TestProofService;
+  database: Awaited<ReturnType<typeof openVerificationDatabase>>;
+  store: VerificationStore;
+  deps: UseCaseDeps;
+  close(): Promise<void>;
+}> {
+  const proof = await startTestProofService();
+  const database = await openVerificationDatabase(poolMax);
+  const store = new VerificationStore(database.db);
+  const deps = testUseCaseDeps({ store, proofs: proof.client, config: parseConfig({ ALLOW_PRIVATE_TARGETS: "true" }) });
+  return {
+    proof,
+    database,
+    store,
+    deps,
+    async close() {
+      await database.close();
+      await proof.close();
+    },
+  };
+}

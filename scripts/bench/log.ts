@@ -40,6 +40,7 @@ import { startVerificationService } from "../../services/verification/src/start.
 import { CHANNEL_CONFIG } from "../../services/verification/src/channels/registry.ts";
 import { startWebhookService } from "../../services/webhook/src/start.ts";
 import type { BenchCase } from "./case.ts";
+import { freshPostgres } from "./stack.ts";
 import { perSec, type Row } from "./report.ts";
 
 const SECONDS = Number(process.env.BENCH_LOG_SECONDS ?? 10);
@@ -48,12 +49,16 @@ const logger = createLogger({ level: "silent" });
 const out = (s: string) => process.stdout.write(`${s}\n`);
 const p = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
-/** The sequencer's appends/s with `preload` entries in the tree (its own database). */
+/**
+ * The sequencer's appends/s with `preload` entries in the tree, in a database of its own: with
+ * DATABASE_URL, one made on that server for the run and dropped after it (the database the URL
+ * names is left as it is), otherwise an embedded one.
+ */
 export async function appendsPerSecond(preload = PRELOAD): Promise<{ preloadSeconds: number; appendsPerS: number }> {
   const dir = mkdtempSync(path.join(tmpdir(), "icv-bench-log-"));
-  const db = await openDatabase({ url: process.env.DATABASE_URL, dataDir: process.env.DATABASE_URL ? undefined : path.join(dir, "pg") });
+  const fresh = process.env.DATABASE_URL ? await freshPostgres(process.env.DATABASE_URL) : undefined;
+  const db = await openDatabase({ url: fresh?.url, dataDir: fresh ? undefined : path.join(dir, "pg") });
   try {
-    if (process.env.DATABASE_URL) await db.query("DROP SCHEMA IF EXISTS log CASCADE");
     await migrate(db, "log", readMigrations(path.join(import.meta.dirname, "..", "..", "services", "log", "migrations")));
     const store = new LogStore(db);
     const keys = new Map<LogEnv, LogKey>();
@@ -106,6 +111,7 @@ export async function appendsPerSecond(preload = PRELOAD): Promise<{ preloadSeco
     return { preloadSeconds, appendsPerS: logged / ((performance.now() - t1) / 1000) };
   } finally {
     await db.close();
+    await fresh?.drop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

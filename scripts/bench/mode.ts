@@ -8,7 +8,7 @@ import type { BenchMode } from "./case.ts";
 import { extraCases } from "./cases.ts";
 import { BENCH_WHATSAPP, benchHooks, startGraphStandIn } from "./hooks.ts";
 import { load, loadCreateAndVerify, type LoadResult } from "./load.ts";
-import { analyze, databasesLike } from "./pg-stats.ts";
+import { analyze, databasesLike, untilQuiet } from "./pg-stats.ts";
 import { paced } from "./paced.ts";
 import { measurePkSelects } from "./pk-select.ts";
 import { mb, pct, perSec, type Row } from "./report.ts";
@@ -222,6 +222,10 @@ export async function runMode(o: ModeOptions): Promise<ModeResult> {
   // warm start: stop, start again on the same DATA_DIR (and database)
   process.stderr.write("  stopping; warm start …\n");
   await stack.stop();
+  if (db) {
+    const waited = await untilQuiet(o.pgUrl!, db.name, 120_000);
+    if (waited > 1_000) notes.push(`warm start: began after the stopped stack's last statements finished in Postgres (${(waited / 1000).toFixed(1)} s)`);
+  }
   const restarted = await attempt("warm start", () => startStack(env), undefined);
   if (restarted) stack = restarted;
   const warm = restarted?.startMs ?? NaN;

@@ -65,6 +65,23 @@ export async function analyze(url: string, databases: string[]): Promise<void> {
   }
 }
 
+/**
+ * Waits until no statement runs in the database `name` (at most maxMs) and answers the ms waited.
+ * A stopped stack's statements run on in Postgres until they finish (a backend learns that its
+ * client left only when it answers): a figure taken meanwhile would share the machine with them.
+ */
+export async function untilQuiet(url: string, name: string, maxMs: number): Promise<number> {
+  const t0 = performance.now();
+  await withClient(url, async (c) => {
+    while (performance.now() - t0 < maxMs) {
+      const r = await c.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND pid <> pg_backend_pid()", [name]);
+      if (r.rows[0].n === 0) return;
+      await new Promise((res) => setTimeout(res, 200));
+    }
+  });
+  return performance.now() - t0;
+}
+
 /** Every database of the server whose name starts with `prefix` (the bench's fresh ones). */
 export const databasesLike = (url: string, prefix: string) =>
   withClient(url, async (c) => (await c.query("SELECT datname FROM pg_database WHERE datname LIKE $1", [`${prefix}%`])).rows.map((r) => r.datname as string));

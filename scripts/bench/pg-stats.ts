@@ -2,6 +2,7 @@
 // window, divided by the proofs made in it. The extension needs `shared_preload_libraries =
 // 'pg_stat_statements'` on the server (a restart); without it the bench says so and goes on.
 import pg from "pg";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export interface StatementCost {
   query: string;
@@ -76,7 +77,7 @@ export async function untilQuiet(url: string, name: string, maxMs: number): Prom
     while (performance.now() - t0 < maxMs) {
       const r = await c.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND pid <> pg_backend_pid()", [name]);
       if (r.rows[0].n === 0) return;
-      await new Promise((res) => setTimeout(res, 200));
+      await sleep(200);
     }
   });
   return performance.now() - t0;

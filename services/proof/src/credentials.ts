@@ -3,12 +3,11 @@
  * asks for it, with the OWF library (@sd-jwt/sd-jwt-vc). Same key sets as the JWT: the test
  * issuer is the issuer + `/test`, so a test credential never passes for a live one.
  */
-import { sign } from "node:crypto";
 import { digest } from "@sd-jwt/crypto-nodejs";
 import { SDJwtVcInstance } from "@sd-jwt/sd-jwt-vc";
 import { pooledRandomBytes, type HolderKey } from "@icv/platform";
 import type { KeyEnv, SigningKey } from "./keys.ts";
-import type { StatusClaim, TokenProfile } from "./tokens.ts";
+import { rs256, type StatusClaim, type TokenProfile } from "./tokens.ts";
 
 export const SD_JWT_VC_TYP = "dc+sd-jwt";
 /** Where the credential type's metadata is served (the `vct`). */
@@ -42,12 +41,6 @@ export type CredentialClaims = {
 };
 
 const hasher = (data: string | ArrayBuffer, alg: string) => digest(data, alg);
-/**
- * RS256 on libuv's thread pool (node:crypto's callback form), as the JWT's signature is (jose on
- * WebCrypto): the one-shot form would sign on the thread that serves the requests, 0.5 ms a credential.
- */
-const rs256 = (data: string, key: SigningKey["privateKey"]) =>
-  new Promise<string>((resolve, reject) => sign("sha256", Buffer.from(data), key, (err, sig) => (err ? reject(err) : resolve(sig.toString("base64url")))));
 // 128 bits per disclosure salt (RFC 9901 §9.3); the library's own generator gives fewer
 const saltGenerator = () => pooledRandomBytes(16).toString("base64url");
 

@@ -27,9 +27,16 @@ const decode = (event: EventRecord & { eventType: WebhookEventType }) =>
 /** The request's or verification's own webhook URL, a routing detail rather than news for the receiver. */
 const callbackUrl = (w: Webhook) => w.message.callbackUrl;
 
-/** A webhook event that names its own URL (a request's or verification's callback_url). */
-export const hasCallbackUrl = (event: EventRecord): boolean =>
-  isWebhookEvent(event.eventType) && !!callbackUrl(decode(event as EventRecord & { eventType: WebhookEventType }));
+/**
+ * A webhook event that names its own URL (a request's or verification's callback_url), read from
+ * the payload's top-level member under either name fromJson accepts, without decoding the whole
+ * event: the consumer asks this of every event of a scope without an endpoint.
+ */
+export const hasCallbackUrl = (event: EventRecord): boolean => {
+  if (!isWebhookEvent(event.eventType)) return false;
+  const url = event.payload.callback_url ?? event.payload.callbackUrl;
+  return typeof url === "string" && url !== "";
+};
 
 /**
  * The message as the receiver gets it: client_metadata opened from the sealed form the outbox

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { EventRecord } from "@icv/platform";
-import { plannedDeliveries, WEBHOOK_EVENT_TYPES, webhookBody } from "../src/payload.ts";
+import { hasCallbackUrl, plannedDeliveries, WEBHOOK_EVENT_TYPES, webhookBody } from "../src/payload.ts";
 
 const completed = (over: Partial<EventRecord> = {}): EventRecord => ({
   id: "evt_01J00000000000000000000001",
@@ -117,5 +117,22 @@ describe("delivery targets", () => {
       verificationId: "ver_01J00000000000000000000001",
       verificationRequestId: null,
     });
+  });
+});
+
+describe("hasCallbackUrl (the consumer's filter for scopes without an endpoint)", () => {
+  const withPayload = (eventType: string, payload: Record<string, unknown>) => completed({ eventType, payload: { ...completed().payload, ...payload } });
+
+  it("sees the URL under the wire name and under the JSON name a producer may write", () => {
+    expect(hasCallbackUrl(requestEvent("verification_request.completed", "https://shop.example/cb"))).toBe(true);
+    expect(hasCallbackUrl(withPayload("verification.completed", { callback_url: "https://shop.example/v" }))).toBe(true);
+    expect(hasCallbackUrl(withPayload("verification.completed", { callbackUrl: "https://shop.example/v" }))).toBe(true);
+  });
+
+  it("is false without a URL, with an empty or null one, and for an event that is never sent as a webhook", () => {
+    expect(hasCallbackUrl(requestEvent("verification_request.completed"))).toBe(false);
+    expect(hasCallbackUrl(withPayload("verification.completed", { callback_url: "" }))).toBe(false);
+    expect(hasCallbackUrl(withPayload("verification.completed", { callback_url: null }))).toBe(false);
+    expect(hasCallbackUrl(withPayload("verification.created", { callback_url: "https://shop.example/v" }))).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 /** A verification request through its life: its URL and token, reads, cancel, expiry, and its state following its verifications' events. */
-import { AppError, eventMessage, type EventRecord, type Queryable, type Scope } from "@icv/platform";
+import { AppError, type EventRecord, type Queryable, type Scope } from "@icv/platform";
 import { createRequestToken, verificationUrl, verifyRequestToken } from "./token.ts";
 import type { RequestListFilter, RequestRow, RequestView } from "../store/rows.ts";
 import { redirectTarget } from "./hosted.ts";
@@ -70,16 +70,20 @@ export async function onRequestEvent(deps: RequestDeps, q: Queryable, event: Eve
 }
 
 /**
+ * The verification a status move is about: the event's aggregate (a status_changed event is its
+ * verification's, verification_id is the aggregate id), read without decoding the payload, which
+ * carries the proof.
+ */
+const movedVerification = (e: EventRecord): string | undefined =>
+  e.eventType === "verification.status_changed" && e.aggregateType === "verification" ? e.aggregateId : undefined;
+
+/**
  * A batch of events in one transaction: the requests of every verification whose status
  * changed, found with one statement, each brought up to date once (a request's progress is
  * read from its verifications' rows, so once per batch is the same as once per event).
  */
 export async function onRequestEvents(deps: RequestDeps, q: Queryable, events: EventRecord[]): Promise<void> {
-  const changed = new Set<string>();
-  for (const e of events) {
-    const m = eventMessage(e, "verification.status_changed");
-    if (m) changed.add(m.verificationId);
-  }
+  const changed = new Set(events.flatMap((e) => movedVerification(e) ?? []));
   if (!changed.size) return;
   const now = deps.clock.now();
   for (const id of await deps.store.requestIdsOfMany(q, [...changed])) await deps.store.apply(q, id, progress(now), now);
@@ -90,7 +94,7 @@ export async function onRequestEvents(deps: RequestDeps, q: Queryable, events: E
  * asset (one read; the consumer passes the others over without a transaction).
  */
 export async function requestEvents(deps: RequestDeps, events: EventRecord[]): Promise<EventRecord[]> {
-  const moves = events.map((e) => ({ e, id: eventMessage(e, "verification.status_changed")?.verificationId }));
+  const moves = events.map((e) => ({ e, id: movedVerification(e) }));
   const inRequests = await deps.store.inRequests([...new Set(moves.flatMap((m) => (m.id ? [m.id] : [])))]);
   return moves.filter((m) => m.id !== undefined && inRequests.has(m.id)).map((m) => m.e);
 }

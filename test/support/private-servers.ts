@@ -102,6 +102,10 @@ export interface PrivateRedis {
   url: string;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered, as a hung Redis. */
+  pause(): void;
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void;
   close(): Promise<void>;
 }
 
@@ -130,5 +134,15 @@ export async function privateRedis(): Promise<PrivateRedis> {
     });
   };
   await start();
-  return { url: `redis://127.0.0.1:${port}`, start, stop, close: stop };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    start,
+    stop,
+    pause: () => proc?.kill("SIGSTOP"),
+    resume: () => proc?.kill("SIGCONT"),
+    close: async () => {
+      proc?.kill("SIGCONT");
+      await stop();
+    },
+  };
 }

@@ -175,7 +175,7 @@ export class RedisRateLimiter implements RateLimiter {
  */
 export class FallbackRateLimiter implements RateLimiter {
   constructor(
-    private readonly redis: Pick<SharedRedis, "up">,
+    private readonly redis: Pick<SharedRedis, "up" | "answered">,
     private readonly primary: RateLimiter,
     private readonly fallback: RateLimiter,
     private readonly logger: Logger,
@@ -184,7 +184,7 @@ export class FallbackRateLimiter implements RateLimiter {
   private async run<T>(op: (l: RateLimiter) => Promise<T>): Promise<T> {
     if (!this.redis.up()) return op(this.fallback);
     try {
-      return await op(this.primary);
+      return await this.redis.answered(op(this.primary));
     } catch (err) {
       this.logger.debug({ err: (err as Error).message }, "redis rate limiter failed; counting in process");
       return op(this.fallback);

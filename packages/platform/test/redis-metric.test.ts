@@ -40,6 +40,42 @@ describe.skipIf(!haveRedisBinary)("icv_redis_up (skipped: no redis-server)", () 
   }, 60_000);
 });
 
+describe.skipIf(!haveRedisBinary)("a Redis that hangs (skipped: no redis-server)", () => {
+  it("fails an unanswered command after the timeout, reads as down (icv_redis_up 0) meanwhile, and as up once it answers", async () => {
+    const r = connectRedis(redis!.url, logger, { timeoutMs: 300, maxBackoffMs: 200, service: "hang-test" });
+    try {
+      await waitFor(async () => (await redisUp("hang-test")) === 1, 10_000);
+      redis!.pause();
+      const t0 = performance.now();
+      await expect(r.answered(r.client.ping())).rejects.toThrow(/no answer within 300 ms/);
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(290);
+      expect(r.up()).toBe(false);
+      expect(await redisUp("hang-test")).toBe(0);
+      redis!.resume();
+      await waitFor(async () => (await redisUp("hang-test")) === 1, 10_000);
+      expect(r.up()).toBe(true);
+      expect(await r.answered(r.client.ping())).toBe("PONG");
+    } finally {
+      redis!.resume();
+      await r.close();
+    }
+  }, 30_000);
+
+  it("closes without waiting for the commands a silent Redis never answers", async () => {
+    const r = connectRedis(redis!.url, logger, { timeoutMs: 300, maxBackoffMs: 200, service: "hang-close" });
+    try {
+      await waitFor(async () => r.up(), 10_000);
+      redis!.pause();
+      await expect(r.answered(r.client.ping())).rejects.toThrow();
+      const t0 = performance.now();
+      await r.close();
+      expect(performance.now() - t0).toBeLessThan(1_000);
+    } finally {
+      redis!.resume();
+    }
+  }, 30_000);
+});
+
 describe("icv_redis_up with nothing listening", () => {
   it("is 0 from the start", async () => {
     const r = connectRedis("redis://127.0.0.1:1", logger, { timeoutMs: 250, maxBackoffMs: 200, service: "nowhere" });

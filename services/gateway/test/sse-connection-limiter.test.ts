@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { createClient, type RedisClientType } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectRedis, createLogger } from "@icv/platform";
+import { haveRedisBinary, privateRedis } from "../../../test/support/private-servers.ts";
 import { FallbackConnectionLimiter, MemoryConnectionLimiter, RedisConnectionLimiter, type ConnectionLimiter } from "../src/sse/connection-limiter.ts";
 
 const acquireN = async (l: ConnectionLimiter, tenant: string, ids: string[], limit: number) => {
@@ -113,12 +115,45 @@ describe("FallbackConnectionLimiter (Redis away)", () => {
 
   it("counts in process while Redis is down or failing, and frees those slots in process", async () => {
     let up = false;
-    const l = new FallbackConnectionLimiter({ up: () => up }, new RedisConnectionLimiter(dead, 10_000));
+    const l = new FallbackConnectionLimiter({ up: () => up, answered: (p) => p }, new RedisConnectionLimiter(dead, 10_000));
     expect(await acquireN(l, "t1", ["a", "b", "c"], 2)).toEqual([true, true, false]);
     up = true; // says it is up, but fails the call: still counted here
     expect(await l.acquire("t1", "d", 2)).toBe(false);
     await l.release("t1", "a");
     expect(await l.acquire("t1", "e", 2)).toBe(true);
     await expect(l.refresh("t1", ["b", "e"])).resolves.toBeUndefined();
+  });
+});
+
+describe.skipIf(!haveRedisBinary)("FallbackConnectionLimiter with a Redis that stops answering (skipped: no redis-server)", () => {
+  it("opens and renews streams from the in-process count within the Redis timeout, then through Redis again", async () => {
+    const server = await privateRedis();
+    const shared = connectRedis(server.url, createLogger({ level: "silent" }), { timeoutMs: 300, maxBackoffMs: 200 });
+    try {
+      const l = new FallbackConnectionLimiter(shared, new RedisConnectionLimiter(shared.client, 10_000));
+      const t = `hang-${randomBytes(4).toString("hex")}`;
+      while (!shared.up()) await new Promise((r) => setTimeout(r, 20));
+      expect(await l.acquire(t, "before", 2)).toBe(true);
+
+      server.pause();
+      const t0 = performance.now();
+      // the first call waits out the timeout; the next ones know Redis is silent and do not wait
+      expect(await l.acquire(t, "during-1", 2)).toBe(true);
+      expect(await l.acquire(t, "during-2", 2)).toBe(true);
+      expect(await l.acquire(t, "during-3", 2)).toBe(false);
+      await l.refresh(t, ["before", "during-1"]);
+      await l.release(t, "during-1");
+      expect(performance.now() - t0).toBeLessThan(1_000);
+
+      server.resume();
+      while (!shared.up()) await new Promise((r) => setTimeout(r, 20));
+      // counted in Redis again (the acquire sent before the pause holds its slot there until its lease ends)
+      const t2 = `${t}-after`;
+      expect(await acquireN(l, t2, ["a", "b", "c"], 2)).toEqual([true, true, false]);
+      expect(await shared.client.zCard(`icv:sse:{${t2}}`)).toBe(2);
+    } finally {
+      await shared.close();
+      await server.close();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import type { RedisClientType } from "redis";
+import type { SharedRedis } from "@icv/platform";
 
 /**
  * Counts a tenant's open event streams. `acquire` takes a slot for one connection id when fewer
@@ -90,7 +91,7 @@ export class FallbackConnectionLimiter implements ConnectionLimiter {
   private readonly inMemory = new Set<string>();
 
   constructor(
-    private readonly redis: { up(): boolean },
+    private readonly redis: Pick<SharedRedis, "up" | "answered">,
     private readonly primary: RedisConnectionLimiter,
     private readonly fallback: MemoryConnectionLimiter = new MemoryConnectionLimiter(),
   ) {}
@@ -98,7 +99,7 @@ export class FallbackConnectionLimiter implements ConnectionLimiter {
   async acquire(tenantId: string, connId: string, limit: number): Promise<boolean> {
     if (this.redis.up()) {
       try {
-        return await this.primary.acquire(tenantId, connId, limit);
+        return await this.redis.answered(this.primary.acquire(tenantId, connId, limit));
       } catch {
         // Redis failed mid-call: count in process
       }
@@ -111,14 +112,16 @@ export class FallbackConnectionLimiter implements ConnectionLimiter {
   async release(tenantId: string, connId: string): Promise<void> {
     if (this.inMemory.delete(connId)) return this.fallback.release(tenantId, connId);
     // a lease Redis cannot hear about now runs out by itself
-    if (this.redis.up()) await this.primary.release(tenantId, connId);
+    if (this.redis.up()) await this.redis.answered(this.primary.release(tenantId, connId));
   }
 
   async refresh(tenantId: string, connIds: string[]): Promise<void> {
     if (this.redis.up())
-      await this.primary.refresh(
-        tenantId,
-        connIds.filter((id) => !this.inMemory.has(id)),
+      await this.redis.answered(
+        this.primary.refresh(
+          tenantId,
+          connIds.filter((id) => !this.inMemory.has(id)),
+        ),
       );
   }
 }

@@ -78,4 +78,41 @@ describe.skipIf(!haveRedisBinary)("Redis away (skipped: no redis-server)", () =>
     expect(Math.max(...results.map((r) => r.ms))).toBeLessThan(1_000);
     expect((await health()).status).toBe("healthy");
   });
+
+  it("keeps answering while Redis hangs (connected, answering nothing) under load, says so in /health, and recovers", async () => {
+    await until(async () => (await health()).services.redis === "up");
+    const t = await stack!.tenant("Redis hang");
+    const c = api(stack!.url, t.testKey);
+    const results: { status: number; ms: number; remaining: string | null; end: number }[] = [];
+    let stop = false;
+    const worker = async () => {
+      while (!stop) {
+        const at = Date.now();
+        const r = await c.get("/api/v1/verifications?limit=1");
+        results.push({ status: r.status, ms: Date.now() - at, remaining: r.headers.get("x-ratelimit-remaining"), end: Date.now() });
+      }
+    };
+    const load = Promise.all([worker(), worker()]);
+    await sleep(300);
+    redis!.pause();
+    const pausedAt = Date.now();
+    await sleep(1_000);
+    const during = await api(stack!.url).get("/health");
+    await sleep(500);
+    redis!.resume();
+    const resumedAt = Date.now();
+    await until(async () => (await health()).services.redis === "up");
+    await sleep(200);
+    stop = true;
+    await load;
+
+    expect(during.body).toMatchObject({ status: "degraded", services: { redis: "down", database: "up" } });
+    // no request waited for the silent Redis longer than REDIS_TIMEOUT_MS (200 ms) and a margin,
+    // and requests went on meanwhile: only the first ones waited the timeout out
+    expect(results.filter((r) => r.status !== 200)).toEqual([]);
+    expect(results.every((r) => r.remaining !== null)).toBe(true);
+    expect(Math.max(...results.map((r) => r.ms))).toBeLessThan(1_000);
+    expect(results.filter((r) => r.end > pausedAt + 500 && r.end < resumedAt).length).toBeGreaterThan(10);
+    expect((await health()).status).toBe("healthy");
+  });
 });

@@ -46,9 +46,10 @@ export const rs256 = (data: string, key: SigningKey["privateKey"]): Promise<stri
 const segment = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
 
 /**
- * A compact JWS (RFC 7515) of a JSON payload, RS256 with the key's kid in the header: built here
- * rather than by jose's SignJWT, which copied the claims (structuredClone) and went through WebCrypto,
- * twice the signing thread's time; jose verifies every token it makes (tokens.test.ts).
+ * A compact JWS (RFC 7515) of a JSON payload, RS256 with the key's kid in the header. Built here
+ * rather than by jose's SignJWT, which copied the claims (structuredClone) and went through
+ * WebCrypto: twice the serving thread's time per signature. tokens.test.ts checks what it makes
+ * with jose's verifier.
  */
 async function compactJws(key: SigningKey, header: Record<string, string>, payload: unknown): Promise<string> {
   const input = `${segment({ alg: "RS256", ...header, kid: key.kid })}.${segment(payload)}`;

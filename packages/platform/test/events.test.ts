@@ -229,6 +229,40 @@ for (const t of TRANSPORTS) {
       expect(reads() - before).toBe(1);
     });
 
+    it.skipIf(t.name !== "postgres")(
+      "a follower behind takes the rows another already read, then reads on: every event once, in order, without waiting for a poll",
+      async () => {
+        const r = await setup(t.name);
+        await relay(r);
+        const seen: EventRecord[] = [];
+        await (await eventLog(r)).broadcast({ topics: ["verification"], onEvent: (e) => seen.push(e) });
+        // a consumer that falls behind the broadcast: its first batches take a while
+        let slowFor = 2;
+        await r.logs[0].consume({
+          group: "behind",
+          topics: ["verification"],
+          db: r.sink,
+          schema: "webhook",
+          handle: async (q, e) => {
+            if (slowFor-- > 0) await new Promise((res) => setTimeout(res, 300));
+            await handle(q, e);
+          },
+        });
+        const sent = Date.now();
+        await publish(r, 1, 1);
+        await waitFor(async () => seen.length === 1, 2000, 5);
+        for (let i = 0; i < 4; i++) {
+          await publish(r, 5, 5, 1 + 5 * i);
+          await new Promise((res) => setTimeout(res, 50));
+        }
+        await waitFor(async () => seen.length === 21, 2000, 5);
+        // the poll is a minute away: the consumer caught up from the broadcast's reads and NOTIFYs alone
+        await expectExactlyOnce(r, 21);
+        expect(Date.now() - sent).toBeLessThan(5_000);
+        expect(new Set(seen.map((e) => e.id)).size).toBe(21);
+      },
+    );
+
     it("a consumer of some event types gets only those, records only theirs, and passes over batches of others without a transaction", async () => {
       const r = await setup(t.name);
       await relay(r);

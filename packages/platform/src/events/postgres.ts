@@ -27,6 +27,11 @@ interface Source {
   notified: number;
   /** Reads under way, by position: readers of the same position since the same NOTIFY share one. */
   reading: Map<number, { notified: number; rows: Promise<OutboxRow[]> }>;
+  /**
+   * The last rows read (at most BATCH, every row after `from` up to the last one's seq: reads that
+   * go on from where the previous one ended are joined), and `notified` when the latest started.
+   */
+  recent?: { from: number; rows: OutboxRow[]; notified: number };
 }
 
 /** The outbox table of a source that has not been migrated yet (its service starts later). */
@@ -78,25 +83,41 @@ export class PostgresEventLog implements EventLog {
   }
 
   /**
-   * Rows of src after `position`, oldest first, and the events of the wanted topics among them.
-   * Every follower of a source in this process (consumer groups, broadcasts) is woken by the same
-   * NOTIFY and, caught up, reads from the same position: they share one query, started after that
-   * NOTIFY, instead of sending one each.
+   * Rows of src after `position`, oldest first, the events of the wanted topics among them, and
+   * whether to read again at once. Every follower of a source in this process (consumer groups,
+   * broadcasts) is woken by the same NOTIFY and, caught up, reads from the same position: they
+   * share one query, started after that NOTIFY, instead of sending one each. A follower behind
+   * rows another one read already takes them from that read (final: the relay stamps seq in commit
+   * order, so no row below the last one read can appear later) and, if a NOTIFY came since that
+   * read started, reads on at once from where it ended, where the others are.
    */
-  private async read(src: Source, position: number, topics: string[]): Promise<{ rows: OutboxRow[]; events: EventRecord[] }> {
-    let shared = src.reading.get(position);
-    if (!shared || shared.notified !== src.notified) {
-      const rows = this.select(src, position);
-      const entry = { notified: src.notified, rows };
-      src.reading.set(position, entry);
-      const done = () => {
-        if (src.reading.get(position) === entry) src.reading.delete(position);
-      };
-      rows.then(done, done);
-      shared = entry;
+  private async read(src: Source, position: number, topics: string[]): Promise<{ rows: OutboxRow[]; events: EventRecord[]; more: boolean }> {
+    const recent = src.recent;
+    let rows: OutboxRow[];
+    let more: boolean;
+    if (recent && recent.from <= position && position < recent.rows[recent.rows.length - 1].seq!) {
+      rows = recent.rows.filter((row) => row.seq! > position);
+      // a NOTIFY since that read started may have rows after it
+      more = recent.notified !== src.notified;
+    } else {
+      let shared = src.reading.get(position);
+      if (!shared || shared.notified !== src.notified) {
+        const read = this.select(src, position);
+        const entry = { notified: src.notified, rows: read };
+        src.reading.set(position, entry);
+        const done = () => {
+          if (src.reading.get(position) === entry) src.reading.delete(position);
+        };
+        read.then((got) => {
+          done();
+          remember(src, position, got, entry.notified);
+        }, done);
+        shared = entry;
+      }
+      rows = await shared.rows;
+      more = rows.length === BATCH;
     }
-    const rows = await shared.rows;
-    return { rows, events: rows.filter((row) => topics.includes(row.aggregate_type)).map(toRecord) };
+    return { rows, events: rows.filter((row) => topics.includes(row.aggregate_type)).map(toRecord), more };
   }
 
   private async select(src: Source, position: number): Promise<OutboxRow[]> {
@@ -158,13 +179,13 @@ export class PostgresEventLog implements EventLog {
           ).rows[0].position;
         }
         const from = cursor;
-        const { rows, events } = await this.read(src, readTo, opts.topics);
+        const { rows, events, more } = await this.read(src, readTo, opts.topics);
         if (!rows.length) return false;
         const to = rows[rows.length - 1].seq!;
         const unique = await actionable(opts, events);
         if (!unique.length && Date.now() - cursorMovedAt < SKIPPED_CURSOR_MOVE_MS) {
           readTo = to;
-          return rows.length === BATCH;
+          return more;
         }
         let handled: EventRecord[] = [];
         const moved = await opts.db.tx(async (q) => {
@@ -188,7 +209,7 @@ export class PostgresEventLog implements EventLog {
           cursorMovedAt = Date.now();
         } else cursor = undefined;
         if (handled.length) opts.afterCommit?.(handled);
-        return moved ? rows.length === BATCH : false;
+        return moved ? more : false;
       };
       subs.push(this.run(`consume:${opts.group}:${name}`, src, once));
     }
@@ -214,14 +235,14 @@ export class PostgresEventLog implements EventLog {
       let position: number | undefined = await end().catch(() => undefined);
       const once = async (): Promise<boolean> => {
         position ??= await end();
-        const { rows, events } = await this.read(src, position, opts.topics);
+        const { rows, events, more } = await this.read(src, position, opts.topics);
         if (!rows.length) return false;
         position = rows[rows.length - 1].seq!;
         for (const e of events) {
           if (tracingEnabled()) processSpan({ subscriber: opts.name }, "postgresql", [e], () => this.deliver(opts, e));
           else this.deliver(opts, e);
         }
-        return rows.length === BATCH;
+        return more;
       };
       subs.push(this.run(`broadcast:${name}`, src, once));
     }
@@ -249,6 +270,18 @@ export class PostgresEventLog implements EventLog {
     this.sources.clear();
     for (const s of sources) if (s.status === "fulfilled") await releaseSource(s.value);
   }
+}
+
+/** Keeps the rows a read from `position` got in src.recent, after the rows before them when it went on from there. */
+function remember(src: Source, position: number, got: OutboxRow[], notified: number): void {
+  if (!got.length) return;
+  const recent = src.recent;
+  const last = recent?.rows[recent.rows.length - 1].seq ?? -1;
+  if (recent && position === last) {
+    const rows = recent.rows.concat(got);
+    const drop = Math.max(0, rows.length - BATCH);
+    src.recent = { from: drop ? rows[drop - 1].seq! : recent.from, rows: drop ? rows.slice(drop) : rows, notified };
+  } else if (got[got.length - 1].seq! > last) src.recent = { from: position, rows: got, notified };
 }
 
 /**

@@ -263,6 +263,49 @@ for (const t of TRANSPORTS) {
       },
     );
 
+    it.skipIf(t.name !== "postgres")(
+      "a follower behind, taking rows from a full batch another read, reads on at once: a backlog of 1,200 without waiting for a poll",
+      async () => {
+        const r = await setup(t.name);
+        await relay(r);
+        const seenB: string[] = [];
+        const groupB = {
+          group: "b",
+          topics: ["verification"],
+          db: r.sink,
+          schema: "webhook",
+          handle: async (_q: Queryable, e: EventRecord) => void seenB.push(e.id),
+        };
+        // B has read the first 100 events, then stops
+        const first = await eventLog(r);
+        await first.consume(groupB);
+        await publish(r, 100, 5);
+        await waitFor(async () => seenB.length === 100, 5000);
+        await first.close();
+        await publish(r, 1_100, 5, 100);
+        await waitFor(async () => (await r.source.query(`SELECT 1 FROM verification.outbox WHERE published_at IS NULL`)).rowCount === 0, 5000);
+        // A reads the backlog from its start, 500 rows at a time, and holds its first batch a while
+        let slowA = true;
+        await (await eventLog(r)).consume({
+          group: "a",
+          topics: ["verification"],
+          db: r.sink,
+          schema: "webhook",
+          handle: async () => {
+            if (slowA) await new Promise((res) => setTimeout(res, 1_000));
+            slowA = false;
+          },
+        });
+        await new Promise((res) => setTimeout(res, 100));
+        // B starts again inside A's first batch: its rows after 100 come from A's read, the rest from the outbox
+        const started = Date.now();
+        await (await eventLog(r)).consume(groupB);
+        await waitFor(async () => seenB.length === 1_200, 5_000, 5);
+        expect(Date.now() - started).toBeLessThan(5_000);
+        expect(new Set(seenB).size).toBe(1_200);
+      },
+    );
+
     it("a consumer of some event types gets only those, records only theirs, and passes over batches of others without a transaction", async () => {
       const r = await setup(t.name);
       await relay(r);

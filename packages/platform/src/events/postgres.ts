@@ -29,9 +29,10 @@ interface Source {
   reading: Map<number, { notified: number; rows: Promise<OutboxRow[]> }>;
   /**
    * The last rows read (at most BATCH, every row after `from` up to the last one's seq: reads that
-   * go on from where the previous one ended are joined), and `notified` when the latest started.
+   * go on from where the previous one ended are joined); `notified` when the latest started, and
+   * whether it was a full batch (more rows were waiting).
    */
-  recent?: { from: number; rows: OutboxRow[]; notified: number };
+  recent?: { from: number; rows: OutboxRow[]; notified: number; full: boolean };
 }
 
 /** The outbox table of a source that has not been migrated yet (its service starts later). */
@@ -88,8 +89,8 @@ export class PostgresEventLog implements EventLog {
    * broadcasts) is woken by the same NOTIFY and, caught up, reads from the same position: they
    * share one query, started after that NOTIFY, instead of sending one each. A follower behind
    * rows another one read already takes them from that read (final: the relay stamps seq in commit
-   * order, so no row below the last one read can appear later) and, if a NOTIFY came since that
-   * read started, reads on at once from where it ended, where the others are.
+   * order, so no row below the last one read can appear later) and, when more may wait, reads on
+   * at once from where it ended, where the others are.
    */
   private async read(src: Source, position: number, topics: string[]): Promise<{ rows: OutboxRow[]; events: EventRecord[]; more: boolean }> {
     const recent = src.recent;
@@ -97,8 +98,8 @@ export class PostgresEventLog implements EventLog {
     let more: boolean;
     if (recent && recent.from <= position && position < recent.rows[recent.rows.length - 1].seq!) {
       rows = recent.rows.filter((row) => row.seq! > position);
-      // a NOTIFY since that read started may have rows after it
-      more = recent.notified !== src.notified;
+      // rows after it wait when that read was a full batch, and may since a NOTIFY that came after it started
+      more = recent.full || recent.notified !== src.notified;
     } else {
       let shared = src.reading.get(position);
       if (!shared || shared.notified !== src.notified) {
@@ -275,13 +276,14 @@ export class PostgresEventLog implements EventLog {
 /** Keeps the rows a read from `position` got in src.recent, after the rows before them when it went on from there. */
 function remember(src: Source, position: number, got: OutboxRow[], notified: number): void {
   if (!got.length) return;
+  const full = got.length === BATCH;
   const recent = src.recent;
   const last = recent?.rows[recent.rows.length - 1].seq ?? -1;
   if (recent && position === last) {
     const rows = recent.rows.concat(got);
     const drop = Math.max(0, rows.length - BATCH);
-    src.recent = { from: drop ? rows[drop - 1].seq! : recent.from, rows: drop ? rows.slice(drop) : rows, notified };
-  } else if (got[got.length - 1].seq! > last) src.recent = { from: position, rows: got, notified };
+    src.recent = { from: drop ? rows[drop - 1].seq! : recent.from, rows: drop ? rows.slice(drop) : rows, notified, full };
+  } else if (got[got.length - 1].seq! > last) src.recent = { from: position, rows: got, notified, full };
 }
 
 /**

@@ -74,6 +74,20 @@ export function assertInput(value: unknown, where: "body" | "query" | "path"): v
     });
 }
 
+/** The characters duplicateKey stops at: the rest is skipped by the regular expression engine. */
+const STRUCTURE = /["{}[\],]/g;
+
+/** The closing quote of the JSON string whose opening quote is at `open` (one escaped by an odd run of backslashes is inside it). */
+function closingQuote(text: string, open: number): number {
+  let j = text.indexOf('"', open + 1);
+  for (;;) {
+    let k = j - 1;
+    while (text.charCodeAt(k) === 92) k--; // backslashes before it
+    if ((j - 1 - k) % 2 === 0) return j;
+    j = text.indexOf('"', j + 1);
+  }
+}
+
 /**
  * The path of the first duplicate key in a JSON text (JSON.parse keeps the last one silently).
  * The text must already have parsed.
@@ -81,11 +95,12 @@ export function assertInput(value: unknown, where: "body" | "query" | "path"): v
 export function duplicateKey(text: string): string[] | undefined {
   const stack: { keys?: Set<string>; at: string }[] = [];
   let expectKey = false;
-  for (let i = 0; i < text.length; i++) {
+  STRUCTURE.lastIndex = 0;
+  for (let m = STRUCTURE.exec(text); m; m = STRUCTURE.exec(text)) {
+    const i = m.index;
     const c = text[i];
     if (c === '"') {
-      let j = i + 1;
-      while (text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      const j = closingQuote(text, i);
       const top = stack.at(-1);
       if (top?.keys && expectKey) {
         const key = JSON.parse(text.slice(i, j + 1)) as string;
@@ -94,13 +109,13 @@ export function duplicateKey(text: string): string[] | undefined {
         top.at = key;
         expectKey = false;
       }
-      i = j;
+      STRUCTURE.lastIndex = j + 1;
     } else if (c === "{") {
       stack.push({ keys: new Set(), at: "" });
       expectKey = true;
     } else if (c === "[") stack.push({ at: "0" });
     else if (c === "}" || c === "]") stack.pop();
-    else if (c === ",") {
+    else {
       const top = stack.at(-1);
       if (top?.keys) expectKey = true;
       else if (top) top.at = String(Number(top.at) + 1);

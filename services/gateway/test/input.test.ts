@@ -11,6 +11,10 @@ describe("duplicateKey", () => {
     ['{"\\u0061":1,"a":2}', ["a"]],
     ['{"k":"a,\\"b\\":{","b":1}', undefined],
     ['{"o":{"p":1},"p":2}', undefined],
+    ['{"a\\\\":1,"a\\\\":2}', ["a\\"]],
+    ['{"k":"x\\\\","k":1}', ["k"]],
+    ['{"k":"\\\\\\"","j":[1,{"k":2,"k":3}]}', ["j", "1", "k"]],
+    [`{"t":"${"x".repeat(5000)}","t":1}`, ["t"]],
   ])("%s → %j", (text, path) => {
     JSON.parse(text); // the input is always valid JSON
     expect(duplicateKey(text)).toEqual(path);

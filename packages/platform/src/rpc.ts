@@ -99,6 +99,12 @@ function directUnary(
 ): Map<DescMethod, DirectCall> & { shutdown: AbortController } {
   const shutdown = new AbortController();
   const calls = Object.assign(new Map<DescMethod, DirectCall>(), { shutdown });
+  // the calls in flight without a signal or deadline of their own, cut by one listener (an
+  // EventTarget listener added and removed per call cost more than the rest of raceShutdown)
+  const inFlight = new Set<() => void>();
+  shutdown.signal.addEventListener("abort", () => {
+    for (const cut of inFlight) cut();
+  });
   const collect = (service: DescService, impl: Record<string, unknown>) => {
     for (const method of service.methods) {
       const fn = impl[method.localName] as ((req: unknown, ctx: HandlerContext) => unknown) | undefined;
@@ -146,7 +152,7 @@ function directUnary(
         message,
       } as unknown as UnaryRequest;
       const run = chain(req);
-      if (!timeoutMs && !signal && !shutdown.signal.aborted) return raceShutdown(run, shutdown.signal);
+      if (!timeoutMs && !signal && !shutdown.signal.aborted) return raceShutdown(run, shutdown.signal, inFlight);
       return raceCut(run, req.signal, timeoutMs);
     };
   };
@@ -164,11 +170,20 @@ function directUnary(
 }
 
 /** The call's answer, or UNAVAILABLE if the service shuts down first. */
-function raceShutdown<T>(run: Promise<T>, shutdown: AbortSignal): Promise<T> {
+function raceShutdown<T>(run: Promise<T>, shutdown: AbortSignal, inFlight: Set<() => void>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const cut = () => reject(ConnectError.from(shutdown.reason, Code.Unavailable));
-    shutdown.addEventListener("abort", cut, { once: true });
-    run.then(resolve, reject).finally(() => shutdown.removeEventListener("abort", cut));
+    inFlight.add(cut);
+    run.then(
+      (v) => {
+        inFlight.delete(cut);
+        resolve(v);
+      },
+      (e: unknown) => {
+        inFlight.delete(cut);
+        reject(e);
+      },
+    );
   });
 }
 

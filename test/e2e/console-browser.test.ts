@@ -6,9 +6,9 @@
 // the docs' screenshots (docs/console-*.png) when they are absent, and fresh ones in test-artifacts/.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import net from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
 import { adminCli } from "../support/admin-cli.ts";
+import { freePort } from "../support/private-servers.ts";
 import { startReceiver } from "../support/receiver.ts";
 import { api } from "../support/stack.ts";
 import { useStack } from "../support/use-stack.ts";
@@ -19,10 +19,7 @@ const ARTIFACTS = "test-artifacts";
 // WebAuthn binds a passkey to the origin: the page's origin must be PUBLIC_BASE_URL, so the port is chosen first
 let port = 0;
 beforeAll(async () => {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
-  port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
+  port = await freePort();
 });
 const stack = useStack(() => ({
   PORT: String(port),

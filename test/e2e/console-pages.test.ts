@@ -6,9 +6,9 @@
 // and axe on every new page. It leaves docs/console-overview.png when absent, and fresh shots in test-artifacts/.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import net from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
 import { adminCli } from "../support/admin-cli.ts";
+import { freePort } from "../support/private-servers.ts";
 import { api } from "../support/stack.ts";
 import { useStack } from "../support/use-stack.ts";
 
@@ -17,10 +17,7 @@ const ARTIFACTS = "test-artifacts";
 
 let port = 0;
 beforeAll(async () => {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
-  port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
+  port = await freePort();
 });
 const stack = useStack(() => ({ PORT: String(port), PUBLIC_BASE_URL: `http://localhost:${port}` }));
 

@@ -6,11 +6,12 @@
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
+import type net from "node:net";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "@icv/platform";
 import { expectError } from "../support/expect-error.ts";
+import { freePort } from "../support/private-servers.ts";
 import { api, startStack, type Stack, type TenantKeys } from "../support/stack.ts";
 import { startKrakenApi, startOAuthProvider, type KrakenStandIn, type OAuthProviderName, type OAuthStandIn } from "../support/oauth-providers.ts";
 
@@ -36,14 +37,6 @@ let stack: Stack;
 let t: TenantKeys;
 let other: TenantKeys;
 let live: ReturnType<typeof api>;
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 beforeAll(async () => {
   const started = await Promise.all(CASES.map(([name]) => startOAuthProvider(name)));

@@ -2,7 +2,7 @@
 // start again: outages without touching the machine's shared servers. Each answers undefined
 // when its binaries are absent (the test then skips and says why).
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -63,7 +63,42 @@ export interface PrivatePostgres {
   url: string;
   stop(): void;
   start(): void;
+  /** Freezes the server (SIGSTOP to every process of it): connections stay open, nothing is answered, as a hung Postgres. */
+  pause(): void;
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void;
   close(): void;
+}
+
+const postmasterPid = (data: string): number => Number(readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0]);
+
+/** The children of `parent` (a postmaster's backends and background workers), from /proc. */
+function childPids(parent: number): number[] {
+  return readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces, so read after its ")"
+        const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === parent;
+      } catch {
+        return false; // ended meanwhile
+      }
+    })
+    .map(Number);
+}
+
+/** Sends `signal` to the server of `data`: the postmaster first, so that it forks nothing new meanwhile, then its children. */
+function signalServer(data: string, signal: NodeJS.Signals): void {
+  const main = postmasterPid(data);
+  process.kill(main, signal);
+  for (const pid of childPids(main)) {
+    try {
+      process.kill(pid, signal);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ESRCH") throw e; // a backend that ended meanwhile
+    }
+  }
 }
 
 export async function privatePostgres(): Promise<PrivatePostgres> {
@@ -87,7 +122,14 @@ export async function privatePostgres(): Promise<PrivatePostgres> {
     // fast: connections are cut at once (what a failover or a restart does to clients)
     stop: () => void ctl("-m", "fast", "stop"),
     start: () => void ctl("-o", opts, "start"),
+    pause: () => signalServer(data, "SIGSTOP"),
+    resume: () => signalServer(data, "SIGCONT"),
     close() {
+      try {
+        signalServer(data, "SIGCONT");
+      } catch {
+        // not running
+      }
       try {
         ctl("-m", "immediate", "stop");
       } catch {

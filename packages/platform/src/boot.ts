@@ -43,6 +43,7 @@ export async function openServiceDatabase(
     url,
     dataDir: url ? undefined : path.join(config.DATA_DIR, "pgdata"),
     poolMax: config.DB_POOL_MAX,
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     label: name,
     wait: { logger, maxMs: config.RETRY_BACKOFF_MAX_MS },
   }).catch(async (e) => {
@@ -120,7 +121,7 @@ export async function hostService(config: Config, name: ServiceName, opts: HostS
       clients: clients?.clients,
       logger: opts.logger,
       routes: opts.routes,
-      ready: db ? async () => (await db.query("SELECT 1")).rowCount === 1 : undefined,
+      ready: db ? () => db.ping() : undefined,
       shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     });
   } catch (e) {

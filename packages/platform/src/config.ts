@@ -67,6 +67,10 @@ const base = z
       .optional(),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+    // each query's time limit until its answer, 0 = none (a Postgres that hangs, a black-holed
+    // connection); migrations have none. Far above any query of ours, far below TCP's own give-up
+    // on an unanswered connection (about 15 minutes)
+    DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
     // `npm start`: processes serving the same ports (node:cluster); default (workers.ts workerPlan):
     // one per CPU with Postgres and Redis, less one beside a local database, else 1 (PGlite is
     // single-process; limits without Redis count per process)

@@ -31,6 +31,8 @@ export interface Database extends Queryable {
    * lost, so listeners also poll.
    */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /** Whether the database answers `SELECT 1` within timeoutMs (readiness and /health). */
+  ping(timeoutMs?: number): Promise<boolean>;
   /** The pool's connections (pg; the embedded database has none). */
   poolStats?(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
@@ -49,10 +51,33 @@ const statementName = (text: string): string => {
   }
   return name;
 };
+/**
+ * Whether a statement only reads. Only those are abandoned when the server leaves them unanswered
+ * (DATABASE_QUERY_TIMEOUT_MS). A statement that may have changed data, out of a transaction or a
+ * transaction's COMMIT, waits for its answer: abandoned, its outcome would be unknown, and the
+ * caller's retry could do it twice. Unsure is a write.
+ */
+const WRITES = /\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|COPY|CALL|CREATE|DROP|ALTER|GRANT|NOTIFY|LOCK|nextval|setval|pg_notify|pg_advisory\w*)\b/i;
+const reads = new Map<string, boolean>();
+const onlyReads = (text: string): boolean => {
+  let r = reads.get(text);
+  if (r === undefined) {
+    r = /^\s*(SELECT|WITH|VALUES|TABLE|SHOW)\b/i.test(text) && !WRITES.test(text);
+    if (reads.size < 10_000) reads.set(text, r);
+  }
+  return r;
+};
 /** Runs of a transaction that hit a serialization failure or deadlock, in all. */
 const TX_ATTEMPTS = 3;
 
-const prepared = (text: string, values: unknown[] | undefined): pg.QueryConfig => (values?.length ? { name: statementName(text), text, values } : { text });
+/** pg reads a query's own `query_timeout` (its read timeout, ms), which its QueryConfig type leaves out. */
+type TimedQuery = pg.QueryConfig & { query_timeout?: number };
+
+const prepared = (text: string, values: unknown[] | undefined, timeoutMs: number): TimedQuery => {
+  const q: TimedQuery = values?.length ? { name: statementName(text), text, values } : { text };
+  if (timeoutMs > 0) q.query_timeout = timeoutMs;
+  return q;
+};
 
 /**
  * A failed query (exec'd scripts, i.e. migrations, keep the server's message), as it may be logged: the SQLSTATE code, the constraint and the statement's
@@ -99,19 +124,45 @@ const guarded = async <T>(sql: string, run: () => Promise<T>, label = "other"): 
   }
 };
 
+/** What a probe waits for the database's answer: the health checks' own time limit (checkHealth). */
+const PING_TIMEOUT_MS = 2_000;
+
 class PgDatabase implements Database {
   readonly kind = "pg";
+  /**
+   * @param timeoutMs the time limit of a statement that changes nothing yet (a read; in a
+   * transaction, any statement before COMMIT), until its answer (0: none). One that a hung server
+   * or a black-holed connection leaves unanswered fails with DatabaseUnavailableError (503) and its
+   * connection is dropped, not reused: its late answer would be read as the next statement's, and
+   * the server rolls back the transaction it was in.
+   */
   constructor(
     private readonly pool: pg.Pool,
     private readonly label: string,
+    private readonly timeoutMs: number,
   ) {}
+
+  async ping(timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
+    // the wait for a free connection counts too: a pool held by unanswered statements is down
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    const answered = guarded("SELECT 1", () => this.pool.query(prepared("SELECT 1", undefined, timeoutMs)), this.label).then(
+      (r) => r.rowCount === 1,
+      () => false,
+    );
+    try {
+      return await Promise.race([answered, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 
   poolStats() {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
   async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
-    const r = await guarded(sql, () => this.pool.query(prepared(sql, params)), this.label);
+    const r = await guarded(sql, () => this.pool.query(prepared(sql, params, onlyReads(sql) ? this.timeoutMs : 0)), this.label);
     return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
   }
 
@@ -135,10 +186,10 @@ class PgDatabase implements Database {
     const onError = (err: Error) => void (broken = err);
     client.on("error", onError);
     try {
-      await guarded("BEGIN", () => client.query("BEGIN"), this.label);
+      await guarded("BEGIN", () => client.query(prepared("BEGIN", undefined, this.timeoutMs)), this.label);
       const q: Queryable = {
         query: async <R>(sql: string, params?: unknown[]) => {
-          const r = await guarded(sql, () => client.query(prepared(sql, params)), this.label);
+          const r = await guarded(sql, () => client.query(prepared(sql, params, this.timeoutMs)), this.label);
           return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
         },
         // without parameters pg uses the simple protocol, which runs several statements
@@ -152,7 +203,7 @@ class PgDatabase implements Database {
       if (isTransientDbError(e) && !/^(40|55)/.test(e instanceof DatabaseUnavailableError ? e.reason : "")) broken ??= e as Error;
       if (!broken) {
         countStatement(this.label);
-        await client.query("ROLLBACK").catch(onError);
+        await client.query(prepared("ROLLBACK", undefined, this.timeoutMs)).catch(onError);
       }
       throw e;
     } finally {
@@ -214,6 +265,9 @@ class PgliteDatabase implements Database {
   exec(sql: string): Promise<void> {
     return this.q.exec(sql);
   }
+  async ping(): Promise<boolean> {
+    return (await this.db.query("SELECT 1").catch(() => undefined))?.rows.length === 1;
+  }
   async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
     const unlisten = await this.db.listen(channel, onNotify);
     return async () => {
@@ -236,6 +290,8 @@ export interface OpenDatabaseOptions {
   /** PGlite data directory, or "memory://" for an in-memory database. */
   dataDir?: string;
   poolMax?: number;
+  /** Each query's time limit until its answer, ms (pg only; migrations have none): DATABASE_QUERY_TIMEOUT_MS. 0 or absent: none. */
+  queryTimeoutMs?: number;
   /** Who uses it (a service name, `events`): the label its statements are counted under. */
   label?: string;
   /**
@@ -259,7 +315,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
       keepAlive: true,
     });
     pool.on("error", () => undefined); // an idle client's error: the pool drops it, the next query opens a new one
-    const db = new PgDatabase(pool, opts.label ?? "other");
+    const db = new PgDatabase(pool, opts.label ?? "other", opts.queryTimeoutMs ?? 0);
     const { wait } = opts;
     try {
       await retryWithBackoff(() => db.query("SELECT 1"), {

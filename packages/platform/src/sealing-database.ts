@@ -68,6 +68,7 @@ export function sealingDatabase(db: Database, pd: PersonalData, cols: SealedColu
     exec: q.exec,
     tx: (fn) => db.tx((inner) => fn(opening(inner, pd, cols))),
     listen: (channel, onNotify) => db.listen(channel, onNotify),
+    ping: (timeoutMs) => db.ping(timeoutMs),
     poolStats: db.poolStats ? () => db.poolStats?.() ?? { total: 0, idle: 0, waiting: 0 } : undefined,
     close: () => db.close(),
   };

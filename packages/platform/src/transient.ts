@@ -9,9 +9,9 @@ const TRANSIENT_SQLSTATE = /^(08...|57P0[123]|53300|40001|40P01|55P03)$/;
 /** Serialization failure and deadlock: the whole transaction may simply run again. */
 export const RETRYABLE_SQLSTATE = /^(40001|40P01)$/;
 const TRANSIENT_NODE = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
-// pg's own errors of a lost or never-made connection carry no code
+// pg's own errors of a lost or never-made connection, or of a query left unanswered (query_timeout), carry no code
 const TRANSIENT_MESSAGE =
-  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Connection terminated due to connection timeout)/;
+  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Connection terminated due to connection timeout|Query read timeout)/;
 
 /** Whether a driver's error (pg, node's net, PGlite) is a passing outage of the database. */
 export function isTransientDbError(e: unknown): boolean {
@@ -34,7 +34,7 @@ export class DatabaseUnavailableError extends AppError {
   constructor(cause: unknown) {
     super("service_unavailable", "the database is unavailable; retry later", { extra: { retry_after: DB_RETRY_AFTER_S } });
     this.name = "DatabaseUnavailableError";
-    const c = (cause as { code?: unknown } | undefined)?.code;
-    this.reason = typeof c === "string" ? c : "connection";
+    const c = cause as { code?: unknown; message?: unknown } | undefined;
+    this.reason = typeof c?.code === "string" ? c.code : c?.message === "Query read timeout" ? "query_timeout" : "connection";
   }
 }

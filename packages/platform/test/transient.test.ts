@@ -13,6 +13,7 @@ describe("transient database errors", () => {
     ["connection refused", Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" })],
     ["connection lost mid-query", new Error("Connection terminated unexpectedly")],
     ["connect timeout", new Error("timeout exceeded when trying to connect")],
+    ["a query left unanswered (DATABASE_QUERY_TIMEOUT_MS)", new Error("Query read timeout")],
     ["refused on every address", new AggregateError([{ code: "ECONNREFUSED" }, { code: "ECONNREFUSED" }])],
   ])("%s is transient", (_name, e) => {
     expect(isTransientDbError(e)).toBe(true);

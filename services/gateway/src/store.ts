@@ -190,6 +190,6 @@ export class GatewayStore {
   }
 
   async ping(): Promise<boolean> {
-    return (await this.db.query("SELECT 1")).rowCount === 1;
+    return this.db.ping();
   }
 }

@@ -76,7 +76,7 @@ export class PostgresEventLog implements EventLog {
           `invalid configuration: DATABASE_URL is not set: ${this.config.alone}, started alone, follows the events of ${name}, which are in ${name}'s database; ` +
             `set DATABASE_URL (one Postgres for every service, or ${name.toUpperCase()}_DATABASE_URL) or KAFKA_BROKERS`,
         );
-      s = openSource(name, url, url ? undefined : path.join(this.config.DATA_DIR, "pgdata"), this.logger, this.config.RETRY_BACKOFF_MAX_MS);
+      s = openSource(name, url, url ? undefined : path.join(this.config.DATA_DIR, "pgdata"), this.logger, this.config);
       this.sources.set(name, s);
       s.catch(() => this.sources.delete(name));
     }
@@ -293,12 +293,25 @@ function remember(src: Source, position: number, got: OutboxRow[], notified: num
  */
 const openSources = new Map<string, { refs: number; source: Promise<Source> }>();
 
-function openSource(name: string, url: string | undefined, dataDir: string | undefined, logger: Logger, maxWaitMs: number): Promise<Source> {
+function openSource(
+  name: string,
+  url: string | undefined,
+  dataDir: string | undefined,
+  logger: Logger,
+  config: Pick<Config, "RETRY_BACKOFF_MAX_MS" | "DATABASE_QUERY_TIMEOUT_MS">,
+): Promise<Source> {
   const key = `${url ?? dataDir}#${name}`;
   let open = openSources.get(key);
   if (!open) {
     const source = (async () => {
-      const db = await openDatabase({ url, dataDir, poolMax: 4, label: "events", wait: { logger, maxMs: maxWaitMs } });
+      const db = await openDatabase({
+        url,
+        dataDir,
+        poolMax: 4,
+        label: "events",
+        queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+        wait: { logger, maxMs: config.RETRY_BACKOFF_MAX_MS },
+      });
       const src: Source = { key, name, db, wakers: new Set(), unlisten: async () => {}, present: false, notified: 0, reading: new Map() };
       src.unlisten = await db.listen(EVENTS_CHANNEL, (schema) => {
         if (schema !== name) return;

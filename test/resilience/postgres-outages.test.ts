@@ -96,9 +96,9 @@ describe.skipIf(!havePostgresBinaries)("Postgres outages under load (skipped: no
 
     await expectServingAgain(c, load, 15_000);
     await load.stop();
-    // the load met the hang: creates refused with 503 and retried; never a 500
-    expect(load.statuses.get(503)).toBeGreaterThan(0);
-    expect([...load.statuses.keys()].filter((s) => s !== 409).sort()).toEqual([201, 503]);
+    // the load's creates: 201, or 503 and retried (a create whose write was in flight when the
+    // server froze waits for it instead, so the load may see no 503); never a 500
+    expect([...load.statuses.keys()].filter((s) => s !== 409 && s !== 503)).toEqual([201]);
     await expectEachOnceAndWorking(c, load.created);
     expect((await api(stack!.url).get("/health")).body.services.database).toBe("up");
   });

@@ -19,6 +19,7 @@ import { startWebhookService } from "../../services/webhook/src/start.ts";
 import { startLogService } from "../../services/log/src/start.ts";
 import { startGateway, type RunningGateway } from "../../services/gateway/src/start.ts";
 import { maybeFreshPostgres } from "./fresh-postgres.ts";
+import { freePort } from "./private-servers.ts";
 import { copyTemplate, stackTemplate, usesTemplate } from "./stack-template.ts";
 
 type LogDestination = NonNullable<Parameters<typeof createLogger>[0]>["destination"];
@@ -102,12 +103,14 @@ async function launch(dataDir: string, dbUrl: string | undefined, overrides: Rec
     SHUTDOWN_TIMEOUT_MS: "2000",
     ...(dbUrl ? { DATABASE_URL: dbUrl } : {}),
     ...(process.env.REDIS_URL ? { REDIS_URL: workerRedis(process.env.REDIS_URL) } : {}),
-    VERIFICATION_GRPC_PORT: "0",
-    PROOF_GRPC_PORT: "0",
-    SESSION_GRPC_PORT: "0",
+    // the services restart() starts again bind their old port then: one from freePort, which no
+    // listen(0) or outgoing connection of a test beside can take while the service is down
+    VERIFICATION_GRPC_PORT: String(await freePort()),
+    PROOF_GRPC_PORT: String(await freePort()),
+    SESSION_GRPC_PORT: String(await freePort()),
     DOMAIN_GRPC_PORT: "0",
     WEBHOOK_GRPC_PORT: "0",
-    LOG_GRPC_PORT: "0",
+    LOG_GRPC_PORT: String(await freePort()),
     ...overrides,
   };
   const logger = createLogger({ level: env.LOG_LEVEL, destination: logTo });

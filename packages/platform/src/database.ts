@@ -57,7 +57,7 @@ const statementName = (text: string): string => {
  * transaction's COMMIT, waits for its answer: abandoned, its outcome would be unknown, and the
  * caller's retry could do it twice. Unsure is a write.
  */
-const WRITES = /\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|COPY|CALL|CREATE|DROP|ALTER|GRANT|NOTIFY|LOCK|nextval|setval|pg_notify|pg_advisory\w*)\b/i;
+const WRITES = /\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|COPY|CALL|CREATE|DROP|ALTER|GRANT|NOTIFY|LOCK|nextval|setval|pg_notify|\w*advisory\w*)\b/i;
 const reads = new Map<string, boolean>();
 const onlyReads = (text: string): boolean => {
   let r = reads.get(text);

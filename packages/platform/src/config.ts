@@ -67,9 +67,9 @@ const base = z
       .optional(),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
-    // each query's time limit until its answer, 0 = none (a Postgres that hangs, a black-holed
-    // connection); migrations have none. Far above any query of ours, far below TCP's own give-up
-    // on an unanswered connection (about 15 minutes)
+    // how long a read, or a transaction's statement before COMMIT, waits for its answer, 0 = none
+    // (a Postgres that hangs, a black-holed connection); writes, COMMITs and migrations have no
+    // limit. Far above any read of ours, far below TCP's own give-up (about 15 minutes)
     DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
     // `npm start`: processes serving the same ports (node:cluster); default (workers.ts workerPlan):
     // one per CPU with Postgres and Redis, less one beside a local database, else 1 (PGlite is

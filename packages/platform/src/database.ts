@@ -291,7 +291,7 @@ export interface OpenDatabaseOptions {
   /** PGlite data directory, or "memory://" for an in-memory database. */
   dataDir?: string;
   poolMax?: number;
-  /** Each query's time limit until its answer, ms (pg only; migrations have none): DATABASE_QUERY_TIMEOUT_MS. 0 or absent: none. */
+  /** How long a read, or a transaction's statement before COMMIT, waits for its answer, ms (pg only): DATABASE_QUERY_TIMEOUT_MS. 0 or absent: none. */
   queryTimeoutMs?: number;
   /** Who uses it (a service name, `events`): the label its statements are counted under. */
   label?: string;

@@ -75,6 +75,20 @@ describe.skipIf(!havePostgresBinaries)("a Postgres that hangs (skipped: no postg
     expect((await db!.query("SELECT id FROM t")).rows).toEqual([{ id: 1 }]);
   });
 
+  it("lets a SELECT of a schema-qualified function wait as a write: such a function may write (the relays' outbox_stamp)", async () => {
+    await db!.exec("CREATE FUNCTION public.add_row(n int) RETURNS int LANGUAGE sql AS 'INSERT INTO t (id) VALUES (n) RETURNING id'");
+    let answered = false;
+    const call = await whileHung(async () => {
+      const pending = settled(db!.query<{ id: number }>("SELECT public.add_row(7) AS id"));
+      void pending.then(() => (answered = true));
+      await sleep(1_000);
+      expect(answered).toBe(false);
+      return { pending };
+    });
+    expect((await call.pending).value?.rows).toEqual([{ id: 7 }]);
+    await db!.query("DELETE FROM t WHERE id = 7");
+  });
+
   it("gives up on a transaction's statements before COMMIT, and the server rolls the transaction back", async () => {
     const tx = await whileHung(async () => {
       const began = Date.now();

@@ -62,30 +62,27 @@ describe.skipIf(!havePostgresBinaries)("a Postgres that hangs (skipped: no postg
     expect((await db!.query<{ n: number }>("SELECT count(*)::int AS n FROM t")).rows).toEqual([{ n: 0 }]);
   });
 
-  it("lets a write wait for its answer while the server hangs, and it is done once when it answers", async () => {
+  /** Sends `sql` while the server hangs: it is still unanswered after three times the timeout; answers what it answered once the server goes on. */
+  async function waitsWhileHung<T>(sql: string): Promise<{ value?: { rows: T[]; rowCount: number }; error?: unknown }> {
     let answered = false;
-    const write = await whileHung(async () => {
-      const pending = settled(db!.query("INSERT INTO t (id) VALUES (1)"));
+    const sent = await whileHung(async () => {
+      const pending = settled(db!.query<T>(sql));
       void pending.then(() => (answered = true));
       await sleep(1_000); // three times the timeout
       expect(answered).toBe(false);
       return { pending }; // wrapped: the server goes on only once this returns
     });
-    expect(await write.pending).toEqual({ value: { rows: [], rowCount: 1 } });
+    return sent.pending;
+  }
+
+  it("lets a write wait for its answer while the server hangs, and it is done once when it answers", async () => {
+    expect(await waitsWhileHung("INSERT INTO t (id) VALUES (1)")).toEqual({ value: { rows: [], rowCount: 1 } });
     expect((await db!.query("SELECT id FROM t")).rows).toEqual([{ id: 1 }]);
   });
 
   it("lets a SELECT of a schema-qualified function wait as a write: such a function may write (the relays' outbox_stamp)", async () => {
     await db!.exec("CREATE FUNCTION public.add_row(n int) RETURNS int LANGUAGE sql AS 'INSERT INTO t (id) VALUES (n) RETURNING id'");
-    let answered = false;
-    const call = await whileHung(async () => {
-      const pending = settled(db!.query<{ id: number }>("SELECT public.add_row(7) AS id"));
-      void pending.then(() => (answered = true));
-      await sleep(1_000);
-      expect(answered).toBe(false);
-      return { pending };
-    });
-    expect((await call.pending).value?.rows).toEqual([{ id: 7 }]);
+    expect((await waitsWhileHung<{ id: number }>("SELECT public.add_row(7) AS id")).value?.rows).toEqual([{ id: 7 }]);
     await db!.query("DELETE FROM t WHERE id = 7");
   });
 
